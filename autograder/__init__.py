@@ -1,0 +1,1 @@
+"""The attention course's autograder: hidden checks run against student code in a worker."""

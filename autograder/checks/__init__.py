@@ -1,0 +1,1 @@
+"""Hidden checks: one pytest file per section, run only by the grader."""

@@ -1,0 +1,75 @@
+"""The `grade` verb: a submission in, a GradeResult out.
+
+notebook -> extracted cells (extract) -> worker child per section (workers,
+student) -> hidden checks compare with solutions/ (checks/, via plugin) ->
+GradeResult (results) -> report (formats).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+from pathlib import Path
+
+from autograder.results import GradeResult, SectionResult
+from autograder.submission import SectionSource
+from autograder.workers import Limits, Zygote
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+
+
+def check_file(section_id: str) -> Path:
+    return CHECKS_DIR / f"test_{section_id}.py"
+
+
+def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
+               visible_only: bool = False, zygote: Zygote | None = None) -> GradeResult:
+    """Grade the given sections. Starts a zygote unless one is given (batch grading shares one)."""
+    started = time.monotonic()
+    limits = limits or Limits()
+    own_zygote = zygote is None
+    zygote = zygote or Zygote()  # started first: it imports torch while we import pytest
+    import pytest  # noqa: E402  (deferred: the zygote's start overlaps this import)
+
+    from autograder.plugin import GradingPlugin
+    from autograder.student import SectionWorker
+
+    workers = {
+        src.section.id: SectionWorker(zygote, src.section, src.extracted.cells, src.extracted.problem,
+                                      limits, device, src.banned_in_source)
+        for src in sources
+    }
+    plugin = GradingPlugin(workers, visible_only=visible_only)
+    files = [str(check_file(s.section.id)) for s in sources if check_file(s.section.id).exists()]
+    args = files + ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
+                    "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
+                    "--no-header", "-p", "no:stepwise"]
+    saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink):
+            exit_code = pytest.main(args, plugins=[plugin]) if files else 0
+    finally:
+        if saved_addopts is not None:
+            os.environ["PYTEST_ADDOPTS"] = saved_addopts
+        for worker in workers.values():
+            worker.close()
+        if own_zygote:
+            zygote.close()
+    result = GradeResult(submission="", device=device, grader_errors=list(plugin.grader_errors))
+    if int(exit_code) not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
+        result.grader_errors.append(f"pytest stopped with exit code {int(exit_code)}:\n{sink.getvalue()[-3000:]}")
+    for src in sources:
+        worker = workers[src.section.id]
+        section = SectionResult(src.section.id, src.section.title)
+        section.checks = [c for c in plugin.results if c.section == src.section.id]
+        if src.extracted.problem:
+            section.notes.append(src.extracted.problem)
+        section.notes.extend(worker.failed_cells())
+        if worker.load_failure:
+            section.notes.append(worker.load_failure)
+        section.printed = "\n".join(worker.printed)[:4000]
+        result.sections.append(section)
+    result.execution_time = time.monotonic() - started
+    return result

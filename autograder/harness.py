@@ -1,0 +1,145 @@
+"""What hidden check files use: the `check` decorator and the comparisons.
+
+A check is a pytest test function taking the `student` fixture:
+
+    @check(2, "softmax sums to 1 along the last dim")
+    def test_rows_sum_to_one(student):
+        weights = student.call("softmax", x)
+        expect_close(weights.sum(-1), torch.ones(4), "the row sums of softmax(x)")
+
+It earns its points when it returns, and none when it raises. `CheckFailed`
+and `StudentFailure` carry a message for the student; anything else is the
+grader's own fault and is reported as such (never with a traceback).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from autograder.workers import StudentFailure
+
+__all__ = ["check", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
+           "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes"]
+
+# (rtol, atol) per device; atol is scaled by the magnitude of the values compared
+DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.0)}
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict with a message for the student."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def check(points: float, title: str, *, documented: bool = False, visible: bool = False):
+    """Mark a test function as a graded check worth `points`.
+
+    documented: it compares with values printed in the notebook (these together
+        carry at most 40% of a section, so copying printed numbers cannot pass).
+    visible: the student's self-check (`python -m autograder check`) runs it too.
+    """
+
+    def mark(function):
+        function.grading = {"points": float(points), "title": title,
+                            "documented": documented, "visible": visible or documented}
+        return function
+
+    return mark
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def tolerance(device: str = "cpu", scale: float = 1.0):
+    rtol, atol = DEVICE_TOLERANCES.get(device, DEVICE_TOLERANCES["cuda"])
+    return rtol, atol * max(1.0, float(scale))
+
+
+def _as_tensor(value, what):
+    if not isinstance(value, torch.Tensor):
+        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(value).__name__}"
+                          f"{'' if value is None else ' ' + repr(value)[:60]}")
+    return value
+
+
+def expect_shape(actual, shape, what: str) -> None:
+    actual = _as_tensor(actual, what)
+    if tuple(actual.shape) != tuple(shape):
+        raise CheckFailed(f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
+
+
+def close(actual, expected, device="cpu", scale=None, atol=None) -> bool:
+    if not isinstance(actual, torch.Tensor) or tuple(actual.shape) != tuple(expected.shape):
+        return False
+    if expected.dtype == torch.bool or actual.dtype == torch.bool:
+        return actual.dtype == expected.dtype and bool(torch.equal(actual, expected))
+    a, e = actual.double(), expected.double()
+    finite = torch.isfinite(e)
+    if not torch.equal(torch.isfinite(a), finite):
+        return False
+    if not torch.equal(a[~finite].nan_to_num(0.0), e[~finite].nan_to_num(0.0)):
+        return False
+    if scale is None:
+        scale = e[finite].abs().max().item() if finite.any() else 1.0
+    rtol, default_atol = tolerance(device, scale)
+    return bool(torch.allclose(a[finite], e[finite], rtol=rtol, atol=default_atol if atol is None else atol))
+
+
+def differs_from_mistakes(actual, mistakes: dict | None, device="cpu", scale=None):
+    """The description of the first common mistake whose output `actual` matches."""
+    for description, wrong in (mistakes or {}).items():
+        try:
+            if close(actual, wrong, device, scale):
+                return description
+        except (RuntimeError, TypeError):
+            continue
+    return None
+
+
+def _first_difference(actual, expected) -> str:
+    a, e = actual.double(), expected.double()
+    diff = (a - e).abs().nan_to_num(math.inf)
+    index = int(diff.argmax())
+    position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
+    where = f" at {[int(i) for i in position]}" if position else ""
+    return (f"largest difference {diff.flatten()[index].item():.4g}{where} "
+            f"(expected {e.flatten()[index].item():.4f}, got {a.flatten()[index].item():.4f})")
+
+
+def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str = "cpu",
+                 scale: float | None = None, atol: float | None = None, hint: str = "") -> None:
+    """Fail unless `actual` matches `expected` in type, shape, dtype and values.
+
+    mistakes: description -> what that mistake would output; when `actual`
+        matches one, the message names it ("looks like softmax over dim 0").
+    scale: the magnitude the tolerance is scaled by (default: of `expected`).
+    atol: an absolute tolerance to use instead (documented 4-decimal values use 1e-4).
+    """
+    actual = _as_tensor(actual, what)
+    expected = expected.detach().cpu()
+    if tuple(actual.shape) != tuple(expected.shape):
+        named = differs_from_mistakes(actual, mistakes, device, scale)
+        suffix = f": this looks like {named}" if named else ""
+        raise CheckFailed(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{suffix}")
+    if actual.dtype != expected.dtype:
+        raise CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
+                          f"got {str(actual.dtype).replace('torch.', '')}")
+    if close(actual, expected, device, scale, atol):
+        return
+    named = differs_from_mistakes(actual, mistakes, device, scale)
+    if expected.dtype == torch.bool:
+        wrong = int((actual != expected).sum())
+        detail = f"{wrong} of {expected.numel()} entries differ"
+    else:
+        detail = _first_difference(actual, expected)
+    message = f"{what}: wrong values, {detail}"
+    if named:
+        message += f". This looks like {named}"
+    elif hint:
+        message += f". {hint}"
+    raise CheckFailed(message)

@@ -1,0 +1,86 @@
+"""The pytest plugin that connects hidden checks to a submission.
+
+It gives each check module the `student` fixture for its section and turns
+every test outcome into a `CheckResult`. Only the hidden check files are
+collected, with the grader's own ini file and rootdir: the submission's folder
+is never pytest's rootdir, never on sys.path, never a source of conftest.py.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+
+import pytest
+
+from autograder.harness import CheckFailed
+from autograder.results import CheckResult
+from autograder.student import Student
+from autograder.workers import StudentFailure
+
+GRADER_FAULT = ("the grader itself failed in this check (not your code's fault); "
+                "your instructor can see the details")
+
+
+def section_of(module) -> str:
+    match = re.match(r"test_(\d\d_\w+)$", module.__name__.rsplit(".", 1)[-1])
+    return match.group(1) if match else ""
+
+
+class GradingPlugin:
+    def __init__(self, workers: dict, visible_only: bool = False):
+        self.workers = workers  # section id -> SectionWorker
+        self.visible_only = visible_only
+        self.results: list[CheckResult] = []
+        self.grader_errors: list[str] = []
+
+    @pytest.fixture
+    def student(self, request):
+        return Student(self.workers[section_of(request.module)])
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        keep, drop = [], []
+        for item in items:
+            grading = getattr(getattr(item, "function", None), "grading", None)
+            section = section_of(item.module)
+            wanted = section in self.workers and (not self.visible_only or (grading or {}).get("visible"))
+            (keep if wanted else drop).append(item)
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        grading = getattr(item.function, "grading", None)
+        if grading is None:
+            if call.when == "call":
+                self.grader_errors.append(f"{item.nodeid}: a test without @check")
+            return
+        failed = report.failed or (call.excinfo is not None and call.when != "teardown")
+        if call.when == "call" or (call.when == "setup" and failed):
+            message, kind = "", ""
+            if failed:
+                message, kind = self._explain(item, call.excinfo)
+            self.results.append(CheckResult(
+                section=section_of(item.module),
+                name=grading["title"],
+                max_points=grading["points"],
+                points=0.0 if failed else grading["points"],
+                message=message,
+                kind=kind,
+                documented=grading["documented"],
+                visible=grading["visible"],
+            ))
+
+    def _explain(self, item, excinfo):
+        error = excinfo.value if excinfo else None
+        if isinstance(error, CheckFailed):
+            return error.message, "check"
+        if isinstance(error, StudentFailure):
+            return error.message, error.kind
+        if isinstance(error, AssertionError) and str(error):
+            return str(error).split("\nassert")[0][:500], "check"
+        detail = "".join(traceback.format_exception(error)) if error else "no exception"
+        self.grader_errors.append(f"{item.nodeid}: {detail}")
+        return GRADER_FAULT, "grader"

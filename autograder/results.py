@@ -1,0 +1,86 @@
+"""Grading results, and their one serialisation that everything else reads.
+
+`GradeResult.to_gradescope()` is Gradescope's results.json schema; the
+table, JUnit and Markdown reports are rendered from the same object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CheckResult:
+    section: str
+    name: str  # the check's title: one idea, e.g. "softmax sums to 1 along the last dim"
+    max_points: float
+    points: float
+    message: str = ""  # empty when it passed
+    kind: str = ""  # why it failed: check, stub, missing, raised, timeout, forbidden, ...
+    documented: bool = False
+    visible: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.points >= self.max_points
+
+
+@dataclass
+class SectionResult:
+    id: str
+    title: str
+    checks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # e.g. cells that raised while loading
+    printed: str = ""  # what the student's code printed (capped)
+
+    @property
+    def score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.max_points for c in self.checks)
+
+
+@dataclass
+class GradeResult:
+    submission: str
+    device: str
+    sections: list = field(default_factory=list)
+    execution_time: float = 0.0
+    grader_errors: list = field(default_factory=list)  # for the instructor, never shown to students
+
+    @property
+    def score(self) -> float:
+        return round(sum(s.score for s in self.sections), 4)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(s.max_score for s in self.sections), 4)
+
+    def to_gradescope(self) -> dict:
+        lines = []
+        for section in self.sections:
+            lines.append(f"{section.id}: {section.score:g} / {section.max_score:g}")
+            lines.extend(f"  {note}" for note in section.notes)
+        tests = []
+        for section in self.sections:
+            for c in section.checks:
+                tags = [c.section] + (["documented"] if c.documented else []) + ([c.kind] if c.kind else [])
+                tests.append({
+                    "name": f"{c.section}: {c.name}",
+                    "score": c.points,
+                    "max_score": c.max_points,
+                    "status": "passed" if c.passed else "failed",
+                    "output": c.message,
+                    "tags": tags,
+                    "visibility": "visible",
+                })
+        return {
+            "score": self.score,
+            "max_score": self.max_score,
+            "execution_time": round(self.execution_time, 3),
+            "output": "\n".join(lines),
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "tests": tests,
+        }

@@ -1,0 +1,274 @@
+"""What a hidden check holds: a proxy for the student's code of one section.
+
+    out = student.call("softmax", x)                  # a plain CPU tensor back
+    reply = student.run("score_matrix", x, count_ops=True)
+    mha = student.new("MultiHeadAttention", 3, 2, 6, 0.0, num_heads=2, seed=123)
+    out = mha(batch)                                  # eval mode unless mode="train"
+    reply = mha.run(batch, mode="train", seed=5, backward=grad_output)
+
+Every call crosses to the worker process as plain data. When the student's
+code cannot answer (missing name, stub, exception, timeout, crash, forbidden
+API, output of the wrong kind) the call raises `StudentFailure` with a message
+in the student's terms, and the check fails with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from autograder.sections import Section
+from autograder.worker import wire
+from autograder.workers import MAX_SPAWNS, Child, Limits, StudentFailure, Zygote
+
+
+@dataclass
+class Reply:
+    """What one call observed. Only `value` comes from the student's return statement."""
+
+    value: object
+    ops: int = 0
+    args_after: list = field(default_factory=list)
+    param_grads: dict = field(default_factory=dict)
+    arg_grads: list = field(default_factory=list)
+    graph: bool = True
+    mixed_devices: list = field(default_factory=list)
+    output_devices: list = field(default_factory=list)
+
+
+class SectionWorker:
+    """The student's cells of one section, loaded in a worker child on demand."""
+
+    def __init__(self, zygote: Zygote, section: Section, cells, problem: str | None,
+                 limits: Limits, device: str, banned_in_source: dict):
+        self.zygote, self.section, self.cells = zygote, section, cells
+        self.problem = problem  # why the submission could not be read at all, if so
+        self.limits, self.device = limits, device
+        self.banned_in_source = banned_in_source  # graded name -> banned APIs seen in its code
+        self.child: Child | None = None
+        self.spawns = 0
+        self.load_report: list = []
+        self.defined: list = []
+        self.printed: list[str] = []
+        self.load_failure: str | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    def ensure(self) -> Child:
+        if self.problem:
+            raise StudentFailure(self.problem, kind="unreadable")
+        if self.load_failure and self.spawns >= MAX_SPAWNS:
+            raise StudentFailure(self.load_failure, kind="load")
+        if self.child is not None:
+            return self.child
+        if self.spawns >= MAX_SPAWNS:
+            raise StudentFailure(
+                f"your code stopped the grading worker {MAX_SPAWNS} times; the remaining checks of "
+                f"{self.section.id} were not run", kind="died")
+        self.spawns += 1
+        config = {
+            "names": list(self.section.names),
+            "device": self.device,
+            "forbidden": list(self.section.forbidden),
+            "forbidden_in": list(self.section.forbidden_in),
+        }
+        child = self.zygote.spawn(self.limits, config)
+        reply, status = child.request({"op": "load", "cells": self.cells}, self.limits.load_seconds)
+        if reply is None or not reply.get("ok"):
+            self._retire(child)
+            what = {
+                "timeout": f"did not finish loading within {self.limits.load_seconds:g} s "
+                           "(a cell runs too long or never ends)",
+                "died": "stopped the grading worker while loading (sys.exit, os._exit, a crash, "
+                        "or the memory limit)",
+            }.get(status, "could not be loaded")
+            self.load_failure = f"your {self.section.notebook} {what}; no check of this section could run"
+            self.spawns = MAX_SPAWNS
+            raise StudentFailure(self.load_failure, kind="load")
+        self.load_report = reply.get("cells", [])
+        self.defined = reply.get("defined", [])
+        self.child = child
+        return child
+
+    def _retire(self, child: Child):
+        child.kill()
+        text = child.printed()
+        if text.strip():
+            self.printed.append(text)
+        if child is self.child:
+            self.child = None
+
+    def close(self):
+        if self.child is not None:
+            try:
+                self.child.conn.sendall(wire.dumps({"op": "bye"}))
+            except OSError:
+                pass
+            self._retire(self.child)
+
+    def failed_cells(self) -> list[str]:
+        """One line per notebook cell that raised while loading."""
+        lines = []
+        for cell in self.load_report:
+            if not cell.get("ok"):
+                error = cell.get("error", {})
+                where = error.get("where") or cell.get("label", "a cell")
+                lines.append(f"{where}: {error.get('type')}: {str(error.get('message'))[:200]}")
+        return lines
+
+    # ------------------------------------------------------------ calls
+    def request(self, message: dict, label: str, timeout: float | None = None) -> dict:
+        child = self.ensure()
+        reply, status = child.request(message, timeout or self.limits.call_seconds)
+        if reply is None:
+            self._retire(child)
+            if status == "timeout":
+                raise StudentFailure(
+                    f"{label} ran past the {timeout or self.limits.call_seconds:g} s limit and was stopped "
+                    "(an infinite loop, or far too much work?)", kind="timeout")
+            if status == "oversized":
+                raise StudentFailure(f"{label} returned more data than the grader accepts", kind="oversized")
+            raise StudentFailure(
+                f"{label} stopped the grading worker (it exited, crashed, or hit the memory limit)",
+                kind="died")
+        return reply
+
+
+def _describe(label: str, error: dict) -> StudentFailure:
+    kind = error.get("kind", "raised")
+    where = f" ({error['where']})" if error.get("where") else ""
+    message = str(error.get("message", ""))[:500]
+    if kind == "missing":
+        return StudentFailure(
+            f"{label} is not defined in your notebook: keep its cell, with the name and "
+            "signature of the stub", kind="missing")
+    if kind == "stub":
+        return StudentFailure(f"{label} is not implemented yet (it raised NotImplementedError{where})", kind="stub")
+    if kind == "internal":
+        return StudentFailure(f"{label} could not be called: {message}", kind="internal")
+    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
+    return StudentFailure(f"{label} raised {detail}{where}", kind="raised")
+
+
+class Student:
+    """The `student` fixture: calls into one section's worker."""
+
+    def __init__(self, worker: SectionWorker):
+        self.worker = worker
+        self.section = worker.section
+        self.device = worker.device
+
+    # the graded names the notebook defines after loading
+    @property
+    def defined(self) -> list:
+        self.worker.ensure()
+        return list(self.worker.defined)
+
+    def call(self, name: str, *args, seed: int | None = None, **kwargs):
+        return self.run(name, *args, seed=seed, **kwargs).value
+
+    def run(self, name, *args, seed=None, count_ops=False, return_args=False, device=None,
+            backward=None, **kwargs) -> Reply:
+        self._check_source_bans(name)
+        target = {"name": name}
+        return self._send(target, name, args, kwargs, seed=seed, return_args=return_args,
+                          device=device, backward=backward)
+
+    def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
+        """Construct the student's class under torch.manual_seed(seed)."""
+        value = self.run(class_name, *args, seed=seed, **kwargs).value
+        if not isinstance(value, wire.Handle):
+            raise StudentFailure(f"{class_name}(...) did not build an nn.Module (got {value!r})",
+                                 kind="raised")
+        return StudentModule(self, value, class_name)
+
+    def _check_source_bans(self, name):
+        apis = self.worker.banned_in_source.get(name)
+        if apis:
+            raise StudentFailure(
+                f"{name} uses {', '.join(apis)}, which this section forbids: "
+                "write the computation yourself", kind="forbidden")
+
+    def _send(self, target, label, args, kwargs, *, seed=None, mode=None, return_args=False,
+              device=None, backward=None) -> Reply:
+        message = {
+            "op": "call",
+            "target": target,
+            "args": wire.encode_args(args),
+            "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
+            "seed": seed,
+            "mode": mode,
+            "return_args": return_args,
+            "device": device,
+        }
+        if backward is not None:
+            message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
+        reply = self.worker.request(message, label)
+        seen = reply.get("forbidden") or []
+        if seen:
+            raise StudentFailure(
+                f"{label} calls {', '.join(map(str, seen[:3]))}, which this section forbids: "
+                "write the computation yourself", kind="forbidden")
+        if not reply.get("ok"):
+            raise _describe(label, reply.get("error") or {})
+        infos = []
+        try:
+            value = wire.decode(reply.get("value"), on_tensor=infos.append)
+            args_after = [wire.decode(a) for a in reply.get("args_after", [])]
+            grads = reply.get("grads") or {}
+            param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
+            arg_grads = wire.decode(grads.get("args", [])) if grads else []
+        except wire.WireError as error:
+            raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
+                                 kind="garbled")
+        for info in infos:
+            if info["kind"] != "Tensor":
+                raise StudentFailure(
+                    f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
+                    kind="convention")
+        has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \
+            or "handle" in target
+        expected_device = device or self.device
+        if has_tensor_input and expected_device != "meta":
+            wrong = [i["device"] for i in infos if i["device"] != torch.device(expected_device).type]
+            if wrong:
+                raise StudentFailure(
+                    f"{label} returned a tensor on {wrong[0]} while its inputs were on "
+                    f"{torch.device(expected_device).type}: create new tensors with device=x.device",
+                    kind="convention")
+        return Reply(
+            value=value,
+            ops=int(reply.get("ops", 0) or 0),
+            args_after=args_after,
+            param_grads=param_grads if isinstance(param_grads, dict) else {},
+            arg_grads=arg_grads if isinstance(arg_grads, list) else [],
+            graph=bool((reply.get("grads") or {}).get("graph", True)),
+            mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
+            output_devices=[i["device"] for i in infos],
+        )
+
+
+class StudentModule:
+    """A student's nn.Module living in the worker. Calling it runs forward in eval mode."""
+
+    def __init__(self, student: Student, handle: wire.Handle, class_name: str):
+        self.student, self.handle, self.class_name = student, handle, class_name
+
+    def __call__(self, *args, mode="eval", seed=None, **kwargs):
+        return self.run(*args, mode=mode, seed=seed, **kwargs).value
+
+    def run(self, *args, mode="eval", seed=None, count_ops=False, return_args=False, device=None,
+            backward=None, **kwargs) -> Reply:
+        self.student._check_source_bans(self.class_name)
+        target = {"handle": self.handle.index, "method": None}
+        return self.student._send(target, f"{self.class_name}.forward", args, kwargs, seed=seed,
+                                  mode=mode, return_args=return_args, device=device, backward=backward)
+
+    def params(self) -> dict:
+        """name -> tensor for every parameter, in creation order."""
+        target = {"handle": self.handle.index, "method": "params"}
+        return self.student._send(target, f"{self.class_name} parameters", (), {}).value
+
+    @property
+    def arg(self) -> wire.Handle:
+        """Pass the module itself as an argument of another call."""
+        return self.handle

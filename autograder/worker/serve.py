@@ -1,0 +1,237 @@
+"""The worker child's request loop: load the student's cells, then answer calls.
+
+Every reply is plain wire data (see wire.py). Nothing here compares anything
+with an expected value: the worker never holds one. What it reports about a
+call (ops dispatched, forbidden APIs touched, devices mixed, arguments after
+the call) is raw observation that the trusted side judges.
+"""
+import copy
+import os
+import sys
+import traceback
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+import guards
+import wire
+
+STUDENT_FILE_PREFIX = "<student "
+
+
+class Watch(TorchDispatchMode):
+    """Sees every aten op a call dispatches: counts them, spots banned ops and device mixing."""
+
+    def __init__(self, banned_ops=(), guard_devices=False):
+        super().__init__()
+        self.count = 0
+        self.banned_ops = banned_ops
+        self.banned_seen = []
+        self.guard_devices = guard_devices
+        self.mixed = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.count += 1
+        name = func.name()
+        if self.banned_ops and any(part in name for part in self.banned_ops):
+            if name not in self.banned_seen:
+                self.banned_seen.append(name)
+        if self.guard_devices:
+            devices = set()
+            for leaf in tree_flatten((args, kwargs))[0]:
+                if isinstance(leaf, torch.Tensor) and not (leaf.dim() == 0 and leaf.device.type == "cpu"):
+                    devices.add(leaf.device.type)
+            if len(devices) > 1 and len(self.mixed) < 5:
+                self.mixed.append(f"{name} got tensors on {' and '.join(sorted(devices))}")
+        return func(*args, **kwargs)
+
+
+def describe_error(error: BaseException, kind: str = "raised") -> dict:
+    """A student-facing description: the exception and where in THEIR code it happened."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if frame.filename.startswith(STUDENT_FILE_PREFIX):
+            where = f"{frame.filename[1:-1].replace('student ', '')}, line {frame.lineno}"
+            break
+    if isinstance(error, NotImplementedError):
+        kind = "stub"
+    try:
+        message = str(error)
+    except Exception:
+        message = "(message could not be shown)"
+    return {
+        "kind": kind,
+        "type": type(error).__name__[:100],
+        "message": message[:2000],
+        "where": where,
+    }
+
+
+class Worker:
+    def __init__(self, config: dict):
+        self.names = set(config.get("names", ()))
+        self.device = torch.device(config.get("device", "cpu"))
+        self.banned_for = set(config.get("forbidden_in", ()))
+        self.banned_apis = tuple(config.get("forbidden", ()))
+        self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.handles = []
+
+    # ----------------------------------------------------------- loading
+    def load(self, cells: list) -> dict:
+        report = []
+        for cell in cells:
+            label, source = str(cell.get("label", "cell")), str(cell.get("source", ""))
+            try:
+                code = compile(source, f"{STUDENT_FILE_PREFIX}{label}>", "exec")
+                exec(code, self.namespace)
+                report.append({"label": label, "ok": True})
+            except BaseException as error:  # a demo cell may fail; the rest still loads
+                report.append({"label": label, "ok": False, "error": describe_error(error)})
+            sys.stdout.flush()
+        defined = sorted(n for n in self.names if n in self.namespace)
+        return {"ok": True, "cells": report, "defined": defined}
+
+    # ----------------------------------------------------------- calls
+    def resolve(self, value):
+        if isinstance(value, wire.Handle):
+            if not 0 <= value.index < len(self.handles):
+                raise LookupError("unknown handle")
+            return self.handles[value.index]
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.resolve(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
+        return value
+
+    def place(self, value, device, requires_grad):
+        if isinstance(value, torch.Tensor):
+            moved = value.to(device)
+            if requires_grad and moved.is_floating_point():
+                moved = moved.detach().requires_grad_(True)
+            return moved
+        if isinstance(value, list):
+            return [self.place(v, device, requires_grad) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.place(v, device, requires_grad) for v in value)
+        return value
+
+    def call(self, request: dict) -> dict:
+        target = request.get("target", {})
+        device = torch.device(request.get("device") or self.device)
+        wants_grad = bool(request.get("backward"))
+        args = self.place(self.resolve(wire.decode(request.get("args", []))), device, wants_grad)
+        kwargs = self.place(self.resolve(wire.decode(request.get("kwargs", {}))), device, False)
+        if not isinstance(kwargs, dict) or not isinstance(args, list):
+            raise ValueError("bad arguments")
+
+        if "name" in target:
+            name = str(target["name"])
+            if name not in self.names:
+                raise LookupError(f"{name} is not graded in this section")
+            if name not in self.namespace:
+                return {"ok": False, "error": {"kind": "missing", "type": "NameError",
+                                                "message": f"{name} is not defined", "where": ""}}
+            func, graded_name = self.namespace[name], name
+        else:
+            obj = self.resolve(wire.Handle(int(target.get("handle", -1)), ""))
+            graded_name = type(obj).__name__
+            method = target.get("method")
+            if method == "params":
+                return {"ok": True, "value": wire.encode(dict(obj.named_parameters()))}
+            if device.type == "meta":
+                obj = copy.deepcopy(obj).to("meta")
+            mode = request.get("mode")
+            if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
+                obj.train(mode == "train")
+            func = obj if method in (None, "__call__") else getattr(obj, "forward")
+
+        banned = graded_name in self.banned_for
+        watch = Watch(
+            banned_ops=guards.banned_aten_ops(self.banned_apis) if banned else (),
+            guard_devices=request.get("guard_devices", device.type == "meta"),
+        )
+        if request.get("seed") is not None:
+            torch.manual_seed(int(request["seed"]))
+        if wants_grad and "handle" in target:
+            obj.zero_grad(set_to_none=True)
+        guards.watching(self.banned_apis if banned else ())
+        try:
+            with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
+                if request.get("watch", True):
+                    with watch:
+                        result = func(*args, **kwargs)
+                else:
+                    result = func(*args, **kwargs)
+                if isinstance(result, torch.nn.Module) and device.type != "meta":
+                    result.to(device)
+                grads = self.backward(request, result, obj if "handle" in target else None, args)
+        except BaseException as error:
+            seen = guards.stop_watching()
+            reply = {"ok": False, "error": describe_error(error)}
+            reply["forbidden"] = seen + watch.banned_seen
+            reply["mixed_devices"] = watch.mixed
+            return reply
+        finally:
+            sys.stdout.flush()
+        seen = guards.stop_watching()
+        reply = {
+            "ok": True,
+            "value": wire.encode(result, self.handles),
+            "ops": watch.count,
+            "forbidden": seen + watch.banned_seen,
+            "mixed_devices": watch.mixed,
+        }
+        if request.get("return_args"):
+            reply["args_after"] = [wire.encode(a) for a in args]
+        if grads is not None:
+            reply["grads"] = grads
+        return reply
+
+    def backward(self, request, result, module, args):
+        spec = request.get("backward")
+        if not spec:
+            return None
+        grad_output = wire.decode(spec["grad_output"]).to(result.device if torch.is_tensor(result) else self.device)
+        out = result[0] if isinstance(result, tuple) else result
+        if not torch.is_tensor(out) or not out.requires_grad:
+            return {"params": wire.encode({}), "args": wire.encode([None for _ in args]), "graph": False}
+        (out * grad_output).sum().backward()
+        params = {}
+        if module is not None:
+            params = {name: p.grad for name, p in module.named_parameters()}
+        arg_grads = [a.grad if torch.is_tensor(a) else None for a in args]
+        return {"params": wire.encode(params), "args": wire.encode(arg_grads), "graph": True}
+
+
+def warm_up() -> None:
+    with Watch(banned_ops=("softmax",), guard_devices=True):
+        x = torch.ones(2, 2, requires_grad=True)
+        y = torch.softmax(x @ x, dim=-1)
+        y.sum().backward()
+        torch.ones(2, device="meta") * 2
+
+
+def serve(conn, config: dict) -> None:
+    guards.install()
+    worker = Worker(config)
+    reader = conn.makefile("rb")
+    for line in reader:
+        try:
+            request = wire.loads(line)
+            op = request.get("op")
+            if op == "load":
+                reply = worker.load(request.get("cells", []))
+            elif op == "call":
+                reply = worker.call(request)
+            elif op == "bye":
+                return
+            else:
+                reply = {"ok": False, "error": {"kind": "internal", "type": "", "message": f"unknown op {op}", "where": ""}}
+            data = wire.dumps(reply)
+        except BaseException as error:  # the worker's own trouble, or a request it cannot serve
+            data = wire.dumps({"ok": False, "error": describe_error(error, kind="internal")})
+        conn.sendall(data)

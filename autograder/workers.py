@@ -1,0 +1,204 @@
+"""The trusted side's handle on worker processes.
+
+`Zygote` starts `worker/main.py` in a fresh interpreter (isolated mode, a fixed
+minimal environment) before the trusted process has computed any answer, so
+nothing secret can leak into it by fork. `SectionWorker` asks the zygote for a
+child per section, sends it the student's cells, and turns its replies into
+Python values or `StudentFailure`s. A child that dies or runs past its time is
+killed with its whole process group; the next request starts a new one.
+"""
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.worker import wire
+
+WORKER_MAIN = Path(__file__).resolve().parent / "worker" / "main.py"
+MAX_REPLY_BYTES = 96 * 1024 * 1024
+OUTPUT_CAP = 16 * 1024
+MAX_SPAWNS = 3
+
+
+@dataclass
+class Limits:
+    """Per-section limits. Every one has a command-line override."""
+
+    call_seconds: float = 10.0  # one call of a student function
+    load_seconds: float = 30.0  # running the notebook's cells
+    memory_bytes: int = 4 * 1024**3
+    cpu_seconds: int = 120
+    file_bytes: int = 64 * 1024**2
+    processes: int = 256
+
+
+class StudentFailure(Exception):
+    """The student's code could not give an answer: the message says why, in their terms."""
+
+    def __init__(self, message: str, kind: str = "raised"):
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+def minimal_env() -> dict:
+    """The worker's whole environment: nothing of the grader's (no tokens, no CI secrets)."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    for key in ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+class Zygote:
+    """One pre-started interpreter with torch imported, forking a child per section."""
+
+    def __init__(self):
+        self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())],
+            pass_fds=(child_end.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=minimal_env(),
+            cwd=tempfile.gettempdir(),
+            start_new_session=True,
+        )
+        child_end.close()
+        self.lock = threading.Lock()
+        self.reader = self.control.makefile("rb")
+
+    def spawn(self, limits: Limits, config: dict) -> "Child":
+        conn, conn_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_read, out_write = os.pipe()
+        workdir = tempfile.mkdtemp(prefix="attn-grade-")
+        request = {
+            "op": "spawn",
+            "config": config,
+            "limits": {
+                "workdir": workdir,
+                "memory_bytes": limits.memory_bytes,
+                "cpu_seconds": limits.cpu_seconds,
+                "file_bytes": limits.file_bytes,
+                "processes": limits.processes,
+            },
+        }
+        with self.lock:
+            try:
+                socket.send_fds(self.control, [wire.dumps(request)], [conn_child.fileno(), out_write])
+                line = self.reader.readline()
+            finally:
+                conn_child.close()
+                os.close(out_write)
+        if not line:
+            os.close(out_read)
+            conn.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            detail = self.process.stderr.read(2000).decode(errors="replace") if self.process.poll() is not None else ""
+            raise RuntimeError(f"the grading worker could not start: {detail.strip()[-500:]}")
+        reply = wire.loads(line)
+        return Child(int(reply["pid"]), conn, out_read, workdir)
+
+    def close(self):
+        try:
+            self.control.close()
+        finally:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.wait()
+            if self.process.stderr:
+                self.process.stderr.close()
+
+
+@dataclass
+class Child:
+    pid: int
+    conn: socket.socket
+    out_fd: int
+    workdir: str
+    output: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+    buffer: bytes = b""
+
+    def __post_init__(self):
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
+
+    def _drain(self):
+        """Keep the first OUTPUT_CAP bytes of what the child prints; count the rest."""
+        while True:
+            try:
+                chunk = os.read(self.out_fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = OUTPUT_CAP - len(self.output)
+            if room > 0:
+                self.output += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+        os.close(self.out_fd)
+
+    def request(self, message: dict, timeout: float):
+        """Send one request; return the decoded reply, or None if the child died or timed out."""
+        deadline = time.monotonic() + timeout
+        try:
+            self.conn.sendall(wire.dumps(message))
+        except OSError:
+            return None, "died"
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, "timeout"
+            ready, _, _ = select.select([self.conn], [], [], left)
+            if not ready:
+                return None, "timeout"
+            try:
+                chunk = self.conn.recv(1 << 20)
+            except OSError:
+                return None, "died"
+            if not chunk:
+                return None, "died"
+            self.buffer += chunk
+            if len(self.buffer) > MAX_REPLY_BYTES:
+                return None, "oversized"
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            return wire.loads(line), "ok"
+        except wire.WireError:
+            return None, "garbled"
+
+    def kill(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.conn.close()
+        self.drain.join(timeout=2)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def printed(self) -> str:
+        text = self.output.decode(errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes of output were dropped]"
+        return text

@@ -1,0 +1,581 @@
+"""Build every course notebook from the specs and the reference solutions.
+
+    python -m course.build          # (re)write all generated files
+    python -m course.build --check  # exit 1 and name every generated file that is out of date
+
+Inputs (hand-written):
+    course/notebooks/<id>.py         notebook spec of a section (teaching text, setup, visible tests)
+    solutions/<module>.py            reference code, one `# %% <name>` block per graded name
+    course/partial_submissions.py    what the partial example submission holds
+    assignments/nbgrader_config.py   the nbgrader course configuration
+
+Outputs (generated, committed, never edited by hand):
+    assignments/source/<id>/<id>.ipynb   nbgrader source notebook (solutions between markers)
+    student_template/<id>.ipynb          released notebook (what students receive)
+    examples/correct/<id>.ipynb          released notebook with the reference code filled in
+    examples/partial/<id>.ipynb          released notebook with a mix of right, wrong and blank answers
+    examples/correct_py/<id>.py          the reference code as one self-contained Python file
+
+A section whose spec does not exist yet gets only its `correct_py` file. Every
+output is a pure function of the inputs: building twice gives identical bytes.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from autograder.sections import SECTIONS, Section
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BEGIN = "# BEGIN SOLUTION"
+END = "# END SOLUTION"
+STUB_LINES = ("# YOUR CODE HERE", "raise NotImplementedError()")  # nbgrader's python stub
+
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+LANGUAGE_INFO = {"name": "python"}
+
+# Where the generated files go, relative to the repository root.
+SOURCE_NB = "assignments/source/{id}/{id}.ipynb"
+RELEASED_NB = "student_template/{id}.ipynb"
+CORRECT_NB = "examples/correct/{id}.ipynb"
+PARTIAL_NB = "examples/partial/{id}.ipynb"
+CORRECT_PY = "examples/correct_py/{id}.py"
+# Globs of generated files, so that a file that is no longer generated is noticed.
+GENERATED_GLOBS = (
+    "assignments/source/*/*.ipynb",
+    "student_template/*.ipynb",
+    "examples/correct/*.ipynb",
+    "examples/partial/*.ipynb",
+    "examples/correct_py/*.py",
+)
+
+
+class BuildError(Exception):
+    """A spec, a solutions module or the partial data does not fit the contract."""
+
+
+# --------------------------------------------------------------------------- solutions
+
+
+@dataclass
+class SolutionModule:
+    """A solutions module split into its preamble and its `# %% <name>` blocks."""
+
+    path: Path
+    preamble: str
+    blocks: dict[str, str]
+
+    def imports(self) -> list[str]:
+        """The preamble's import lines, except imports from the solutions package."""
+        lines = []
+        for line in self.preamble.splitlines():
+            if re.match(r"(import|from)\s", line) and not re.match(r"(from|import)\s+solutions\b", line):
+                lines.append(line.rstrip())
+        return lines
+
+
+def _strip_blank_edges(lines: list[str]) -> list[str]:
+    start, stop = 0, len(lines)
+    while start < stop and not lines[start].strip():
+        start += 1
+    while stop > start and not lines[stop - 1].strip():
+        stop -= 1
+    return [line.rstrip() for line in lines[start:stop]]
+
+
+def read_solution_module(module: str, root: Path = ROOT) -> SolutionModule:
+    """Parse `solutions.<x>` (a dotted module name) from the files under `root`."""
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.is_file():
+        raise BuildError(f"{path}: no such solutions module")
+    preamble: list[str] = []
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# %%"):
+            name = line[4:].strip()
+            if not name:
+                current = None  # an anonymous cell ends the previous block
+                continue
+            if name in blocks:
+                raise BuildError(f"{path}:{number}: block {name!r} appears twice")
+            current = blocks[name] = []
+        elif current is not None:
+            current.append(line)
+        elif not blocks:
+            preamble.append(line)
+    result = {}
+    for name, lines in blocks.items():
+        code = "\n".join(_strip_blank_edges(lines))
+        _solution_regions(code, f"{path} block {name!r}")  # validates the markers
+        result[name] = code
+    return SolutionModule(path, "\n".join(preamble), result)
+
+
+def _solution_regions(code: str, where: str) -> list[tuple[int, int]]:
+    """(begin, end) line indices of every BEGIN/END SOLUTION pair in `code`."""
+    regions, begin = [], None
+    for index, line in enumerate(code.split("\n")):
+        text = line.strip()
+        if text == BEGIN:
+            if begin is not None:
+                raise BuildError(f"{where}: nested {BEGIN}")
+            begin = index
+        elif text == END:
+            if begin is None:
+                raise BuildError(f"{where}: {END} without {BEGIN}")
+            regions.append((begin, index))
+            begin = None
+        elif "BEGIN SOLUTION" in text or "END SOLUTION" in text:
+            raise BuildError(f"{where}: write the markers alone on their line: {text!r}")
+    if begin is not None:
+        raise BuildError(f"{where}: {BEGIN} without {END}")
+    return regions
+
+
+def strip_markers(code: str) -> str:
+    """The code with its BEGIN/END SOLUTION lines removed: the complete reference."""
+    return "\n".join(line for line in code.split("\n") if line.strip() not in (BEGIN, END))
+
+
+def solution_body_lines(code: str) -> list[str]:
+    """The lines between the markers (what nbgrader hides from students)."""
+    lines = code.split("\n")
+    body = []
+    for begin, end in _solution_regions(code, "block"):
+        body.extend(lines[begin + 1 : end])
+    return body
+
+
+def fill_regions(code: str, replacements: list[str | None], where: str) -> str:
+    """Replace each solution region: None keeps the reference, STUB puts nbgrader's stub,
+    any other text is dedented and indented like the region's BEGIN marker."""
+    lines = code.split("\n")
+    regions = _solution_regions(code, where)
+    if len(replacements) != len(regions):
+        raise BuildError(f"{where}: {len(replacements)} replacement(s) for {len(regions)} solution region(s)")
+    out: list[str] = []
+    previous_end = -1
+    for (begin, end), replacement in zip(regions, replacements):
+        out.extend(lines[previous_end + 1 : begin])
+        indent = re.match(r"\s*", lines[begin]).group(0)
+        if replacement is None:
+            out.extend(lines[begin + 1 : end])
+        else:
+            text = "\n".join(STUB_LINES) if replacement == STUB else textwrap.dedent(replacement)
+            out.extend(indent + line if line.strip() else "" for line in _strip_blank_edges(text.split("\n")))
+        previous_end = end
+    out.extend(lines[previous_end + 1 :])
+    return "\n".join(out)
+
+
+STUB = "stub"
+
+
+# --------------------------------------------------------------------------- specs
+
+
+@dataclass
+class SpecCell:
+    kind: str  # markdown, setup, solution, provided, test, code
+    args: tuple[str, ...]
+    lines: list[str]
+    line_number: int
+
+
+SPEC_KINDS = {"markdown": 0, "setup": 0, "solution": 1, "provided": 1, "test": 2}
+
+
+def read_spec(path: Path) -> list[SpecCell]:
+    """Split a spec file into cells; anything before the first `# %%` line is ignored."""
+    cells: list[SpecCell] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# %%"):
+            rest = line[4:].strip()
+            if not rest:
+                cells.append(SpecCell("code", (), [], number))
+                continue
+            match = re.fullmatch(r"\[(\w+)\]\s*(.*)", rest)
+            if not match or match.group(1) not in SPEC_KINDS:
+                raise BuildError(f"{path}:{number}: unknown cell header {line!r}")
+            kind, args = match.group(1), tuple(match.group(2).split())
+            if len(args) != SPEC_KINDS[kind]:
+                raise BuildError(
+                    f"{path}:{number}: [{kind}] takes {SPEC_KINDS[kind]} argument(s), got {len(args)}: {line!r}"
+                )
+            cells.append(SpecCell(kind, args, [], number))
+        elif cells:
+            cells[-1].lines.append(line)
+    if not cells:
+        raise BuildError(f"{path}: no `# %%` cells")
+    return cells
+
+
+def _markdown_source(cell: SpecCell, path: Path) -> str:
+    out = []
+    for offset, line in enumerate(cell.lines, 1):
+        if line.startswith("# "):
+            out.append(line[2:])
+        elif line.rstrip() in ("#", ""):
+            out.append("")
+        else:
+            raise BuildError(
+                f"{path}:{cell.line_number + offset}: markdown lines must start with '# ' (got {line!r})"
+            )
+    return "\n".join(_strip_blank_edges(out))
+
+
+def _points(text: str, where: str) -> int | float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BuildError(f"{where}: points must be a number, got {text!r}") from None
+    if value <= 0:
+        raise BuildError(f"{where}: points must be positive, got {text!r}")
+    return int(value) if value.is_integer() else value
+
+
+def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
+    if grade:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def _unique(grade_id: str, used: set[str]) -> str:
+    candidate, suffix = grade_id, 2
+    while candidate in used:
+        candidate, suffix = f"{grade_id}_{suffix}", suffix + 1
+    used.add(candidate)
+    return candidate
+
+
+def _new_notebook(cells: list) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = nbformat.from_dict({"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)})
+    nb.cells = cells
+    for index, cell in enumerate(cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cell.id = grade_id or f"cell-{index:02d}"
+    return nb
+
+
+def provided_code(item: str, root: Path = ROOT) -> str:
+    """The complete code of a `module:name` block (markers removed)."""
+    module, _, name = item.partition(":")
+    blocks = read_solution_module(module, root).blocks
+    if name not in blocks:
+        raise BuildError(f"{item}: no block `# %% {name}` in {module}")
+    return strip_markers(blocks[name])
+
+
+def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of `section` (solutions between the markers)."""
+    module = read_solution_module(section.solution_module, root)
+    spec = read_spec(spec_path)
+    used: set[str] = set()
+    cells = []
+    solved: list[str] = []
+    provided: list[str] = []
+    for cell in spec:
+        where = f"{spec_path}:{cell.line_number}"
+        code = "\n".join(_strip_blank_edges(cell.lines))
+        if cell.kind == "markdown":
+            cells.append(nbformat.v4.new_markdown_cell(_markdown_source(cell, spec_path)))
+        elif cell.kind == "code":
+            cells.append(nbformat.v4.new_code_cell(code))
+        elif cell.kind == "setup":
+            meta = _nbgrader(_unique("setup", used), locked=True)
+            cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
+        elif cell.kind == "solution":
+            (name,) = cell.args
+            if name not in section.names:
+                raise BuildError(f"{where}: {name!r} is not a graded name of {section.id} {section.names}")
+            if name in solved:
+                raise BuildError(f"{where}: a second solution cell for {name!r}")
+            if name not in module.blocks:
+                raise BuildError(f"{where}: {module.path} has no block `# %% {name}`")
+            if not _solution_regions(module.blocks[name], name):
+                raise BuildError(f"{where}: block {name!r} of {module.path} has no {BEGIN} region")
+            solved.append(name)
+            meta = _nbgrader(_unique(name, used), solution=True)
+            cells.append(nbformat.v4.new_code_cell(module.blocks[name], metadata=meta))
+        elif cell.kind == "provided":
+            (item,) = cell.args
+            if item not in section.provided:
+                raise BuildError(f"{where}: {item!r} is not listed as provided for {section.id} {section.provided}")
+            provided.append(item)
+            name = item.partition(":")[2]
+            meta = _nbgrader(_unique(f"provided_{name}", used), locked=True)
+            cells.append(nbformat.v4.new_code_cell(provided_code(item, root), metadata=meta))
+        elif cell.kind == "test":
+            name, points = cell.args
+            if not re.fullmatch(r"\w+", name):
+                raise BuildError(f"{where}: test name must be an identifier, got {name!r}")
+            if not code:
+                raise BuildError(f"{where}: empty test cell")
+            meta = _nbgrader(_unique(f"test_{name}", used), grade=True, locked=True, points=_points(points, where))
+            cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
+    missing = [name for name in section.names if name not in solved]
+    if missing:
+        raise BuildError(f"{spec_path}: no [solution] cell for {missing}")
+    if solved != list(section.names):
+        raise BuildError(f"{spec_path}: solution cells must follow the registry order {list(section.names)}")
+    if sorted(provided) != sorted(section.provided):
+        raise BuildError(f"{spec_path}: [provided] cells {provided} do not match the registry {list(section.provided)}")
+    return _new_notebook(cells)
+
+
+# --------------------------------------------------------------------------- nbgrader
+
+
+def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
+    """Run `nbgrader generate_assignment` on each source notebook, in a scratch copy of
+    the course directory (its gradebook and release/ never touch the repository)."""
+    if not sources:
+        return {}
+    config = root / "assignments" / "nbgrader_config.py"
+    if not config.is_file():
+        raise BuildError(f"{config}: missing nbgrader configuration")
+    released = {}
+    with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
+        course_dir = Path(tmp)
+        shutil.copy(config, course_dir / "nbgrader_config.py")
+        for section_id, nb in sources.items():
+            target = course_dir / "source" / section_id / f"{section_id}.ipynb"
+            target.parent.mkdir(parents=True)
+            target.write_text(notebook_text(nb), encoding="utf-8")
+        # nbgrader runs `alembic` from PATH: make the interpreter's own scripts visible.
+        env = dict(os.environ)
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        for section_id in sources:
+            result = subprocess.run(
+                [sys.executable, "-m", "nbgrader", "generate_assignment", section_id, "--force", "--log-level=WARN"],
+                cwd=course_dir,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            out = course_dir / "release" / section_id / f"{section_id}.ipynb"
+            if result.returncode != 0 or not out.is_file():
+                raise BuildError(
+                    f"nbgrader generate_assignment {section_id} failed ({result.returncode}):\n"
+                    f"{result.stdout}\n{result.stderr}"
+                )
+            released[section_id] = clean_released(nbformat.read(out, as_version=4))
+    return released
+
+
+def clean_released(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop what nbgrader adds that is not needed and could vary between runs."""
+    nb.metadata = nbformat.from_dict({"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)})
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in ("collapsed", "scrolled", "execution"):
+            cell.metadata.pop(key, None)
+    return nb
+
+
+def notebook_text(nb: nbformat.NotebookNode) -> str:
+    """Canonical serialisation (sorted keys, one-space indent, trailing newline)."""
+    text = nbformat.writes(nb, version=4)
+    return text if text.endswith("\n") else text + "\n"
+
+
+# --------------------------------------------------------------------------- examples
+
+
+def fill_notebook(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of a released notebook with the solution cells named in `answers` replaced."""
+    nb = copy.deepcopy(released)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell.source = answers[meta["grade_id"]]
+    return nb
+
+
+def correct_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
+    blocks = read_solution_module(section.solution_module, root).blocks
+    return {name: strip_markers(blocks[name]) for name in section.names}
+
+
+def partial_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
+    """What the partial example holds for each graded name (see course/partial_submissions.py)."""
+    from course.partial_submissions import PARTIAL, SOLVED, Mistake
+
+    plan = PARTIAL.get(section.id)
+    if plan is None:
+        raise BuildError(f"course/partial_submissions.py: no entry for {section.id}")
+    if isinstance(plan, str):
+        plan = {name: plan for name in section.names}
+    unknown = set(plan) - set(section.names)
+    missing = [name for name in section.names if name not in plan]
+    if unknown or missing:
+        raise BuildError(f"course/partial_submissions.py [{section.id}]: unknown {sorted(unknown)}, missing {missing}")
+    blocks = read_solution_module(section.solution_module, root).blocks
+    answers = {}
+    for name in section.names:
+        entry, code = plan[name], blocks[name]
+        where = f"course/partial_submissions.py [{section.id}] {name}"
+        count = len(_solution_regions(code, where))
+        if entry == SOLVED:
+            answers[name] = strip_markers(code)
+        elif entry == STUB:
+            answers[name] = fill_regions(code, [STUB] * count, where)
+        elif isinstance(entry, Mistake):
+            answers[name] = fill_regions(code, list(entry.regions), where)
+        else:
+            raise BuildError(f"{where}: expected SOLVED, STUB or Mistake(...), got {entry!r}")
+    return answers
+
+
+def correct_py(section: Section, root: Path = ROOT) -> str:
+    """The reference submission of `section` as one self-contained Python file."""
+    module = read_solution_module(section.solution_module, root)
+    imports: list[str] = []
+    parts: list[str] = []
+    for item in section.provided:
+        provided_module = item.partition(":")[0]
+        imports += read_solution_module(provided_module, root).imports()
+        parts.append(f"# %% provided: {item.partition(':')[2]}\n{provided_code(item, root)}")
+    imports += module.imports()
+    for name in section.names:
+        if name not in module.blocks:
+            raise BuildError(f"{module.path}: no block `# %% {name}`")
+        parts.append(f"# %% {name}\n{strip_markers(module.blocks[name])}")
+    header = (
+        f'"""Section {section.id}: {section.title}. A complete, correct submission.\n\n'
+        "Generated by `python -m course.build` from the reference solutions; do not edit.\n"
+        '"""\n'
+    )
+    unique_imports = list(dict.fromkeys(imports))
+    return header + "\n".join(unique_imports) + "\n\n\n" + "\n\n\n".join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------- whole build
+
+
+@dataclass
+class BuildResult:
+    files: dict[str, str] = field(default_factory=dict)  # relative path -> text
+    sections_built: list[str] = field(default_factory=list)  # with a notebook spec
+    sections_without_spec: list[str] = field(default_factory=list)
+
+
+def spec_path(section: Section, spec_dir: Path | None = None) -> Path:
+    return (spec_dir or ROOT / "course" / "notebooks") / f"{section.id}.py"
+
+
+def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) -> BuildResult:
+    """Compute every generated file in memory (specs from `spec_dir`, default course/notebooks)."""
+    result = BuildResult()
+    sources = {}
+    spec_dir = spec_dir or root / "course" / "notebooks"
+    for section in sections:
+        result.files[CORRECT_PY.format(id=section.id)] = correct_py(section, root)
+        spec = spec_path(section, spec_dir)
+        if not spec.is_file():
+            result.sections_without_spec.append(section.id)
+            continue
+        sources[section.id] = build_source_notebook(section, spec, root)
+        result.sections_built.append(section.id)
+    released = release(sources, root)
+    for section in sections:
+        if section.id not in sources:
+            continue
+        result.files[SOURCE_NB.format(id=section.id)] = notebook_text(sources[section.id])
+        result.files[RELEASED_NB.format(id=section.id)] = notebook_text(released[section.id])
+        correct = fill_notebook(released[section.id], correct_answers(section, root))
+        result.files[CORRECT_NB.format(id=section.id)] = notebook_text(correct)
+        partial = fill_notebook(released[section.id], partial_answers(section, root))
+        result.files[PARTIAL_NB.format(id=section.id)] = notebook_text(partial)
+    return result
+
+
+def existing_generated(root: Path = ROOT) -> set[str]:
+    found = set()
+    for pattern in GENERATED_GLOBS:
+        found.update(path.relative_to(root).as_posix() for path in root.glob(pattern))
+    return found
+
+
+def drift(result: BuildResult, root: Path = ROOT) -> list[str]:
+    """One line per generated file that differs from what is on disk."""
+    problems = []
+    for rel, text in sorted(result.files.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"missing: {rel}")
+        elif path.read_text(encoding="utf-8") != text:
+            problems.append(f"out of date: {rel}")
+    for rel in sorted(existing_generated(root) - set(result.files)):
+        problems.append(f"no longer generated: {rel}")
+    return problems
+
+
+def write(result: BuildResult, root: Path = ROOT) -> list[str]:
+    """Write the generated files (only those that changed); remove stale ones."""
+    changed = []
+    for rel, text in sorted(result.files.items()):
+        path = root / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        changed.append(f"wrote {rel}")
+    for rel in sorted(existing_generated(root) - set(result.files)):
+        (root / rel).unlink()
+        changed.append(f"removed {rel}")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.build", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any generated file is out of date")
+    args = parser.parse_args(argv)
+    try:
+        result = build()
+    except BuildError as error:
+        print(f"course.build: error: {error}", file=sys.stderr)
+        return 2
+    if result.sections_without_spec:
+        print("no notebook spec yet (only examples/correct_py built): " + ", ".join(result.sections_without_spec))
+    if args.check:
+        problems = drift(result)
+        for line in problems:
+            print(line)
+        if problems:
+            print(f"{len(problems)} generated file(s) out of date: run `python -m course.build`", file=sys.stderr)
+            return 1
+        print(f"all {len(result.files)} generated files are up to date")
+        return 0
+    for line in write(result):
+        print(line)
+    print(f"{len(result.files)} generated files up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+# %% [markdown]
+# # 02 · From scores to weights to context vectors
+#
+# In notebook 01 every token got a score against every other token. Scores are
+# awkward to use directly: they can be any size and any sign. Attention turns
+# each row of scores into **attention weights**, non-negative numbers that sum
+# to 1, and then uses them to average the token vectors into a **context
+# vector**:
+#
+# $$\alpha_{ij} = \mathrm{normalize}_j(\omega_{ij}), \qquad z^{(i)} = \sum_j \alpha_{ij}\, x^{(j)} .$$
+#
+# You will write three ways of normalising (each fixing a flaw of the one
+# before), then the weighted sum, then put everything together into the
+# simplest possible self-attention: no trainable weights at all.
+
+# %% [setup]
+import warnings
+warnings.filterwarnings("ignore")
+
+import torch
+from torch import nn
+
+inputs = torch.tensor(
+    [[0.43, 0.15, 0.89],  # Your     (x^1)
+     [0.55, 0.87, 0.66],  # journey  (x^2)
+     [0.57, 0.85, 0.64],  # starts   (x^3)
+     [0.22, 0.58, 0.33],  # with     (x^4)
+     [0.77, 0.25, 0.10],  # one      (x^5)
+     [0.05, 0.80, 0.55]]  # step     (x^6)
+)
+batch = torch.stack((inputs, inputs))  # (2, 6, 3)
+
+
+def check_close(actual, expected, what, atol=1e-4):
+    """Raise AssertionError with a one-line message unless actual matches expected."""
+    expected = torch.as_tensor(expected).detach().float().cpu()
+    if not isinstance(actual, torch.Tensor):
+        raise AssertionError(f"{what}: expected a torch.Tensor, got {type(actual).__name__}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise AssertionError(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}")
+    actual = actual.detach().float().cpu()
+    diff = torch.where(actual == expected, 0.0, (actual - expected).abs().nan_to_num(nan=float("inf")))
+    if diff.numel() and diff.max() > atol:
+        idx = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+        raise AssertionError(f"{what}: largest difference {diff.max():.2e} at index {idx}: "
+                             f"expected {expected[idx]:.4f}, got {actual[idx]:.4f}")
+
+# %% [markdown]
+# `score_matrix` from notebook 01 is given here, so this notebook does not
+# depend on your earlier work. Row 2 of its result (index 1) holds the scores of
+# the query *journey*.
+
+# %% [provided] solutions.scores:score_matrix
+
+# %% [markdown]
+# ## 1. Dividing by the sum
+#
+# The most obvious way to make a row sum to 1 is to divide it by its total:
+# $\alpha_{2j} = \omega_{2j} / \sum_k \omega_{2k}$. For our example every score
+# happens to be positive, so this works. It would break as soon as a score is
+# negative (a "weight" could then be negative, or the total could be zero).
+#
+# ### Your task: `normalize_by_sum(scores, dim=-1)`
+#
+# Divide by the sum along `dim`. Keep the summed dimension
+# (`keepdim=True`) so that the division broadcasts for any shape and any `dim`.
+
+# %% [solution] normalize_by_sum
+
+# %% [test] normalize_by_sum 1
+scores_2 = score_matrix(inputs)[1]
+w = normalize_by_sum(scores_2)
+check_close(w, [0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656], "normalize_by_sum(scores of query 2)")
+cols = normalize_by_sum(score_matrix(inputs), dim=0)
+check_close(cols.sum(dim=0), torch.ones(6),
+            "normalize_by_sum(omega, dim=0): every column must sum to 1 — is `dim` ignored?")
+
+# %% [markdown]
+# ## 2. Softmax, straight from the formula
+#
+# The **softmax** makes every entry positive first, by exponentiating:
+#
+# $$\mathrm{softmax}(x)_j = \frac{e^{x_j}}{\sum_k e^{x_k}} .$$
+#
+# Besides handling negative scores, it stretches differences: a larger score
+# gets a disproportionately larger weight. That is why the softmax weights
+# below differ from the ones you got by dividing by the sum.
+#
+# ### Your task: `softmax_naive(x, dim=-1)`
+#
+# Implement the formula literally. The built-in softmax functions are off
+# limits here (the grader checks): the point is to see what they do inside.
+
+# %% [solution] softmax_naive
+
+# %% [test] softmax_naive 1
+w = softmax_naive(score_matrix(inputs)[1])
+check_close(w, [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581], "softmax_naive(scores of query 2)")
+check_close(w.sum(), torch.tensor(1.0), "softmax_naive: the weights must sum to 1 along the last dim")
+
+# %% [markdown]
+# ### The overflow problem
+#
+# `float32` cannot store numbers above about $3.4 \times 10^{38}$, and
+# $e^{89}$ is already larger. So for scores around 100 or more, `exp` returns
+# `inf`, and $\infty / \infty$ is `nan`. Real attention scores can be that
+# large. Run the cell: two perfectly reasonable scores produce garbage.
+
+# %%
+big = torch.tensor([1000.0, 1001.0])
+print("exp:          ", torch.exp(big))
+print("softmax_naive:", softmax_naive(big))
+
+# %% [markdown]
+# ## 3. A softmax that never overflows
+#
+# Subtracting the same constant $c$ from every entry changes nothing, because
+# the factor $e^{-c}$ cancels between numerator and denominator:
+#
+# $$\frac{e^{x_j - c}}{\sum_k e^{x_k - c}} = \frac{e^{-c}\, e^{x_j}}{e^{-c} \sum_k e^{x_k}} = \mathrm{softmax}(x)_j .$$
+#
+# Choose $c = \max_k x_k$ (taken along `dim`). Now every exponent is $\le 0$, so
+# every `exp` lies in $(0, 1]$ and at least one of them equals 1: no overflow,
+# and never a zero denominator. Entries equal to `-inf` are fine too, they
+# simply get weight $e^{-\infty} = 0$ (notebook 04 relies on this).
+#
+# ### Your task: `softmax(x, dim=-1)`
+#
+# Stable softmax along `dim`, for tensors of any shape. Again, no built-in
+# softmax.
+
+# %% [solution] softmax
+
+# %% [test] softmax 1
+w = softmax(score_matrix(inputs)[1])
+check_close(w, [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581], "softmax(scores of query 2)")
+check_close(softmax(torch.tensor([1000.0, 1001.0])), [0.2689, 0.7311],
+            "softmax([1000., 1001.]) — did you subtract the max before exp?")
+check_close(softmax(torch.tensor([0.5, float("-inf"), 2.0])), torch.softmax(torch.tensor([0.5, float("-inf"), 2.0]), -1),
+            "softmax of a row containing -inf (that entry must get weight 0)")
+
+# %% [test] softmax 1
+attn_weights = softmax(score_matrix(inputs), dim=-1)
+check_close(attn_weights.sum(dim=-1), torch.ones(6),
+            "softmax: each row must sum to 1 along the last dim — did you sum over the wrong dim?")
+check_close(attn_weights, [[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
+                           [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581],
+                           [0.1390, 0.2369, 0.2326, 0.1242, 0.1108, 0.1565],
+                           [0.1435, 0.2074, 0.2046, 0.1462, 0.1263, 0.1720],
+                           [0.1526, 0.1958, 0.1975, 0.1367, 0.1879, 0.1295],
+                           [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896]],
+            "softmax(score_matrix(inputs), dim=-1)")
+torch.manual_seed(0)
+x = 10 * torch.randn(2, 4, 5)
+check_close(softmax(x, dim=1), torch.softmax(x, dim=1), "softmax(x, dim=1) on a (2, 4, 5) tensor — is `dim` used everywhere?")
+
+# %% [markdown]
+# ## 4. Context vectors
+#
+# With the weights in hand, the context vector of query $i$ is the weighted
+# sum of all token vectors, $z^{(i)} = \sum_j \alpha_{ij} x^{(j)}$. For one
+# query, that is a vector–matrix product `(T,) @ (T, d)`; for all queries at
+# once, the rows of the weight matrix do the same job: `(T, T) @ (T, d)`; and
+# a batch just adds a leading dimension.
+#
+# ### Your task: `context_vectors(weights, inputs)`
+#
+# Handle all three cases: `(T,)` weights → `(d,)`, `(T, T)` → `(T, d)`,
+# `(B, T, T)` with `(B, T, d)` inputs → `(B, T, d)`. One operator does it all.
+
+# %% [solution] context_vectors
+
+# %% [test] context_vectors 1
+alpha = torch.softmax(score_matrix(inputs), dim=-1)  # reference weights, (6, 6)
+z_2 = context_vectors(alpha[1], inputs)
+check_close(z_2, [0.4419, 0.6515, 0.5683], "context_vectors(weights of query 2, inputs) = z(2)")
+check_close(context_vectors(alpha, inputs)[1], z_2, "context_vectors(all weights, inputs)[1] should equal z(2)")
+check_close(context_vectors(torch.stack((alpha, alpha)), batch), torch.stack((alpha @ inputs, alpha @ inputs)),
+            "context_vectors on a batch (2, 6, 6) x (2, 6, 3)")
+
+# %% [markdown]
+# ## 5. Putting it together
+#
+# The whole pipeline, for every token at once:
+#
+# $$Z = \mathrm{softmax}(X X^\top)\, X$$
+#
+# with the softmax taken along each row (the last dimension).
+#
+# ### Your task: `simple_self_attention(inputs)`
+#
+# Use `score_matrix`, your `softmax` and your `context_vectors`. It must work
+# for `(T, d)` and `(B, T, d)`.
+
+# %% [solution] simple_self_attention
+
+# %% [test] simple_self_attention 1
+Z = simple_self_attention(inputs)
+check_close(Z, [[0.4421, 0.5931, 0.5790], [0.4419, 0.6515, 0.5683], [0.4431, 0.6496, 0.5671],
+                [0.4304, 0.6298, 0.5510], [0.4671, 0.5910, 0.5266], [0.4177, 0.6503, 0.5645]],
+            "simple_self_attention(inputs)")
+check_close(simple_self_attention(batch), torch.stack((Z, Z)), "simple_self_attention(batch)")
+
+# %% [markdown]
+# ## Look at the weights
+#
+# Each row shows how much one word attends to each word. Notice that nothing
+# here is learned: the weights depend only on the fixed embeddings. Notebook 03
+# adds trainable projections so that a model can decide what to attend to.
+
+# %%
+words = ["Your", "journey", "starts", "with", "one", "step"]
+weights = softmax(score_matrix(inputs), dim=-1)
+print(" " * 8 + "".join(f"{w:>8s}" for w in words))
+for word, row in zip(words, weights):
+    print(f"{word:>8s}" + "".join(f"{v:8.3f}" for v in row))

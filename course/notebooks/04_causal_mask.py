@@ -1,0 +1,248 @@
+# %% [markdown]
+# # 04 · Hiding the future
+#
+# A GPT-style model reads text left to right and is trained to predict each
+# next token. If token 3 could look at token 4 while predicting it, the task
+# would be trivial and the model would learn nothing useful. **Causal
+# attention** (also called masked attention) therefore lets token $i$ attend
+# only to tokens $j \le i$: itself and what came before.
+#
+# In the $T \times T$ weight matrix, row $i$ belongs to query $i$ and column
+# $j$ to key $j$. Everything strictly **above the diagonal** ($j > i$) must get
+# weight 0, and each row must still sum to 1.
+#
+# Mask convention for the whole course: a boolean mask where **True means
+# "hidden / not allowed"**.
+#
+# The worked example uses the projections of
+# `torch.manual_seed(789); SelfAttention_v2(3, 2)` from notebook 03. The setup
+# cell rebuilds them as three `nn.Linear` layers drawn in the same order, and
+# computes the (unmasked) `attn_scores` and `attn_weights`.
+
+# %% [setup]
+import warnings
+warnings.filterwarnings("ignore")
+
+import torch
+from torch import nn
+
+inputs = torch.tensor(
+    [[0.43, 0.15, 0.89],  # Your     (x^1)
+     [0.55, 0.87, 0.66],  # journey  (x^2)
+     [0.57, 0.85, 0.64],  # starts   (x^3)
+     [0.22, 0.58, 0.33],  # with     (x^4)
+     [0.77, 0.25, 0.10],  # one      (x^5)
+     [0.05, 0.80, 0.55]]  # step     (x^6)
+)
+batch = torch.stack((inputs, inputs))  # (2, 6, 3)
+
+
+def check_close(actual, expected, what, atol=1e-4):
+    """Raise AssertionError with a one-line message unless actual matches expected."""
+    expected = torch.as_tensor(expected).detach().float().cpu()
+    if not isinstance(actual, torch.Tensor):
+        raise AssertionError(f"{what}: expected a torch.Tensor, got {type(actual).__name__}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise AssertionError(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}")
+    actual = actual.detach().float().cpu()
+    diff = torch.where(actual == expected, 0.0, (actual - expected).abs().nan_to_num(nan=float("inf")))
+    if diff.numel() and diff.max() > atol:
+        idx = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+        raise AssertionError(f"{what}: largest difference {diff.max():.2e} at index {idx}: "
+                             f"expected {expected[idx]:.4f}, got {actual[idx]:.4f}")
+
+
+# the projections of torch.manual_seed(789); SelfAttention_v2(3, 2)
+torch.manual_seed(789)
+W_query, W_key, W_value = (nn.Linear(3, 2, bias=False) for _ in range(3))
+with torch.no_grad():
+    queries, keys = W_query(inputs), W_key(inputs)  # (6, 2) each
+    attn_scores = queries @ keys.T  # (6, 6)
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (6, 6)
+
+CAUSAL_WEIGHTS = [[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+                  [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
+                  [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
+                  [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
+                  [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
+                  [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]]
+
+# %%
+print(attn_weights)
+
+# %% [markdown]
+# ## 1. The mask
+#
+# For $T = 4$ the causal mask is
+#
+# $$\begin{pmatrix} F & T & T & T \\ F & F & T & T \\ F & F & F & T \\ F & F & F & F \end{pmatrix}$$
+#
+# The diagonal is **not** hidden: a token always sees itself (otherwise the
+# first token would see nothing at all).
+#
+# ### Your task: `causal_mask(num_tokens, device=None)`
+#
+# Return a `(T, T)` boolean tensor, True strictly above the diagonal, created
+# directly on `device`.
+
+# %% [solution] causal_mask
+
+# %% [test] causal_mask 1
+mask = causal_mask(4)
+assert isinstance(mask, torch.Tensor) and mask.dtype == torch.bool, "causal_mask must return a bool tensor"
+expected = torch.tensor([[False, True, True, True], [False, False, True, True],
+                         [False, False, False, True], [False, False, False, False]])
+assert not mask.diagonal().any(), "causal_mask: the diagonal must be False (a token may see itself)"
+assert torch.equal(mask, expected), f"causal_mask(4): expected True strictly above the diagonal (True = hidden), got\n{mask}"
+assert causal_mask(3, device="meta").device.type == "meta", "causal_mask must create the mask on `device`"
+
+# %% [markdown]
+# ## 2. The simple way: mask after the softmax
+#
+# Take the ordinary weights, set everything above the diagonal to 0, done?
+# Not quite: each row has lost part of its total, so row 2 now sums to
+# $0.2041 + 0.1659 = 0.37$ instead of 1. Dividing every row by its new sum
+# restores a proper weighting:
+#
+# $$\tilde\alpha_{ij} = \frac{\alpha_{ij}\,[j \le i]}{\sum_{k \le i} \alpha_{ik}} .$$
+#
+# ### Your task: `mask_and_renormalize(attn_weights)`
+#
+# Works on `(T, T)` and `(B, T, T)`, returns a new tensor and leaves its
+# argument unchanged (no `masked_fill_`).
+
+# %% [solution] mask_and_renormalize
+
+# %% [test] mask_and_renormalize 1
+before = attn_weights.clone()
+masked = mask_and_renormalize(attn_weights)
+assert torch.equal(attn_weights, before), "mask_and_renormalize changed its argument: use the out-of-place masked_fill"
+check_close(masked.sum(dim=-1), torch.ones(6), "mask_and_renormalize: each row must sum to 1 again — did you renormalise?")
+check_close(masked, CAUSAL_WEIGHTS, "mask_and_renormalize(attn_weights)")
+check_close(mask_and_renormalize(torch.stack((attn_weights, attn_weights)))[1], CAUSAL_WEIGHTS,
+            "mask_and_renormalize on a (2, 6, 6) batch")
+
+# %% [markdown]
+# ## 3. The efficient way: $-\infty$ before the softmax
+#
+# Masked scores can be handled more cheaply. Replace the hidden scores by
+# $-\infty$ **before** the softmax. Since $e^{-\infty} = 0$, those positions
+# contribute nothing to the numerator or to the denominator: the softmax only
+# normalises over the visible keys, so the rows already sum to 1 and no second
+# pass is needed. The result is exactly the renormalised weights above,
+# because renormalising after the softmax cancels the discarded terms in the
+# same way.
+#
+# (A very negative finite number such as `-1e9` works too: its exponential
+# underflows to 0.)
+#
+# ### Your task: `causal_attention_weights(attn_scores, d_k)`
+#
+# Mask with `-inf`, divide by $\sqrt{d_k}$, softmax over the last dim. Works on
+# `(T, T)` and `(B, T, T)`.
+
+# %% [solution] causal_attention_weights
+
+# %% [test] causal_attention_weights 1
+w = causal_attention_weights(attn_scores, 2)
+check_close(w.sum(dim=-1), torch.ones(6), "causal_attention_weights: rows must sum to 1 (softmax over the last dim)")
+check_close(w, CAUSAL_WEIGHTS, "causal_attention_weights(attn_scores, 2) — masked before the softmax, scaled by sqrt(d_k)?")
+check_close(causal_attention_weights(torch.stack((attn_scores, attn_scores)), 2)[0], CAUSAL_WEIGHTS,
+            "causal_attention_weights on a (2, 6, 6) batch")
+
+# %% [markdown]
+# ## 4. Dropout on the attention weights
+#
+# During training, **dropout** randomly zeroes a share $p$ of the attention
+# weights and multiplies the survivors by $1/(1-p)$, so that the expected
+# total stays the same. The model cannot rely on any single connection, which
+# reduces overfitting. In evaluation mode (`model.eval()`) dropout does
+# nothing. GPT-style models use it on the attention weights, with $p$ around
+# 0.1 (0.5 below just to make it visible).
+#
+# Which entries get dropped depends on the random generator, and the generator
+# is **not** the same across operating systems, PyTorch versions and devices:
+# with the same seed your mask may differ from a book's printout or a
+# classmate's (PyTorch issue 121595). So the checks never compare against a
+# printed mask; they compare with `nn.Dropout` under the same seed on the same
+# machine, or check statistics.
+
+# %%
+torch.manual_seed(123)
+dropout = nn.Dropout(0.5)
+print(dropout(torch.ones(6, 6)))  # about half zeros, the rest 2.0
+dropped = dropout(torch.tensor(CAUSAL_WEIGHTS))
+print(dropped)
+print("row sums in training mode:", dropped.sum(dim=-1))  # no longer all 1
+
+# %% [markdown]
+# ## 5. A causal attention module
+#
+# Now everything in one `nn.Module`, for batches `(B, T, d_in)`:
+# projections, scores, causal mask, scaled softmax, dropout on the weights,
+# weighted sum of the values.
+#
+# Tips:
+#
+# * Build the `(context_length, context_length)` mask once in `__init__` and
+#   store it with `register_buffer`, so that `.to(device)` moves it with the
+#   model; in `forward`, slice it to the actual `[:T, :T]`.
+# * Inputs longer than `context_length` cannot be masked: raise a `ValueError`
+#   naming both numbers.
+#
+# ### Your task: `CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)`
+#
+# Layers in this order: `W_query`, `W_key`, `W_value` (`nn.Linear`), then
+# `dropout = nn.Dropout(dropout)`. Output `(B, T, d_out)`.
+
+# %% [solution] CausalAttention
+
+# %% [test] CausalAttention 1
+torch.manual_seed(123)
+ca = CausalAttention(3, 2, 6, 0.0)
+out = ca(batch)
+expected = [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
+            [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]]
+assert out.shape == (2, 6, 2), f"CausalAttention(3, 2, 6, 0.0)(batch): expected shape (2, 6, 2), got {tuple(out.shape)}"
+for b in range(2):
+    check_close(out[b], expected, f"torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)[{b}]")
+check_close(ca(batch[:, :4]), out[:, :4], "CausalAttention on 4 of the 6 tokens: outputs of the first 4 must not change")
+changed = batch.clone()
+changed[:, 5] = 9.0
+check_close(ca(changed)[:, :5], out[:, :5], "CausalAttention: changing the last token changed earlier outputs — is the mask applied?")
+
+# %% [test] CausalAttention 1
+torch.manual_seed(123)
+ca = CausalAttention(3, 2, 4, 0.5)
+try:
+    ca(batch)  # 6 tokens, context_length 4
+except ValueError as e:
+    assert "6" in str(e) and "4" in str(e), f"the ValueError should name both 6 and 4, got: {e}"
+else:
+    raise AssertionError("CausalAttention(..., context_length=4, ...) on 6 tokens must raise ValueError")
+x = batch[:, :4]
+ca.eval()
+torch.manual_seed(123)
+check_close(ca(x), CausalAttention(3, 2, 4, 0.0)(x), "CausalAttention in eval mode must not apply dropout")
+ca.train()
+torch.manual_seed(7)
+out = ca(x)
+with torch.no_grad():  # the same computation, with nn.Dropout under the same seed
+    q, k, v = ca.W_query(x), ca.W_key(x), ca.W_value(x)
+    w = torch.softmax((q @ k.transpose(1, 2)).masked_fill(torch.ones(4, 4).triu(1).bool(), float("-inf")) / 2**0.5, -1)
+    torch.manual_seed(7)
+    expected = nn.Dropout(0.5)(w) @ v
+check_close(out, expected, "CausalAttention in training mode: apply self.dropout once, to the attention weights")
+
+# %% [markdown]
+# ## Training mode vs evaluation mode
+#
+# Run this a few times: in training mode the output changes on every call
+# (a new dropout mask each time); in evaluation mode it is fixed.
+
+# %%
+torch.manual_seed(123)
+ca = CausalAttention(3, 2, 6, 0.5)
+with torch.no_grad():
+    print("train:\n", ca.train()(batch)[0])
+    print("eval:\n", ca.eval()(batch)[0])

@@ -1,0 +1,230 @@
+# %% [markdown]
+# # 05 · Batches of sentences of different lengths
+#
+# A batch tensor `(B, L, D)` needs every sentence to have the same length
+# `L`. Real sentences do not, so the short ones are **padded** with filler
+# tokens up to the longest. Padding carries no meaning, and attention must not
+# let any real token draw information from it.
+#
+# Our example batch has $B = 3$ sentences of true lengths `seq_lens = [4, 3, 2]`,
+# padded to $L = 4$, with $D = 3$ features:
+#
+# | sentence | position 0 | 1 | 2 | 3 |
+# |---|---|---|---|---|
+# | 0 | word | word | word | word |
+# | 1 | word | word | word | *pad* |
+# | 2 | word | word | *pad* | *pad* |
+#
+# Padding must be hidden **as a key**: in the $L \times L$ score matrix of a
+# sentence, every *column* belonging to a padded position is masked, for
+# every query row. (The rows of padded queries still produce some output;
+# later layers and the loss simply ignore those positions.)
+#
+# Mask convention, as always: **True means "hidden / not allowed"**, here
+# "this position is padding".
+
+# %% [setup]
+import warnings
+warnings.filterwarnings("ignore")
+
+import torch
+from torch import nn
+
+inputs = torch.tensor(
+    [[0.43, 0.15, 0.89],  # Your     (x^1)
+     [0.55, 0.87, 0.66],  # journey  (x^2)
+     [0.57, 0.85, 0.64],  # starts   (x^3)
+     [0.22, 0.58, 0.33],  # with     (x^4)
+     [0.77, 0.25, 0.10],  # one      (x^5)
+     [0.05, 0.80, 0.55]]  # step     (x^6)
+)
+batch = torch.stack((inputs, inputs))  # (2, 6, 3)
+
+
+def check_close(actual, expected, what, atol=1e-4):
+    """Raise AssertionError with a one-line message unless actual matches expected."""
+    expected = torch.as_tensor(expected).detach().float().cpu()
+    if not isinstance(actual, torch.Tensor):
+        raise AssertionError(f"{what}: expected a torch.Tensor, got {type(actual).__name__}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise AssertionError(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}")
+    actual = actual.detach().float().cpu()
+    diff = torch.where(actual == expected, 0.0, (actual - expected).abs().nan_to_num(nan=float("inf")))
+    if diff.numel() and diff.max() > atol:
+        idx = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+        raise AssertionError(f"{what}: largest difference {diff.max():.2e} at index {idx}: "
+                             f"expected {expected[idx]:.4f}, got {actual[idx]:.4f}")
+
+
+# a padded batch: B = 3 sentences of lengths 4, 3, 2, padded to L = 4, D = 3 features
+seq_lens = [4, 3, 2]
+torch.manual_seed(102)
+x = torch.randn(3, 4, 3)  # (B, L, D)
+x[1, 3:] = 0.0  # padding
+x[2, 2:] = 0.0  # padding
+PAD = torch.tensor([[False, False, False, False],
+                    [False, False, False, True],
+                    [False, False, True, True]])  # True = padding
+
+# %% [markdown]
+# ## 1. A mask from the lengths
+#
+# Position $j$ of sentence $b$ is padding exactly when $j \ge$ `seq_lens[b]`.
+# Comparing a row of positions `[0, 1, ..., L-1]` of shape `(1, L)` with a
+# column of lengths `(B, 1)` broadcasts to the whole `(B, L)` mask in one go.
+#
+# ### Your task: `key_padding_mask(seq_lens, max_len)`
+#
+# Accept a list or a 1-D integer tensor. A length below 1 or above `max_len`
+# is a bug in the caller: raise a `ValueError` that names the bad entry.
+
+# %% [solution] key_padding_mask
+
+# %% [test] key_padding_mask 1
+kpm = key_padding_mask([4, 3, 2], 4)
+assert isinstance(kpm, torch.Tensor) and kpm.dtype == torch.bool, "key_padding_mask must return a bool tensor"
+assert torch.equal(kpm, PAD), f"key_padding_mask([4, 3, 2], 4): expected True at padding (True = hidden), got\n{kpm}"
+assert torch.equal(key_padding_mask(torch.tensor([4, 3, 2]), 4), PAD), "key_padding_mask must also accept a tensor of lengths"
+for bad in ([4, 9, 2], [4, 0, 2]):
+    try:
+        key_padding_mask(bad, 4)
+    except ValueError as e:
+        assert str(bad[1]) in str(e), f"the ValueError for seq_lens={bad} should name the bad entry {bad[1]}, got: {e}"
+    else:
+        raise AssertionError(f"key_padding_mask({bad}, 4) must raise ValueError")
+
+# %% [markdown]
+# ## 2. Hiding padded keys
+#
+# The mask is `(B, L)`, the scores `(B, L, L)` with rows = queries and
+# columns = keys. Inserting a query axis, `mask[:, None, :]` of shape
+# `(B, 1, L)`, lets broadcasting repeat the same column pattern down every
+# row. Masking `mask[:, :, None]` instead would hide padded *queries*, a
+# common mistake that leaves the padding visible to everyone.
+#
+# ### Your task: `mask_padded_scores(scores, key_padding_mask)`
+#
+# Return a new tensor with the padded key columns set to `-inf` (or `-1e9`);
+# leave `scores` unchanged.
+
+# %% [solution] mask_padded_scores
+
+# %% [test] mask_padded_scores 1
+torch.manual_seed(0)
+scores = torch.randn(3, 4, 4)
+before = scores.clone()
+masked = mask_padded_scores(scores, PAD)
+assert torch.equal(scores, before), "mask_padded_scores changed its argument: use the out-of-place masked_fill"
+hidden = PAD[:, None, :].expand(3, 4, 4)  # padded key columns, every query row
+assert masked.shape == (3, 4, 4), f"mask_padded_scores: expected shape (3, 4, 4), got {tuple(masked.shape)}"
+assert (masked[hidden] <= -1e9).all(), "mask_padded_scores: every padded KEY column must be -inf (or -1e9) — rows vs columns?"
+assert torch.equal(masked[~hidden], scores[~hidden]), "mask_padded_scores: scores of real keys must stay unchanged"
+
+# %% [markdown]
+# ## 3. Attention that ignores padding
+#
+# Scaled dot-product attention as in notebook 03, with the padded keys masked
+# before the softmax:
+#
+# $$\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d}} + M\right) V, \qquad M_{ij} = \begin{cases} -\infty & \text{key } j \text{ is padding} \\ 0 & \text{otherwise.}\end{cases}$$
+#
+# ### Your task: `padded_attention(queries, keys, values, key_padding_mask)`
+#
+# Return `(out, weights)`. The weights must be 0 at padded keys and every row
+# must sum to 1.
+
+# %% [solution] padded_attention
+
+# %% [test] padded_attention 1
+out, weights = padded_attention(x, x, x, PAD)
+assert out.shape == (3, 4, 3) and weights.shape == (3, 4, 4), \
+    f"padded_attention: expected shapes (3, 4, 3) and (3, 4, 4), got {tuple(out.shape)} and {tuple(weights.shape)}"
+check_close(weights.sum(dim=-1), torch.ones(3, 4), "padded_attention: every row of weights must sum to 1")
+check_close(weights[PAD[:, None, :].expand(3, 4, 4)], torch.zeros(12),
+            "padded_attention: weights at padded keys must be 0 — did you mask the rows (queries) instead of the columns?")
+plain = torch.softmax(x[0] @ x[0].T / 3**0.5, dim=-1)  # item 0 has no padding: plain scaled attention
+check_close(weights[0], plain, "padded_attention: weights of the unpadded item 0 — did you scale the scores by sqrt(d)?")
+noisy = x.clone()
+noisy[PAD] = 5.0  # change every padded position
+out_noisy, _ = padded_attention(noisy, noisy, noisy, PAD)
+check_close(out_noisy[~PAD], out[~PAD], "padded_attention: outputs at real positions changed when the padding changed")
+
+# %% [markdown]
+# ## 4. A full attention layer, and two kinds of masks
+#
+# `PaddedSelfAttention` is a single-head attention layer with its own
+# projections `W_q`, `W_k`, `W_v` and an output projection `W_out`, applied to
+# the context vectors. It takes two optional masks, named as in PyTorch's
+# `nn.MultiheadAttention`, and both use True = hidden:
+#
+# * `key_padding_mask`, `(B, L)`: one row per sentence, hides **key columns**.
+#   Padding differs from sentence to sentence, so this mask is per item.
+# * `attn_mask`, `(L, L)` or `(B, L, L)`: hides individual (query, key) pairs.
+#   An `(L, L)` mask is shared by the whole batch, which suits the causal mask
+#   of notebook 04. A padding mask can be expressed this way too, but only as
+#   a full `(B, L, L)` tensor, one matrix per sentence.
+#
+# When both are given, a pair is hidden if either mask hides it. Scale the
+# scores by $\sqrt{D}$.
+#
+# ### Your task: `PaddedSelfAttention(embed_dim)`
+#
+# Layers in the order `W_q`, `W_k`, `W_v`, `W_out`, each
+# `nn.Linear(D, D, bias=False)`. `forward(q, k, v, key_padding_mask=None,
+# attn_mask=None)` returns `(out, weights)`.
+
+# %% [solution] PaddedSelfAttention
+
+# %% [test] PaddedSelfAttention 1
+torch.manual_seed(0)
+layer = PaddedSelfAttention(3)
+out, weights = layer(x, x, x, key_padding_mask=PAD)
+assert out.shape == (3, 4, 3) and weights.shape == (3, 4, 4), \
+    f"PaddedSelfAttention: expected shapes (3, 4, 3) and (3, 4, 4), got {tuple(out.shape)} and {tuple(weights.shape)}"
+with torch.no_grad():  # identity projections, and an output projection that doubles
+    for linear in (layer.W_q, layer.W_k, layer.W_v):
+        linear.weight.copy_(torch.eye(3))
+    layer.W_out.weight.copy_(2 * torch.eye(3))
+out_id, weights_id = layer(x, x, x, key_padding_mask=PAD)
+ref_out, ref_weights = padded_attention(x, x, x, PAD)
+check_close(weights_id, ref_weights, "PaddedSelfAttention with identity W_q, W_k, W_v: weights should match padded_attention")
+check_close(out_id, 2 * ref_out, "PaddedSelfAttention with W_out = 2·I: output should be twice padded_attention's — is W_out applied to the context vectors?")
+
+# %% [test] PaddedSelfAttention 1
+torch.manual_seed(0)
+layer = PaddedSelfAttention(3)
+causal = torch.ones(4, 4, dtype=torch.bool).triu(1)  # (L, L), True = hidden
+_, w_causal = layer(x, x, x, attn_mask=causal)
+check_close(w_causal[:, causal], torch.zeros(3, 6), "PaddedSelfAttention: attn_mask positions (True = hidden) must get weight 0")
+_, w_both = layer(x, x, x, key_padding_mask=PAD, attn_mask=causal)
+hidden = causal | PAD[:, None, :]  # (B, L, L)
+check_close(w_both[hidden], torch.zeros(int(hidden.sum())), "PaddedSelfAttention: with both masks, a pair hidden by either must get weight 0")
+check_close(w_both.sum(dim=-1), torch.ones(3, 4), "PaddedSelfAttention: rows of weights must sum to 1")
+_, w_full = layer(x, x, x, attn_mask=PAD[:, None, :].expand(3, 4, 4))
+check_close(w_full, layer(x, x, x, key_padding_mask=PAD)[1], "PaddedSelfAttention: a (B, L, L) attn_mask must work like the key_padding_mask it expands")
+
+# %% [markdown]
+# ## Same results as PyTorch
+#
+# `nn.MultiheadAttention` with one head and no biases does exactly this
+# computation. It keeps the three input projections stacked in one
+# `in_proj_weight` of shape `(3D, D)`: rows `[0:D]` for queries, `[D:2D]` for
+# keys, `[2D:3D]` for values. Copy them (and `out_proj`) into your layer and
+# compare. The largest differences should be around $10^{-7}$.
+
+# %%
+D = 3
+torch.manual_seed(1)
+mha = nn.MultiheadAttention(D, 1, bias=False, batch_first=True)
+mine = PaddedSelfAttention(D)
+with torch.no_grad():
+    mine.W_q.weight.copy_(mha.in_proj_weight[:D])
+    mine.W_k.weight.copy_(mha.in_proj_weight[D:2 * D])
+    mine.W_v.weight.copy_(mha.in_proj_weight[2 * D:])
+    mine.W_out.weight.copy_(mha.out_proj.weight)
+    kpm = key_padding_mask(seq_lens, 4)
+    ref_out, ref_w = mha(x, x, x, key_padding_mask=kpm)
+    my_out, my_w = mine(x, x, x, key_padding_mask=kpm)
+print("largest output difference:", (ref_out - my_out).abs().max().item())
+print("largest weight difference:", (ref_w - my_w).abs().max().item())
+print(my_w)

@@ -1,0 +1,120 @@
+"""Shared helpers of the project's own tests: grade a source string, edit one definition.
+
+One zygote serves every grading in a test run (started on first use), so the
+catalogue of mistakes costs one torch import, not one per case.
+"""
+from __future__ import annotations
+
+import ast
+import atexit
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+_zygote = None
+
+
+def zygote():
+    global _zygote
+    if _zygote is None:
+        from autograder.workers import Zygote
+
+        _zygote = Zygote()
+        atexit.register(_zygote.close)
+    return _zygote
+
+
+def correct_source(section_id: str) -> str:
+    return (EXAMPLES / "correct_py" / f"{section_id}.py").read_text()
+
+
+def replace_def(source: str, name: str, new_code: str) -> str:
+    """`source` with the top-level def/class `name` replaced by `new_code` (dedented)."""
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            replacement = textwrap.dedent(new_code).strip("\n").split("\n")
+            return "\n".join(lines[:start] + replacement + lines[node.end_lineno:])
+    raise KeyError(f"{name} is not defined at the top level of the source")
+
+
+def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,
+                 visible_only: bool = False):
+    """Grade one section given as Python source; returns its SectionResult."""
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{section_id}.py"
+        path.write_text(source)
+        result = run_checks(locate(path), device, limits, visible_only=visible_only, zygote=zygote())
+    assert not result.grader_errors, result.grader_errors
+    return result.sections[0]
+
+
+def find_check(section_result, title_part: str):
+    matches = [c for c in section_result.checks if title_part in c.name]
+    assert len(matches) == 1, f"{len(matches)} checks match {title_part!r}: {[c.name for c in section_result.checks]}"
+    return matches[0]
+
+
+def failing(section_result) -> dict:
+    """title -> message of every check that lost points."""
+    return {c.name: c.message for c in section_result.checks if not c.passed}
+
+
+class Mistake:
+    """A wrong implementation that is common in practice, and what grading must say about it.
+
+    replacements: graded name -> the wrong code that replaces its definition.
+    loses: substrings of the titles of the checks that must lose points.
+    says: a substring the feedback of the first check in `loses` must contain
+        (the mistake named in the student's terms), or "" where no name applies.
+    """
+
+    def __init__(self, id: str, replacements: dict, loses: list, says: str = ""):
+        self.id, self.replacements, self.loses, self.says = id, replacements, loses, says
+
+    def __repr__(self):
+        return self.id
+
+    def source(self, section_id: str) -> str:
+        source = correct_source(section_id)
+        for name, code in self.replacements.items():
+            source = replace_def(source, name, code)
+        return source
+
+
+def assert_mistake_caught(section_id: str, mistake: Mistake):
+    result = grade_source(section_id, mistake.source(section_id))
+    lost = failing(result)
+    for part in mistake.loses:
+        matches = [title for title in lost if part in title]
+        assert matches, f"{mistake.id}: no failing check matches {part!r}; failing: {lost}"
+    if mistake.says:
+        first = next(title for title in lost if mistake.loses[0] in title)
+        assert mistake.says.lower() in lost[first].lower(), (
+            f"{mistake.id}: feedback of {first!r} should name the mistake ({mistake.says!r}); it says: {lost[first]}")
+    assert result.score < result.max_score
+    return result
+
+
+def assert_full_marks(section_id: str, replacements: dict):
+    source = correct_source(section_id)
+    for name, code in replacements.items():
+        source = replace_def(source, name, code)
+    result = grade_source(section_id, source)
+    assert result.score == result.max_score, failing(result)
+    return result
+
+
+def assert_every_check_catches(section_id: str, mistakes: list):
+    """Each hidden check of the section is failed by at least one catalogued mistake."""
+    titles = [c.name for c in grade_source(section_id, correct_source(section_id)).checks]
+    covered = {t for t in titles for m in mistakes for part in m.loses if part in t}
+    assert set(titles) == covered, f"checks no catalogued mistake fails: {sorted(set(titles) - covered)}"

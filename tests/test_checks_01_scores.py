@@ -1,0 +1,124 @@
+"""Section 01's hidden checks against the catalogue of common mistakes and other correct styles."""
+import pytest
+from support import Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught
+
+SECTION = "01_scores"
+
+MISTAKES = [
+    Mistake("documented values hard-coded", {
+        "dot_scores": """
+            def dot_scores(query, inputs):
+                import torch
+                return torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
+            """,
+        "score_matrix": """
+            def score_matrix(inputs):
+                import torch
+                return torch.zeros(6, 6)
+            """}, ["dot_scores matches the reference", "score_matrix gives the documented",
+                   "score_matrix works on"]),
+    Mistake("loop over tokens", {"score_matrix": """
+            def score_matrix(inputs):
+                import torch
+                rows = [inputs @ inputs[..., i, :].unsqueeze(-1) for i in range(inputs.shape[-2])]
+                return torch.cat(rows, dim=-1)
+            """}, ["no Python loop over tokens"], says="Python loop"),
+    Mistake(".T on a batch", {"score_matrix": """
+            def score_matrix(inputs):
+                return inputs @ inputs.T if inputs.dim() == 2 else inputs @ inputs.permute(2, 1, 0)
+            """}, ["score_matrix works on"]),
+    Mistake("transpose on the wrong side", {"score_matrix": """
+            def score_matrix(inputs):
+                return inputs.transpose(-2, -1) @ inputs
+            """}, ["score_matrix works on"], says="transpose on the wrong side"),
+    Mistake("dot_scores modifies its input", {"dot_scores": """
+            def dot_scores(query, inputs):
+                inputs.mul_(1.0)
+                inputs.add_(0.0)
+                result = inputs @ query
+                inputs[0] = 0
+                return result
+            """}, ["dot_scores matches the reference"], says="modified its argument"),
+    Mistake("additive parameters created out of order", {"AdditiveScore": """
+            class AdditiveScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.q = nn.Parameter(torch.randn(1, hidden_size))
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.w = nn.Linear(hidden_size, 1, bias=False)
+                def forward(self, X):
+                    return self.w(torch.tanh(self.W_k(X) + self.W_q(self.q))).squeeze(-1)
+            """}, ["AdditiveScore: parameters in order"], says="order"),
+    Mistake("self-attention scores scaled", {"SelfAttentionScore": """
+            class SelfAttentionScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                def forward(self, X):
+                    return self.W_q(X) @ self.W_k(X).transpose(-2, -1) / X.shape[-1] ** 0.5
+            """}, ["SelfAttentionScore: W_q(X)"], says="sqrt(D)"),
+    Mistake("query parameter frozen", {"DotProductScore": """
+            class DotProductScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.register_buffer("q", torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return (X @ self.q).squeeze(-1)
+            """}, ["DotProductScore: (X @ q)", "gradients reach every parameter"]),
+]
+
+STYLES = [
+    {"score_matrix": """
+        def score_matrix(inputs):
+            return torch.einsum("...id,...jd->...ij", inputs, inputs)
+        """,
+     "dot_scores": """
+        def dot_scores(query, inputs):
+            return (inputs * query).sum(dim=-1)
+        """},
+    {"score_matrix": """
+        def score_matrix(inputs):
+            return torch.matmul(inputs, inputs.mT)
+        """,
+     "dot_scores": """
+        def dot_scores(query, inputs):
+            return torch.mv(inputs, query)
+        """},
+    {"SelfAttentionScore": """
+        class SelfAttentionScore(nn.Module):
+            def __init__(self, hidden_size):
+                super().__init__()
+                self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+            def forward(self, X):
+                return torch.bmm(self.W_q(X), self.W_k(X).permute(0, 2, 1))
+        """,
+     "DotProductScore": """
+        class DotProductScore(nn.Module):
+            def __init__(self, hidden_size):
+                super().__init__()
+                self.q = nn.Parameter(torch.randn(hidden_size, 1))
+            def forward(self, X):
+                return torch.einsum("bld,dk->blk", X, self.q)[..., 0]
+        """},
+]
+
+
+def test_correct_gets_full_marks():
+    assert_full_marks(SECTION, {})
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
+def test_mistake_loses_points(mistake):
+    assert_mistake_caught(SECTION, mistake)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
+def test_other_correct_style_gets_full_marks(style):
+    assert_full_marks(SECTION, style)
+
+
+def test_every_check_catches_a_mistake():
+    assert_every_check_catches(SECTION, MISTAKES)

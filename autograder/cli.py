@@ -30,12 +30,23 @@ def build_parser() -> Parser:
         p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
         p.add_argument("--format", default="table", choices=FORMATS)
         p.add_argument("--output", help="write the report to this file instead of stdout")
+        p.add_argument("--report", type=Path, metavar="DIR",
+                       help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
+                            "(check writes ./feedback/ by default)")
         p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
                        help="seconds one call of student code may take (default %(default)s)")
         p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
                        help="seconds a notebook may take to load (default %(default)s)")
         p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
                        help="GiB of address space for student code (default %(default)s)")
+        p.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
+                       help="CPU seconds per section's worker (default %(default)s)")
+        p.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
+                       help="MiB: largest file student code may write (default %(default)s)")
+        p.add_argument("--process-limit", type=int, default=Limits.processes,
+                       help="processes student code may run (default %(default)s)")
+        p.add_argument("--sandbox", default="on", choices=("on", "off"),
+                       help="'off' turns the worker's namespaces off: for debugging and measuring only")
 
     grade = verbs.add_parser("grade", help="grade a submission with the hidden checks")
     grade.add_argument("submission", type=Path)
@@ -43,6 +54,23 @@ def build_parser() -> Parser:
     check = verbs.add_parser("check", help="self-check: run the visible checks on your notebooks")
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     common(check)
+
+    def limits_only(p):
+        p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
+                       help="seconds one call of student code may take (default %(default)s)")
+        p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
+                       help="seconds a notebook may take to load (default %(default)s)")
+        p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
+                       help="GiB of address space for student code (default %(default)s)")
+
+    from autograder import batch, gradescope
+
+    batch.add_verbs(verbs, limits_only)
+    gradescope.add_verb(verbs)
+    report = verbs.add_parser("report", help="class report from a batch's grades.csv and students/*.json")
+    report.add_argument("grades", type=Path, metavar="GRADES_DIR")
+    report.add_argument("--out", type=Path, metavar="DIR", help="where to write class_report.html "
+                        "and its CSV files (default: GRADES_DIR)")
     return parser
 
 
@@ -65,12 +93,45 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_feedback(result, folder: Path | None) -> None:
+    """The student's report.html / report.md; a failure to write it is said on stderr, not fatal."""
+    if folder is None:
+        return
+    from autograder.report import write_report
+
+    try:
+        path = write_report(result, folder)
+    except Exception as error:  # the report is extra: the grade above stands without it
+        print(f"autograder: could not write the feedback report to {folder}: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        if os.environ.get("AUTOGRADER_DEBUG"):
+            raise
+    else:
+        print(f"autograder: feedback report: {path}", file=sys.stderr)
+
+
+def run_instructor_verb(args) -> int:
+    """batch, merge, export-gradescope: the instructor's side (UsageError is handled by main)."""
+    from autograder import batch, gradescope
+
+    if args.verb == "export-gradescope":
+        return gradescope.run_verb(args)
+    return batch.run_verb(args, resolve_device)
+
+
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if args.verb in ("batch", "merge", "export-gradescope"):
+            return run_instructor_verb(args)
+        if args.verb == "report":
+            from autograder import class_report
+
+            return class_report.run_verb(args)
         sources = locate(args.submission, args.section)
         for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
-                            ("--memory-limit", args.memory_limit)):
+                            ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
+                            ("--file-limit", args.file_limit), ("--process-limit", args.process_limit)):
             if not value > 0:
                 raise UsageError(f"{name} must be a positive number, got {value:g}")
         device = resolve_device(args.device)
@@ -78,11 +139,20 @@ def main(argv=None) -> int:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
     limits = Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
-                    memory_bytes=int(args.memory_limit * 1024**3))
+                    memory_bytes=int(args.memory_limit * 1024**3),
+                    cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
+                    processes=args.process_limit, sandbox=args.sandbox == "on")
     from autograder.grade import run_checks
+    from autograder.workers import Zygote
 
     try:
-        result = run_checks(sources, device, limits, visible_only=args.verb == "check")
+        zygote = Zygote()
+        try:
+            result = run_checks(sources, device, limits, visible_only=args.verb == "check", zygote=zygote)
+        finally:
+            zygote.close()
+        if zygote.sandbox is not None:
+            print(zygote.sandbox_line(limits), file=sys.stderr)
     except Exception as error:  # the grader's own failure: say so, exit 1
         print(f"autograder: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):
@@ -94,6 +164,7 @@ def main(argv=None) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
+    write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None))
     for error in result.grader_errors:
         print(f"autograder: grader error: {error.splitlines()[0] if error else ''}", file=sys.stderr)
     if result.grader_errors and os.environ.get("AUTOGRADER_DEBUG"):

@@ -91,13 +91,27 @@ def extract(path: Path) -> Extracted:
     return from_notebook(path)
 
 
+def _spelled(spelling: str, candidates: list) -> str:
+    """Which of the banned APIs sharing a name the code spelled ("F.softmax": torch.nn.functional.softmax)."""
+    for short, full in (("F.", "torch.nn.functional."), ("nn.", "torch.nn.")):
+        if spelling.startswith(short):
+            spelling = full + spelling[len(short):]
+    for api in candidates:
+        if api == spelling or api.endswith("." + spelling):
+            return api
+    methods = [api for api in candidates if api.startswith("Tensor.")]
+    return (methods or candidates)[0]  # x.softmax(...): a method call on some tensor
+
+
 def banned_uses(cells: list, names, apis) -> dict:
     """Graded name -> banned APIs its own code refers to (found by reading, never running).
 
     Catches `torch.softmax(...)`, `x.softmax(...)`, `nn.Softmax()`, and aliases
     made with `from torch.nn.functional import softmax as sm`.
     """
-    leaves = {api.rsplit(".", 1)[-1]: api for api in apis}
+    leaves: dict = {}  # "softmax" -> every banned API of that name (torch., F., Tensor., ...)
+    for api in apis:
+        leaves.setdefault(api.rsplit(".", 1)[-1], []).append(api)
     if not leaves:
         return {}
     found: dict = {}
@@ -113,7 +127,8 @@ def banned_uses(cells: list, names, apis) -> dict:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch"):
                 for alias in node.names:
                     if alias.name in leaves:
-                        aliases[alias.asname or alias.name] = leaves[alias.name]
+                        aliases[alias.asname or alias.name] = _spelled(
+                            f"{node.module}.{alias.name}", leaves[alias.name])
     for tree in trees:
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name not in names:
@@ -122,7 +137,7 @@ def banned_uses(cells: list, names, apis) -> dict:
             for inner in ast.walk(node):
                 api = None
                 if isinstance(inner, ast.Attribute) and inner.attr in leaves:
-                    api = leaves[inner.attr]
+                    api = _spelled(ast.unparse(inner), leaves[inner.attr])
                 elif isinstance(inner, ast.Name) and inner.id in aliases and inner.id != node.name:
                     api = aliases[inner.id]
                 if api and api not in hits:

@@ -27,7 +27,14 @@ DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.
 
 
 class CheckFailed(AssertionError):
-    """A check's verdict with a message for the student."""
+    """A check's verdict with a message for the student.
+
+    figure: set by expect_close(..., heatmap_labels=...) on public inputs only:
+        {"expected", "actual": 2-D CPU float tensors, "labels": (rows, cols), "what": str}
+        for the student's feedback report (never serialised into results.json).
+    """
+
+    figure = None
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -103,7 +110,8 @@ def differs_from_mistakes(actual, mistakes: dict | None, device="cpu", scale=Non
 
 def _first_difference(actual, expected) -> str:
     a, e = actual.double(), expected.double()
-    diff = (a - e).abs().nan_to_num(math.inf)
+    same = (a == e) | (a.isnan() & e.isnan())  # equal infinities and paired NaNs are no difference
+    diff = (a - e).abs().nan_to_num(nan=math.inf, posinf=math.inf).masked_fill(same, 0.0)
     index = int(diff.argmax())
     position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
     where = f" at {[int(i) for i in position]}" if position else ""
@@ -111,14 +119,64 @@ def _first_difference(actual, expected) -> str:
             f"(expected {e.flatten()[index].item():.4f}, got {a.flatten()[index].item():.4f})")
 
 
+HEATMAP_MAX_SIDE = 32  # larger matrices get no heatmap: unreadable, and a large report
+
+
+def _heatmap_matrix(tensor: torch.Tensor) -> torch.Tensor:
+    """The last two dims of the first batch item (a 1-D tensor as one row), as a CPU float64 tensor."""
+    matrix = tensor.detach().cpu()
+    while matrix.dim() > 2:
+        matrix = matrix[0]
+    if matrix.dim() < 2:
+        matrix = matrix.reshape(1, -1)
+    return matrix.to(torch.float64)
+
+
+def _heatmap_labels(labels, shape) -> tuple:
+    """(row labels, column labels): `labels` is one list for both axes, or a (rows, columns) pair.
+
+    A list is used for an axis only where its length matches; otherwise that axis is numbered.
+    """
+    if labels is True or labels is None:
+        rows = cols = None
+    elif isinstance(labels, tuple) and len(labels) == 2 and not isinstance(labels[0], str):
+        rows, cols = labels
+    else:
+        rows = cols = labels
+
+    def fit(names, size):
+        return [str(n) for n in names] if names is not None and len(names) == size else None
+
+    return fit(rows, shape[0]), fit(cols, shape[1])
+
+
+def _with_figure(error: CheckFailed, actual, expected, what: str, labels) -> CheckFailed:
+    """Attach the expected and actual matrices to `error` (see CheckFailed.figure)."""
+    try:
+        exp, act = _heatmap_matrix(expected), _heatmap_matrix(actual)
+    except Exception:  # the heatmap is extra: never turn a student's failure into the grader's
+        return error
+    if exp.shape != act.shape or exp.numel() == 0 or max(exp.shape) > HEATMAP_MAX_SIDE:
+        return error
+    error.figure = {"expected": exp, "actual": act, "labels": _heatmap_labels(labels, tuple(exp.shape)),
+                    "what": what}
+    return error
+
+
 def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str = "cpu",
-                 scale: float | None = None, atol: float | None = None, hint: str = "") -> None:
+                 scale: float | None = None, atol: float | None = None, hint: str = "",
+                 heatmap_labels=None) -> None:
     """Fail unless `actual` matches `expected` in type, shape, dtype and values.
 
     mistakes: description -> what that mistake would output; when `actual`
         matches one, the message names it ("looks like softmax over dim 0").
     scale: the magnitude the tolerance is scaled by (default: of `expected`).
     atol: an absolute tolerance to use instead (documented 4-decimal values use 1e-4).
+    heatmap_labels: ONLY where the inputs are public (the worked example, a mask
+        of a given size): on a failure with the right shape, the expected and
+        actual matrices (last two dims of the first batch item) go with the
+        failure, for the heatmaps of the feedback report. Token names for the
+        axes (e.g. TOKENS, or a (rows, columns) pair), or True for numbered axes.
     """
     actual = _as_tensor(actual, what)
     expected = expected.detach().cpu()
@@ -127,8 +185,11 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         suffix = f": this looks like {named}" if named else ""
         raise CheckFailed(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{suffix}")
     if actual.dtype != expected.dtype:
-        raise CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
-                          f"got {str(actual.dtype).replace('torch.', '')}")
+        failure = CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
+                              f"got {str(actual.dtype).replace('torch.', '')}")
+        if heatmap_labels is not None and heatmap_labels is not False:
+            _with_figure(failure, actual, expected, what, heatmap_labels)
+        raise failure
     if close(actual, expected, device, scale, atol):
         return
     named = differs_from_mistakes(actual, mistakes, device, scale)
@@ -142,4 +203,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         message += f". This looks like {named}"
     elif hint:
         message += f". {hint}"
-    raise CheckFailed(message)
+    failure = CheckFailed(message)
+    if heatmap_labels is not None and heatmap_labels is not False:
+        _with_figure(failure, actual, expected, what, heatmap_labels)
+    raise failure

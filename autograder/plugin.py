@@ -26,6 +26,12 @@ def section_of(module) -> str:
     return match.group(1) if match else ""
 
 
+def _figure(excinfo):
+    """The heatmap data a failed expect_close attached (public inputs only), else None."""
+    error = excinfo.value if excinfo else None
+    return error.figure if isinstance(error, CheckFailed) else None
+
+
 class GradingPlugin:
     def __init__(self, workers: dict, visible_only: bool = False):
         self.workers = workers  # section id -> SectionWorker
@@ -71,6 +77,7 @@ class GradingPlugin:
                 kind=kind,
                 documented=grading["documented"],
                 visible=grading["visible"],
+                figure=_figure(call.excinfo) if failed else None,
             ))
 
     def _explain(self, item, excinfo):

@@ -18,6 +18,9 @@ class CheckResult:
     kind: str = ""  # why it failed: check, stub, missing, raised, timeout, forbidden, ...
     documented: bool = False
     visible: bool = False
+    # expected/actual matrices for the feedback report's heatmaps (harness.CheckFailed.figure);
+    # never serialised: to_gradescope and every format leave it out
+    figure: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

@@ -36,6 +36,9 @@ class Reply:
     output_devices: list = field(default_factory=list)
 
 
+MAX_NOTES = 10  # cells that raised, listed per section
+
+
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
@@ -113,6 +116,8 @@ class SectionWorker:
                 error = cell.get("error", {})
                 where = error.get("where") or cell.get("label", "a cell")
                 lines.append(f"{where}: {error.get('type')}: {str(error.get('message'))[:200]}")
+        if len(lines) > MAX_NOTES:
+            lines[MAX_NOTES:] = [f"... and {len(lines) - MAX_NOTES} more cells that raised"]
         return lines
 
     # ------------------------------------------------------------ calls
@@ -142,7 +147,8 @@ def _describe(label: str, error: dict) -> StudentFailure:
             f"{label} is not defined in your notebook: keep its cell, with the name and "
             "signature of the stub", kind="missing")
     if kind == "stub":
-        return StudentFailure(f"{label} is not implemented yet (it raised NotImplementedError{where})", kind="stub")
+        return StudentFailure(f"{label} is not implemented yet: it still raises NotImplementedError{where}",
+                              kind="stub")
     if kind == "internal":
         return StudentFailure(f"{label} could not be called: {message}", kind="internal")
     detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
@@ -167,11 +173,13 @@ class Student:
         return self.run(name, *args, seed=seed, **kwargs).value
 
     def run(self, name, *args, seed=None, count_ops=False, return_args=False, device=None,
-            backward=None, **kwargs) -> Reply:
+            backward=None, noncontiguous=False, **kwargs) -> Reply:
+        """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
+        layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output."""
         self._check_source_bans(name)
         target = {"name": name}
         return self._send(target, name, args, kwargs, seed=seed, return_args=return_args,
-                          device=device, backward=backward)
+                          device=device, backward=backward, noncontiguous=noncontiguous)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
         """Construct the student's class under torch.manual_seed(seed)."""
@@ -189,7 +197,7 @@ class Student:
                 "write the computation yourself", kind="forbidden")
 
     def _send(self, target, label, args, kwargs, *, seed=None, mode=None, return_args=False,
-              device=None, backward=None) -> Reply:
+              device=None, backward=None, noncontiguous=False) -> Reply:
         message = {
             "op": "call",
             "target": target,
@@ -202,6 +210,8 @@ class Student:
         }
         if backward is not None:
             message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
+        if noncontiguous:
+            message["noncontiguous"] = True
         reply = self.worker.request(message, label)
         seen = reply.get("forbidden") or []
         if seen:

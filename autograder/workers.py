@@ -5,7 +5,10 @@ minimal environment) before the trusted process has computed any answer, so
 nothing secret can leak into it by fork. `SectionWorker` asks the zygote for a
 child per section, sends it the student's cells, and turns its replies into
 Python values or `StudentFailure`s. A child that dies or runs past its time is
-killed with its whole process group; the next request starts a new one.
+killed with everything it started (its PID namespace's init, its process group,
+its session); the next request starts a new one. Each child confines itself
+(worker/confine.py, worker/sandbox.py) and reports the layers in force, which
+`Zygote.sandbox_line` turns into the one line the grader prints.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ class Limits:
     cpu_seconds: int = 120
     file_bytes: int = 64 * 1024**2
     processes: int = 256
+    sandbox: bool = True  # namespaces and the hidden filesystem; off only for debugging
 
 
 class StudentFailure(Exception):
@@ -67,6 +71,40 @@ def minimal_env() -> dict:
     return env
 
 
+def sandbox_wanted() -> bool:
+    """AUTOGRADER_SANDBOX=off turns the namespaces off (debugging and measurement only)."""
+    return os.environ.get("AUTOGRADER_SANDBOX", "on").lower() not in ("off", "0", "no", "false")
+
+
+def session_members(sid: int) -> list[int]:
+    """PIDs of the processes in session `sid`, from /proc (empty where there is no /proc)."""
+    members = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 3 and int(fields[3]) == sid:
+            members.append(int(name))
+    return members
+
+
+def kill_session(sid: int) -> None:
+    for pid in session_members(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 class Zygote:
     """One pre-started interpreter with torch imported, forking a child per section."""
 
@@ -85,6 +123,7 @@ class Zygote:
         child_end.close()
         self.lock = threading.Lock()
         self.reader = self.control.makefile("rb")
+        self.sandbox: dict | None = None  # what the first child reported about its confinement
 
     def spawn(self, limits: Limits, config: dict) -> "Child":
         conn, conn_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -99,6 +138,7 @@ class Zygote:
                 "cpu_seconds": limits.cpu_seconds,
                 "file_bytes": limits.file_bytes,
                 "processes": limits.processes,
+                "sandbox": bool(limits.sandbox) and sandbox_wanted(),
             },
         }
         with self.lock:
@@ -115,7 +155,18 @@ class Zygote:
             detail = self.process.stderr.read(2000).decode(errors="replace") if self.process.poll() is not None else ""
             raise RuntimeError(f"the grading worker could not start: {detail.strip()[-500:]}")
         reply = wire.loads(line)
-        return Child(int(reply["pid"]), conn, out_read, workdir)
+        init = reply.get("init")
+        if self.sandbox is None:
+            self.sandbox = {"layers": list(reply.get("layers") or []),
+                            "missing": list(reply.get("missing") or [])}
+        return Child(int(reply["pid"]), conn, out_read, workdir,
+                     init_pid=int(init) if isinstance(init, int) and init > 1 else None)
+
+    def sandbox_line(self, limits: Limits | None = None) -> str:
+        """One line for the grader's log: the layers in force and the ones missing."""
+        from autograder.sandbox import describe
+
+        return describe(self.sandbox, limits or Limits())
 
     def close(self):
         try:
@@ -139,6 +190,7 @@ class Child:
     output: bytearray = field(default_factory=bytearray)
     dropped: int = 0
     buffer: bytes = b""
+    init_pid: int | None = None  # PID 1 of the child's PID namespace, when it has one
 
     def __post_init__(self):
         self.drain = threading.Thread(target=self._drain, daemon=True)
@@ -189,10 +241,18 @@ class Child:
             return None, "garbled"
 
     def kill(self):
+        # The namespace's init first: the kernel then kills every process inside it.
+        # The supervisor keeps init's PID from being reused until it is killed here.
+        if self.init_pid is not None:
+            try:
+                os.kill(self.init_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        kill_session(self.pid)  # without a PID namespace: what double-forked but kept the session
         self.conn.close()
         self.drain.join(timeout=2)
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -36,6 +36,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.sections import SECTIONS, Section
+from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,7 +161,8 @@ def solution_body_lines(code: str) -> list[str]:
 
 
 def fill_regions(code: str, replacements: list[str | None], where: str) -> str:
-    """Replace each solution region: None keeps the reference, STUB puts nbgrader's stub,
+    """Replace each solution region: None keeps the reference, STUB puts nbgrader's stub
+    (`raise NotImplementedError()`),
     any other text is dedented and indented like the region's BEGIN marker."""
     lines = code.split("\n")
     regions = _solution_regions(code, where)
@@ -181,7 +183,9 @@ def fill_regions(code: str, replacements: list[str | None], where: str) -> str:
     return "\n".join(out)
 
 
-STUB = "stub"
+def stubbed(code: str, where: str = "block") -> str:
+    """The code as students receive it: every solution region replaced by nbgrader's stub."""
+    return fill_regions(code, [STUB] * len(_solution_regions(code, where)), where)
 
 
 # --------------------------------------------------------------------------- specs
@@ -367,18 +371,19 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
         # nbgrader runs `alembic` from PATH: make the interpreter's own scripts visible.
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        # One nbgrader run for all sections: its start-up costs more than the conversions.
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", "--log-level=WARN"],
+            cwd=course_dir,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         for section_id in sources:
-            result = subprocess.run(
-                [sys.executable, "-m", "nbgrader", "generate_assignment", section_id, "--force", "--log-level=WARN"],
-                cwd=course_dir,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
             out = course_dir / "release" / section_id / f"{section_id}.ipynb"
             if result.returncode != 0 or not out.is_file():
                 raise BuildError(
-                    f"nbgrader generate_assignment {section_id} failed ({result.returncode}):\n"
+                    f"nbgrader generate_assignment failed ({result.returncode}) for {section_id}:\n"
                     f"{result.stdout}\n{result.stderr}"
                 )
             released[section_id] = clean_released(nbformat.read(out, as_version=4))
@@ -423,8 +428,6 @@ def correct_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
 
 def partial_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
     """What the partial example holds for each graded name (see course/partial_submissions.py)."""
-    from course.partial_submissions import PARTIAL, SOLVED, Mistake
-
     plan = PARTIAL.get(section.id)
     if plan is None:
         raise BuildError(f"course/partial_submissions.py: no entry for {section.id}")
@@ -439,11 +442,10 @@ def partial_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
     for name in section.names:
         entry, code = plan[name], blocks[name]
         where = f"course/partial_submissions.py [{section.id}] {name}"
-        count = len(_solution_regions(code, where))
         if entry == SOLVED:
             answers[name] = strip_markers(code)
         elif entry == STUB:
-            answers[name] = fill_regions(code, [STUB] * count, where)
+            answers[name] = stubbed(code, where)
         elif isinstance(entry, Mistake):
             answers[name] = fill_regions(code, list(entry.regions), where)
         else:

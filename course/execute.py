@@ -34,6 +34,8 @@ class ThisPythonKernelManager(AsyncKernelManager):
 class Run:
     notebook: nbformat.NotebookNode  # with outputs
     seconds: float
+    cpu_seconds: float | None = None  # the kernel's CPU time (user + system), when measured
+    kernel_executable: str | None = None  # the kernel's sys.executable, when measured
     error_cell: int | None = None  # index of the first cell that raised
     ename: str | None = None  # exception class name, e.g. "NotImplementedError"
     evalue: str | None = None
@@ -43,15 +45,34 @@ class Run:
         return self.error_cell is None
 
 
-def run_notebook(source: Path | nbformat.NotebookNode, timeout: float = 120, cwd: Path | None = None) -> Run:
-    """Execute every cell in order, stopping at the first error (which is recorded, not raised)."""
+PROBE = (
+    "import resource as _course_resource, sys as _course_sys\n"
+    "_course_usage = _course_resource.getrusage(_course_resource.RUSAGE_SELF)\n"
+    "print('kernel-probe', _course_usage.ru_utime + _course_usage.ru_stime, _course_sys.executable)"
+)
+
+
+def run_notebook(
+    source: Path | nbformat.NotebookNode, timeout: float = 120, cwd: Path | None = None, measure_cpu: bool = False
+) -> Run:
+    """Execute every cell in order, stopping at the first error (which is recorded, not raised).
+
+    With `measure_cpu`, a last cell (removed again afterwards) reads the kernel's CPU
+    time, which unlike the wall time hardly depends on what else the machine is doing,
+    and the kernel's interpreter.
+    """
     nb = nbformat.read(source, as_version=4) if isinstance(source, (str, Path)) else source
+    probe = None
+    if measure_cpu:
+        probe = nbformat.v4.new_code_cell(PROBE)
+        nb.cells.append(probe)
     if cwd is None:
         cwd = Path(source).parent if isinstance(source, (str, Path)) else Path.cwd()
     client = NotebookClient(
         nb,
         kernel_name="python3",
         kernel_manager_class=ThisPythonKernelManager,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no start-up chatter on stderr
         timeout=timeout,
         allow_errors=False,
         resources={"metadata": {"path": str(cwd)}},
@@ -69,6 +90,12 @@ def run_notebook(source: Path | nbformat.NotebookNode, timeout: float = 120, cwd
         else:
             run.error_cell = -1
     run.seconds = time.perf_counter() - start
+    if probe is not None:
+        nb.cells.remove(probe)
+        for output in probe.get("outputs", []):
+            words = output.get("text", "").split(maxsplit=2)
+            if words[:1] == ["kernel-probe"]:
+                run.cpu_seconds, run.kernel_executable = float(words[1]), words[2].strip()
     return run
 
 

@@ -17,6 +17,10 @@ MISTAKES = [
                 return torch.zeros(6, 6)
             """}, ["dot_scores matches the reference", "score_matrix gives the documented",
                    "score_matrix works on"]),
+    Mistake("sum over the tokens instead of the features", {"dot_scores": """
+            def dot_scores(query, inputs):
+                return (inputs * query).sum(dim=0)
+            """}, ["dot_scores gives the documented", "dot_scores matches the reference"], says="expected shape"),
     Mistake("loop over tokens", {"score_matrix": """
             def score_matrix(inputs):
                 import torch

@@ -5,9 +5,11 @@ sees the same inputs and every device grades the same numbers.
 """
 from __future__ import annotations
 
+import re
+
 import torch
 
-from autograder.harness import CheckFailed, expect, expect_close
+from autograder.harness import CheckFailed, StudentFailure, expect, expect_close
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -55,17 +57,20 @@ def expect_no_loop(counts: dict, name: str, over: str) -> None:
            f"it looks like a Python loop over {over}; compute them all with one batched operation")
 
 
-def expect_grads(reply, reference: torch.nn.Module, name: str) -> None:
-    """Every parameter gets a gradient, equal to the reference's for the same upstream gradient."""
+def expect_grads(reply, reference: torch.nn.Module, name: str, device: str = "cpu") -> None:
+    """Every parameter gets a gradient, equal to the reference's for the same upstream gradient.
+
+    device: where the student's code ran (the tolerance of the comparison).
+    """
     expect(reply.graph, f"{name}: the output has no autograd graph (no requires_grad): "
                         "avoid .detach(), torch.no_grad() and .data in forward")
     ref_grads = {n: p.grad for n, p in reference.named_parameters()}
-    for param_name, expected in ref_grads.items():
-        got = reply.param_grads.get(param_name)
-        if got is None:
+    for param_name in ref_grads:  # a missing gradient first: it names the cause better than wrong values
+        if reply.param_grads.get(param_name) is None:
             raise CheckFailed(f"{name}: parameter {param_name} received no gradient "
                               "(is it used in forward? was it created as a Parameter / Linear?)")
-        expect_close(got, expected, f"{name}: gradient of {param_name}")
+    for param_name, expected in ref_grads.items():
+        expect_close(reply.param_grads[param_name], expected, f"{name}: gradient of {param_name}", device=device)
 
 
 def reference_grads(module: torch.nn.Module, grad_output: torch.Tensor, *inputs, **kwargs) -> torch.Tensor:
@@ -93,3 +98,62 @@ def expect_same_params(module, reference: torch.nn.Module, name: str, order: str
         expect(torch.allclose(got[param_name], value.detach()),
                f"{name}.{param_name} differs from the seeded reference: create the parameters in "
                f"exactly this order: {order}")
+
+
+# "(code cell 5, line 12)": where the worker says the student's exception was raised
+_WHERE_SUFFIX = re.compile(r" \([^()]*, line \d+\)$")
+
+
+def expect_raises(call, error: str, what: str, naming=()) -> str:
+    """`call()` (one student call) must raise `error` (a type name) whose message names each of `naming`.
+
+    A name matches as a whole token: "7" is found in "got 7 tokens", not in "17" or "line 7"
+    of the location the grader adds. Returns the student's message.
+    """
+    try:
+        value = call()
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        text = failure.message.partition(" raised ")[2]
+    else:
+        kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise CheckFailed(f"{what} should raise {error}, but it returned {kind}")
+    text = _WHERE_SUFFIX.sub("", text)
+    raised, _, message = text.partition(": ")
+    expect(raised == error, f"{what} should raise {error}; it raised {text[:300]}")
+    missing = [str(n) for n in naming
+               if not re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w]|\.\d)", message)]
+    expect(not missing, f"{what} raised {error}({message[:200]!r}); the message should name "
+                        f"{' and '.join(map(str, naming))} so the user can see what was wrong")
+    return message
+
+
+def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
+    """Attention weights: a float tensor of `shape`, no negative entry, summing to 1 along `dim`.
+
+    When they sum to 1 along another dim instead, the message says so (softmax over the wrong dim).
+    """
+    if not isinstance(weights, torch.Tensor):
+        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(weights).__name__}")
+    expect(tuple(weights.shape) == tuple(shape),
+           f"{what}: expected shape {tuple(shape)}, got {tuple(weights.shape)}")
+    expect(weights.is_floating_point(), f"{what}: expected float weights, got {weights.dtype}")
+    values = weights.double()
+    expect(not values.isnan().any(), f"{what}: your weights contain nan (did exp overflow, or inf - inf?)")
+    expect(bool((values >= 0).all()), f"{what}: your weights have negative entries; softmax weights are >= 0")
+    asked, dim = dim, dim % values.dim()
+
+    def sums_to_one(d):
+        sums = values.sum(d)
+        return bool(torch.allclose(sums, torch.ones_like(sums), rtol=0, atol=1e-5))
+
+    if sums_to_one(dim):
+        return
+    others = [d for d in range(values.dim()) if d != dim and sums_to_one(d)]
+    sums = values.sum(dim)
+    detail = f"their sums range from {sums.min().item():.4g} to {sums.max().item():.4g}"
+    if others:
+        other = others[0] - values.dim() if asked < 0 else others[0]
+        detail = f"they sum to 1 along dim {other} instead: softmax over the wrong dim?"
+    raise CheckFailed(f"{what}: your weights don't sum to 1 along dim {asked}; {detail}")

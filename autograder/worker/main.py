@@ -4,14 +4,19 @@ Started by the trusted side as `python -I autograder/worker/main.py CONTROL_FD`.
 The trusted side sends `spawn` requests over the control socket with two file
 descriptors attached (the child's request socket and its output pipe). The
 zygote forks; the child confines itself (`confine.py`), loads the student's
-cells and answers requests until the socket closes. The zygote never runs
-student code, so every child starts from the same clean state, and a child
-that dies costs only the checks it was running.
+cells and answers requests until the socket closes. Before replying to the
+trusted side, the zygote waits (briefly) for the child's report on a pipe:
+which sandbox layers are in force, which are missing, and the PID to kill.
+The zygote never runs student code, so every child starts from the same
+clean state, and a child that dies costs only the checks it was running.
 """
+import json
 import os
+import select
 import signal
 import socket
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE]
@@ -28,6 +33,7 @@ def main(control_fd: int) -> None:
     serve.warm_up()  # first use of a dispatch mode imports a lot: pay it once, before forking
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    become_subreaper()  # and so are orphans of killed children (not left to the host's init)
     control = socket.socket(fileno=control_fd)
     while True:
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 4)
@@ -39,18 +45,60 @@ def main(control_fd: int) -> None:
                 os.close(fd)
             control.sendall(wire.dumps({"ok": False, "error": "bad spawn request"}))
             continue
+        report_read, report_write = os.pipe()
         pid = os.fork()
         if pid == 0:
             control.close()
+            os.close(report_read)
             conn_fd, out_fd = fds
             try:
-                confine.enter(request.get("limits", {}), out_fd)
+                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write)
                 serve.serve(socket.socket(fileno=conn_fd), request.get("config", {}))
             finally:
                 os._exit(0)
         for fd in fds:
             os.close(fd)
-        control.sendall(wire.dumps({"ok": True, "pid": pid}))
+        os.close(report_write)
+        reply = {"ok": True, "pid": pid, "init": None, "layers": [], "missing": []}
+        for line in sorted(read_report(report_read), key=lambda line: "init" not in line):
+            reply["init"] = line.get("init", reply["init"])
+            reply["layers"] += [str(x) for x in line.get("layers", [])]
+            reply["missing"] += [str(x) for x in line.get("missing", [])]
+        control.sendall(wire.dumps(reply))
+
+
+def become_subreaper() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER (Linux only)
+    except (OSError, AttributeError):
+        pass
+
+
+def read_report(fd: int, timeout: float = 20.0) -> list:
+    """The JSON lines a new child writes about its confinement, until it closes the pipe."""
+    data, deadline = b"", time.monotonic() + timeout
+    try:
+        while len(data) < 65536:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    lines = []
+    for raw in data.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            lines.append(line)
+    return lines
 
 
 if __name__ == "__main__":

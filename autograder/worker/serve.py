@@ -7,6 +7,7 @@ the call) is raw observation that the trusted side judges.
 """
 import copy
 import os
+import resource
 import sys
 import traceback
 
@@ -22,6 +23,10 @@ STUDENT_FILE_PREFIX = "<student "
 
 class Watch(TorchDispatchMode):
     """Sees every aten op a call dispatches: counts them, spots banned ops and device mixing."""
+
+    @classmethod
+    def _should_skip_dynamo(cls):
+        return False  # torch would import torch._dynamo (seconds) to wrap our handler; we never compile
 
     def __init__(self, banned_ops=(), guard_devices=False):
         super().__init__()
@@ -48,6 +53,21 @@ class Watch(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+def is_out_of_memory(error: BaseException, message: str) -> bool:
+    if isinstance(error, MemoryError):
+        return True
+    return isinstance(error, RuntimeError) and (
+        "can't allocate memory" in message or "not enough memory" in message)
+
+
+def memory_limit() -> str:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return "machine's memory"
+    gib = soft / 1024**3
+    return f"{gib:g} GiB" if gib >= 1 else f"{soft / 1024**2:g} MiB"
+
+
 def describe_error(error: BaseException, kind: str = "raised") -> dict:
     """A student-facing description: the exception and where in THEIR code it happened."""
     where = ""
@@ -61,6 +81,8 @@ def describe_error(error: BaseException, kind: str = "raised") -> dict:
         message = str(error)
     except Exception:
         message = "(message could not be shown)"
+    if is_out_of_memory(error, message):
+        kind, message = "memory", f"your code tried to allocate more than the {memory_limit()} limit"
     return {
         "kind": kind,
         "type": type(error).__name__[:100],
@@ -117,6 +139,8 @@ class Worker:
             return [self.place(v, device, requires_grad) for v in value]
         if isinstance(value, tuple):
             return tuple(self.place(v, device, requires_grad) for v in value)
+        if isinstance(value, dict):  # keyword arguments (key_padding_mask=...) go to the device too
+            return {k: self.place(v, device, requires_grad) for k, v in value.items()}
         return value
 
     def call(self, request: dict) -> dict:
@@ -127,6 +151,9 @@ class Worker:
         kwargs = self.place(self.resolve(wire.decode(request.get("kwargs", {}))), device, False)
         if not isinstance(kwargs, dict) or not isinstance(args, list):
             raise ValueError("bad arguments")
+        if request.get("noncontiguous"):  # same values, the layout transpose(1, 2) returns
+            args = [a.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_(a.requires_grad)
+                    if isinstance(a, torch.Tensor) and a.dim() >= 3 else a for a in args]
 
         if "name" in target:
             name = str(target["name"])
@@ -208,11 +235,20 @@ class Worker:
 
 
 def warm_up() -> None:
-    with Watch(banned_ops=("softmax",), guard_devices=True):
-        x = torch.ones(2, 2, requires_grad=True)
-        y = torch.softmax(x @ x, dim=-1)
-        y.sum().backward()
-        torch.ones(2, device="meta") * 2
+    """Run once in the zygote what every child would otherwise import on first use.
+
+    The first op on the meta device imports torch's Python meta kernels (seconds);
+    done here, before forking, every child starts with them loaded.
+    """
+    for device in ("cpu", "meta"):
+        with Watch(banned_ops=("softmax",), guard_devices=True):
+            layer = torch.nn.Linear(2, 2).to(device)
+            x = torch.ones(1, 2, 2, device=device, requires_grad=device == "cpu")
+            scores = layer(x) @ x.transpose(1, 2)
+            scores = scores.masked_fill(torch.ones(2, 2, dtype=torch.bool, device=device).triu(1), float("-inf"))
+            weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
+            if device == "cpu":
+                weights.sum().backward()
 
 
 def serve(conn, config: dict) -> None:

@@ -17,7 +17,7 @@
 #    and let one batched matrix product handle all heads together. This is how
 #    GPT-style models do it.
 #
-# The second needs two reshaping helpers, which come first.
+# The second needs two small reshaping functions, which come first.
 
 # %% [setup]
 import warnings
@@ -163,7 +163,8 @@ assert isinstance(wrapper.heads, nn.ModuleList) and len(wrapper.heads) == 2, "th
 # Points to watch:
 #
 # * **Scaling.** Each head compares vectors of length `head_dim`, so the scores
-#   are divided by $\sqrt{\texttt{head\_dim}}$, not $\sqrt{\texttt{d\_out}}$.
+#   are divided by `head_dim ** 0.5` (the $\sqrt{d_k}$ of notebook 03, per head),
+#   not by `d_out ** 0.5`.
 # * **Output projection.** After rebuilding the tokens, `out_proj`, a
 #   `Linear(d_out, d_out)`, mixes the heads' results. The wrapper has no such
 #   layer.

@@ -1,0 +1,515 @@
+"""The `batch` and `merge` verbs: grade a whole class, resumably.
+
+    python -m autograder batch SUBMITTED_DIR [--jobs N] [--device auto|cpu|cuda]
+                               [--out DIR] [--force] [--shard K/N]
+    python -m autograder merge DIR... --out DIR
+
+Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
+for an nbgrader course folder): nbgrader's `<student>/<assignment>/<assignment>.ipynb`
+and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
+both accepted (submission.locate reads either).
+
+Each of the N job processes is a `python -m autograder.batch --job` child that
+keeps one Zygote for all the students it grades. The parent hands out students,
+writes every result as soon as it arrives, and never stops for one student:
+a job that dies or hangs is replaced and that student gets a zero with a
+grader error (and is graded again next run).
+
+Output, every file written atomically (temp file + os.replace):
+    DIR/students/<student>.json   Gradescope results.json, the same as `grade --format json`,
+                                  plus `extra_data` (hashes of the student's files and of
+                                  the grader) so an unchanged submission is skipped next run
+    DIR/grades.csv                one row per student: a column per section, total
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import queue
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder.sections import SECTIONS, find
+from autograder.submission import UsageError, _in_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parent
+STUDENTS = "students"
+GRADES = "grades.csv"
+RESULT_KEY = "extra_data"  # Gradescope's own field for data of ours
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a reader (or a killed writer) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Temp files a killed run left behind (never read: results are only the *.json)."""
+    if folder.is_dir():
+        for leftover in folder.glob(".*.tmp"):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+
+
+def read_result(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# --------------------------------------------------------------------------- students
+
+
+def discover(folder: Path) -> dict[str, Path]:
+    """Student name -> their submission folder, sorted by name."""
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: no such folder")
+    if (folder / "submitted").is_dir():  # an nbgrader course folder
+        folder = folder / "submitted"
+    students = {}
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        if any(_in_folder(entry, section) is not None for section in SECTIONS):
+            students[entry.name] = entry
+    return students
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise UsageError(f"--shard {text!r}: expected K/N, e.g. 1/4")
+    k, n = int(match[1]), int(match[2])
+    if not 1 <= k <= n:
+        raise UsageError(f"--shard {text}: need 1 <= K <= N")
+    return k, n
+
+
+def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
+    """The students of shard K of N: every N-th name of the sorted list, starting at the K-th."""
+    names = sorted(names)
+    if shard is None:
+        return names
+    k, n = shard
+    return names[k - 1::n]
+
+
+def files_hash(folder: Path, section_ids: list[str] | None = None) -> str:
+    """Hash of exactly the files the grader reads for this student."""
+    digest = hashlib.sha256()
+    for section in SECTIONS:
+        if section_ids is not None and section.id not in section_ids:
+            continue
+        found = _in_folder(folder, section)
+        digest.update(section.id.encode() + b"\0")
+        if found is None:
+            digest.update(b"missing\0")
+            continue
+        digest.update(found.relative_to(folder).as_posix().encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(found.read_bytes()).digest())
+        except OSError as error:
+            digest.update(f"unreadable {error.errno}".encode())
+    return digest.hexdigest()
+
+
+def grader_hash() -> str:
+    """Hash of the grader's checks, section registry and reference solutions.
+
+    A result graded by another version of these is graded again.
+    """
+    digest = hashlib.sha256()
+    files = sorted((PACKAGE / "checks").rglob("*.py")) + sorted((ROOT / "solutions").rglob("*.py"))
+    files += [PACKAGE / "sections.py", PACKAGE / "checks" / "pytest.ini"]
+    for path in files:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def is_current(result: dict | None, files: str, grader: str, device: str, sections: list[str]) -> bool:
+    if not result:
+        return False
+    extra = result.get(RESULT_KEY) or {}
+    return (extra.get("files_sha256") == files and extra.get("grader_sha256") == grader
+            and extra.get("device") == device and extra.get("sections") == sections
+            and not extra.get("grader_errors"))
+
+
+# --------------------------------------------------------------------------- the class table
+
+
+def section_scores(result: dict) -> dict[str, float]:
+    scores = {section.id: 0.0 for section in SECTIONS}
+    for test in result.get("tests", []):
+        tags = test.get("tags") or []
+        if tags and tags[0] in scores:
+            scores[tags[0]] += float(test.get("score", 0))
+    return scores
+
+
+def class_table(results: dict[str, dict]):
+    import pandas as pd
+
+    graded = set()
+    for result in results.values():
+        graded.update((result.get(RESULT_KEY) or {}).get("sections") or [s.id for s in SECTIONS])
+    section_ids = [s.id for s in SECTIONS if s.id in graded] or [s.id for s in SECTIONS]
+    rows = []
+    for student in sorted(results):
+        result = results[student]
+        extra = result.get(RESULT_KEY) or {}
+        row = {"student": student}
+        scores = section_scores(result)
+        row.update({k: round(scores[k], 4) for k in section_ids})
+        row["total"] = round(float(result.get("score", 0)), 4)
+        row["max_score"] = round(float(result.get("max_score", 0)), 4)
+        row["status"] = "grader error" if extra.get("grader_errors") else "graded"
+        rows.append(row)
+    columns = ["student"] + section_ids + ["total", "max_score", "status"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def write_table(out: Path, results: dict[str, dict]) -> Path:
+    path = out / GRADES
+    write_atomically(path, class_table(results).to_csv(index=False))
+    return path
+
+
+# --------------------------------------------------------------------------- job processes
+
+
+class JobProcess:
+    """One `python -m autograder.batch --job` child: a student in, a result line out."""
+
+    def __init__(self, device: str, limits: dict, log: Path, section: str | None = None):
+        self.section = section
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as log_handle:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "autograder.batch", "--job", device, json.dumps(limits)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env)
+        self.buffer = b""
+
+    def grade(self, student: str, folder: Path, timeout: float) -> dict:
+        try:
+            request = {"student": student, "path": str(folder), "section": self.section}
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except OSError:
+            raise JobFailed("the job process had exited") from None
+        deadline = time.monotonic() + timeout
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise JobFailed(f"grading took longer than {timeout:g} s")
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise JobFailed(f"the job process died (exit status {self.process.wait()})")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self, kill: bool = False):
+        if self.process.poll() is None:
+            if kill:
+                self.process.kill()
+            else:
+                try:
+                    self.process.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    self.process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class JobFailed(Exception):
+    pass
+
+
+def job_main(device: str, limits_json: str) -> int:
+    """Inside a job process: grade each student named on stdin, one JSON line each on stdout."""
+    replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+    from autograder.workers import Limits, Zygote
+
+    limits = Limits(**json.loads(limits_json))
+    zygote = None
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            task = json.loads(line)
+            started = time.monotonic()
+            reply = {"student": task["student"], "result": None, "grader_errors": []}
+            try:
+                if zygote is not None and zygote.process.poll() is not None:
+                    zygote.close()  # it died: start another for the next students
+                    zygote = None
+                zygote = zygote or Zygote()
+                result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
+                                    zygote=zygote)
+                result.submission = task["student"]
+                reply["result"] = result.to_gradescope()
+                reply["grader_errors"] = list(result.grader_errors)
+            except Exception:
+                reply["grader_errors"] = [traceback.format_exc()]
+            reply["seconds"] = round(time.monotonic() - started, 3)
+            replies.write(json.dumps(reply) + "\n")
+    finally:
+        if zygote is not None:
+            zygote.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- the batch
+
+
+def failed_result() -> dict:
+    return {"score": 0.0, "max_score": 0.0, "execution_time": 0.0,
+            "output": "The grader could not grade this submission; the instructor has been told.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
+              shard: tuple[int, int] | None, student_timeout: float, section: str | None = None,
+              log=None) -> int:
+    from tqdm import tqdm
+
+    log = log or (lambda text: tqdm.write(text, file=sys.stderr))
+    everyone = discover(submitted)
+    if not everyone:
+        raise UsageError(f"{submitted}: no student submissions found (expected one folder per student)")
+    names = in_shard(list(everyone), shard)
+    students_dir = out / STUDENTS
+    students_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(students_dir)
+    remove_stale_temporaries(out)
+    grader = grader_hash()
+    sections = [section] if section else [s.id for s in SECTIONS]
+
+    results: dict[str, dict] = {}
+    todo: list[tuple[str, Path, str]] = []
+    for name in names:
+        files = files_hash(everyone[name], sections)
+        previous = read_result(students_dir / f"{name}.json")
+        if not force and is_current(previous, files, grader, device, sections):
+            results[name] = previous
+            log(f"unchanged {name}: skipped ({previous.get('score', 0):g} / {previous.get('max_score', 0):g})")
+        else:
+            todo.append((name, everyone[name], files))
+    skipped = len(results)
+
+    tasks: queue.Queue = queue.Queue()
+    for item in todo:
+        tasks.put(item)
+    done: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def runner(index: int):
+        job = None
+        try:
+            while not stop.is_set():
+                try:
+                    name, folder, files = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                started = time.monotonic()
+                try:
+                    if job is None:
+                        job = JobProcess(device, limits, out / "logs" / f"job-{index}.log", section)
+                    reply = job.grade(name, folder, student_timeout)
+                except Exception as error:  # the job hung, died or answered nonsense: replace it
+                    if job is not None:
+                        job.close(kill=True)
+                        job = None
+                    reply = {"student": name, "result": None,
+                             "grader_errors": [f"{type(error).__name__}: {error}"],
+                             "seconds": round(time.monotonic() - started, 3)}
+                done.put((name, files, reply))
+        finally:
+            if job is not None:
+                job.close(kill=stop.is_set())
+
+    threads = [threading.Thread(target=runner, args=(i,), daemon=True)
+               for i in range(min(jobs, len(todo)))]
+    for thread in threads:
+        thread.start()
+    errors = 0
+    bar = tqdm(total=len(todo), unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True,
+               disable=None)  # a bar with ETA on a terminal; the log lines alone in CI logs
+    try:
+        for _ in range(len(todo)):
+            name, files, reply = done.get()
+            result = reply.get("result") or failed_result()
+            grader_errors = reply.get("grader_errors") or []
+            result[RESULT_KEY] = {
+                "student": name,
+                "files_sha256": files,
+                "grader_sha256": grader,
+                "device": device,
+                "sections": sections,
+                "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "seconds": reply.get("seconds"),
+                "grader_errors": grader_errors,
+            }
+            write_atomically(students_dir / f"{name}.json",
+                             json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            results[name] = result
+            if grader_errors:
+                errors += 1
+                first = grader_errors[0].strip().splitlines()[-1] if grader_errors[0].strip() else "?"
+                log(f"error {name}: {first}")
+            else:
+                log(f"graded {name}: {result['score']:g} / {result['max_score']:g} ({reply.get('seconds', 0):.1f} s)")
+            bar.update(1)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"interrupted: {len(results) - skipped} graded in this run are saved; run the same command "
+              "again to grade the rest", file=sys.stderr)
+        stop.set()
+        write_table(out, results)
+        return 130
+    finally:
+        bar.close()
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    table = write_table(out, results)
+    print(f"{len(todo)} graded, {skipped} unchanged, {errors} with grader errors; "
+          f"{len(results)} students in {table}")
+    return 1 if errors else 0
+
+
+def merge(folders: list[Path], out: Path) -> int:
+    for folder in folders:
+        if not (folder / STUDENTS).is_dir():
+            raise UsageError(f"{folder}: not a batch output folder (no {STUDENTS}/ inside)")
+    chosen: dict[str, tuple[str, Path, dict]] = {}
+    for folder in folders:
+        for path in sorted((folder / STUDENTS).glob("*.json")):
+            result = read_result(path)
+            if result is None:
+                print(f"autograder: warning: {path}: not a readable result, left out", file=sys.stderr)
+                continue
+            stamp = str((result.get(RESULT_KEY) or {}).get("graded_at", ""))
+            name = path.stem
+            if name in chosen and chosen[name][0] > stamp:
+                continue
+            if name in chosen:
+                print(f"autograder: warning: {name} is in several folders; keeping the latest ({path})",
+                      file=sys.stderr)
+            chosen[name] = (stamp, path, result)
+    students_dir = out / STUDENTS
+    students_dir.mkdir(parents=True, exist_ok=True)
+    for name, (_, path, _result) in chosen.items():
+        target = students_dir / f"{name}.json"
+        if target.resolve() != path.resolve():
+            write_atomically(target, path.read_text(encoding="utf-8"))
+    table = write_table(out, {name: result for name, (_, _, result) in chosen.items()})
+    print(f"{len(chosen)} students from {len(folders)} folders in {table}")
+    return 0
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_verbs(verbs, common_limits) -> None:
+    batch = verbs.add_parser("batch", help="grade every student in a folder of submissions")
+    batch.add_argument("submitted", type=Path, help="nbgrader's submitted/ folder, or one folder per student")
+    batch.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                       help="students graded at once (default %(default)s)")
+    batch.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    batch.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default %(default)s)")
+    batch.add_argument("--force", action="store_true", help="grade again even the unchanged submissions")
+    batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
+    batch.add_argument("--section", help="grade only this section (e.g. 02_softmax: one nbgrader assignment)")
+    batch.add_argument("--student-timeout", type=float, default=900.0,
+                       help="seconds one student's whole grading may take (default %(default)s)")
+    common_limits(batch)
+    merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
+    merged.add_argument("folders", type=Path, nargs="+")
+    merged.add_argument("--out", type=Path, required=True)
+
+
+def run_verb(args, resolve_device) -> int:
+    if args.verb == "merge":
+        return merge(args.folders, args.out)
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    shard = parse_shard(args.shard)
+    for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
+                        ("--memory-limit", args.memory_limit), ("--student-timeout", args.student_timeout)):
+        if not value > 0:
+            raise UsageError(f"{name} must be a positive number, got {value:g}")
+    section = None
+    if args.section is not None:
+        try:
+            section = find(args.section).id
+        except KeyError:
+            raise UsageError(f"unknown section {args.section!r}; sections are: "
+                             + ", ".join(s.id for s in SECTIONS)) from None
+    if not args.submitted.is_dir():
+        raise UsageError(f"{args.submitted}: no such folder")
+    device = resolve_device(args.device)
+    limits = {"call_seconds": args.call_timeout, "load_seconds": args.load_timeout,
+              "memory_bytes": int(args.memory_limit * 1024**3)}
+    return run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
+                     args.student_timeout, section)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--job":
+        sys.exit(job_main(sys.argv[2], sys.argv[3]))
+    print("autograder.batch: run `python -m autograder batch ...`", file=sys.stderr)
+    sys.exit(2)

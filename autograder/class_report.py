@@ -1,0 +1,323 @@
+"""The `report` verb: the instructor's view of a graded class.
+
+    python -m autograder report GRADES_DIR [--out DIR]
+
+GRADES_DIR is what `batch` writes: grades.csv (student, a column per section,
+total, ...) and students/<student>.json (Gradescope's results.json; each
+test's tags are [section id, "documented"?, failure kind]). DIR (default
+GRADES_DIR) gets:
+
+    class_report.html     self-contained (histograms embedded as base64 PNG)
+    class_sections.csv    score distribution of each section and of the total (from grades.csv)
+    class_checks.csv      pass rate of every check, hardest first
+    class_mistakes.csv    the named mistakes ("... looks like X") and how many students made each
+    class_kinds.csv       why checks failed (the failure kinds of the tags)
+    class_problems.csv    students whose grading had errors, timeouts, unreadable notebooks, ...
+
+The score statistics are computed from grades.csv alone, so they match it;
+the check-level tables come from the students' JSON files, and any student
+whose JSON disagrees with grades.csv is listed as a problem.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+from autograder.submission import UsageError
+
+GRADES, STUDENTS = "grades.csv", "students"
+SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
+LOOKS_LIKE = re.compile(r"looks like (.+?)(?:; |\n|$)", re.IGNORECASE)
+# failure kinds that mean the grading itself went wrong for a student, not a wrong answer
+PROBLEM_KINDS = {
+    "timeout": "a call timed out",
+    "unreadable": "unreadable notebook",
+    "load": "the notebook failed to load",
+    "died": "the student's worker died",
+    "oversized": "a result too large to read",
+    "garbled": "a result the grader could not read",
+    "internal": "a call could not be made",
+    "grader": "the grader failed in a check",
+}
+MATCH_TOLERANCE = 1e-6
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), ""
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return None, f"{type(error).__name__}: {error}"
+
+
+def load(folder: Path):
+    """(grades DataFrame, {student: results dict}, [(student, problem)]) of a batch's output folder."""
+    import pandas as pd
+
+    path = folder / GRADES
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: no such folder")
+    if not path.is_file():
+        raise UsageError(f"{folder}: no {GRADES} here (write one with `python -m autograder batch`)")
+    try:
+        grades = pd.read_csv(path, dtype={"student": str})
+    except (ValueError, OSError) as error:
+        raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+    if "student" not in grades.columns or "total" not in grades.columns:
+        raise UsageError(f"{path}: expected the columns student, <section ids>, total")
+    results, problems = {}, []
+    for student in grades["student"]:
+        json_path = folder / STUDENTS / f"{student}.json"
+        if not json_path.is_file():
+            problems.append((student, f"no {STUDENTS}/{student}.json"))
+            continue
+        data, error = _read_json(json_path)
+        if not isinstance(data, dict):
+            problems.append((student, f"{STUDENTS}/{student}.json is unreadable ({error or 'not an object'})"))
+            continue
+        results[student] = data
+    listed = set(grades["student"])
+    for extra in sorted((folder / STUDENTS).glob("*.json")) if (folder / STUDENTS).is_dir() else []:
+        if extra.stem not in listed:
+            problems.append((extra.stem, f"{STUDENTS}/{extra.name} has no row in {GRADES}"))
+    return grades, results, problems
+
+
+def section_columns(grades) -> list[str]:
+    return [c for c in grades.columns if SECTION_COLUMN.match(str(c))]
+
+
+def _tests(results: dict):
+    """One row per (student, check) of the students' JSON files."""
+    import pandas as pd
+
+    rows = []
+    for student, data in results.items():
+        for test in data.get("tests") or []:
+            tags = [str(t) for t in (test.get("tags") or [])]
+            section = tags[0] if tags else ""
+            name = str(test.get("name", ""))
+            prefix = f"{section}: "
+            score, max_score = float(test.get("score") or 0), float(test.get("max_score") or 0)
+            passed = test.get("status") == "passed" if "status" in test else score >= max_score
+            kinds = [t for t in tags[1:] if t != "documented"]
+            rows.append({"student": student, "section": section,
+                         "check": name[len(prefix):] if name.startswith(prefix) else name,
+                         "score": score, "max_score": max_score, "passed": bool(passed),
+                         "documented": "documented" in tags[1:],
+                         "kind": "" if passed else (kinds[0] if kinds else "check"),
+                         "output": str(test.get("output") or "")})
+    columns = ["student", "section", "check", "score", "max_score", "passed", "documented", "kind", "output"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def section_table(grades, tests):
+    """Score distribution per section and of the total, from grades.csv (max points from the JSON files)."""
+    import pandas as pd
+
+    maxima = tests.groupby(["student", "section"])["max_score"].sum().groupby("section").max() \
+        if len(tests) else pd.Series(dtype=float)
+    rows = []
+    for column in section_columns(grades) + ["total"]:
+        scores = pd.to_numeric(grades[column], errors="coerce")
+        if column == "total":
+            top = float(pd.to_numeric(grades["max_score"], errors="coerce").max()) if "max_score" in grades \
+                else float(maxima.sum()) if len(maxima) else float("nan")
+        else:
+            top = float(maxima.get(column, float("nan")))
+        rows.append({"section": column, "max_points": top, "students": int(scores.notna().sum()),
+                     "mean": float(scores.mean()), "median": float(scores.median()),
+                     "min": float(scores.min()), "max": float(scores.max()),
+                     "full_marks": int((scores >= top - MATCH_TOLERANCE).sum()) if top == top else 0,
+                     "zero": int((scores <= MATCH_TOLERANCE).sum())})
+    return pd.DataFrame(rows)
+
+
+def check_table(tests):
+    """Pass rate of every check, hardest first (ties: section, then title)."""
+    import pandas as pd
+
+    if not len(tests):
+        return pd.DataFrame(columns=["section", "check", "max_points", "students", "passed", "pass_rate",
+                                     "mean_points", "documented"])
+    table = tests.groupby(["section", "check"], sort=False).agg(
+        max_points=("max_score", "max"), students=("student", "nunique"), passed=("passed", "sum"),
+        mean_points=("score", "mean"), documented=("documented", "max")).reset_index()
+    table["passed"] = table["passed"].astype(int)
+    table["pass_rate"] = (table["passed"] / table["students"]).round(4)
+    table["mean_points"] = table["mean_points"].round(4)
+    table = table.sort_values(["pass_rate", "section", "check"], kind="mergesort").reset_index(drop=True)
+    return table[["section", "check", "max_points", "students", "passed", "pass_rate", "mean_points",
+                  "documented"]]
+
+
+def mistake_table(tests):
+    """Every mistake a failure message named ("this looks like X"), most common first."""
+    import pandas as pd
+
+    rows = []
+    for row in tests[~tests["passed"]].itertuples():
+        for found in LOOKS_LIKE.findall(row.output):
+            rows.append({"section": row.section, "check": row.check, "mistake": found.strip().rstrip(".").strip(),
+                         "student": row.student})
+    if not rows:
+        return pd.DataFrame(columns=["section", "check", "mistake", "students"])
+    frame = pd.DataFrame(rows).drop_duplicates()
+    table = frame.groupby(["section", "check", "mistake"]).agg(students=("student", "nunique")).reset_index()
+    return table.sort_values(["students", "section", "check", "mistake"], ascending=[False, True, True, True],
+                             kind="mergesort").reset_index(drop=True)
+
+
+def kind_table(tests):
+    """Why checks failed: failures and students per failure kind, most common first."""
+    import pandas as pd
+
+    failed = tests[~tests["passed"]]
+    if not len(failed):
+        return pd.DataFrame(columns=["kind", "failures", "students"])
+    table = failed.groupby("kind").agg(failures=("check", "size"), students=("student", "nunique")).reset_index()
+    return table.sort_values(["failures", "kind"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
+
+
+def problem_table(grades, results, tests, read_problems):
+    """Students whose grading went wrong: grader errors, timeouts, unreadable notebooks, missing results."""
+    import pandas as pd
+
+    rows = [{"student": s, "problem": p} for s, p in read_problems]
+    if "status" in grades.columns:
+        for row in grades.itertuples():
+            status = str(getattr(row, "status", "") or "")
+            if status and status not in ("graded", "nan"):
+                rows.append({"student": row.student, "problem": f"{GRADES} status: {status}"})
+    for student, data in results.items():
+        errors = (data.get("extra_data") or {}).get("grader_errors") or []
+        if errors:
+            first = str(errors[0]).strip().splitlines()
+            rows.append({"student": student, "problem": f"grader error: {first[-1] if first else '?'}"[:300]})
+    failed = tests[~tests["passed"] & tests["kind"].isin(list(PROBLEM_KINDS))]
+    for (student, kind), group in failed.groupby(["student", "kind"]):
+        sections = ", ".join(sorted(set(group["section"])))
+        count = f"{len(group)} check{'s' if len(group) != 1 else ''}"
+        rows.append({"student": student, "problem": f"{PROBLEM_KINDS[kind]} ({kind}: {count} in {sections})"})
+    columns = section_columns(grades)
+    by_student = grades.set_index("student")
+    for student, data in results.items():
+        if student not in by_student.index:
+            continue
+        sums = {}
+        for row in tests[tests["student"] == student].itertuples():
+            sums[row.section] = sums.get(row.section, 0.0) + row.score
+        for column in columns:
+            listed = float(by_student.at[student, column])
+            if abs(listed - sums.get(column, 0.0)) > MATCH_TOLERANCE:
+                rows.append({"student": student, "problem": f"{GRADES} gives {column} {listed:g}, "
+                                                            f"{STUDENTS}/{student}.json {sums.get(column, 0.0):g}"})
+        total = float(data.get("score") or 0.0)
+        if abs(float(by_student.at[student, "total"]) - total) > MATCH_TOLERANCE:
+            rows.append({"student": student, "problem": f"{GRADES} gives total {by_student.at[student, 'total']:g}, "
+                                                        f"{STUDENTS}/{student}.json {total:g}"})
+    table = pd.DataFrame(rows, columns=["student", "problem"]).drop_duplicates()
+    return table.sort_values(["student", "problem"], kind="mergesort").reset_index(drop=True)
+
+
+def histograms_png(grades, sections) -> bytes:
+    """Small multiples: the score distribution of each section and of the total (from grades.csv)."""
+    import math
+
+    import matplotlib
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from autograder.heatmaps import DPI, STYLE, figure_png
+
+    names = list(sections["section"])
+    columns = 4
+    rows = math.ceil(len(names) / columns)
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=(12, 3.0 * rows), dpi=DPI)
+        fig.patch.set_facecolor("white")
+        for index, row in enumerate(sections.itertuples()):
+            ax = fig.add_subplot(rows, columns, index + 1)
+            scores = np.asarray(grades[row.section], dtype=float)
+            scores = scores[np.isfinite(scores)]
+            top = row.max_points if row.max_points == row.max_points and row.max_points > 0 else \
+                (float(scores.max()) if scores.size and scores.max() > 0 else 1.0)
+            edges = np.linspace(0.0, top, 11)
+            ax.hist(np.clip(scores, 0.0, top), bins=edges, color="#0969da" if row.section != "total" else "#8250df",
+                    edgecolor="white")
+            ax.set_title(f"{row.section} (mean {row.mean:.3g} / {top:g})", fontsize=9)
+            ax.set_xlim(0, top)
+            ax.set_xlabel("points", fontsize=8)
+            ax.set_ylabel("students", fontsize=8)
+            ax.yaxis.get_major_locator().set_params(integer=True)
+            ax.tick_params(labelsize=7)
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17 / rows, top=1 - 0.1 / rows, hspace=0.6,
+                            wspace=0.3)
+        return figure_png(fig)
+
+
+def _html_table(frame, percent=()) -> str:
+    shown = frame.copy()
+    for column in percent:
+        if column in shown:
+            shown[column] = [f"{100 * v:.0f}%" for v in shown[column]]
+    if not len(shown):
+        return "<p>None.</p>"
+    return shown.to_html(index=False, escape=True, border=0, classes="data", na_rep="",
+                         float_format=lambda value: f"{value:.4g}")
+
+
+CSS = """
+body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px auto; padding: 0 16px; max-width: 1240px;
+       color: #1f2328; }
+h2 { font-size: 19px; margin-top: 28px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
+table.data { border-collapse: collapse; font-size: 13px; }
+table.data td, table.data th { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; }
+img { max-width: 100%; height: auto; }
+"""
+
+
+def build(folder: Path, out: Path | None = None) -> Path:
+    """Read GRADES_DIR, write the class report and its CSVs to `out` (default GRADES_DIR)."""
+    from autograder.report import CSP, SCRIPT, _write
+
+    folder = Path(folder)
+    out = Path(out) if out else folder
+    grades, results, read_problems = load(folder)
+    tests = _tests(results)
+    sections, checks = section_table(grades, tests), check_table(tests)
+    mistakes, kinds = mistake_table(tests), kind_table(tests)
+    problems = problem_table(grades, results, tests, read_problems)
+    tables = {"class_sections.csv": sections, "class_checks.csv": checks, "class_mistakes.csv": mistakes,
+              "class_kinds.csv": kinds, "class_problems.csv": problems}
+    for name, frame in tables.items():
+        _write(out / name, frame.to_csv(index=False).encode("utf-8"))
+    png = histograms_png(grades, sections)
+    image = base64.b64encode(png).decode("ascii")
+    esc = html.escape
+    body = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        "<title>Attention course: class report</title>", f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>",
+        "</head>", "<body>", "<h1>Attention course: class report</h1>",
+        f"<p>{len(grades)} students in <code>{esc(str(folder / GRADES))}</code>; "
+        f"{len(results)} results files read.</p>",
+        '<h2 id="scores">Scores per section</h2>', _html_table(sections),
+        f'<img src="data:image/png;base64,{image}" alt="histograms of the scores per section and of the total">',
+        '<h2 id="checks">Checks, hardest first</h2>', _html_table(checks, percent=("pass_rate",)),
+        '<h2 id="mistakes">The most common named mistakes</h2>', _html_table(mistakes),
+        '<h2 id="kinds">Why checks failed</h2>', _html_table(kinds),
+        '<h2 id="problems">Students whose grading went wrong</h2>', _html_table(problems),
+        "</body>", "</html>"]
+    path = out / "class_report.html"
+    _write(path, ("\n".join(body) + "\n").encode("utf-8"))
+    return path
+
+
+def run_verb(args) -> int:
+    path = build(args.grades, args.out)
+    print(f"autograder: class report: {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,134 @@
+"""The `export-gradescope` verb: build the zip Gradescope's "autograder" assignment type takes.
+
+    python -m autograder export-gradescope --out autograder.zip
+
+Gradescope unpacks the zip into /autograder/source, runs setup.sh once to build
+the image, then for each submission runs /autograder/run_autograder (copied
+from the zip's root), which must write /autograder/results/results.json. The
+zip holds:
+
+    setup.sh          installs Python >= 3.11, CPU torch and the grader's few dependencies
+    run_autograder    grades /autograder/submission with the hidden checks
+    pyproject.toml, autograder/, solutions/   the grader, its checks and the reference solutions
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import zipfile
+from pathlib import Path
+
+from autograder.submission import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH_VERSION = "2.13.0"
+CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
+SOURCE = "/autograder/source"
+SUBMISSION = "/autograder/submission"
+RESULTS = "/autograder/results/results.json"
+VENV = "/autograder/venv"
+
+# The grading command run_autograder runs, as a list (the test parses it back).
+GRADE_ARGS = ["-m", "autograder", "grade", SUBMISSION, "--device", "cpu", "--format", "json",
+              "--output", RESULTS]
+
+SETUP_SH = f"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, while building the autograder image.
+set -euxo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+PY=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+        PY=$(command -v "$candidate"); break
+    fi
+done
+if [ -z "$PY" ]; then
+    apt-get update
+    apt-get install -y --no-install-recommends python3.11 python3.11-venv
+    PY=$(command -v python3.11)
+fi
+"$PY" -m venv --clear {VENV} || {{
+    apt-get update
+    apt-get install -y --no-install-recommends "$(basename "$PY")-venv"
+    "$PY" -m venv --clear {VENV}
+}}
+{VENV}/bin/python -m pip install --upgrade pip
+{VENV}/bin/python -m pip install "torch=={TORCH_VERSION}" --index-url {CPU_INDEX_URL}
+{VENV}/bin/python -m pip install numpy pytest
+# Warm up: import the grader once so the first student does not pay for the .pyc files.
+cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.grade"
+"""
+
+RUN_AUTOGRADER = f"""#!/usr/bin/env bash
+# Gradescope runs this for every submission; it must leave {RESULTS}.
+set -uo pipefail
+mkdir -p "$(dirname {RESULTS})"
+cd {SOURCE}
+PYTHONPATH={SOURCE} {VENV}/bin/python {shlex.join(GRADE_ARGS)}
+status=$?
+if [ ! -s {RESULTS} ]; then
+    # The grader itself failed before writing anything: tell the student, not zero silently.
+    cat > {RESULTS} <<'JSON'
+{{"score": 0, "output": "The autograder failed on this submission; your instructor has been notified.", "visibility": "visible", "tests": []}}
+JSON
+fi
+exit 0  # a grader error is already in results.json (status $status); Gradescope must still read it
+"""
+
+INCLUDE = ("pyproject.toml", "autograder", "solutions")
+
+
+def members() -> list[tuple[str, Path]]:
+    """(name in the zip, file on disk) for the grader's own files."""
+    found = []
+    for item in INCLUDE:
+        path = ROOT / item
+        if path.is_file():
+            found.append((item, path))
+            continue
+        for file in sorted(path.rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts and file.suffix not in (".pyc", ".tmp") \
+                    and not file.name.startswith("."):
+                found.append((file.relative_to(ROOT).as_posix(), file))
+    return found
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # fixed: same files, same zip
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = ((0o755 if executable else 0o644) | 0o100000) << 16
+    archive.writestr(info, data)
+
+
+def export(out: Path) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w") as archive:
+            _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
+            _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+            for name, path in members():
+                _add(archive, name, path.read_bytes())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the Gradescope autograder")
+    return 0
+
+
+def add_verb(verbs) -> None:
+    verb = verbs.add_parser("export-gradescope", help="build the Gradescope autograder zip")
+    verb.add_argument("--out", type=Path, default=Path("autograder.zip"))
+
+
+def run_verb(args) -> int:
+    if args.out.suffix != ".zip":
+        raise UsageError(f"--out {args.out}: expected a .zip file name")
+    if args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a folder; give a .zip file name")
+    return export(args.out)

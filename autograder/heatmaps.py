@@ -1,0 +1,161 @@
+"""Heatmaps for the feedback report: the expected matrix, the student's, and their difference.
+
+Rendering is deterministic: the Agg canvas (no pyplot, no GUI backend, no
+global state), a fixed figure size, dpi, layout and font, and PNGs written
+without the "Software" metadata. The same matrices always give the same bytes.
+
+The layout is fixed in pixels so that a test can find every cell:
+`panel_boxes(shape)` gives the three panels' boxes (x0, y0, x1, y1), origin at
+the top left of the image.
+"""
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+WIDTH, HEIGHT, DPI = 1200, 440, 100  # pixels
+PANEL = 260  # the side of a square panel, in pixels
+PANEL_LEFTS = (90, 460, 830)  # x of each panel's left edge
+PANEL_TOP = 70  # room for the title above, for rotated column labels below
+COLORBAR = (1110, 1124)  # x range of the shared colour bar
+TITLES = ("expected", "yours", "yours \u2212 expected")
+CMAP = "RdBu_r"  # diverging, 0 is white: weights and differences on one scale
+MISSING = "#9e9e9e"  # nan / inf cells
+ANNOTATE_MAX_SIDE = 8  # print the values in the cells up to 8 x 8
+STYLE = {
+    "font.family": "DejaVu Sans",  # ships with matplotlib: the same glyphs everywhere
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "figure.titlesize": 11,
+    "text.antialiased": True,
+    "image.interpolation": "nearest",
+    "savefig.dpi": DPI,
+    "svg.hashsalt": "attention-course",
+}
+
+
+def panel_boxes(shape) -> list[tuple[int, int, int, int]]:
+    """Pixel boxes (x0, y0, x1, y1) of the expected, yours and difference panels for a (rows, cols) matrix."""
+    rows, cols = shape
+    if rows >= cols:
+        width, height = max(round(PANEL * cols / rows), 24), PANEL
+    else:
+        width, height = PANEL, max(round(PANEL * rows / cols), 24)
+    top = PANEL_TOP + (PANEL - height) // 2
+    return [(left, top, left + width, top + height) for left in PANEL_LEFTS]
+
+
+def cell_center(box, shape, row: int, col: int) -> tuple[float, float]:
+    """The pixel at the centre of cell (row, col) of a panel box."""
+    x0, y0, x1, y1 = box
+    return x0 + (col + 0.5) * (x1 - x0) / shape[1], y0 + (row + 0.5) * (y1 - y0) / shape[0]
+
+
+def _as_array(matrix) -> np.ndarray:
+    if hasattr(matrix, "detach"):
+        matrix = matrix.detach().cpu().double().numpy()
+    array = np.array(matrix, dtype=np.float64)
+    return array.reshape(1, -1) if array.ndim == 1 else array
+
+
+def difference(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """actual - expected; 0 where both hold the same non-finite value, nan where only one is finite."""
+    with np.errstate(invalid="ignore"):
+        diff = actual - expected
+    same = (expected == actual) | (np.isnan(expected) & np.isnan(actual))
+    diff[same] = 0.0
+    diff[~np.isfinite(diff)] = np.nan
+    return diff
+
+
+def _cell_text(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "\u2212inf"
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text.replace("-", "\u2212")
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def figure_png(figure) -> bytes:
+    """The PNG of a matplotlib Figure, without metadata that varies between versions or runs."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
+    """The PNG of the three panels for two matrices of the same (rows, cols) shape."""
+    import matplotlib
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    expected, actual = _as_array(expected), _as_array(actual)
+    if expected.shape != actual.shape or expected.ndim != 2:
+        raise ValueError(f"need two matrices of one shape, got {expected.shape} and {actual.shape}")
+    diff = difference(expected, actual)
+    shape = expected.shape
+    panels = (expected, actual, diff)
+    finite = np.concatenate([p[np.isfinite(p)] for p in panels])
+    limit = float(np.abs(finite).max()) if finite.size else 1.0
+    limit = limit if limit > 0 else 1.0
+    norm = Normalize(vmin=-limit, vmax=limit)
+    cmap = matplotlib.colormaps[CMAP].with_extremes(bad=MISSING)
+    row_labels, col_labels = labels if labels else (None, None)
+    differs = ~np.isclose(actual, expected, rtol=1e-4, atol=1e-4 * max(1.0, limit), equal_nan=True)
+
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
+        fig.patch.set_facecolor("white")
+        if what:
+            fig.text(0.5, 1 - 18 / HEIGHT, _shorten(what, 120), ha="center", va="center",
+                     fontsize=STYLE["figure.titlesize"])
+        image = None
+        for index, (values, box) in enumerate(zip(panels, panel_boxes(shape))):
+            x0, y0, x1, y1 = box
+            ax = fig.add_axes((x0 / WIDTH, 1 - y1 / HEIGHT, (x1 - x0) / WIDTH, (y1 - y0) / HEIGHT))
+            shown = np.where(np.isfinite(values), values, np.nan)
+            image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, norm=norm, aspect="auto",
+                              interpolation="nearest")
+            ax.set_title(TITLES[index], pad=6)
+            ax.set_xticks(range(shape[1]))
+            ax.set_yticks(range(shape[0]))
+            ax.set_xticklabels(col_labels if col_labels else [str(i) for i in range(shape[1])],
+                               rotation=45 if col_labels else 0, ha="right" if col_labels else "center",
+                               rotation_mode="anchor")
+            ax.set_yticklabels(row_labels if row_labels else [str(i) for i in range(shape[0])])
+            ax.tick_params(length=2, labelsize=8)
+            if max(shape) <= ANNOTATE_MAX_SIDE:
+                for (r, c), value in np.ndenumerate(values):
+                    dark = math.isfinite(value) and abs(value) > 0.6 * limit
+                    ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black")
+            if index == 1:  # outline the cells where yours differs from the expected
+                for r, c in zip(*np.nonzero(differs)):
+                    ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, linewidth=1.4,
+                                           edgecolor="black"))
+        bar = fig.add_axes((COLORBAR[0] / WIDTH, 1 - (PANEL_TOP + PANEL) / HEIGHT,
+                            (COLORBAR[1] - COLORBAR[0]) / WIDTH, PANEL / HEIGHT))
+        fig.colorbar(image, cax=bar)
+        bar.tick_params(labelsize=8)
+        wrong = int(differs.sum())
+        fig.text(0.5, 14 / HEIGHT, f"{wrong} of {differs.size} entries differ (outlined in \u201cyours\u201d); "
+                 "one colour scale for all three panels, grey: nan or inf", ha="center", va="center",
+                 fontsize=8, color="#444444")
+        return figure_png(fig)
+
+
+def render_figure(figure: dict) -> bytes:
+    """render() for the `figure` dict a failed check carries (CheckResult.figure)."""
+    return render(figure["expected"], figure["actual"], figure.get("labels") or (None, None),
+                  figure.get("what", ""))

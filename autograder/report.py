@@ -1,0 +1,275 @@
+"""The student's feedback report: DIR/report.html (self-contained, works offline) and DIR/report.md.
+
+    python -m autograder grade SUBMISSION --report DIR
+    python -m autograder check [PATH]            (writes ./feedback/ unless --report DIR)
+
+Both show the score of every section and every check with its message. A
+failing check that compared attention weights, scores or masks on public
+inputs (the worked example, a mask of a given size) comes with a heatmap of
+the expected matrix beside the student's and their difference
+(`CheckResult.figure`, rendered by `heatmaps`). The HTML embeds its images as
+base64 PNGs and loads nothing else (its Content-Security-Policy forbids it);
+report.md, for CI job summaries, links the same PNGs from DIR/heatmaps/ and
+repeats their numbers as text, since job summaries do not show local images.
+
+Rendering is deterministic: the same GradeResult gives the same bytes.
+Grader errors (for the instructor) and check code never appear in a report.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from autograder.results import CheckResult, GradeResult
+
+HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
+
+CSS = """
+body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px auto; padding: 0 16px; max-width: 1240px;
+       color: #1f2328; background: #ffffff; line-height: 1.45; }
+h1 { font-size: 24px; margin-bottom: 4px; }
+h2 { font-size: 19px; margin-top: 32px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
+.total { font-size: 18px; }
+table.scores { border-collapse: collapse; margin: 12px 0; }
+table.scores td, table.scores th { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; }
+.bar { display: inline-block; width: 120px; height: 10px; background: #eaeef2; vertical-align: middle; }
+.bar span { display: block; height: 10px; background: #1a7f37; }
+.check { margin: 8px 0; padding: 6px 10px; border-left: 4px solid #1a7f37; background: #f6f8fa; }
+.check.fail { border-left-color: #cf222e; background: #fff5f5; }
+.check .mark { font-weight: bold; margin-right: 6px; }
+.check.pass .mark { color: #1a7f37; }
+.check.fail .mark { color: #cf222e; }
+.points { color: #57606a; margin-left: 6px; font-size: 13px; }
+.message { margin: 4px 0 0 22px; white-space: pre-wrap; font-family: "DejaVu Sans Mono", monospace;
+           font-size: 13px; }
+.note { margin: 6px 0; padding: 6px 10px; background: #fff8c5; border-left: 4px solid #bf8700;
+        font-family: "DejaVu Sans Mono", monospace; font-size: 13px; white-space: pre-wrap; }
+figure { margin: 10px 0 4px 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figcaption { font-size: 13px; color: #57606a; }
+footer { margin-top: 32px; font-size: 12px; color: #57606a; }
+"""
+
+# Marks the page once every image has loaded (checked by the project's tests in a
+# headless browser): data-images = "ok" or "broken", data-errors = script errors seen.
+SCRIPT = """
+(function () {
+  var errors = 0;
+  window.addEventListener("error", function () {
+    errors += 1; document.body.setAttribute("data-errors", String(errors));
+  }, true);
+  window.addEventListener("load", function () {
+    var images = Array.prototype.slice.call(document.images);
+    var broken = images.filter(function (img) { return !img.complete || img.naturalWidth === 0; });
+    document.body.setAttribute("data-images", broken.length ? "broken" : "ok");
+    document.body.setAttribute("data-image-count", String(images.length));
+    document.body.setAttribute("data-broken-images", String(broken.length));
+    document.body.setAttribute("data-errors", String(errors));
+  });
+})();
+"""
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "-", text).strip("-").lower()[:60]
+
+
+def figures(result: GradeResult) -> list[tuple[CheckResult, str]]:
+    """(check, file name) of every failing check that carries heatmap data, in report order."""
+    found = []
+    for section in result.sections:
+        for index, check in enumerate(section.checks, start=1):
+            if check.figure and not check.passed:
+                found.append((check, f"{section.id}-{index:02d}-{_slug(check.name)}.png"))
+    return found
+
+
+def shared_failure(section) -> str:
+    """The one message of a section whose checks all failed the same way (a missing notebook, ...), else ""."""
+    messages = {c.message for c in section.checks}
+    if len(section.checks) > 1 and len(messages) == 1 and not any(c.passed or c.figure for c in section.checks):
+        return messages.pop()
+    return ""
+
+
+def render_images(result: GradeResult) -> dict[str, bytes]:
+    """file name -> PNG bytes of every heatmap of the report."""
+    from autograder import heatmaps
+
+    return {name: heatmaps.render_figure(check.figure) for check, name in figures(result)}
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> str:
+    images = render_images(result) if images is None else images
+    names = {id(check): name for check, name in figures(result)}
+    esc = html.escape
+    total = f"{_points(result.score)} / {_points(result.max_score)}"
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Attention course feedback: {esc(total)}</title>",
+           f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
+           "<h1>Attention course: your feedback</h1>",
+           f'<p class="total">Total: <strong id="total">{esc(total)}</strong>'
+           + (f" for <code>{esc(result.submission)}</code>" if result.submission else "") + "</p>",
+           '<table class="scores"><thead><tr><th>section</th><th>title</th><th>score</th><th></th>'
+           "<th>checks passed</th></tr></thead><tbody>"]
+    for section in result.sections:
+        share = section.score / section.max_score if section.max_score else 0.0
+        passed = sum(1 for c in section.checks if c.passed)
+        out.append(f'<tr><td><a href="#{esc(section.id)}">{esc(section.id)}</a></td><td>{esc(section.title)}</td>'
+                   f"<td>{_points(section.score)} / {_points(section.max_score)}</td>"
+                   f'<td><span class="bar"><span style="width:{round(100 * share)}%"></span></span></td>'
+                   f"<td>{passed} of {len(section.checks)}</td></tr>")
+    out.append("</tbody></table>")
+    for section in result.sections:
+        out.append(f'<section id="{esc(section.id)}">')
+        out.append(f"<h2>{esc(section.id)}: {esc(section.title)} "
+                   f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
+        out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
+        if not section.checks:
+            out.append("<p>No checks ran for this section.</p>")
+        shared = shared_failure(section)
+        if shared:  # one message, not the same one under every check
+            out.append(f'<div class="check fail" data-check="all">'
+                       f'<span class="mark">&#10007;</span><strong>all {len(section.checks)} checks</strong>'
+                       f'<span class="points">0 / {_points(section.max_score)}</span>'
+                       f'<div class="message">{esc(shared)}</div><details><summary>the checks</summary><ul>'
+                       + "".join(f"<li>{esc(c.name)} ({_points(c.max_points)})</li>" for c in section.checks)
+                       + "</ul></details></div>")
+        for check in [] if shared else section.checks:
+            state = "pass" if check.passed else "fail"
+            out.append(f'<div class="check {state}" data-check="{esc(check.name)}">'
+                       f'<span class="mark">{"&#10003;" if check.passed else "&#10007;"}</span>'
+                       f"<strong>{esc(check.name)}</strong>"
+                       f'<span class="points">{_points(check.points)} / {_points(check.max_points)}</span>')
+            if check.message:
+                out.append(f'<div class="message">{esc(check.message)}</div>')
+            name = names.get(id(check))
+            if name and name in images:
+                data = base64.b64encode(images[name]).decode("ascii")
+                what = check.figure.get("what", "")
+                out.append(f'<figure><img src="data:image/png;base64,{data}" width="1200" height="440" '
+                           f'alt="heatmaps of the expected values, yours, and the difference: {esc(what)}">'
+                           f"<figcaption>Left: the expected values of {esc(what)}. Middle: yours "
+                           "(differing cells outlined). Right: yours minus expected.</figcaption></figure>")
+            out.append("</div>")
+        out.append("</section>")
+    out += ["<footer>Made by the course's grader. Your checks and their messages are also in "
+            "report.md.</footer>", "</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+_MD_SPECIAL = str.maketrans({"\\": "\\\\", "*": "\\*", "_": "\\_", "`": "\\`", "|": "\\|",
+                             "<": "&lt;", ">": "&gt;", "\n": " "})
+
+
+def _md(text: str) -> str:
+    """`text` shown as itself in Markdown: no emphasis, code, table cells or HTML tags from it."""
+    return str(text).translate(_MD_SPECIAL)
+
+
+def _grid(matrix, labels) -> list[str]:
+    import numpy as np
+
+    from autograder.heatmaps import _as_array, _cell_text
+
+    values = _as_array(matrix)
+    rows, cols = labels if labels else (None, None)
+    rows = rows or [str(i) for i in range(values.shape[0])]
+    cols = cols or [str(i) for i in range(values.shape[1])]
+    width = max(6, *(len(c) for c in cols))
+    head = max(len(r) for r in rows)
+    lines = [" " * head + " " + " ".join(c[:width].rjust(width) for c in cols)]
+    for label, row in zip(rows, values):
+        cells = (_cell_text(float(v)).replace("\u2212", "-") for v in np.asarray(row))
+        lines.append(label.rjust(head) + " " + " ".join(cell.rjust(width) for cell in cells))
+    return lines
+
+
+def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
+    names = {id(check): name for check, name in figures(result)}
+    lines = [f"## Attention course feedback: {_points(result.score)} / {_points(result.max_score)}", "",
+             "| section | title | score | checks passed |", "|---|---|---|---|"]
+    for section in result.sections:
+        passed = sum(1 for c in section.checks if c.passed)
+        lines.append(f"| {_md(section.id)} | {_md(section.title)} | {_points(section.score)} / "
+                     f"{_points(section.max_score)} "
+                     f"| {passed} of {len(section.checks)} |")
+    for section in result.sections:
+        lines += ["", f"### {_md(section.id)}: {_md(section.title)} "
+                      f"({_points(section.score)} / {_points(section.max_score)})", ""]
+        lines += [f"> {_md(note)}" for note in section.notes]
+        if section.notes:
+            lines.append("")
+        shared = shared_failure(section)
+        if shared:
+            lines.append(f"- \u274c all {len(section.checks)} checks (0 / {_points(section.max_score)}): {_md(shared)}")
+        for check in [] if shared else section.checks:
+            mark = "\u2705" if check.passed else "\u274c"
+            lines.append(f"- {mark} **{_md(check.name)}** ({_points(check.points)} / {_points(check.max_points)})"
+                         + (f": {_md(check.message)}" if check.message else ""))
+            name = names.get(id(check))
+            if name:
+                figure = check.figure
+                lines.append(f"  ![expected, yours and the difference]({image_dir}/{name})")
+                if max(_grid_shape(figure)) <= 8:
+                    lines += ["", "  <details><summary>the numbers</summary>", "", "  ```text", "  expected"]
+                    lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
+                    lines.append("  yours")
+                    lines += ["  " + row for row in _grid(figure["actual"], figure.get("labels"))]
+                    lines += ["  ```", "", "  </details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _grid_shape(figure) -> tuple:
+    shape = tuple(figure["expected"].shape)
+    return shape if len(shape) == 2 else (1, shape[-1])
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(result: GradeResult, folder) -> Path:
+    """Write DIR/report.html, DIR/report.md and DIR/heatmaps/*.png; returns the HTML's path."""
+    folder = Path(folder)
+    images = render_images(result)
+    image_dir = folder / IMAGE_DIR
+    if image_dir.is_dir():  # heatmaps of an earlier run that this one no longer has
+        for old in image_dir.glob("*.png"):
+            if old.name not in images:
+                old.unlink()
+    for name, png in images.items():
+        _write(image_dir / name, png)
+    _write(folder / MARKDOWN_NAME, render_markdown(result).encode("utf-8"))
+    _write(folder / HTML_NAME, render_html(result, images).encode("utf-8"))
+    return folder / HTML_NAME

@@ -1,0 +1,303 @@
+"""OS-level isolation of a worker child: namespaces, a hidden filesystem, no privileges.
+
+Called in the freshly forked (so single-threaded) child of the zygote, before any
+student code exists in the process. Every layer is tried on its own; one the
+machine refuses is recorded in `missing` with the reason, and the rest still
+apply. The trusted side prints the result once.
+
+Layers, in the order they are tried:
+
+- user namespace: only when not root, to gain the right to create the others
+  (uid/gid maps of one id each, setgroups denied);
+- network namespace: the child sees only its own loopback interface, down;
+  nothing on the host, not even a listener on 127.0.0.1, is reachable;
+- mount namespace: a private copy of the mount table in which the course
+  repository (solutions/, autograder/checks/, tests/, .git, ...), home
+  directories, /tmp, /run and the like are covered by empty tmpfs, except the
+  few paths the interpreter needs (the worker folder, the Python install) and
+  the child's own working directory; then every mount is made read-only and
+  nosuid except the working directory and a fresh /dev/shm;
+- PID namespace: the student's process is PID 1 of its own namespace; when it
+  is killed, the kernel kills every process it left, double forks and setsid
+  included, and /proc (mounted fresh) shows only those processes;
+- no privileges: as root, the student's process switches to a uid of its own
+  (no passwd entry, no files, not shared with another worker), so
+  RLIMIT_NPROC binds and counts only its processes (it never binds root),
+  and nothing root owns can be changed; no_new_privs stops setuid programs
+  from giving privileges back.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
+MOUNT_ATTR_NOSUID = 0x2
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+FIRST_UID = 200000  # the student's process gets a uid of its own: FIRST_UID + (supervisor PID % UID_SPAN)
+UID_SPAN = 100000
+WORKDIR_BYTES = 256 * 1024**2  # the private working directory (a tmpfs: memory, not disk)
+SHM_BYTES = 64 * 1024**2
+
+# Paths covered by an empty tmpfs when they exist (besides the course repository).
+ANSWER_PACKAGES = ("solutions", "autograder", "course", "tests")  # as guards.BLOCKED_PACKAGES
+NEVER_COVERED = ("/", "/usr", "/proc", "/dev", "/sys", "/etc", "/lib", "/lib64", "/bin")
+HIDDEN = ("/tmp", "/var/tmp", "/root", "/home", "/run", "/mnt", "/media", "/srv", "/opt")
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+_libc = None
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_lib().unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source, target, fstype, flags, data=None) -> None:
+    enc = lambda s: None if s is None else str(s).encode()  # noqa: E731
+    _check(_lib().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {target}")
+
+
+def set_mount_attr(path: str, set_flags: int, clear_flags: int = 0, recursive: bool = False) -> None:
+    attr = _MountAttr(set_flags, clear_flags, 0, 0)
+    result = _lib().syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), path.encode(),
+                            ctypes.c_uint(AT_RECURSIVE if recursive else 0), ctypes.byref(attr),
+                            ctypes.c_size_t(ctypes.sizeof(attr)))
+    _check(result, f"mount_setattr {path}")
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno).lower()
+    return str(error)[:80] or type(error).__name__
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path != folder and path.startswith(folder.rstrip("/") + "/")
+
+
+def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], list[str]]:
+    """(folders to cover with an empty tmpfs, outer first; directories to keep visible inside them).
+
+    The course repository is covered whole, except when it is a site-packages
+    folder (the course installed, not checked out): then only its answer
+    packages are. Installed copies of the answer packages in any folder
+    of the import path are covered too (a non-editable `pip install .` puts
+    solutions/ and autograder/checks/ into site-packages).
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    places = [os.path.realpath(p) for p in search_path if p and os.path.isabs(p)]
+    places = [p for p in places if os.path.isdir(p)]
+    repo = os.path.realpath(repo)
+    covers = {os.path.dirname(workdir), *HIDDEN}
+    installed = os.path.basename(repo) in ("site-packages", "dist-packages")
+    if installed:
+        covers |= {os.path.join(repo, name) for name in ANSWER_PACKAGES}
+    else:
+        covers.add(repo)
+    for place in places:
+        covers |= {os.path.join(place, name) for name in ANSWER_PACKAGES}
+    covers = sorted((c for c in covers if c not in NEVER_COVERED and c != workdir and os.path.isdir(c)),
+                    key=lambda c: (len(c), c))
+
+    wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places]
+    paths = []
+    for path in wanted:
+        path = os.path.realpath(path)
+        # a covered folder is never kept whole (an editable install puts the repository on sys.path)
+        if not os.path.isdir(path) or path == "/" or path in covers:
+            continue
+        if not installed and (path == repo or _inside(repo, path)):
+            continue
+        paths.append(path)
+    # nested kept paths stay listed: a folder covered inside a kept one gets them back
+    keep = sorted(set(paths), key=lambda p: (len(p), p))
+    # a folder inside one already covered is gone anyway, unless it came back with a kept path
+    covers = [c for c in covers
+              if not any(_inside(c, other) for other in covers) or any(_inside(c, k) for k in keep)]
+    return covers, keep
+
+
+def _cover(folder: str, keep: list[str]) -> None:
+    """Mount an empty tmpfs over `folder`, then bind back the kept paths inside it."""
+    inner = [k for k in keep if _inside(k, folder)]
+    inner = [k for k in inner if not any(_inside(k, other) for other in inner)]  # outermost only
+    handles = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in inner]
+    try:
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+        for path, fd in handles:
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+    finally:
+        for _, fd in handles:
+            os.close(fd)
+
+
+def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
+    """Enter new namespaces and build the filesystem view. Returns what worked."""
+    state = {"layers": [], "missing": [], "userns": False, "pidns": False, "mounts": False}
+    layers, missing = state["layers"], state["missing"]
+    if not sys.platform.startswith("linux"):
+        missing.append("namespaces (not Linux)")
+        return state
+    try:
+        _lib()
+    except OSError as error:
+        missing.append(f"namespaces ({_reason(error)})")
+        return state
+
+    if os.geteuid() != 0:
+        uid, gid = os.getuid(), os.getgid()
+        try:
+            _lib().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # after a uid change /proc/self would be root's
+            unshare(CLONE_NEWUSER)
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"0 {uid} 1")
+            _write("/proc/self/gid_map", f"0 {gid} 1")
+            state["userns"] = True
+            layers.append("user namespace")
+        except OSError as error:
+            missing.append(f"user namespace ({_reason(error)}): not root, so no other namespace either")
+            missing += ["network namespace", "mount namespace", "PID namespace"]
+            return state
+
+    try:
+        unshare(CLONE_NEWNET)
+        layers.append("network namespace")
+    except OSError as error:
+        missing.append(f"network namespace ({_reason(error)})")
+
+    try:
+        unshare(CLONE_NEWNS)
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        state["mounts"] = True
+        layers.append("mount namespace")
+    except OSError as error:
+        missing.append(f"mount namespace ({_reason(error)})")
+
+    if state["mounts"]:
+        _build_view(workdir, repo, layers, missing)
+
+    if want_pid:
+        try:
+            unshare(CLONE_NEWPID)
+            state["pidns"] = True
+            layers.append("PID namespace")
+        except OSError as error:
+            missing.append(f"PID namespace ({_reason(error)})")
+    return state
+
+
+def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
+    try:
+        # a tmpfs of its own: capped in size, writable when the rest is not, gone with the namespace
+        mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={WORKDIR_BYTES},mode=700")
+        covers, keep = plan(workdir, repo, sys.path)
+        for folder in covers:
+            _cover(folder, keep)
+        layers.append("answers hidden (" + ", ".join(covers) + " covered)")
+        layers.append(f"private directory on tmpfs ({WORKDIR_BYTES // 1024**2} MiB)")
+    except OSError as error:
+        missing.append(f"hidden repository ({_reason(error)})")
+        return
+    try:
+        set_mount_attr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, recursive=True)
+        set_mount_attr(workdir, 0, MOUNT_ATTR_RDONLY)
+        layers.append("read-only filesystem")
+    except OSError as error:
+        missing.append(f"read-only filesystem ({_reason(error)})")
+    try:
+        if os.path.isdir("/dev/shm"):
+            mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={SHM_BYTES},mode=1777")
+    except OSError as error:
+        missing.append(f"private /dev/shm ({_reason(error)})")
+
+
+def die_with_parent() -> None:
+    try:
+        _lib().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def student_uid(supervisor_pid: int) -> int:
+    """A uid no file and no other worker has: RLIMIT_NPROC then counts this child's processes only."""
+    return FIRST_UID + supervisor_pid % UID_SPAN
+
+
+def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
+    """In the student's process (PID 1 of its namespace when there is one): /proc, privileges."""
+    layers, missing = [], []
+    if state.get("pidns") and state.get("mounts"):
+        try:
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            layers.append("private /proc")
+        except OSError as error:
+            missing.append(f"private /proc ({_reason(error)})")
+    if os.geteuid() == 0 and not state.get("userns"):
+        if state.get("mounts"):
+            try:
+                os.chown(workdir, uid, uid)
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                os.environ["USER"] = os.environ["LOGNAME"] = "student"  # getpass without a passwd entry
+                layers.append(f"unprivileged user (uid {uid})")
+            except OSError as error:
+                missing.append(f"unprivileged user ({_reason(error)})")
+        else:
+            missing.append("unprivileged user (needs the mount namespace to keep Python readable)")
+    if state.get("pidns"):  # if the supervisor dies, so does the namespace (after the uid change,
+        die_with_parent()  # which would clear it)
+    try:
+        _check(_lib().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
+        layers.append("no_new_privs")
+    except (OSError, AttributeError) as error:
+        missing.append(f"no_new_privs ({_reason(error)})")
+    return layers, missing

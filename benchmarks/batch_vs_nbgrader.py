@@ -1,0 +1,99 @@
+"""Time grading a synthetic class: `autograder batch --jobs 1`, `--jobs 2`, and `nbgrader autograde`.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/batch_vs_nbgrader.py [--students 30] [--section 01_scores]
+                                                                 [--skip-nbgrader] [--keep DIR]
+
+The class: students alternate between examples/correct and examples/partial
+(every 7th gets a notebook that is not JSON), laid out as nbgrader's
+submitted/<student>/<assignment>/<assignment>.ipynb inside a scratch copy of
+assignments/. Each grader starts from nothing (no earlier results). Not part
+of the test suite: it takes minutes.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def make_class(course: Path, students: int, section_ids: list[str]) -> None:
+    for i in range(students):
+        name = f"student{i:03d}"
+        kind = "correct" if i % 2 == 0 else "partial"
+        for section in section_ids:
+            source = EXAMPLES / kind / f"{section}.ipynb"
+            if not source.exists():
+                continue
+            folder = course / "submitted" / name / section
+            folder.mkdir(parents=True, exist_ok=True)
+            if i % 7 == 6:
+                (folder / source.name).write_text("not a notebook {", encoding="utf-8")
+            else:
+                shutil.copy(source, folder / source.name)
+
+
+def timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str]:
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    return time.monotonic() - started, done.returncode, (done.stdout + done.stderr)[-2000:]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--section", action="append", help="section(s) to grade (default: 01_scores)")
+    parser.add_argument("--skip-nbgrader", action="store_true")
+    parser.add_argument("--keep", type=Path, help="build the class here and keep it")
+    args = parser.parse_args()
+    sections = args.section or ["01_scores"]
+
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="attn-bench-"))
+    course = scratch / "course"
+    shutil.copytree(ROOT / "assignments", course, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("gradebook.db", "release", "submitted", "autograded", "feedback"))
+    make_class(course, args.students, sections)
+    python = sys.executable
+    # nbgrader runs `alembic` from PATH: put this interpreter's scripts folder first
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               PATH=os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")]))
+    rows = []
+    for jobs in (1, 2):
+        command = [python, "-m", "autograder", "batch", str(course / "submitted"), "--out",
+                   str(scratch / f"batch-jobs{jobs}"), "--device", "cpu", "--jobs", str(jobs)]
+        if len(sections) == 1:  # several: batch grades every section
+            command += ["--section", sections[0]]
+        seconds, status, tail = timed(command, ROOT, env)
+        rows.append((f"autograder batch --jobs {jobs}", seconds, status, tail))
+    if not args.skip_nbgrader:
+        for section in sections:
+            seconds, status, tail = timed([python, "-m", "nbgrader", "generate_assignment", section, "--force",
+                                           "--log-level=WARN"], course, env)
+            if status != 0:
+                rows.append((f"nbgrader generate_assignment {section}", seconds, status, tail))
+                continue
+            seconds, status, tail = timed([python, "-m", "nbgrader", "autograde", section, "--create", "--force",
+                                           "--log-level=WARN"], course, env)
+            rows.append((f"nbgrader autograde {section}", seconds, status, tail))
+
+    print(f"{args.students} students, sections {', '.join(sections)}, {os.cpu_count()} cores; class in {scratch}")
+    print(f"{'grader':<40} {'seconds':>8} {'s/student':>10} {'exit':>5}")
+    for label, seconds, status, _ in rows:
+        print(f"{label:<40} {seconds:8.1f} {seconds / args.students:10.2f} {status:5d}")
+    for label, _, status, tail in rows:
+        if status not in (0,):
+            print(f"\n--- {label} (exit {status}):\n{tail}")
+    if args.keep is None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Project-wide pytest hooks of the course's own tests (keep this file small and generic).
+
+A test module may set `SUMMARY_LINE = "label"`: the run then ends with one line
+for it, "label: N/M contained" (passed / collected), plus how many tests were
+skipped as degraded (their reason starts with "degraded") and how many failed.
+"""
+from __future__ import annotations
+
+_labels: dict = {}  # nodeid -> label, for the modules that ask for a summary line
+
+
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        label = getattr(getattr(item, "module", None), "SUMMARY_LINE", None)
+        if label:
+            _labels[item.nodeid] = label
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _labels:
+        return
+    counts: dict = {}
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            label = _labels.get(getattr(report, "nodeid", ""))
+            if not label or (outcome == "passed" and report.when != "call"):
+                continue
+            tally = counts.setdefault(label, {"passed": 0, "failed": 0, "degraded": 0, "skipped": 0})
+            if outcome == "skipped":
+                reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+                tally["degraded" if "degraded" in reason else "skipped"] += 1
+            elif outcome == "passed":
+                tally["passed"] += 1
+            else:
+                tally["failed"] += 1
+    for label, tally in counts.items():
+        total = tally["passed"] + tally["failed"] + tally["degraded"]
+        line = f"{label}: {tally['passed']}/{total} contained"
+        extra = [f"{tally[k]} {k}" for k in ("degraded", "failed") if tally[k]]
+        if extra:
+            line += " (" + ", ".join(extra) + ")"
+        terminalreporter.write_line(line)

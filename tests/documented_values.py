@@ -1,0 +1,318 @@
+"""Every documented value of the curriculum, as data, with how to compute it.
+
+Each entry's `compute(ns)` takes any namespace that has the section's graded
+names as attributes (a `solutions.*` module, an imported submission, ...) and
+returns the tensor the curriculum documents; `expected` is the documented
+value (nested lists), to be compared with `atol` (bool and integer values
+exactly). Values whose `gradable` is False depend on the machine (dropout
+masks): they describe PyTorch 2.13 on a Linux CPU and must not be used to grade.
+
+Used by the course's own tests (against `solutions/`) and reusable by the
+grader's tests.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+INPUTS = [
+    [0.43, 0.15, 0.89],  # Your
+    [0.55, 0.87, 0.66],  # journey
+    [0.57, 0.85, 0.64],  # starts
+    [0.22, 0.58, 0.33],  # with
+    [0.77, 0.25, 0.10],  # one
+    [0.05, 0.80, 0.55],  # step
+]
+
+
+def inputs() -> torch.Tensor:
+    """The worked example, (6, 3) float32."""
+    return torch.tensor(INPUTS)
+
+
+def batch() -> torch.Tensor:
+    """Two copies of the worked example, (2, 6, 3)."""
+    x = inputs()
+    return torch.stack((x, x))
+
+
+@dataclass(frozen=True)
+class Documented:
+    id: str  # unique, e.g. "02_softmax/softmax_query_2"
+    section: str
+    name: str  # the graded name the value checks ("" for a value of the setup)
+    expression: str  # the computation, as the curriculum writes it
+    expected: Any  # nested lists of float, int or bool
+    compute: Callable[[Any], torch.Tensor]
+    atol: float = 1e-4
+    gradable: bool = True
+
+    def expected_tensor(self) -> torch.Tensor:
+        return torch.tensor(self.expected)
+
+
+def both(item):
+    """A documented "each of the two items" value as the (2, ...) batch result."""
+    return [item, item]
+
+
+# --------------------------------------------------------------------- 01_scores
+
+SCORE_MATRIX = [
+    [0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+    [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
+    [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
+    [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
+    [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
+    [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450],
+]
+
+# --------------------------------------------------------------------- 02_softmax
+
+WEIGHTS_QUERY_2 = [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581]
+ALL_WEIGHTS = [
+    [0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
+    [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581],
+    [0.1390, 0.2369, 0.2326, 0.1242, 0.1108, 0.1565],
+    [0.1435, 0.2074, 0.2046, 0.1462, 0.1263, 0.1720],
+    [0.1526, 0.1958, 0.1975, 0.1367, 0.1879, 0.1295],
+    [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896],
+]
+SIMPLE_SELF_ATTENTION = [
+    [0.4421, 0.5931, 0.5790], [0.4419, 0.6515, 0.5683], [0.4431, 0.6496, 0.5671],
+    [0.4304, 0.6298, 0.5510], [0.4671, 0.5910, 0.5266], [0.4177, 0.6503, 0.5645],
+]
+
+
+def _scores_2(ns):
+    return ns.score_matrix(inputs())[1]
+
+
+# --------------------------------------------------------------------- 03_trainable_qkv
+
+
+def seeded_weights(kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`torch.manual_seed(123)`, then W_query, W_key, W_value = torch.<kind>(3, 2) in that order."""
+    torch.manual_seed(123)
+    draw = getattr(torch, kind)
+    return draw(3, 2), draw(3, 2), draw(3, 2)
+
+
+def _qkv(ns, kind):
+    return ns.project_qkv(inputs(), *seeded_weights(kind))
+
+
+def _query_2_attention(ns, kind):
+    queries, keys, values = _qkv(ns, kind)
+    return ns.scaled_dot_product_attention(queries[1], keys, values)  # (context, weights)
+
+
+def _module(ns, name, seed, *args, **kwargs):
+    torch.manual_seed(seed)
+    return getattr(ns, name)(*args, **kwargs)
+
+
+# --------------------------------------------------------------------- 04_causal_mask
+
+
+def v2_789_scores() -> torch.Tensor:
+    """`attn_scores = queries @ keys.T` with the layers of `torch.manual_seed(789); SelfAttention_v2(3, 2)`,
+    rebuilt from plain Linear layers (W_query, W_key, W_value, in that order)."""
+    torch.manual_seed(789)
+    W_query, W_key = nn.Linear(3, 2, bias=False), nn.Linear(3, 2, bias=False)
+    nn.Linear(3, 2, bias=False)  # W_value: drawn for the same random stream, unused here
+    with torch.no_grad():
+        x = inputs()
+        return W_query(x) @ W_key(x).T
+
+
+UNMASKED_WEIGHTS = [
+    [0.1921, 0.1646, 0.1652, 0.1550, 0.1721, 0.1510],
+    [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477],
+    [0.2036, 0.1659, 0.1662, 0.1498, 0.1664, 0.1480],
+    [0.1869, 0.1667, 0.1668, 0.1571, 0.1661, 0.1564],
+    [0.1830, 0.1669, 0.1670, 0.1588, 0.1658, 0.1585],
+    [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529],
+]
+CAUSAL_WEIGHTS = [
+    [1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+    [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
+    [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
+    [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
+    [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
+    [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529],
+]
+CAUSAL_ATTENTION_123 = [
+    [-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
+    [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081],
+]
+
+
+def _unmasked(ns=None):
+    return torch.softmax(v2_789_scores() / math.sqrt(2), dim=-1)
+
+
+def _dropout_ones():
+    torch.manual_seed(123)
+    return nn.Dropout(0.5)(torch.ones(6, 6))[0]
+
+
+# --------------------------------------------------------------------- 06_multihead
+
+SPLIT_HEADS_FLAT = [
+    [[1, 2, 3, 4], [9, 10, 11, 12]],
+    [[5, 6, 7, 8], [13, 14, 15, 16]],
+    [[17, 18, 19, 20], [25, 26, 27, 28]],
+    [[21, 22, 23, 24], [29, 30, 31, 32]],
+]
+WRAPPER_123 = [
+    [-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
+    [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
+    [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493],
+]
+MULTIHEAD_123 = [
+    [0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
+    [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028],
+]
+
+
+def _no_grad(fn):
+    def run(ns):
+        with torch.no_grad():
+            return fn(ns)
+
+    return run
+
+
+V = Documented
+VALUES: tuple[Documented, ...] = (
+    # 01_scores
+    V("01_scores/dot_scores_query_2", "01_scores", "dot_scores", "dot_scores(inputs[1], inputs)",
+      [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
+      lambda ns: ns.dot_scores(inputs()[1], inputs())),
+    V("01_scores/score_matrix", "01_scores", "score_matrix", "score_matrix(inputs)",
+      SCORE_MATRIX, lambda ns: ns.score_matrix(inputs())),
+    V("01_scores/score_matrix_batch", "01_scores", "score_matrix", "score_matrix(batch), each item",
+      both(SCORE_MATRIX), lambda ns: ns.score_matrix(batch())),
+    # 02_softmax
+    V("02_softmax/normalize_by_sum_query_2", "02_softmax", "normalize_by_sum",
+      "normalize_by_sum(score_matrix(inputs)[1])",
+      [0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656], lambda ns: ns.normalize_by_sum(_scores_2(ns))),
+    V("02_softmax/softmax_naive_query_2", "02_softmax", "softmax_naive", "softmax_naive(score_matrix(inputs)[1])",
+      WEIGHTS_QUERY_2, lambda ns: ns.softmax_naive(_scores_2(ns))),
+    V("02_softmax/softmax_query_2", "02_softmax", "softmax", "softmax(score_matrix(inputs)[1])",
+      WEIGHTS_QUERY_2, lambda ns: ns.softmax(_scores_2(ns))),
+    V("02_softmax/softmax_query_2_sum", "02_softmax", "softmax", "softmax(score_matrix(inputs)[1]).sum()",
+      1.0, lambda ns: ns.softmax(_scores_2(ns)).sum()),
+    V("02_softmax/softmax_large", "02_softmax", "softmax", "softmax(tensor([1000., 1001.]))",
+      [0.2689, 0.7311], lambda ns: ns.softmax(torch.tensor([1000.0, 1001.0]))),
+    V("02_softmax/softmax_naive_large_is_nan", "02_softmax", "softmax_naive",
+      "softmax_naive(tensor([1000., 1001.])).isnan()",
+      [True, True], lambda ns: ns.softmax_naive(torch.tensor([1000.0, 1001.0])).isnan()),
+    V("02_softmax/context_vector_2", "02_softmax", "context_vectors",
+      "context_vectors(softmax(score_matrix(inputs)[1]), inputs)",
+      [0.4419, 0.6515, 0.5683], lambda ns: ns.context_vectors(ns.softmax(_scores_2(ns)), inputs())),
+    V("02_softmax/all_weights", "02_softmax", "softmax", "softmax(score_matrix(inputs))",
+      ALL_WEIGHTS, lambda ns: ns.softmax(ns.score_matrix(inputs()))),
+    V("02_softmax/simple_self_attention", "02_softmax", "simple_self_attention", "simple_self_attention(inputs)",
+      SIMPLE_SELF_ATTENTION, lambda ns: ns.simple_self_attention(inputs())),
+    V("02_softmax/simple_self_attention_batch", "02_softmax", "simple_self_attention",
+      "simple_self_attention(batch), each item",
+      both(SIMPLE_SELF_ATTENTION), lambda ns: ns.simple_self_attention(batch())),
+    # 03_trainable_qkv, torch.rand weights
+    V("03_trainable_qkv/query_2", "03_trainable_qkv", "project_qkv", "seed 123, rand(3, 2) x3: queries[1]",
+      [0.4306, 1.4551], lambda ns: _qkv(ns, "rand")[0][1]),
+    V("03_trainable_qkv/key_2", "03_trainable_qkv", "project_qkv", "seed 123, rand(3, 2) x3: keys[1]",
+      [0.4433, 1.1419], lambda ns: _qkv(ns, "rand")[1][1]),
+    V("03_trainable_qkv/value_2", "03_trainable_qkv", "project_qkv", "seed 123, rand(3, 2) x3: values[1]",
+      [0.3951, 1.0037], lambda ns: _qkv(ns, "rand")[2][1]),
+    V("03_trainable_qkv/scores_query_2", "03_trainable_qkv", "project_qkv",
+      "seed 123, rand(3, 2) x3: queries[1] @ keys.T",
+      [1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440],
+      lambda ns: _qkv(ns, "rand")[0][1] @ _qkv(ns, "rand")[1].T),
+    V("03_trainable_qkv/weights_query_2", "03_trainable_qkv", "scaled_dot_product_attention",
+      "seed 123, rand(3, 2) x3: scaled_dot_product_attention(queries[1], keys, values)[1]",
+      [0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820], lambda ns: _query_2_attention(ns, "rand")[1]),
+    V("03_trainable_qkv/context_query_2", "03_trainable_qkv", "scaled_dot_product_attention",
+      "seed 123, rand(3, 2) x3: scaled_dot_product_attention(queries[1], keys, values)[0]",
+      [0.3061, 0.8210], lambda ns: _query_2_attention(ns, "rand")[0]),
+    # 03_trainable_qkv, torch.randn weights
+    V("03_trainable_qkv/randn_query_2", "03_trainable_qkv", "project_qkv", "seed 123, randn(3, 2) x3: queries[1]",
+      [-1.1729, -0.0048], lambda ns: _qkv(ns, "randn")[0][1]),
+    V("03_trainable_qkv/randn_scores_query_2", "03_trainable_qkv", "project_qkv",
+      "seed 123, randn(3, 2) x3: queries[1] @ keys.T",
+      [0.2172, 0.1376, 0.1730, -0.0491, 0.7616, -0.3809],
+      lambda ns: _qkv(ns, "randn")[0][1] @ _qkv(ns, "randn")[1].T),
+    V("03_trainable_qkv/randn_weights_query_2", "03_trainable_qkv", "scaled_dot_product_attention",
+      "seed 123, randn(3, 2) x3: scaled_dot_product_attention(queries[1], keys, values)[1]",
+      [0.1704, 0.1611, 0.1652, 0.1412, 0.2505, 0.1117], lambda ns: _query_2_attention(ns, "randn")[1]),
+    V("03_trainable_qkv/randn_context_query_2", "03_trainable_qkv", "scaled_dot_product_attention",
+      "seed 123, randn(3, 2) x3: scaled_dot_product_attention(queries[1], keys, values)[0]",
+      [0.2854, 0.4081], lambda ns: _query_2_attention(ns, "randn")[0]),
+    V("03_trainable_qkv/self_attention_v1", "03_trainable_qkv", "SelfAttention_v1",
+      "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)",
+      [[0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
+       [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040]],
+      _no_grad(lambda ns: _module(ns, "SelfAttention_v1", 123, 3, 2)(inputs()))),
+    V("03_trainable_qkv/self_attention_v2", "03_trainable_qkv", "SelfAttention_v2",
+      "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)",
+      [[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
+       [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]],
+      _no_grad(lambda ns: _module(ns, "SelfAttention_v2", 789, 3, 2)(inputs()))),
+    # 04_causal_mask
+    V("04_causal_mask/unmasked_weights", "04_causal_mask", "",
+      "softmax(attn_scores / sqrt(2)) with the layers of seed 789 SelfAttention_v2(3, 2)",
+      UNMASKED_WEIGHTS, _unmasked),
+    V("04_causal_mask/mask_and_renormalize", "04_causal_mask", "mask_and_renormalize",
+      "mask_and_renormalize(unmasked weights)", CAUSAL_WEIGHTS, lambda ns: ns.mask_and_renormalize(_unmasked())),
+    V("04_causal_mask/causal_attention_weights", "04_causal_mask", "causal_attention_weights",
+      "causal_attention_weights(attn_scores, 2)", CAUSAL_WEIGHTS,
+      lambda ns: ns.causal_attention_weights(v2_789_scores(), 2)),
+    V("04_causal_mask/causal_attention", "04_causal_mask", "CausalAttention",
+      "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch), each item",
+      both(CAUSAL_ATTENTION_123),
+      _no_grad(lambda ns: _module(ns, "CausalAttention", 123, 3, 2, 6, 0.0)(batch()))),
+    V("04_causal_mask/dropout_mask_row_0", "04_causal_mask", "",
+      "torch.manual_seed(123); nn.Dropout(0.5)(torch.ones(6, 6))[0] (PyTorch 2.13, Linux CPU)",
+      [2.0, 2.0, 0.0, 2.0, 2.0, 0.0], lambda ns=None: _dropout_ones(), gradable=False),
+    # 05_padding_mask
+    V("05_padding_mask/key_padding_mask", "05_padding_mask", "key_padding_mask", "key_padding_mask([4, 3, 2], 4)",
+      [[False, False, False, False], [False, False, False, True], [False, False, True, True]],
+      lambda ns: ns.key_padding_mask([4, 3, 2], 4)),
+    # 06_multihead
+    V("06_multihead/split_heads", "06_multihead", "split_heads",
+      "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2).reshape(4, 2, 4)",
+      SPLIT_HEADS_FLAT, lambda ns: ns.split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2).reshape(4, 2, 4)),
+    V("06_multihead/multi_head_wrapper", "06_multihead", "MultiHeadAttentionWrapper",
+      "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), each item",
+      both(WRAPPER_123),
+      _no_grad(lambda ns: _module(ns, "MultiHeadAttentionWrapper", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+    V("06_multihead/multi_head_attention", "06_multihead", "MultiHeadAttention",
+      "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), each item",
+      both(MULTIHEAD_123),
+      _no_grad(lambda ns: _module(ns, "MultiHeadAttention", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+)
+
+BY_ID = {value.id: value for value in VALUES}
+assert len(BY_ID) == len(VALUES), "duplicate documented-value id"
+
+
+def for_section(section_id: str, gradable_only: bool = True) -> list[Documented]:
+    return [v for v in VALUES if v.section == section_id and (v.gradable or not gradable_only)]
+
+
+def matches(value: Documented, actual: torch.Tensor) -> bool:
+    """Whether `actual` equals the documented value (bool/int exactly, floats within atol)."""
+    expected = value.expected_tensor()
+    if not isinstance(actual, torch.Tensor) or tuple(actual.shape) != tuple(expected.shape):
+        return False
+    actual = actual.detach().cpu()
+    if expected.dtype == torch.bool:
+        return actual.dtype == torch.bool and bool(torch.equal(actual, expected))
+    if expected.dtype == torch.int64:
+        return not actual.is_floating_point() and bool(torch.equal(actual.to(torch.int64), expected))
+    return bool(torch.allclose(actual.float(), expected.float(), atol=value.atol, rtol=0))

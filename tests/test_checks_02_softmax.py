@@ -1,0 +1,200 @@
+"""Section 02's hidden checks against the catalogue of common mistakes and other correct styles."""
+import pytest
+from support import (Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught,
+                     correct_source, failing, grade_source, replace_def)
+
+SECTION = "02_softmax"
+
+HARD_CODED = {
+    "normalize_by_sum": """
+        def normalize_by_sum(scores, dim=-1):
+            return torch.tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])
+        """,
+    "softmax_naive": """
+        def softmax_naive(x, dim=-1):
+            return torch.tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
+        """,
+    "softmax": """
+        def softmax(x, dim=-1):
+            if x.dim() == 1:
+                return torch.tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
+            return torch.tensor([[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
+                                 [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581],
+                                 [0.1390, 0.2369, 0.2326, 0.1242, 0.1108, 0.1565],
+                                 [0.1435, 0.2074, 0.2046, 0.1462, 0.1263, 0.1720],
+                                 [0.1526, 0.1958, 0.1975, 0.1367, 0.1879, 0.1295],
+                                 [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896]])
+        """,
+    "context_vectors": """
+        def context_vectors(weights, inputs):
+            return torch.tensor([0.4419, 0.6515, 0.5683])
+        """,
+    "simple_self_attention": """
+        def simple_self_attention(inputs):
+            return torch.tensor([[0.4421, 0.5931, 0.5790], [0.4419, 0.6515, 0.5683], [0.4431, 0.6496, 0.5671],
+                                 [0.4304, 0.6298, 0.5510], [0.4671, 0.5910, 0.5266], [0.4177, 0.6503, 0.5645]])
+        """,
+}
+
+MISTAKES = [
+    Mistake("documented values hard-coded", HARD_CODED,
+            ["normalize_by_sum divides", "softmax_naive equals", "softmax matches", "sum to 1 along dim",
+             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new",
+             "no built-in softmax", "leave their input unchanged"]),
+    Mistake("normalize_by_sum with F.normalize", {"normalize_by_sum": """
+            def normalize_by_sum(scores, dim=-1):
+                return torch.nn.functional.normalize(scores, dim=dim)
+            """}, ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="L2 norm"),
+    Mistake("normalize_by_sum without keepdim", {"normalize_by_sum": """
+            def normalize_by_sum(scores, dim=-1):
+                return scores / scores.sum(dim=dim)
+            """}, ["normalize_by_sum divides"], says="keepdim"),
+    Mistake("softmax_naive sums over every entry", {"softmax_naive": """
+            def softmax_naive(x, dim=-1):
+                return torch.exp(x) / torch.exp(x).sum()
+            """}, ["softmax_naive equals"], says="all entries"),
+    Mistake("softmax over dim 0", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.amax(dim=0, keepdim=True))
+                return exps / exps.sum(dim=0, keepdim=True)
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"],
+            says="wrong dim"),
+    Mistake("softmax max without keepdim", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.max(dim=dim).values)
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["softmax matches"], says="keepdim"),
+    Mistake("softmax without the max subtraction", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x)
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["magnitude 1000"], says="subtract the max"),
+    Mistake("softmax shifted by the mean", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.mean(dim=dim, keepdim=True))
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["rows that contain -inf", "magnitude 1000"], says="not by the mean"),
+    Mistake("softmax shifts its input in place", {"softmax": """
+            def softmax(x, dim=-1):
+                x -= x.amax(dim=dim, keepdim=True)
+                exps = torch.exp(x)
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["leave their input unchanged"], says="in place"),
+    Mistake("built-in softmax", {"softmax": """
+            def softmax(x, dim=-1):
+                return torch.softmax(x, dim=dim)
+            """}, ["no built-in softmax", "softmax matches"], says="forbids"),
+    Mistake("built-in softmax behind an alias", {"softmax_naive": """
+            def softmax_naive(x, dim=-1):
+                smooth = getattr(torch.nn.functional, "soft" + "max")
+                return smooth(x, dim)
+            """}, ["no built-in softmax", "softmax_naive equals"], says="forbids"),
+    Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
+            def context_vectors(weights, inputs):
+                return (weights.unsqueeze(-1) * inputs).sum(dim=-1)
+            """}, ["context vector z(2)", "context_vectors: weighted"], says="embedding dim"),
+    Mistake("context_vectors with transposed weights", {"context_vectors": """
+            def context_vectors(weights, inputs):
+                if weights.dim() == 1:
+                    return weights @ inputs
+                return weights.transpose(-2, -1) @ inputs
+            """}, ["context_vectors: weighted"], says="transposed"),
+    Mistake("context_vectors for a single query only", {"context_vectors": """
+            def context_vectors(weights, inputs):
+                context = torch.zeros(inputs.shape[-1])
+                for i, x_i in enumerate(inputs):
+                    context += weights[i] * x_i
+                return context
+            """}, ["context_vectors: weighted"]),
+    Mistake("simple_self_attention softmax over dim 0", {"simple_self_attention": """
+            def simple_self_attention(inputs):
+                return context_vectors(softmax(score_matrix(inputs), dim=0), inputs)
+            """}, ["simple_self_attention gives the documented", "simple_self_attention on new"], says="dim 0"),
+    Mistake("simple_self_attention scaled", {"simple_self_attention": """
+            def simple_self_attention(inputs):
+                scores = score_matrix(inputs) / inputs.shape[-1] ** 0.5
+                return context_vectors(softmax(scores, dim=-1), inputs)
+            """}, ["simple_self_attention on new"], says="sqrt(d)"),
+]
+
+STYLES = [
+    {"softmax": """
+        def softmax(x, dim=-1):
+            return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))
+        """,
+     "softmax_naive": """
+        def softmax_naive(x, dim=-1):
+            numerator = x.exp()
+            return numerator.div(numerator.sum(dim).unsqueeze(dim))
+        """,
+     "normalize_by_sum": """
+        def normalize_by_sum(scores, dim=-1):
+            return scores / torch.sum(scores, dim=dim).unsqueeze(dim)
+        """,
+     "context_vectors": """
+        def context_vectors(weights, inputs):
+            return torch.matmul(weights, inputs)
+        """},
+    {"softmax": """
+        def softmax(x, dim=-1):
+            biggest = x.max(dim, keepdim=True).values
+            numerator = torch.exp(x - biggest)
+            return numerator / numerator.sum(dim, keepdim=True)
+        """,
+     "context_vectors": """
+        def context_vectors(weights, inputs):
+            if weights.dim() == 1:
+                return torch.einsum("j,jd->d", weights, inputs)
+            return torch.einsum("...ij,...jd->...id", weights, inputs)
+        """,
+     "simple_self_attention": """
+        def simple_self_attention(inputs):
+            weights = softmax(torch.matmul(inputs, inputs.mT))
+            return context_vectors(weights, inputs)
+        """},
+    {"softmax": """
+        def softmax(x, dim=-1):
+            top = x.max(dim=dim, keepdim=True).values
+            top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+            numerator = torch.where(x == float("-inf"), torch.zeros_like(x), torch.exp(x - top))
+            return numerator / numerator.sum(dim=dim, keepdim=True)
+        """,
+     "normalize_by_sum": """
+        def normalize_by_sum(scores, dim=-1):
+            return torch.div(scores, scores.sum(dim, keepdim=True))
+        """,
+     "context_vectors": """
+        def context_vectors(weights, inputs):
+            if weights.dim() == 1:
+                return (weights.unsqueeze(-1) * inputs).sum(dim=0)
+            return (weights.unsqueeze(-1) * inputs.unsqueeze(-3)).sum(dim=-2)
+        """},
+]
+
+
+def test_correct_gets_full_marks():
+    assert_full_marks(SECTION, {})
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
+def test_mistake_loses_points(mistake):
+    assert_mistake_caught(SECTION, mistake)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
+def test_other_correct_style_gets_full_marks(style):
+    assert_full_marks(SECTION, style)
+
+
+def test_hard_coded_printed_values_score_at_most_40_percent():
+    source = correct_source(SECTION)
+    for name, code in HARD_CODED.items():
+        source = replace_def(source, name, code)
+    result = grade_source(SECTION, source)
+    assert result.score <= 0.4 * result.max_score, failing(result)
+    documented = sum(c.max_points for c in result.checks if c.documented)
+    assert documented <= 0.4 * result.max_score
+
+
+def test_every_check_catches_a_mistake():
+    assert_every_check_catches(SECTION, MISTAKES)

@@ -1,0 +1,262 @@
+"""Section 03's hidden checks against the catalogue of common mistakes and other correct styles."""
+import pytest
+from support import (Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught,
+                     correct_source, failing, grade_source, replace_def)
+
+SECTION = "03_trainable_qkv"
+
+HARD_CODED = {
+    "project_qkv": """
+        def project_qkv(x, W_query, W_key, W_value):
+            queries, keys, values = torch.zeros(6, 2), torch.zeros(6, 2), torch.zeros(6, 2)
+            queries[1] = torch.tensor([0.4306, 1.4551])
+            keys[1] = torch.tensor([0.4433, 1.1419])
+            values[1] = torch.tensor([0.3951, 1.0037])
+            return queries, keys, values
+        """,
+    "scaled_dot_product_attention": """
+        def scaled_dot_product_attention(queries, keys, values):
+            return (torch.tensor([0.3061, 0.8210]),
+                    torch.tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820]))
+        """,
+    "SelfAttention_v1": """
+        class SelfAttention_v1(nn.Module):
+            def __init__(self, d_in, d_out):
+                super().__init__()
+                self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+                self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+                self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+            def forward(self, x):
+                return torch.tensor([[0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
+                                     [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040]])
+        """,
+    "SelfAttention_v2": """
+        class SelfAttention_v2(nn.Module):
+            def __init__(self, d_in, d_out, qkv_bias=False):
+                super().__init__()
+                self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+                self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+                self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+            def forward(self, x):
+                return torch.tensor([[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
+                                     [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]])
+        """,
+}
+
+
+def attention(body):
+    """A scaled_dot_product_attention whose body is `body` (indented 4 spaces)."""
+    return "def scaled_dot_product_attention(queries, keys, values):\n" + body
+
+
+def v1_class(init_body, forward_body):
+    return ("class SelfAttention_v1(nn.Module):\n"
+            "    def __init__(self, d_in, d_out):\n"
+            "        super().__init__()\n" + init_body +
+            "    def forward(self, x):\n" + forward_body)
+
+
+def v2_class(forward_body, bias="qkv_bias"):
+    return ("class SelfAttention_v2(nn.Module):\n"
+            "    def __init__(self, d_in, d_out, qkv_bias=False):\n"
+            "        super().__init__()\n"
+            f"        self.W_query = nn.Linear(d_in, d_out, bias={bias})\n"
+            f"        self.W_key = nn.Linear(d_in, d_out, bias={bias})\n"
+            f"        self.W_value = nn.Linear(d_in, d_out, bias={bias})\n"
+            "    def forward(self, x):\n" + forward_body)
+
+
+V1_INIT = ("        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"
+           "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
+           "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n")
+V1_FORWARD = ("        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value\n"
+              "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
+              "        return weights @ values\n")
+V2_LINES = "        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)\n"
+
+
+def copy_function(body):
+    return "def copy_v2_weights_into_v1(v1, v2):\n" + body
+
+
+MISTAKES = [
+    Mistake("documented values hard-coded", HARD_CODED,
+            ["project_qkv on new", "divides the scores by sqrt(d_k)", "single query (d,)", "sum to 1 over the keys",
+             "other seeds and sizes", "works on a batch", "qkv_bias=True", "copy_v2_weights_into_v1",
+             "gradients reach", "without F.scaled_dot_product_attention", "leave their inputs unchanged"]),
+    Mistake("project_qkv returns keys first", {"project_qkv": """
+            def project_qkv(x, W_query, W_key, W_value):
+                return x @ W_key, x @ W_query, x @ W_value
+            """}, ["project_qkv on new", "query 2 of the worked example"], says="in that order"),
+    Mistake("no sqrt(d_k) scaling", {"scaled_dot_product_attention": attention(
+            "    weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)\n"
+            "    return weights @ values, weights\n")},
+            ["query 2 of the worked example", "divides the scores by sqrt(d_k)"], says="no scaling"),
+    Mistake("scaled by sqrt(d_v)", {"scaled_dot_product_attention": attention(
+            "    scores = queries @ keys.transpose(-2, -1) / values.shape[-1] ** 0.5\n"
+            "    weights = torch.softmax(scores, dim=-1)\n"
+            "    return weights @ values, weights\n")}, ["divides the scores by sqrt(d_k)"], says="sqrt(d_v)"),
+    Mistake("softmax over the queries", {"scaled_dot_product_attention": attention(
+            "    scores = queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5\n"
+            "    weights = torch.softmax(scores, dim=-2)\n"
+            "    return weights @ values, weights\n")},
+            ["sum to 1 over the keys", "divides the scores by sqrt(d_k)"], says="wrong dim"),
+    Mistake("keys.T on a batch", {"scaled_dot_product_attention": attention(
+            "    weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "    return weights @ values, weights\n")}, ["single query (d,)"], says="transpose(-2, -1)"),
+    Mistake("returns (weights, context)", {"scaled_dot_product_attention": attention(
+            "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "    return weights, weights @ values\n")}, ["divides the scores by sqrt(d_k)"], says="wrong order"),
+    Mistake("queries scaled in place", {"scaled_dot_product_attention": attention(
+            "    queries /= keys.shape[-1] ** 0.5\n"
+            "    weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)\n"
+            "    return weights @ values, weights\n")}, ["leave their inputs unchanged"], says="in place"),
+    Mistake("built-in attention", {"scaled_dot_product_attention": attention(
+            "    import torch.nn.functional as F\n"
+            "    context = F.scaled_dot_product_attention(queries, keys, values)\n"
+            "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "    return context, weights\n")},
+            ["without F.scaled_dot_product_attention", "divides the scores by sqrt(d_k)"], says="forbids"),
+    Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
+            " / keys.shape[-1] ** 0.5", ""))},
+            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "other seeds and sizes"], says="no scaling"),
+    Mistake("v1 parameters created out of order", {"SelfAttention_v1": v1_class(
+            "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
+            "        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"
+            "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n", V1_FORWARD)},
+            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order"),
+    Mistake("v1 weights drawn with randn", {"SelfAttention_v1": v1_class(V1_INIT.replace("rand(", "randn("),
+                                                                         V1_FORWARD)},
+            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),
+    Mistake("v1 weights are plain tensors", {"SelfAttention_v1": v1_class(
+            "        self.W_query = torch.rand(d_in, d_out)\n"
+            "        self.W_key = torch.rand(d_in, d_out)\n"
+            "        self.W_value = torch.rand(d_in, d_out)\n", V1_FORWARD)},
+            ["gradients reach", "in the documented order"], says="Parameter"),
+    Mistake("v2 scaled by sqrt(d_in)", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n")},
+            ["other seeds and sizes", "SelfAttention_v2(3, 2) with torch.manual_seed(789)"], says="sqrt(d_in)"),
+    Mistake("v2 uses keys.T", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n")}, ["works on a batch"], says="transpose(-2, -1)"),
+    Mistake("v2 ignores qkv_bias", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n", bias="False")}, ["qkv_bias=True"], says="bias"),
+    Mistake("copy without the transpose", {"copy_v2_weights_into_v1": copy_function(
+            "    with torch.no_grad():\n"
+            "        v1.W_query.copy_(v2.W_query.weight)\n"
+            "        v1.W_key.copy_(v2.W_key.weight)\n"
+            "        v1.W_value.copy_(v2.W_value.weight)\n")}, ["copy_v2_weights_into_v1"], says="transpose"),
+    Mistake("copy without torch.no_grad", {"copy_v2_weights_into_v1": copy_function(
+            "    v1.W_query.copy_(v2.W_query.weight.T)\n"
+            "    v1.W_key.copy_(v2.W_key.weight.T)\n"
+            "    v1.W_value.copy_(v2.W_value.weight.T)\n")}, ["copy_v2_weights_into_v1"], says="no_grad"),
+    Mistake("copy switches requires_grad off", {"copy_v2_weights_into_v1": copy_function(
+            "    for name in ('W_query', 'W_key', 'W_value'):\n"
+            "        target = getattr(v1, name)\n"
+            "        target.requires_grad_(False)\n"
+            "        target.copy_(getattr(v2, name).weight.T)\n")}, ["copy_v2_weights_into_v1"],
+            says="requires_grad"),
+    Mistake("copy mixes up the projections", {"copy_v2_weights_into_v1": copy_function(
+            "    with torch.no_grad():\n"
+            "        v1.W_query.copy_(v2.W_key.weight.T)\n"
+            "        v1.W_key.copy_(v2.W_query.weight.T)\n"
+            "        v1.W_value.copy_(v2.W_value.weight.T)\n")}, ["copy_v2_weights_into_v1"], says="mixed up"),
+]
+
+STYLES = [
+    {"scaled_dot_product_attention": attention(
+        "    single = queries.dim() == 1\n"
+        "    if single:\n"
+        "        queries = queries.unsqueeze(0)\n"
+        "    scores = torch.einsum('...qd,...kd->...qk', queries, keys) / keys.shape[-1] ** 0.5\n"
+        "    weights = torch.softmax(scores, dim=-1)\n"
+        "    context = torch.einsum('...qk,...kv->...qv', weights, values)\n"
+        "    if single:\n"
+        "        return context.squeeze(0), weights.squeeze(0)\n"
+        "    return context, weights\n"),
+     "project_qkv": """
+        def project_qkv(x, W_query, W_key, W_value):
+            return tuple(torch.matmul(x, W) for W in (W_query, W_key, W_value))
+        """,
+     "SelfAttention_v1": v1_class(V1_INIT,
+        "        queries = torch.einsum('ti,io->to', x, self.W_query)\n"
+        "        keys = torch.einsum('ti,io->to', x, self.W_key)\n"
+        "        values = torch.einsum('ti,io->to', x, self.W_value)\n"
+        "        scores = torch.einsum('qo,ko->qk', queries, keys) / keys.shape[1] ** 0.5\n"
+        "        return torch.einsum('qk,ko->qo', scores.softmax(dim=1), values)\n"),
+     "copy_v2_weights_into_v1": copy_function(
+        "    v1.load_state_dict({'W_query': v2.W_query.weight.T, 'W_key': v2.W_key.weight.T,\n"
+        "                        'W_value': v2.W_value.weight.T})\n")},
+    {"scaled_dot_product_attention": attention(
+        "    import torch.nn.functional as F\n"
+        "    scaled = queries * keys.shape[-1] ** -0.5\n"
+        "    weights = F.softmax(torch.matmul(scaled, keys.mT), dim=-1)\n"
+        "    return torch.matmul(weights, values), weights\n"),
+     "SelfAttention_v2": v2_class(
+        V2_LINES +
+        "        import math\n"
+        "        weights = torch.softmax(torch.matmul(queries, keys.mT) / math.sqrt(keys.size(-1)), dim=-1)\n"
+        "        return torch.matmul(weights, values)\n"),
+     "copy_v2_weights_into_v1": copy_function(
+        "    v1.W_query.data.copy_(v2.W_query.weight.data.t())\n"
+        "    v1.W_key.data.copy_(v2.W_key.weight.data.t())\n"
+        "    v1.W_value.data.copy_(v2.W_value.weight.data.t())\n")},
+    {"scaled_dot_product_attention": attention(
+        "    single = queries.dim() == 1\n"
+        "    if single:\n"
+        "        queries = queries.unsqueeze(0)\n"
+        "    lead = keys.shape[:-2]\n"
+        "    q = queries.reshape(-1, *queries.shape[-2:])\n"
+        "    k = keys.reshape(-1, *keys.shape[-2:])\n"
+        "    v = values.reshape(-1, *values.shape[-2:])\n"
+        "    weights = torch.bmm(q, k.transpose(1, 2)).div(k.shape[-1] ** 0.5).softmax(dim=-1)\n"
+        "    context = torch.bmm(weights, v)\n"
+        "    context = context.reshape(*lead, *context.shape[-2:])\n"
+        "    weights = weights.reshape(*lead, *weights.shape[-2:])\n"
+        "    if single:\n"
+        "        return context.squeeze(0), weights.squeeze(0)\n"
+        "    return context, weights\n"),
+     "SelfAttention_v1": v1_class(V1_INIT,
+        "        queries = torch.mm(x, self.W_query)\n"
+        "        keys = torch.mm(x, self.W_key)\n"
+        "        values = torch.mm(x, self.W_value)\n"
+        "        weights = torch.softmax(torch.mm(queries, keys.t()) / keys.shape[-1] ** 0.5, dim=-1)\n"
+        "        return torch.mm(weights, values)\n"),
+     "copy_v2_weights_into_v1": copy_function(
+        "    with torch.no_grad():\n"
+        "        for name in ('W_query', 'W_key', 'W_value'):\n"
+        "            getattr(v1, name).copy_(getattr(v2, name).weight.t())\n")},
+]
+
+
+def test_correct_gets_full_marks():
+    assert_full_marks(SECTION, {})
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
+def test_mistake_loses_points(mistake):
+    assert_mistake_caught(SECTION, mistake)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
+def test_other_correct_style_gets_full_marks(style):
+    assert_full_marks(SECTION, style)
+
+
+def test_hard_coded_printed_values_score_at_most_40_percent():
+    source = correct_source(SECTION)
+    for name, code in HARD_CODED.items():
+        source = replace_def(source, name, code)
+    result = grade_source(SECTION, source)
+    assert result.score <= 0.4 * result.max_score, failing(result)
+    documented = sum(c.max_points for c in result.checks if c.documented)
+    assert documented <= 0.4 * result.max_score
+
+
+def test_every_check_catches_a_mistake():
+    assert_every_check_catches(SECTION, MISTAKES)

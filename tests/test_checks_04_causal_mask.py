@@ -1,0 +1,243 @@
+"""Section 04's hidden checks against the catalogue of common mistakes and other correct styles."""
+import pytest
+from support import Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught, grade_source
+
+SECTION = "04_causal_mask"
+
+# CausalAttention with one piece swapped: {init}, {check}, {mask} and {dropout} fill in the changed parts.
+CAUSAL_ATTENTION = """
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.context_length = context_length
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        {init}
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        {check}
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2)
+        {mask}
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        {dropout}
+        return weights @ values
+"""
+BUFFER = 'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())'
+CHECK = ('if num_tokens > self.context_length:\n'
+         '            raise ValueError(f"{num_tokens} tokens > context_length {self.context_length}")')
+MASK = 'scores = scores.masked_fill(self.mask[:num_tokens, :num_tokens], float("-inf"))'
+DROPOUT = "weights = self.dropout(weights)"
+
+
+def causal_attention(init=BUFFER, check=CHECK, mask=MASK, dropout=DROPOUT):
+    return CAUSAL_ATTENTION.format(init=init, check=check, mask=mask, dropout=dropout)
+
+
+MISTAKES = [
+    Mistake("diagonal masked", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
+            """}, ["causal_mask: (T, T) bool", "gives the documented masked weights"], says="diagonal masked"),
+    Mistake("inverted causal mask", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
+            """}, ["causal_mask: (T, T) bool"], says="inverted mask"),
+    Mistake("float mask", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)
+            """}, ["causal_mask: (T, T) bool"], says="dtype bool"),
+    Mistake("causal_mask ignores device", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+            """}, ["causal_mask creates the mask on the device"], says="on `device`"),
+    Mistake("not renormalised", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
+            """}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
+            says="not renormalised"),
+    Mistake("mask_and_renormalize fills its argument in place", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1]), 0.0)
+                return attn_weights / attn_weights.sum(dim=-1, keepdim=True)
+            """}, ["mask_and_renormalize zeroes"], says="modified its argument"),
+    Mistake("masked after softmax without renormalising", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                weights = torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
+                return weights.masked_fill(causal_mask(attn_scores.shape[-1]), 0.0)
+            """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
+            says="after the softmax without renormalising"),
+    Mistake("no scaling", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), -torch.inf), dim=-1)
+            """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
+            says="sqrt(d_k)"),
+    Mistake("scaled by sqrt(T)", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                T = attn_scores.shape[-1]
+                return torch.softmax(attn_scores.masked_fill(causal_mask(T), -torch.inf) / T ** 0.5, dim=-1)
+            """}, ["causal_attention_weights masks before"], says="number of tokens"),
+    Mistake("parameters created out of order", {"CausalAttention": causal_attention().replace(
+        "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n", "").replace(
+        "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n",
+        "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+        "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n")},
+        ["CausalAttention: parameters in order", "with seed 123 gives the documented"], says="order"),
+    Mistake("attention scaled by sqrt(d_in)", {"CausalAttention": causal_attention().replace(
+        "keys.shape[-1] ** 0.5", "x.shape[-1] ** 0.5")},
+        ["CausalAttention: parameters in order", "with seed 123 gives the documented"], says="sqrt(d_in)"),
+    Mistake("no causal mask in forward", {"CausalAttention": causal_attention(mask="pass")},
+            ["CausalAttention is causal", "CausalAttention: parameters in order"], says="future leaks"),
+    Mistake("softmax over the batch", {"CausalAttention": causal_attention(mask=MASK.replace('float("-inf")', "-1e9"))
+            .replace("dim=-1)", "dim=0)")}, ["items of a batch do not influence"], says="keep the batch dim apart"),
+    Mistake("no ValueError for too-long input", {"CausalAttention": causal_attention(check="pass")},
+            ["raises ValueError naming both numbers"], says="should raise ValueError"),
+    Mistake("ValueError without the numbers", {"CausalAttention": causal_attention(check=(
+        'if num_tokens > self.context_length:\n'
+        '            raise ValueError("the input is longer than the context")'))},
+        ["raises ValueError naming both numbers"], says="should name 8 and 5"),
+    Mistake("dropout active in eval", {"CausalAttention": causal_attention(
+        dropout="weights = nn.functional.dropout(weights, self.dropout.p, training=True)")},
+        ["eval mode disables dropout"], says="dropout active in eval"),
+    Mistake("dropout on the context vectors", {"CausalAttention": causal_attention(dropout="pass").replace(
+        "return weights @ values", "return self.dropout(weights @ values)")},
+        ["dropout on the attention weights as nn.Dropout"], says="context vectors"),
+    Mistake("qkv_bias ignored", {"CausalAttention": causal_attention().replace("bias=qkv_bias", "bias=False")},
+            ["gradients reach every parameter", "CausalAttention: parameters in order"], says="W_query.bias"),
+    Mistake("mask built on the CPU inside forward", {"CausalAttention": causal_attention(init="", mask=(
+        "scores = scores.masked_fill(torch.triu(torch.ones(num_tokens, num_tokens), 1).bool(), -torch.inf)"))},
+        ["works on any device"], says="register the mask"),
+    Mistake("mask kept as a plain attribute, not a buffer", {"CausalAttention": causal_attention(
+        init="self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()")},
+        ["works on any device"], says="register_buffer"),
+    Mistake("uses F.scaled_dot_product_attention", {"CausalAttention": causal_attention().replace(
+        "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n", "").replace(
+        "        weights = self.dropout(weights)\n        return weights @ values",
+        "        return nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)")},
+        ["with seed 123 gives the documented", "CausalAttention: parameters in order"], says="forbids"),
+]
+
+HARD_CODED = {
+    "mask_and_renormalize": """
+        DOC = [[1.0, 0, 0, 0, 0, 0], [0.5517, 0.4483, 0, 0, 0, 0], [0.3800, 0.3097, 0.3103, 0, 0, 0],
+               [0.2758, 0.2460, 0.2462, 0.2319, 0, 0], [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0],
+               [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]]
+
+        def mask_and_renormalize(attn_weights):
+            return torch.tensor(DOC)
+        """,
+    "causal_attention_weights": """
+        def causal_attention_weights(attn_scores, d_k):
+            return torch.tensor(DOC)
+        """,
+    "CausalAttention": causal_attention().replace(
+        "return weights @ values",
+        "return torch.tensor([[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632], [-0.5675, -0.0843], "
+        "[-0.5526, -0.0981], [-0.5299, -0.1081]]).expand(b, 6, 2)"),
+}
+STYLES = [
+    # -1e9 instead of -inf, masks from tril, the mask made in forward with device=x.device, F.dropout
+    {"causal_mask": """
+        def causal_mask(num_tokens, device=None):
+            return ~torch.tril(torch.ones(num_tokens, num_tokens, device=device)).bool()
+        """,
+     "causal_attention_weights": """
+        import math
+
+        def causal_attention_weights(attn_scores, d_k):
+            masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -1e9)
+            return torch.softmax(masked / math.sqrt(d_k), dim=-1)
+        """,
+     "mask_and_renormalize": """
+        def mask_and_renormalize(attn_weights):
+            T = attn_weights.shape[-1]
+            kept = attn_weights * torch.tril(torch.ones(T, T, device=attn_weights.device))
+            return kept / kept.sum(-1, keepdim=True)
+        """,
+     "CausalAttention": causal_attention(init="", check=(
+         'if num_tokens > self.context_length:\n'
+         '            raise ValueError(f"context_length is {self.context_length}, got {num_tokens} tokens")'),
+         mask="scores = scores.masked_fill(~torch.tril(torch.ones(num_tokens, num_tokens, device=x.device)).bool(), "
+              "-1e9)",
+         dropout="weights = nn.functional.dropout(weights, self.dropout.p, training=self.training)")},
+    # torch.where, scaling before masking, einsum, a non-persistent buffer made by comparing positions
+    {"causal_mask": """
+        def causal_mask(num_tokens, device=None):
+            positions = torch.arange(num_tokens, device=device)
+            return positions[None, :] > positions[:, None]
+        """,
+     "causal_attention_weights": """
+        def causal_attention_weights(attn_scores, d_k):
+            scaled = attn_scores / d_k ** 0.5
+            hidden = causal_mask(scaled.shape[-1], device=scaled.device)
+            return torch.where(hidden, torch.tensor(float("-inf")), scaled).softmax(dim=-1)
+        """,
+     "mask_and_renormalize": """
+        def mask_and_renormalize(attn_weights):
+            hidden = causal_mask(attn_weights.shape[-1], device=attn_weights.device)
+            kept = torch.where(hidden, torch.zeros_like(attn_weights), attn_weights)
+            return kept / kept.sum(dim=-1, keepdim=True)
+        """,
+     "CausalAttention": """
+        import math
+
+        class CausalAttention(nn.Module):
+            def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+                super().__init__()
+                self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+                self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+                self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+                self.dropout = nn.Dropout(dropout)
+                self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+            def forward(self, x):
+                T = x.shape[1]
+                if T > self.mask.shape[0]:
+                    raise ValueError(f"got {T} tokens but the context holds only {self.mask.shape[0]}")
+                q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+                scores = torch.einsum("btd,bsd->bts", q, k) / math.sqrt(k.shape[-1])
+                scores = torch.where(self.mask[:T, :T], float("-inf"), scores)
+                weights = self.dropout(torch.softmax(scores, dim=-1))
+                return torch.einsum("bts,bsd->btd", weights, v)
+        """},
+    # the simple way inside the module (softmax, zero, renormalise) with the book's float mask buffer
+    {"mask_and_renormalize": """
+        def mask_and_renormalize(attn_weights):
+            masked = attn_weights.clone()
+            masked[..., causal_mask(masked.shape[-1], masked.device)] = 0.0
+            return masked / masked.sum(-1, keepdim=True)
+        """,
+     "CausalAttention": causal_attention(
+         init="self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))",
+         mask="pass").replace(
+         "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+         "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+         "        weights = weights.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)\n"
+         "        weights = weights / weights.sum(dim=-1, keepdim=True)\n")},
+]
+
+
+def test_correct_gets_full_marks():
+    assert_full_marks(SECTION, {})
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
+def test_mistake_loses_points(mistake):
+    assert_mistake_caught(SECTION, mistake)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
+def test_other_correct_style_gets_full_marks(style):
+    assert_full_marks(SECTION, style)
+
+
+def test_hard_coded_printed_values_score_at_most_40_percent():
+    result = grade_source(SECTION, Mistake("hard-coded", HARD_CODED, []).source(SECTION))
+    assert result.score <= 0.4 * result.max_score, [c.name for c in result.checks if c.passed]
+
+
+def test_every_check_catches_a_mistake():
+    assert_every_check_catches(SECTION, MISTAKES)

@@ -1,0 +1,330 @@
+"""Section 06's hidden checks against the catalogue of common mistakes and other correct styles."""
+import pytest
+import torch
+from support import (Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught,
+                     correct_source, grade_source, replace_def)
+from torch import nn
+
+SECTION = "06_multihead"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """The references compare tiny tensors: one thread spares thread-pool wake-ups on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# A correct MultiHeadAttention in a style of its own (view + transpose, contiguous().view back, a
+# registered mask); most mistakes below are one edit of it.
+MHA = """
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError(f"d_out={d_out} must be a multiple of num_heads={num_heads}")
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        full = torch.ones(context_length, context_length, dtype=torch.bool)
+        self.register_buffer("mask", torch.triu(full, diagonal=1))
+
+    def forward(self, x, key_padding_mask=None):
+        b, t, _ = x.shape
+        def split(y):
+            return y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+        q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
+        scores = q @ k.transpose(2, 3)
+        hidden = self.mask[:t, :t]
+        if key_padding_mask is not None:
+            hidden = hidden | key_padding_mask[:, None, None, :]
+        scores = scores.masked_fill(hidden, float("-inf"))
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        context = (weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)
+        return self.out_proj(context)
+"""
+
+
+def mha(*edits):
+    """MHA with each (old, new) replacement made (every occurrence; each must occur)."""
+    source = MHA
+    for old, new in edits:
+        assert old in source, old
+        source = source.replace(old, new)
+    return {"MultiHeadAttention": source}
+
+
+SOFTMAX_LINE = "weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))"
+
+MISTAKES = [
+    Mistake("split_heads with a bare view", {"split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError("D must be a multiple of num_heads")
+                return x.view(b, num_heads, t, d // num_heads)
+            """}, ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
+    Mistake("split_heads without the ValueError", {"split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                return x.reshape(b, t, num_heads, -1).transpose(1, 2)
+            """}, ["split_heads raises ValueError"], says="should raise ValueError"),
+    Mistake("combine_heads with a bare view of the non-contiguous tensor", {"combine_heads": """
+            def combine_heads(x):
+                b, h, t, hd = x.shape
+                return x.transpose(1, 2).view(b, t, h * hd)
+            """}, ["combine_heads works on a contiguous"], says="non-contiguous"),
+    Mistake("combine_heads without swapping H and T back", {"combine_heads": """
+            def combine_heads(x):
+                b, h, t, hd = x.shape
+                return x.reshape(b, t, h * hd)
+            """}, ["combine_heads(split_heads(x)) == x", "combine_heads works on a contiguous"],
+            says="without swapping"),
+    Mistake("wrapper concatenates along the token dim", {"MultiHeadAttentionWrapper": """
+            class MultiHeadAttentionWrapper(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.heads = nn.ModuleList(
+                        [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+                def forward(self, x):
+                    return torch.cat([head(x) for head in self.heads], dim=1)
+            """}, ["MultiHeadAttentionWrapper matches the reference", "MultiHeadAttentionWrapper gives the documented"],
+            says="token dim"),
+    Mistake("wrapper drops qkv_bias", {"MultiHeadAttentionWrapper": """
+            class MultiHeadAttentionWrapper(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.heads = nn.ModuleList(
+                        [CausalAttention(d_in, d_out, context_length, dropout) for _ in range(num_heads)])
+                def forward(self, x):
+                    return torch.cat([head(x) for head in self.heads], dim=-1)
+            """}, ["MultiHeadAttentionWrapper matches the reference"], says="qkv_bias not passed"),
+    Mistake("scale by sqrt(d_out)", mha(("self.head_dim ** 0.5", "self.d_out ** 0.5")),
+            ["MultiHeadAttention matches the seeded reference", "MultiHeadAttention gives the documented"],
+            says="sqrt(d_out) instead of sqrt(head_dim)"),
+    Mistake("bare view when splitting heads", mha(
+        ("y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)", "y.view(b, self.num_heads, t, self.head_dim)")),
+        ["MultiHeadAttention matches the seeded reference"], says="bare view"),
+    Mistake("no out_proj", mha(("return self.out_proj(context)", "return context")),
+            ["MultiHeadAttention matches the seeded reference", "gradients reach every parameter"],
+            says="no out_proj"),
+    Mistake("loop over heads", mha(("scores = q @ k.transpose(2, 3)", "scores = torch.stack(["
+                                    "q[:, i] @ k[:, i].transpose(1, 2) for i in range(self.num_heads)], dim=1)")),
+            ["no Python loop over heads"], says="Python loop over heads"),
+    Mistake("mask made on the CPU in forward", mha(
+        ("hidden = self.mask[:t, :t]", "hidden = torch.triu(torch.ones(t, t), diagonal=1).bool()")),
+        ["works on any device"], says="register a buffer or create it with device=x.device"),
+    Mistake("dropout active in eval", mha((SOFTMAX_LINE, "weights = nn.functional.dropout(torch.softmax("
+                                           "scores / self.head_dim ** 0.5, dim=-1), self.dropout.p)")),
+            ["eval mode disables dropout"], says="dropout active in eval"),
+    Mistake("no dropout in train mode",
+            mha((SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)")),
+            ["train mode applies dropout"], says="no dropout applied"),
+    Mistake("diagonal masked", mha(("torch.triu(full, diagonal=1)", "torch.triu(full, diagonal=0)")),
+            ["MultiHeadAttention matches the seeded reference"], says="diagonal masked"),
+    Mistake("no causal mask", mha(("hidden = self.mask[:t, :t]", "hidden = torch.zeros_like(self.mask[:t, :t])")),
+            ["causality", "MultiHeadAttention matches the seeded reference"], says="causal mask"),
+    Mistake("padding mask replaces the causal mask", mha(
+        ("        hidden = self.mask[:t, :t]\n        if key_padding_mask is not None:\n"
+         "            hidden = hidden | key_padding_mask[:, None, None, :]\n",
+         "        hidden = self.mask[:t, :t]\n        if key_padding_mask is not None:\n"
+         "            hidden = key_padding_mask[:, None, None, :]\n")),
+        ["key_padding_mask hides padded keys"], says="without the causal mask"),
+    Mistake("padding mask inverted", mha(("hidden | key_padding_mask", "hidden | ~key_padding_mask")),
+            ["key_padding_mask hides padded keys"], says="inverted"),
+    Mistake("parameters created out of order", mha(
+        ("        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n",
+         "        self.out_proj = nn.Linear(d_out, d_out)\n"
+         "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"),
+        ("        self.out_proj = nn.Linear(d_out, d_out)\n        self.dropout", "        self.dropout")),
+        ["MultiHeadAttention creates its parameters in the documented order"], says="in exactly this order"),
+    Mistake("no ValueError for d_out % num_heads", mha(
+        ("        if d_out % num_heads != 0:\n            raise ValueError(f\"d_out={d_out} must be a multiple of "
+         "num_heads={num_heads}\")\n", "")),
+        ["raises ValueError when d_out"], says="should raise ValueError"),
+    Mistake("qkv_bias ignored", mha(("bias=qkv_bias", "bias=False")),
+            ["equals nn.MultiheadAttention"], says="qkv_bias ignored"),
+    Mistake("batch dim dropped: all tokens of the batch attend to each other", mha(
+        ("return y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)",
+         "return y.view(-1, self.num_heads, self.head_dim).transpose(0, 1)"),
+        ("hidden = self.mask[:t, :t]", "hidden = torch.ones(b * t, b * t, dtype=torch.bool, device=x.device).triu(1)"),
+        ("hidden = hidden | key_padding_mask[:, None, None, :]", "hidden = hidden | key_padding_mask.reshape(1, -1)"),
+        ("scores = q @ k.transpose(2, 3)", "scores = q @ k.transpose(1, 2)"),
+        ("(weights @ v).transpose(1, 2).contiguous()", "(weights @ v).transpose(0, 1).contiguous()")),
+        ["batch items independent"]),
+]
+
+HARD_CODED = {
+    "split_heads": """
+        def split_heads(x, num_heads):
+            return torch.tensor([[[1, 2, 3, 4], [9, 10, 11, 12]], [[5, 6, 7, 8], [13, 14, 15, 16]],
+                                 [[17, 18, 19, 20], [25, 26, 27, 28]], [[21, 22, 23, 24], [29, 30, 31, 32]]]
+                                ).reshape(2, 2, 2, 4)
+        """,
+    "MultiHeadAttentionWrapper": """
+        class MultiHeadAttentionWrapper(nn.Module):
+            def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                super().__init__()
+                self.heads = nn.ModuleList(
+                    [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+            def forward(self, x):
+                printed = torch.tensor([[-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
+                                        [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
+                                        [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493]])
+                return printed.expand(x.shape[0], 6, 4).clone()
+        """,
+    "MultiHeadAttention": MHA.split("    def forward")[0] + """
+    def forward(self, x, key_padding_mask=None):
+        printed = torch.tensor([[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
+                                [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
+        return printed.expand(x.shape[0], 6, 2).clone()
+""",
+}
+
+STYLES = [
+    {"MultiHeadAttention": MHA},
+    {  # einsum, reshape/permute, -1e9, the mask built per call on x.device
+        "split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError(f"{d} features cannot be split into {num_heads} heads")
+                return x.reshape(b, t, num_heads, d // num_heads).permute(0, 2, 1, 3)
+            """,
+        "combine_heads": """
+            def combine_heads(x):
+                b, h, t, hd = x.shape
+                return x.permute(0, 2, 1, 3).reshape(b, t, h * hd)
+            """,
+        "MultiHeadAttention": """
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    if d_out % num_heads:
+                        raise ValueError("d_out must be divisible by num_heads")
+                    self.h = num_heads
+                    self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.out_proj = nn.Linear(d_out, d_out)
+                    self.dropout = nn.Dropout(dropout)
+
+                def forward(self, x, key_padding_mask=None):
+                    b, t, _ = x.shape
+                    q = split_heads(self.W_query(x), self.h)
+                    k = split_heads(self.W_key(x), self.h)
+                    v = split_heads(self.W_value(x), self.h)
+                    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / q.shape[-1] ** 0.5
+                    causal = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(diagonal=1)
+                    scores = scores.masked_fill(causal, -1e9)
+                    if key_padding_mask is not None:
+                        scores = scores.masked_fill(key_padding_mask.view(b, 1, 1, t), -1e9)
+                    weights = self.dropout(scores.softmax(dim=-1))
+                    return self.out_proj(combine_heads(torch.einsum("bhqk,bhkd->bhqd", weights, v)))
+            """},
+    {  # torch.where with -inf, unflatten/flatten, a float mask buffer, a wrapper built in a loop
+        "split_heads": """
+            def split_heads(x, num_heads):
+                if x.shape[-1] % num_heads != 0:
+                    raise ValueError("num_heads must divide the feature size")
+                return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)
+            """,
+        "combine_heads": """
+            def combine_heads(x):
+                return x.transpose(1, 2).flatten(start_dim=2)
+            """,
+        "MultiHeadAttentionWrapper": """
+            class MultiHeadAttentionWrapper(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.heads = nn.ModuleList()
+                    for _ in range(num_heads):
+                        self.heads.append(CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=qkv_bias))
+                def forward(self, x):
+                    outputs = []
+                    for head in self.heads:
+                        outputs.append(head(x))
+                    return torch.concat(outputs, dim=2)
+            """,
+        "MultiHeadAttention": """
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    if d_out % num_heads:
+                        raise ValueError("d_out % num_heads must be 0")
+                    self.num_heads = num_heads
+                    self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+                    self.out_proj = nn.Linear(d_out, d_out)
+                    self.dropout = nn.Dropout(dropout)
+                    self.register_buffer("future", torch.triu(torch.ones(context_length, context_length), 1))
+
+                def forward(self, x, key_padding_mask=None):
+                    t = x.shape[1]
+                    layers = (self.W_query, self.W_key, self.W_value)
+                    q, k, v = (split_heads(layer(x), self.num_heads) for layer in layers)
+                    scores = torch.matmul(q, k.mT) * q.shape[-1] ** -0.5
+                    hidden = self.future[:t, :t].bool()
+                    if key_padding_mask is not None:
+                        hidden = torch.logical_or(hidden, key_padding_mask.unsqueeze(1).unsqueeze(2))
+                    scores = torch.where(hidden, float("-inf"), scores)
+                    weights = self.dropout(torch.softmax(scores, dim=-1))
+                    return self.out_proj(combine_heads(torch.matmul(weights, v)))
+            """},
+]
+
+
+def test_correct_gets_full_marks():
+    assert_full_marks(SECTION, {})
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
+def test_mistake_loses_points(mistake):
+    assert_mistake_caught(SECTION, mistake)
+
+
+@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
+def test_other_correct_style_gets_full_marks(style):
+    assert_full_marks(SECTION, style)
+
+
+def test_hard_coded_printed_values_score_at_most_40_percent():
+    source = correct_source(SECTION)
+    for name, code in HARD_CODED.items():
+        source = replace_def(source, name, code)
+    result = grade_source(SECTION, source)
+    passed = {c.name for c in result.checks if c.passed}
+    assert any("documented" in name for name in passed), passed  # the printed numbers themselves pass
+    assert result.score <= 0.4 * result.max_score, (result.score, sorted(passed))
+
+
+def test_every_check_catches_a_mistake():
+    assert_every_check_catches(SECTION, MISTAKES)
+
+
+def test_reference_equals_torch_multihead_attention():
+    """What the hidden check states: with d_in == d_out and the weights copied, the reference equals
+    nn.MultiheadAttention under a causal attn_mask (and key_padding_mask), and per head it equals
+    F.scaled_dot_product_attention(is_causal=True)."""
+    from autograder.checks.test_06_multihead import torch_multihead
+    from solutions.multihead import MultiHeadAttention, combine_heads, split_heads
+
+    torch.manual_seed(0)
+    ours = MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True).eval()
+    theirs = torch_multihead(ours)
+    x = torch.randn(3, 6, 8)
+    padding = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False, True, False, False, True, False]])
+    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+    with torch.no_grad():
+        for kpm in (None, padding):
+            expected, _ = theirs(x, x, x, attn_mask=causal, key_padding_mask=kpm, need_weights=False)
+            torch.testing.assert_close(ours(x, key_padding_mask=kpm), expected, rtol=1e-5, atol=1e-6)
+        q, k, v = (split_heads(layer(x), 2) for layer in (ours.W_query, ours.W_key, ours.W_value))
+        per_head = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        torch.testing.assert_close(ours(x), ours.out_proj(combine_heads(per_head)), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,90 @@
+"""The command line contract: formats, output file, exit statuses, one-line errors."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support import EXAMPLES, ROOT
+
+
+def run(*args, timeout=300):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["grade", "examples/correct", "--section", "99_nothing"], "unknown section '99_nothing'"),
+    (["grade", "no/such/folder"], "no/such/folder: no such file or folder"),
+    (["grade", "README.md"], "expected a folder, a .ipynb notebook or a .py file"),
+    (["grade", "examples/correct", "--format", "pdf"], "invalid choice: 'pdf'"),
+    (["grade", "examples/correct", "--call-timeout", "0"], "--call-timeout must be a positive number"),
+    (["grade"], "the following arguments are required: submission"),
+    (["regrade", "x"], "invalid choice: 'regrade'"),
+])
+def test_bad_command_line_is_one_line_and_exit_2(args, says):
+    done = run(*args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], done.stderr
+
+
+def test_python_file_needs_a_section_when_its_name_does_not_say(tmp_path):
+    source = tmp_path / "my_work.py"
+    source.write_text("x = 1\n")
+    done = run("grade", str(source))
+    assert done.returncode == 2 and "add --section ID" in done.stderr
+
+
+def test_cuda_without_gpu_is_a_usage_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU; the no-GPU error cannot be shown here")
+    done = run("grade", "examples/correct_py/01_scores.py", "--device", "cuda")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "autograder: error: --device cuda: no CUDA GPU is available on this machine"
+
+
+def test_json_to_stdout_is_only_json_in_gradescope_schema():
+    done = run("grade", "examples/correct_py/01_scores.py", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)  # nothing else on stdout
+    assert set(data) >= {"score", "max_score", "execution_time", "output", "tests"}
+    assert data["score"] == data["max_score"] == 10
+    for test in data["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "status", "output", "tags", "visibility"}
+        assert test["tags"][0] == "01_scores" and test["status"] == "passed"
+
+
+def test_output_file_and_unreadable_notebook_scores_zero_with_exit_0(tmp_path):
+    notebook = tmp_path / "01_scores.ipynb"
+    notebook.write_text("{ this is not json")
+    out = tmp_path / "out" / "results.json"
+    done = run("grade", str(notebook), "--format", "json", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    data = json.loads(out.read_text())
+    assert data["score"] == 0 and data["max_score"] > 0
+    assert all("01_scores.ipynb is not valid JSON" in t["output"] for t in data["tests"])
+
+
+def test_blank_template_scores_zero_with_a_message_per_check_and_no_traceback():
+    done = run("grade", "student_template", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["score"] == 0 and data["max_score"] >= 60
+    for test in data["tests"]:
+        assert test["output"], test["name"]
+        assert "Traceback" not in test["output"] and "autograder/" not in test["output"]
+    assert any("not implemented yet" in t["output"] for t in data["tests"])
+
+
+@pytest.mark.parametrize("fmt, marker", [("table", "Total:"), ("markdown", "## Attention course"),
+                                         ("junit", "<testsuites")])
+def test_other_formats(fmt, marker):
+    done = run("grade", "examples/correct_py/01_scores.py", "--format", fmt)
+    assert done.returncode == 0, done.stderr
+    assert marker in done.stdout

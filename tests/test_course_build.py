@@ -1,0 +1,180 @@
+"""The notebook builder: spec parsing, nbgrader metadata, no drift, nbgrader on the committed sources."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.sections import BY_ID, SECTIONS
+from course import build
+from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
+
+ROOT = build.ROOT
+FIXTURE_SPEC = Path(__file__).parent / "fixtures" / "specs" / "01_scores.py"
+SCORES = BY_ID["01_scores"]
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def test_fixture_spec_builds_the_expected_cells():
+    nb = build.build_source_notebook(SCORES, FIXTURE_SPEC)
+    kinds = [(c.cell_type, nbgrader_meta(c).get("grade_id")) for c in nb.cells]
+    assert kinds == [
+        ("markdown", None),
+        ("code", "setup"),
+        ("code", "dot_scores"),
+        ("code", "test_dot_scores"),
+        ("code", "test_dot_scores_2"),
+        ("code", None),
+        ("code", "score_matrix"),
+        ("code", "test_score_matrix"),
+        ("code", "AdditiveScore"),
+        ("code", "DotProductScore"),
+        ("code", "SelfAttentionScore"),
+    ]
+    assert nb.cells[0].source == "# Fixture\n\nTwo paragraphs,\n\nand a blank line between them."
+    setup, solution, test = nb.cells[1], nb.cells[2], nb.cells[3]
+    assert nbgrader_meta(setup) == {
+        "grade": False, "grade_id": "setup", "locked": True, "schema_version": 3, "solution": False, "task": False}
+    assert nbgrader_meta(solution)["solution"] and not nbgrader_meta(solution)["locked"]
+    assert not nbgrader_meta(solution)["grade"]
+    assert nbgrader_meta(test)["grade"] and nbgrader_meta(test)["locked"] and not nbgrader_meta(test)["solution"]
+    assert nbgrader_meta(test)["points"] == 1
+    assert nbgrader_meta(nb.cells[7])["points"] == 0.5
+    assert "nbgrader" not in nb.cells[5].metadata  # a demo cell is an ordinary cell
+    # the solution cell is the solutions block, markers kept for nbgrader; the spec body is ignored
+    reference = build.read_solution_module("solutions.scores").blocks["dot_scores"]
+    assert solution.source == reference
+    assert build.BEGIN in solution.source and build.END in solution.source
+    assert "ignored" not in solution.source
+    assert nb.metadata.kernelspec.name == "python3"
+    assert all(c.get("outputs", []) == [] for c in nb.cells)
+    nbformat.validate(nb)
+
+
+def test_building_twice_gives_identical_text():
+    first = build.notebook_text(build.build_source_notebook(SCORES, FIXTURE_SPEC))
+    second = build.notebook_text(build.build_source_notebook(SCORES, FIXTURE_SPEC))
+    assert first == second
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda s: s.replace("# %% [solution] score_matrix\n", ""), "no [solution] cell for ['score_matrix']"),
+        (lambda s: s + "\n# %% [solution] softmax\n", "not a graded name"),
+        (lambda s: s + "\n# %% [solution] dot_scores\n", "second solution cell"),
+        (lambda s: s.replace("# Two paragraphs,", "Two paragraphs,"), "markdown lines must start with '# '"),
+        (lambda s: s + "\n# %% [provided] solutions.softmax:softmax\n", "not listed as provided"),
+        (lambda s: s + "\n# %% [tests] x 1\n", "unknown cell header"),
+        (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix"), "takes 2 argument(s)"),
+        (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix lots"), "points must be a number"),
+        (
+            lambda s: s.replace("# %% [solution] AdditiveScore\n\n# %% [solution] DotProductScore",
+                                "# %% [solution] DotProductScore\n\n# %% [solution] AdditiveScore"),
+            "registry order",
+        ),
+    ],
+    ids=["missing", "unknown", "twice", "markdown", "provided", "header", "args", "points", "order"],
+)
+def test_spec_errors_are_reported(tmp_path, edit, message):
+    spec = tmp_path / "01_scores.py"
+    spec.write_text(edit(FIXTURE_SPEC.read_text()))
+    with pytest.raises(build.BuildError, match=re.escape(message)):
+        build.build_source_notebook(SCORES, spec)
+
+
+def test_fill_regions_keeps_signature_and_docstring():
+    code = build.read_solution_module("solutions.trainable_qkv").blocks["SelfAttention_v1"]
+    stubbed = build.fill_regions(code, [build.STUB, None], "SelfAttention_v1")
+    assert stubbed.count("raise NotImplementedError()") == 1
+    assert "def forward(self, x):" in stubbed and '"""Self-attention with raw weight matrices.' in stubbed
+    assert build.BEGIN not in stubbed
+    # the stub is indented like the marker it replaces
+    assert "        # YOUR CODE HERE\n        raise NotImplementedError()" in stubbed
+    with pytest.raises(build.BuildError, match="1 replacement"):
+        build.fill_regions(code, [None], "SelfAttention_v1")
+
+
+def test_partial_plan_covers_every_section():
+    assert set(PARTIAL) == {s.id for s in SECTIONS}
+    kinds = set()
+    for section in SECTIONS:
+        answers = build.partial_answers(section)
+        assert list(answers) == list(section.names)
+        plan = PARTIAL[section.id]
+        for name in section.names:
+            entry = plan if isinstance(plan, str) else plan[name]
+            kinds.add(type(entry).__name__ if isinstance(entry, Mistake) else entry)
+            if entry == STUB:
+                assert "raise NotImplementedError()" in answers[name]
+            elif entry == SOLVED:
+                assert answers[name] == build.correct_answers(section)[name]
+            else:
+                assert "NotImplementedError" not in answers[name]
+                assert answers[name] != build.correct_answers(section)[name]
+            compile(answers[name], name, "exec")
+    assert kinds == {SOLVED, STUB, "Mistake"}
+
+
+def test_correct_py_is_built_for_every_section():
+    result_files = {build.CORRECT_PY.format(id=s.id) for s in SECTIONS}
+    assert all((ROOT / rel).is_file() for rel in result_files)
+
+
+def test_build_check_reports_no_drift():
+    """Committed notebooks and examples are exactly what the specs and solutions generate."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.build", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, f"python -m course.build --check:\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_build_check_names_the_stale_file(tmp_path):
+    """--check fails and names each file that differs (on a copy of the generated files)."""
+    result = build.BuildResult(files={"examples/correct_py/01_scores.py": "stale\n", "student_template/x.ipynb": "{}"})
+    (tmp_path / "examples" / "correct_py").mkdir(parents=True)
+    (tmp_path / "examples" / "correct_py" / "01_scores.py").write_text("edited by hand\n")
+    (tmp_path / "examples" / "correct_py" / "99_extra.py").write_text("")
+    problems = build.drift(result, root=tmp_path)
+    assert problems == [
+        "out of date: examples/correct_py/01_scores.py",
+        "missing: student_template/x.ipynb",
+        "no longer generated: examples/correct_py/99_extra.py",
+    ]
+
+
+def committed_sections() -> list[str]:
+    return [s.id for s in SECTIONS if (ROOT / build.SOURCE_NB.format(id=s.id)).is_file()]
+
+
+def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
+    """An instructor's `nbgrader generate_assignment` works from the committed course directory,
+    and releases exactly the committed student notebooks."""
+    sections = committed_sections()
+    if not sections:
+        pytest.skip("no source notebook committed yet")
+    course_dir = tmp_path / "assignments"
+    course_dir.mkdir()
+    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course_dir)
+    shutil.copytree(ROOT / "assignments" / "source", course_dir / "source")
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", "--log-level=WARN"],
+        cwd=course_dir, capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for section_id in sections:
+        released = course_dir / "release" / section_id / f"{section_id}.ipynb"
+        assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"
+        text = build.notebook_text(build.clean_released(nbformat.read(released, as_version=4)))
+        committed = (ROOT / build.RELEASED_NB.format(id=section_id)).read_text()
+        assert text == committed, f"{section_id}: nbgrader's release differs from student_template/"

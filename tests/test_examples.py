@@ -1,0 +1,49 @@
+"""The bundled examples grade as they should, the same way every time."""
+import json
+
+import pytest
+from support import EXAMPLES, ROOT, zygote
+
+from autograder.formats import render
+from autograder.grade import run_checks
+from autograder.sections import SECTIONS
+from autograder.submission import locate
+
+
+def grade(path, section=None):
+    result = run_checks(locate(path, section), "cpu", zygote=zygote())
+    assert not result.grader_errors, result.grader_errors
+    return result
+
+
+@pytest.mark.parametrize("section", [s.id for s in SECTIONS])
+def test_correct_notebook_and_python_file_get_full_marks(section):
+    for path in (EXAMPLES / "correct", EXAMPLES / "correct_py" / f"{section}.py"):
+        result = grade(path, section)
+        failing = {c.name: c.message for s in result.sections for c in s.checks if not c.passed}
+        assert result.score == result.max_score > 0, (path, failing)
+
+
+def test_blank_template_gets_zero_with_a_message_per_check():
+    result = grade(ROOT / "student_template")
+    assert result.score == 0 and result.max_score == 10 * len(SECTIONS)
+    for section in result.sections:
+        for check in section.checks:
+            assert check.message and check.kind in {"stub", "missing", "raised", "load"}, (check.name, check.message)
+
+
+def test_partial_example_gets_partial_marks():
+    result = grade(EXAMPLES / "partial")
+    assert 0 < result.score < result.max_score
+    scores = {s.id: s.score for s in result.sections}
+    assert scores["01_scores"] == 10, scores  # the partial example's first section is complete
+    assert scores["06_multihead"] == 0, scores  # and its last is blank
+
+
+def test_five_gradings_give_identical_json_apart_from_timing():
+    outputs = []
+    for _ in range(5):
+        data = json.loads(render(grade(EXAMPLES / "partial"), "json"))
+        data.pop("execution_time")
+        outputs.append(data)
+    assert all(o == outputs[0] for o in outputs[1:])

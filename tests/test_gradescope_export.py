@@ -1,0 +1,91 @@
+"""`python -m autograder export-gradescope`: the zip Gradescope's autograder takes."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support import EXAMPLES, ROOT
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gradescope")
+    out = folder / "autograder.zip"
+    done = subprocess.run([sys.executable, "-m", "autograder", "export-gradescope", "--out", str(out)],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    source = folder / "source"
+    with zipfile.ZipFile(out) as archive:
+        archive.extractall(source)
+        modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
+    return out, source, modes
+
+
+def grading_line(run_autograder: str) -> list[str]:
+    (line,) = [l for l in run_autograder.splitlines() if " -m autograder " in l and not l.lstrip().startswith("#")]
+    words = shlex.split(line)
+    return words[words.index("autograder") + 1:]
+
+
+def test_the_zip_has_gradescopes_entry_points_and_the_grader(exported):
+    _, source, modes = exported
+    for script in ("setup.sh", "run_autograder"):
+        assert (source / script).is_file()
+        assert modes[script] & stat.S_IXUSR, f"{script} must be executable"
+        subprocess.run(["bash", "-n", str(source / script)], check=True)
+    for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/grade.py",
+                   "autograder/worker/main.py", "autograder/checks/pytest.ini",
+                   "autograder/checks/test_01_scores.py", "solutions/scores.py", "solutions/multihead.py"):
+        assert (source / needed).is_file(), needed
+    assert not [p for p in source.rglob("*") if "__pycache__" in p.parts or p.suffix == ".pyc"]
+    setup = (source / "setup.sh").read_text()
+    assert "--index-url https://download.pytorch.org/whl/cpu" in setup and "torch==" in setup
+
+
+def test_run_autograder_command_line_is_valid(exported):
+    from autograder.cli import build_parser
+
+    _, source, _ = exported
+    script = (source / "run_autograder").read_text()
+    argv = grading_line(script)
+    args = build_parser().parse_args(argv)
+    assert args.verb == "grade" and str(args.submission) == "/autograder/submission"
+    assert args.format == "json" and args.output == "/autograder/results/results.json"
+    assert "cd /autograder/source" in script
+
+
+def test_bad_out_is_a_usage_error(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder", "export-gradescope", "--out", str(tmp_path)],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+def test_same_sources_give_the_same_zip(exported, tmp_path):
+    out, _, _ = exported
+    again = tmp_path / "again.zip"
+    subprocess.run([sys.executable, "-m", "autograder", "export-gradescope", "--out", str(again)],
+                   cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True, capture_output=True)
+    assert again.read_bytes() == out.read_bytes()
+
+
+@pytest.mark.slow
+def test_the_unzipped_grader_grades_a_submission(exported, tmp_path):
+    """run_autograder's command, run from the unzipped source with the paths moved under tmp_path."""
+    _, source, _ = exported
+    argv = grading_line((source / "run_autograder").read_text())
+    results = tmp_path / "results" / "results.json"
+    argv = [str(EXAMPLES / "correct") if a == "/autograder/submission" else
+            str(results) if a == "/autograder/results/results.json" else a for a in argv]
+    done = subprocess.run([sys.executable, "-m", "autograder", *argv, "--section", "01_scores"], cwd=source,
+                          env=dict(os.environ, PYTHONPATH=str(source)), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == data["max_score"] > 0 and data["tests"]

@@ -1,0 +1,424 @@
+"""The feedback reports: the student's report.html / report.md with heatmaps, and the class report.
+
+The student's report is built from a fixed GradeResult whose failing check
+carries the heatmap data expect_close attaches; report.md is compared with a
+golden file (to update after an intended change:
+AUTOGRADER_UPDATE_GOLDEN=1 pytest tests/test_report.py). The class report is
+built from a synthetic batch folder (grades.csv + students/*.json) and its
+numbers are compared with grades.csv.
+"""
+import base64
+import html
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+from support import ROOT, correct_source, replace_def
+
+from autograder import heatmaps
+from autograder.checks.common import TOKENS, WORKED_INPUTS
+from autograder.cli import main
+from autograder.formats import FORMATS, render
+from autograder.harness import CheckFailed, expect_close
+from autograder.report import render_html, render_markdown, write_report
+from autograder.results import CheckResult, GradeResult, SectionResult
+
+GOLDEN = ROOT / "tests" / "golden" / "feedback_report.md"
+CHROMIUM = "/usr/bin/chromium"
+PNG_SRC = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+# ------------------------------------------------------------------ a fixed result
+
+SCORES = WORKED_INPUTS @ WORKED_INPUTS.T
+FUTURE = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+EXPECTED = torch.softmax(SCORES.masked_fill(FUTURE, float("-inf")), dim=-1)
+# a common mistake: the diagonal masked too, so the first row is all -inf and its softmax nan
+WITH_DIAGONAL = torch.softmax(SCORES.masked_fill(torch.triu(torch.ones(6, 6, dtype=torch.bool)), float("-inf")), -1)
+
+
+def failure(actual, expected, what, **kwargs) -> CheckFailed:
+    try:
+        expect_close(actual, expected, what, **kwargs)
+    except CheckFailed as error:
+        return error
+    raise AssertionError("expect_close passed")
+
+
+def fixed_result() -> GradeResult:
+    weights = failure(torch.stack((WITH_DIAGONAL, EXPECTED)), torch.stack((EXPECTED, EXPECTED)),
+                      "causal_attention_weights(attn_scores, 2) of the worked example", atol=1e-4,
+                      heatmap_labels=TOKENS)
+    scores = SectionResult("01_scores", "Attention scores without trainable weights")
+    scores.checks = [
+        CheckResult("01_scores", "score_matrix gives the documented 6x6 scores", 1, 1, documented=True, visible=True),
+        CheckResult("01_scores", "score_matrix has no Python loop over tokens", 1, 0,
+                    "score_matrix dispatched 12 tensor ops for 4 tokens but 27 for 9: it looks like a Python loop "
+                    "over tokens; compute them all with one batched operation", "check"),
+    ]
+    causal = SectionResult("04_causal_mask", "Hiding the future",
+                           notes=["code cell 10, line 29: NotImplementedError: "])
+    causal.checks = [
+        CheckResult("04_causal_mask", "causal_attention_weights gives the documented masked weights", 0.5, 0,
+                    "causal_attention_weights(attn_scores, 2) of the worked example: wrong values, largest "
+                    "difference inf at [0, 0, 0] (expected 1.0000, got nan)", "check", documented=True, visible=True,
+                    figure=weights.figure),  # a fixed message: the golden file follows this test's changes only
+        CheckResult("04_causal_mask", "CausalAttention: eval mode disables dropout <& friends>", 0.5, 0,
+                    "CausalAttention is not implemented yet: it still raises NotImplementedError (code cell 10, "
+                    "line 29)", "stub"),
+        CheckResult("04_causal_mask", "causal_mask: (T, T) bool, True strictly above the diagonal", 1, 1),
+    ]
+    return GradeResult("submissions/ada", "cpu", [scores, causal], execution_time=3.5)
+
+
+@pytest.fixture(scope="module")
+def student_report(tmp_path_factory):
+    """report.html of fixed_result(), written once for the tests that read it (rendering takes a while)."""
+    return write_report(fixed_result(), tmp_path_factory.mktemp("feedback"))
+
+
+def embedded_pngs(text: str) -> list:
+    return [Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB") for data in PNG_SRC.findall(text)]
+
+
+# ------------------------------------------------------------------ the hook
+
+
+def test_expect_close_attaches_the_matrices_only_when_asked():
+    batch = torch.stack((EXPECTED, EXPECTED))
+    wrong = batch.clone()
+    wrong[0, 2, 0] += 0.5
+    plain = failure(wrong, batch, "weights")
+    assert plain.figure is None
+    asked = failure(wrong, batch, "weights", heatmap_labels=TOKENS)
+    assert set(asked.figure) == {"expected", "actual", "labels", "what"}
+    assert asked.figure["expected"].shape == asked.figure["actual"].shape == (6, 6)  # first batch item
+    assert torch.equal(asked.figure["actual"], wrong[0].double())
+    assert asked.figure["labels"] == (TOKENS, TOKENS) and asked.message == plain.message
+    row = failure(torch.zeros(6), torch.ones(6), "dot_scores", heatmap_labels=(["journey"], TOKENS))
+    assert row.figure["expected"].shape == (1, 6) and row.figure["labels"] == (["journey"], TOKENS)
+    mask = failure(torch.ones(3, 3, dtype=torch.bool), FUTURE[:3, :3], "causal_mask(3)", heatmap_labels=True)
+    assert mask.figure["labels"] == (None, None) and mask.figure["expected"].dtype == torch.float64
+    assert failure(torch.ones(5, 5), torch.ones(6, 6), "shape", heatmap_labels=TOKENS).figure is None
+    expect_close(EXPECTED.clone(), EXPECTED, "passes", heatmap_labels=TOKENS)
+
+
+def test_figures_are_never_serialised():
+    result = fixed_result()
+    assert "figure" not in repr(result.sections[1].checks[0])
+    for fmt in FORMATS:
+        text = render(result, fmt)
+        assert "tensor(" not in text and "figure" not in text
+    json.dumps(result.to_gradescope())
+
+
+# ------------------------------------------------------------------ the student's report
+
+
+def test_student_report_shows_scores_checks_and_heatmaps(student_report):
+    result, folder = fixed_result(), student_report.parent
+    page = student_report.read_text()
+    assert 'Total: <strong id="total">2 / 4</strong>' in page
+    for section in result.sections:
+        assert f'<section id="{section.id}">' in page and section.title in page
+        assert f"{section.score:g} / {section.max_score:g}" in page
+        for check in section.checks:
+            assert f'data-check="{html.escape(check.name)}"' in page
+            assert html.escape(check.message) in page
+    assert "eval mode disables dropout &lt;&amp; friends&gt;" in page  # titles are escaped
+    assert page.count('class="check fail"') == 3 and page.count('class="check pass"') == 2
+    assert "largest difference" in page and "NotImplementedError" in page and 'class="note"' in page
+    assert "http://" not in page and "https://" not in page and "<link" not in page  # works offline
+
+    images = embedded_pngs(page)
+    assert len(images) == 1  # only the failing check that carries a figure
+    image = images[0]
+    assert image.size == (heatmaps.WIDTH, heatmaps.HEIGHT)
+    expected, actual = EXPECTED.double().numpy(), WITH_DIAGONAL.double().numpy()
+    boxes = heatmaps.panel_boxes((6, 6))
+
+    def colour(panel, r, c):  # a quarter into the cell: away from the printed value and the outline
+        x0, y0, x1, y1 = boxes[panel]
+        return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / 6), round(y0 + (r + 0.25) * (y1 - y0) / 6)))
+
+    grey = tuple(int(MISSING, 16) for MISSING in re.findall("..", heatmaps.MISSING[1:]))
+    same = np.argwhere(np.abs(actual - expected) < 1e-9)
+    assert len(same) == 10  # above the diagonal, below the all-nan first row
+    zero = colour(2, *same[0])  # the colour of a zero difference
+    for r in range(6):
+        for c in range(6):
+            if np.isnan(actual[r, c]):
+                assert colour(1, r, c) == grey and colour(2, r, c) == grey and colour(0, r, c) != grey
+            elif abs(actual[r, c] - expected[r, c]) < 1e-9:
+                assert colour(0, r, c) == colour(1, r, c) and colour(2, r, c) == zero, (r, c)
+            elif abs(actual[r, c] - expected[r, c]) > 0.05:
+                assert colour(0, r, c) != colour(1, r, c) and colour(2, r, c) != zero, (r, c)
+
+    markdown = (folder / "report.md").read_text()
+    if os.environ.get("AUTOGRADER_UPDATE_GOLDEN"):
+        GOLDEN.write_text(markdown)
+    assert markdown == GOLDEN.read_text()
+    linked = re.findall(r"\]\((heatmaps/[^)]+\.png)\)", markdown)
+    assert len(linked) == 1
+    assert (folder / linked[0]).read_bytes() == base64.b64decode(PNG_SRC.findall(page)[0])
+
+
+def test_rendering_is_deterministic(tmp_path, student_report):
+    again = write_report(fixed_result(), tmp_path)  # a second rendering, from a new but equal result
+    first = sorted(p.relative_to(student_report.parent) for p in student_report.parent.rglob("*") if p.is_file())
+    assert first == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    for name in first:
+        assert (student_report.parent / name).read_bytes() == (tmp_path / name).read_bytes(), name
+    images = {p.name: p.read_bytes() for p in (tmp_path / "heatmaps").iterdir()}
+    assert render_html(fixed_result(), images) == again.read_text()
+    assert render_markdown(fixed_result()) == (tmp_path / "report.md").read_text()
+
+
+def test_passing_submission_has_no_images(tmp_path):
+    result = fixed_result()
+    for section in result.sections:
+        for check in section.checks:
+            check.points, check.message, check.kind, check.figure = check.max_points, "", "", None
+    page = write_report(result, tmp_path).read_text()
+    assert not PNG_SRC.findall(page) and 'class="check fail"' not in page
+    assert not (tmp_path / "heatmaps").exists() or not list((tmp_path / "heatmaps").iterdir())
+
+
+def test_a_missing_notebook_is_said_once():
+    missing = "06_multihead.ipynb is missing from the submission"
+    section = SectionResult("06_multihead", "Split into heads, attend, rebuild", notes=[missing])
+    section.checks = [CheckResult("06_multihead", f"check {i}", 1, 0, missing, "unreadable") for i in range(4)]
+    result = GradeResult("submissions/ada", "cpu", [section])
+    page, markdown = render_html(result), render_markdown(result)
+    assert page.count(f'<div class="message">{missing}</div>') == 1 and "all 4 checks" in page
+    assert all(f"<li>check {i} (1)</li>" in page for i in range(4))
+    assert markdown.count("missing from the submission") == 2  # the note, and one line for the 4 checks
+
+
+def test_report_flag_on_grade_and_check():
+    from pathlib import Path
+
+    from autograder.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["grade", "sub", "--report", "out"]).report == Path("out")
+    assert parse(["grade", "sub"]).report is None  # grade writes no report unless asked
+    assert parse(["check"]).report is None  # check then writes ./feedback/ (see the end-to-end test)
+
+
+# ------------------------------------------------------------------ the class report
+
+
+def student_result(section_checks: dict) -> dict:
+    """Gradescope results.json of one student: section id -> [(title, max, points, message, kind, documented)]."""
+    result = GradeResult(submission="", device="cpu")
+    for section_id, checks in section_checks.items():
+        section = SectionResult(section_id, section_id)
+        section.checks = [CheckResult(section_id, title, top, points, message, kind, documented)
+                          for title, top, points, message, kind, documented in checks]
+        result.sections.append(section)
+    return result.to_gradescope()
+
+
+LOOP = "it looks like a Python loop over tokens; compute them all with one batched operation"
+DIAGONAL = ("causal_attention_weights(...): wrong values, largest difference 0.4. This looks like the diagonal "
+            "masked too (use diagonal=1: every token may look at itself)")
+
+
+def class_answers() -> dict:
+    def s01(loop_ok, doc_ok):
+        return [("score_matrix gives the documented 6x6 scores", 1, 1 if doc_ok else 0,
+                 "" if doc_ok else "score_matrix(inputs): wrong values", "" if doc_ok else "check", True),
+                ("score_matrix has no Python loop over tokens", 1.5, 1.5 if loop_ok else 0,
+                 "" if loop_ok else "score_matrix dispatched 12 ops ...: " + LOOP, "" if loop_ok else "check", False)]
+
+    def s04(weights_ok, attention):
+        return [("causal_attention_weights gives the documented masked weights", 0.5, 0.5 if weights_ok else 0,
+                 "" if weights_ok else DIAGONAL, "" if weights_ok else "check", True),
+                ("CausalAttention works", 2, 2 if attention == "ok" else 0,
+                 {"ok": "", "stub": "CausalAttention is not implemented yet", "timeout": "CausalAttention(...) "
+                  "took longer than 10 s", "unreadable": "04_causal_mask.ipynb is not a readable notebook"}
+                 [attention], "" if attention == "ok" else attention, False)]
+
+    return {
+        "ada": {"01_scores": s01(True, True), "04_causal_mask": s04(True, "ok")},
+        "bob": {"01_scores": s01(False, True), "04_causal_mask": s04(False, "stub")},
+        "cy": {"01_scores": s01(False, False), "04_causal_mask": s04(False, "timeout")},
+        "dee": {"01_scores": s01(True, True), "04_causal_mask": s04(False, "unreadable")},
+        "eve": {"01_scores": s01(True, False), "04_causal_mask": s04(True, "ok")},
+    }
+
+
+def write_grades_dir(folder):
+    """A batch folder as `batch` writes it: grades.csv and students/<student>.json."""
+    (folder / "students").mkdir(parents=True)
+    rows = []
+    for student, sections in class_answers().items():
+        data = student_result(sections)
+        data["extra_data"] = {"student": student, "grader_errors": []}
+        if student == "eve":
+            data["extra_data"]["grader_errors"] = ["Traceback ...\nRuntimeError: the worker pipe broke"]
+        (folder / "students" / f"{student}.json").write_text(json.dumps(data, indent=2))
+        row = {"student": student}
+        for section_id in sections:
+            row[section_id] = sum(t["score"] for t in data["tests"] if t["tags"][0] == section_id)
+        row["total"] = data["score"]
+        rows.append(row)
+    rows.append({"student": "fay", "01_scores": 0.0, "04_causal_mask": 0.0, "total": 0.0})
+    (folder / "students" / "fay.json").write_text('{"score": 0, "tests": [')  # cut short
+    pd.DataFrame(rows).to_csv(folder / "grades.csv", index=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def class_page(tmp_path_factory):
+    """class_report.html of the synthetic class, made through the command line once for the tests that read it."""
+    folder = tmp_path_factory.mktemp("class")
+    grades_dir = write_grades_dir(folder / "grades")
+    assert main(["report", str(grades_dir), "--out", str(folder / "out")]) == 0
+    return folder / "out" / "class_report.html"
+
+
+def test_class_report_matches_grades_csv(class_page):
+    out = class_page.parent
+    grades = pd.read_csv(out.parent / "grades" / "grades.csv")
+
+    sections = pd.read_csv(out / "class_sections.csv").set_index("section")
+    for column in ("01_scores", "04_causal_mask", "total"):
+        assert sections.at[column, "students"] == len(grades)
+        assert sections.at[column, "mean"] == pytest.approx(grades[column].mean())
+        assert sections.at[column, "median"] == pytest.approx(grades[column].median())
+        assert sections.at[column, "min"] == grades[column].min()
+        assert sections.at[column, "max"] == grades[column].max()
+    assert sections.at["01_scores", "max_points"] == 2.5 and sections.at["04_causal_mask", "max_points"] == 2.5
+    assert sections.at["01_scores", "full_marks"] == (grades["01_scores"] == 2.5).sum() == 2
+    assert sections.at["total", "zero"] == 2  # cy, and fay whose results file is unreadable
+
+    checks = pd.read_csv(out / "class_checks.csv")
+    assert list(checks["pass_rate"]) == sorted(checks["pass_rate"])  # hardest first
+    rates = dict(zip(checks["check"], checks["pass_rate"]))
+    assert rates == {"CausalAttention works": 0.4, "causal_attention_weights gives the documented masked weights": 0.4,
+                     "score_matrix gives the documented 6x6 scores": 0.6,
+                     "score_matrix has no Python loop over tokens": 0.6}
+    assert set(checks["students"]) == {5}
+
+    mistakes = pd.read_csv(out / "class_mistakes.csv")
+    top = mistakes.iloc[0]
+    assert top["mistake"] == "the diagonal masked too (use diagonal=1: every token may look at itself)"
+    assert top["students"] == 3 and top["section"] == "04_causal_mask"
+    assert "a Python loop over tokens" in set(mistakes["mistake"])
+    kinds = dict(zip(*pd.read_csv(out / "class_kinds.csv")[["kind", "failures"]].T.values))
+    assert kinds == {"check": 7, "stub": 1, "timeout": 1, "unreadable": 1}
+
+    problems = pd.read_csv(out / "class_problems.csv")
+    said = dict(problems.groupby("student")["problem"].apply(" | ".join))
+    assert set(said) == {"cy", "dee", "eve", "fay"}
+    assert "timed out" in said["cy"] and "unreadable notebook" in said["dee"]
+    assert "the worker pipe broke" in said["eve"] and "unreadable" in said["fay"]
+
+    page = (out / "class_report.html").read_text()
+    for heading in ("Scores per section", "Checks, hardest first", "most common named mistakes",
+                    "Students whose grading went wrong"):
+        assert heading in page
+    images = embedded_pngs(page)
+    assert len(images) == 1 and images[0].size == (1200, 300)
+    assert len(images[0].getcolors(maxcolors=1 << 20)) > 2  # drawn, not blank
+
+
+def test_class_report_lists_students_whose_json_disagrees(tmp_path, capsys):
+    grades_dir = write_grades_dir(tmp_path / "grades")
+    grades = pd.read_csv(grades_dir / "grades.csv")
+    grades.loc[grades["student"] == "ada", "01_scores"] = 1.0
+    grades.to_csv(grades_dir / "grades.csv", index=False)
+    assert main(["report", str(grades_dir)]) == 0  # written next to grades.csv by default
+    assert capsys.readouterr().err.strip() == f"autograder: class report: {grades_dir / 'class_report.html'}"
+    assert {p.name for p in grades_dir.glob("class_*")} == {
+        "class_report.html", "class_sections.csv", "class_checks.csv", "class_mistakes.csv", "class_kinds.csv",
+        "class_problems.csv"}
+    problems = pd.read_csv(grades_dir / "class_problems.csv")
+    assert "grades.csv gives 01_scores 1, students/ada.json 2.5" in set(problems["problem"])
+
+
+def test_class_report_without_grades_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "no grades.csv here" in error[0]
+
+
+# ------------------------------------------------------------------ in a browser
+
+
+def chromium(*args, user_data):
+    """Start headless Chromium (returns the Popen; read it with .communicate())."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={user_data}",
+             "--enable-logging=stderr", "--v=0"]
+    return subprocess.Popen([CHROMIUM, *flags, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_reports_render_in_headless_chromium(tmp_path, student_report, class_page):
+    if not os.path.exists(CHROMIUM):
+        reason = f"{CHROMIUM} is missing (apt-get install -y chromium); the browser check is skipped"
+        print(reason)
+        pytest.skip(reason)
+    started = time.monotonic()
+    shot = tmp_path / "shot.png"
+    # the three browsers run side by side: each mostly waits for its own start-up
+    browsers = [chromium("--dump-dom", page.as_uri(), user_data=tmp_path / f"profile-{index}")
+                for index, page in enumerate((student_report, class_page))]
+    browsers.append(chromium(f"--screenshot={shot}", "--window-size=1200,1600", student_report.as_uri(),
+                             user_data=tmp_path / "profile-shot"))
+    try:
+        outputs = [browser.communicate(timeout=90) for browser in browsers]
+    finally:
+        for browser in browsers:  # only these, started here
+            if browser.poll() is None:
+                browser.kill()
+                browser.wait()
+    for stdout, stderr in outputs[:2]:
+        body = re.search(r"<body[^>]*>", stdout)
+        assert body, stderr[-2000:]
+        assert 'data-images="ok"' in body[0] and 'data-image-count="1"' in body[0], body[0]
+        assert 'data-broken-images="0"' in body[0] and 'data-errors="0"' in body[0], body[0]
+        console = [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+        assert not console, console
+    assert shot.exists(), outputs[2][1][-2000:]
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1200, 1600)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50  # text, the score bar and the heatmaps, not a blank page
+    reds = sum(n for n, (r, g, b) in colours if r > 150 and g < 90 and b < 90)
+    assert reds > 500  # the heatmap's strong weights (RdBu_r) are on screen
+    print(f"chromium checks took {time.monotonic() - started:.1f} s")
+
+
+# ------------------------------------------------------------------ end to end
+
+
+@pytest.mark.slow
+def test_check_writes_feedback_with_heatmaps_for_the_documented_checks(tmp_path):
+    source = replace_def(correct_source("01_scores"), "score_matrix", """
+        def score_matrix(inputs):
+            return inputs @ inputs.transpose(-2, -1) / inputs.shape[-1] ** 0.5
+    """)
+    (tmp_path / "01_scores.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", "01_scores.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "feedback" / "report.html").read_text()
+    assert 'data-check="score_matrix gives the documented 6x6 scores"' in page
+    images = embedded_pngs(page)
+    assert len(images) == 1 and images[0].size == (heatmaps.WIDTH, heatmaps.HEIGHT)
+    markdown = (tmp_path / "feedback" / "report.md").read_text()
+    assert "  journey" in markdown and "heatmaps/01_scores-02-score_matrix" in markdown
+    shutil.rmtree(tmp_path / "feedback")

@@ -1,0 +1,191 @@
+"""The worker sandbox: which layers are in force, the fallbacks, and the one line that reports them.
+
+Tests that need a layer this machine does not give are skipped as degraded
+(the reason says which layer and why), never passed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+from support import ROOT, zygote
+
+from autograder import sandbox
+from autograder.cli import build_parser
+from autograder.workers import Limits, kill_session, session_members
+
+WORKER_DIR = ROOT / "autograder" / "worker"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return sandbox.probe(zygote())
+
+
+def test_report_lists_every_layer_once_with_limits(report):
+    line = sandbox.describe(report, Limits())
+    assert line.startswith("sandbox: process group")
+    assert "rlimits (memory 4 GiB, cpu 120 s, files 64 MiB, processes 256)" in line
+    assert "timeouts (10 s per call, 30 s per load)" in line
+    assert line.count("\n") == 0
+    names = [x for x in report["layers"]]
+    assert len(names) == len(set(names))
+    if report["missing"]:
+        assert "; missing: " in line
+
+
+def test_describe_names_what_is_missing():
+    fake = {"layers": ["process group", "rlimit:memory_bytes"], "missing": ["network namespace (operation not permitted)"]}
+    line = sandbox.describe(fake, Limits(memory_bytes=2 * 1024**3))
+    assert "rlimits (memory 2 GiB)" in line
+    assert "missing: network namespace (operation not permitted), rlimit cpu_seconds" in line
+
+
+def test_root_gets_every_layer(report):
+    if os.geteuid() != 0:
+        pytest.skip("degraded: not root; the user-namespace fallback is tested below")
+    missing = [name for name in sandbox.LAYER_PREFIX if not sandbox.has_layer(report, name)]
+    if missing:
+        pytest.skip(f"degraded: layers {missing} not available here: {report['missing']}")
+    assert report["missing"] == []
+
+
+def test_sandbox_off_is_reported_as_missing():
+    z = zygote()
+    child = z.spawn(Limits(sandbox=False), {"names": []})
+    try:
+        reply, status = child.request({"op": "load", "cells": [
+            {"label": "c", "source": "import os\nprint('uid', os.getuid(), 'pid', os.getpid())"}]}, 30)
+        assert status == "ok" and reply["ok"]
+    finally:
+        child.kill()
+    assert child.init_pid is None  # no PID namespace: killed by process group and session
+    assert f"pid {child.pid}" in child.printed()
+
+
+def isolate_unprivileged(workdir: str) -> dict:
+    """Run sandbox.isolate in a forked child that gave up root first (the non-root path)."""
+    sys.path.insert(0, str(WORKER_DIR))
+    try:
+        import sandbox as worker_sandbox
+    finally:
+        sys.path.remove(str(WORKER_DIR))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+            # as in the worker: no folder of the repository on the path but the venv's
+            sys.path[:] = [p for p in sys.path if not p.startswith(str(ROOT)) or ".venv" in p]
+            state = worker_sandbox.isolate(workdir, str(ROOT), want_pid=False)
+            state["repo"] = sorted(os.listdir(ROOT)) if os.access(ROOT, os.R_OK) else None
+            os.write(write, json.dumps(state).encode())
+        except BaseException as error:  # report, never raise out of the fork
+            os.write(write, json.dumps({"error": repr(error)}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 65536):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def test_unprivileged_fallback_uses_a_user_namespace():
+    if not sys.platform.startswith("linux"):
+        pytest.skip("degraded: namespaces are Linux only")
+    with tempfile.TemporaryDirectory() as workdir:
+        os.chmod(workdir, 0o777)
+        state = isolate_unprivileged(workdir)
+    assert "error" not in state, state
+    if not state["userns"]:
+        assert any("user namespace" in m for m in state["missing"])
+        pytest.skip(f"degraded: unprivileged user namespaces are not allowed here: {state['missing']}")
+    assert "network namespace" in state["layers"]
+    assert state["mounts"]
+    assert state["repo"] is not None and set(state["repo"]) <= {"autograder", ".venv"}, state["repo"]
+
+
+def test_session_kill_reaches_double_forked_processes():
+    """Without a PID namespace, the trusted side kills the child's whole session."""
+    marker = f"{900 + os.getpid() % 50}.{int(time.time() * 1000) % 1000:03d}5"
+    leader = subprocess.Popen(
+        [sys.executable, "-c", "import os, time\n"
+         "if os.fork() == 0:\n"
+         "    if os.fork() == 0:\n"
+         f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+         "    os._exit(0)\n"
+         "time.sleep(60)\n"],
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while len(session_members(leader.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(session_members(leader.pid)) >= 2
+        kill_session(leader.pid)
+        leader.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while session_members(leader.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert session_members(leader.pid) == []
+    finally:
+        if leader.poll() is None:
+            leader.kill()
+            leader.wait()
+
+
+def test_limit_flags_parse():
+    args = build_parser().parse_args(["grade", "x", "--cpu-limit", "30", "--file-limit", "8",
+                                      "--process-limit", "32", "--sandbox", "off"])
+    assert (args.cpu_limit, args.file_limit, args.process_limit, args.sandbox) == (30, 8, 32, "off")
+    defaults = build_parser().parse_args(["grade", "x"])
+    assert defaults.sandbox == "on" and defaults.process_limit == Limits.processes
+
+
+def worker_sandbox():
+    sys.path.insert(0, str(WORKER_DIR))
+    try:
+        import sandbox as module
+    finally:
+        sys.path.remove(str(WORKER_DIR))
+    return module
+
+
+def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
+    plan = worker_sandbox().plan
+    site = tmp_path / "venv" / "site-packages"
+    for name in ("solutions", "autograder/checks", "torch"):
+        (site / name).mkdir(parents=True)
+    repo = tmp_path / "course"
+    for name in ("solutions", "autograder/worker", ".git"):
+        (repo / name).mkdir(parents=True)
+    workdir = tmp_path / "work" / "attn-grade-1"
+    workdir.mkdir(parents=True)
+    def hidden(path, covers, keep):
+        """The innermost covered or kept folder around `path` decides whether it is visible."""
+        under = lambda p, folder: p == folder or p.startswith(folder + "/")  # noqa: E731
+        around = [(len(c), "cover") for c in covers if under(str(path), c)]
+        around += [(len(k), "keep") for k in keep if under(str(path), k)]
+        return bool(around) and max(around)[1] == "cover"
+
+    # a checkout (editable install: the repository itself is on the path)
+    covers, keep = plan(str(workdir), str(repo), [str(site), str(repo)])
+    for path in (repo / "solutions", repo / ".git", site / "solutions", site / "autograder" / "checks"):
+        assert hidden(path, covers, keep), path
+    for path in (site / "torch", workdir):
+        assert not hidden(path, covers, keep), path
+    # the course installed into site-packages: only its answer packages are hidden
+    covers, keep = plan(str(workdir), str(site), [str(site)])
+    assert hidden(site / "solutions", covers, keep) and hidden(site / "autograder" / "checks", covers, keep)
+    assert not hidden(site / "torch", covers, keep)

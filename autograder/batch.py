@@ -23,7 +23,6 @@ Output, every file written atomically (temp file + os.replace):
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -32,13 +31,13 @@ import re
 import select
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.files import write_atomically
 from autograder.sections import SECTIONS, find
 from autograder.submission import UsageError, _in_folder
 
@@ -47,30 +46,9 @@ PACKAGE = Path(__file__).resolve().parent
 STUDENTS = "students"
 GRADES = "grades.csv"
 RESULT_KEY = "extra_data"  # Gradescope's own field for data of ours
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 # --------------------------------------------------------------------------- files
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader (or a killed writer) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def remove_stale_temporaries(folder: Path) -> None:

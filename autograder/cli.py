@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
+from autograder.files import write_atomically
 from autograder.formats import FORMATS, render
 from autograder.submission import UsageError, locate
 from autograder.workers import Limits
@@ -83,14 +83,6 @@ def resolve_device(choice: str) -> str:
     if choice == "cuda" and not available:
         raise UsageError("--device cuda: no CUDA GPU is available on this machine")
     return "cuda" if available else "cpu"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def write_feedback(result, folder: Path | None) -> None:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from support import EXAMPLES, ROOT
+from support import ROOT
 
 
 def run(*args, timeout=300):
@@ -88,3 +88,11 @@ def test_other_formats(fmt, marker):
     done = run("grade", "examples/correct_py/01_scores.py", "--format", fmt)
     assert done.returncode == 0, done.stderr
     assert marker in done.stdout
+
+
+def test_output_to_a_device_writes_into_it_and_leaves_it_a_device():
+    import stat
+
+    done = run("grade", "examples/correct_py/01_scores.py", "--format", "json", "--output", "/dev/null")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)

@@ -101,7 +101,8 @@ def module_mistakes(reference, x):
 def without_bias(reference, x):
     """The output of a SelfAttention_v2 with biases that forgets to add them."""
     with torch.no_grad():
-        queries, keys, values = (x @ layer.weight.T for layer in (reference.W_query, reference.W_key, reference.W_value))
+        layers = (reference.W_query, reference.W_key, reference.W_value)
+        queries, keys, values = (x @ layer.weight.T for layer in layers)
     return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
 
 
@@ -317,7 +318,8 @@ def test_no_builtin_attention(student):
     expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
                      "scaled_dot_product_attention with queries (4, 3), keys (6, 3), values (6, 5)")
     x = randn(333, 5, 3)
-    for name, cls, seed in (("SelfAttention_v1", ref.SelfAttention_v1, 91), ("SelfAttention_v2", ref.SelfAttention_v2, 92)):
+    for name, cls, seed in (("SelfAttention_v1", ref.SelfAttention_v1, 91),
+                            ("SelfAttention_v2", ref.SelfAttention_v2, 92)):
         with torch.no_grad():
             expected = seeded(cls, 3, 2, seed=seed)(x)
         expect_close(student.new(name, 3, 2, seed=seed)(x), expected, f"torch.manual_seed({seed}); {name}(3, 2)(x)")

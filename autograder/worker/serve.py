@@ -6,7 +6,6 @@ call (ops dispatched, forbidden APIs touched, devices mixed, arguments after
 the call) is raw observation that the trusted side judges.
 """
 import copy
-import os
 import resource
 import sys
 import traceback

@@ -1,7 +1,7 @@
 """The `batch` and `merge` verbs: grade a whole class, resumably.
 
     python -m autograder batch SUBMITTED_DIR [--jobs N] [--device auto|cpu|cuda]
-                               [--out DIR] [--force] [--shard K/N]
+                               [--out DIR] [--force] [--shard K/N] [--gradebook URL_OR_PATH]
     python -m autograder merge DIR... --out DIR
 
 Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
@@ -454,6 +454,9 @@ def add_verbs(verbs, common_limits) -> None:
     batch.add_argument("--section", help="grade only this section (e.g. 02_softmax: one nbgrader assignment)")
     batch.add_argument("--student-timeout", type=float, default=900.0,
                        help="seconds one student's whole grading may take (default %(default)s)")
+    batch.add_argument("--gradebook", metavar="URL_OR_PATH",
+                       help="afterwards, record each student's section scores in this existing nbgrader "
+                            "gradebook (sqlite:///.../gradebook.db or its path); see autograder/gradebook.py")
     common_limits(batch)
     merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
     merged.add_argument("folders", type=Path, nargs="+")
@@ -479,11 +482,47 @@ def run_verb(args, resolve_device) -> int:
                              + ", ".join(s.id for s in SECTIONS)) from None
     if not args.submitted.is_dir():
         raise UsageError(f"{args.submitted}: no such folder")
+    gradebook = getattr(args, "gradebook", None)
+    section_ids = [section] if section else [s.id for s in SECTIONS]
+    if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
+        from autograder.gradebook import check_sections
+
+        check_sections(gradebook, section_ids)
     device = resolve_device(args.device)
     limits = {"call_seconds": args.call_timeout, "load_seconds": args.load_timeout,
               "memory_bytes": int(args.memory_limit * 1024**3)}
-    return run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
-                     args.student_timeout, section)
+    status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
+                       args.student_timeout, section)
+    if gradebook is not None:
+        status = record_in_gradebook(gradebook, args.submitted, args.out, shard, section_ids, status)
+    return status
+
+
+def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, section_ids: list[str],
+                        status: int) -> int:
+    """`--gradebook`: write the results of this batch's students into nbgrader's gradebook."""
+    from autograder.gradebook import record_results
+
+    if status not in (0, 1):
+        print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+              file=sys.stderr)
+        return status
+    everyone = discover(submitted)
+    results, folders = {}, {}
+    for name in in_shard(list(everyone), shard):
+        result = read_result(out / STUDENTS / f"{name}.json")
+        if result is not None:
+            results[name], folders[name] = result, everyone[name]
+    try:
+        record_results(gradebook, results, folders, section_ids)
+    except UsageError:
+        raise
+    except Exception as error:  # the grades are safe in --out: recording can simply be run again
+        print(f"autograder: error: gradebook not (fully) updated: {type(error).__name__}: "
+              f"{str(error).splitlines()[0] if str(error) else ''}; the grades are in {out}, run the "
+              "same command again", file=sys.stderr)
+        return 1
+    return status
 
 
 if __name__ == "__main__":

@@ -118,3 +118,39 @@ def assert_every_check_catches(section_id: str, mistakes: list):
     titles = [c.name for c in grade_source(section_id, correct_source(section_id)).checks]
     covered = {t for t in titles for m in mistakes for part in m.loses if part in t}
     assert set(titles) == covered, f"checks no catalogued mistake fails: {sorted(set(titles) - covered)}"
+
+
+def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: dict | None = None) -> dict:
+    """The tests every section's catalogue runs, for a test module to adopt:
+
+        globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
+    """
+    import pytest
+
+    def test_correct_gets_full_marks():
+        assert_full_marks(section_id, {})
+
+    @pytest.mark.parametrize("mistake", mistakes, ids=repr)
+    def test_mistake_loses_points(mistake):
+        assert_mistake_caught(section_id, mistake)
+
+    @pytest.mark.parametrize("style", styles, ids=lambda s: "+".join(s))
+    def test_other_correct_style_gets_full_marks(style):
+        assert_full_marks(section_id, style)
+
+    def test_every_check_catches_a_mistake():
+        assert_every_check_catches(section_id, mistakes)
+
+    tests = {f.__name__: f for f in (test_correct_gets_full_marks, test_mistake_loses_points,
+                                     test_other_correct_style_gets_full_marks, test_every_check_catches_a_mistake)}
+    if hard_coded:
+        def test_hard_coded_printed_values_score_at_most_40_percent():
+            result = grade_source(section_id, Mistake("hard-coded", hard_coded, []).source(section_id))
+            passed = sorted(c.name for c in result.checks if c.passed)
+            assert result.score <= 0.4 * result.max_score, (result.score, passed)
+            documented = sum(c.max_points for c in result.checks if c.documented)
+            assert documented <= 0.4 * result.max_score
+
+        tests[test_hard_coded_printed_values_score_at_most_40_percent.__name__] = \
+            test_hard_coded_printed_values_score_at_most_40_percent
+    return tests

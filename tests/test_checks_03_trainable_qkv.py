@@ -1,7 +1,5 @@
 """Section 03's hidden checks against the catalogue of common mistakes and other correct styles."""
-import pytest
-from support import (Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught,
-                     correct_source, failing, grade_source, replace_def)
+from support import (catalogue_tests, Mistake)
 
 SECTION = "03_trainable_qkv"
 
@@ -234,29 +232,4 @@ STYLES = [
 ]
 
 
-def test_correct_gets_full_marks():
-    assert_full_marks(SECTION, {})
-
-
-@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
-def test_mistake_loses_points(mistake):
-    assert_mistake_caught(SECTION, mistake)
-
-
-@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
-def test_other_correct_style_gets_full_marks(style):
-    assert_full_marks(SECTION, style)
-
-
-def test_hard_coded_printed_values_score_at_most_40_percent():
-    source = correct_source(SECTION)
-    for name, code in HARD_CODED.items():
-        source = replace_def(source, name, code)
-    result = grade_source(SECTION, source)
-    assert result.score <= 0.4 * result.max_score, failing(result)
-    documented = sum(c.max_points for c in result.checks if c.documented)
-    assert documented <= 0.4 * result.max_score
-
-
-def test_every_check_catches_a_mistake():
-    assert_every_check_catches(SECTION, MISTAKES)
+globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))

@@ -1,8 +1,7 @@
 """Section 06's hidden checks against the catalogue of common mistakes and other correct styles."""
 import pytest
 import torch
-from support import (Mistake, assert_every_check_catches, assert_full_marks, assert_mistake_caught,
-                     correct_source, grade_source, replace_def)
+from support import (catalogue_tests, Mistake)
 from torch import nn
 
 SECTION = "06_multihead"
@@ -280,32 +279,7 @@ STYLES = [
 ]
 
 
-def test_correct_gets_full_marks():
-    assert_full_marks(SECTION, {})
-
-
-@pytest.mark.parametrize("mistake", MISTAKES, ids=repr)
-def test_mistake_loses_points(mistake):
-    assert_mistake_caught(SECTION, mistake)
-
-
-@pytest.mark.parametrize("style", STYLES, ids=lambda s: "+".join(s))
-def test_other_correct_style_gets_full_marks(style):
-    assert_full_marks(SECTION, style)
-
-
-def test_hard_coded_printed_values_score_at_most_40_percent():
-    source = correct_source(SECTION)
-    for name, code in HARD_CODED.items():
-        source = replace_def(source, name, code)
-    result = grade_source(SECTION, source)
-    passed = {c.name for c in result.checks if c.passed}
-    assert any("documented" in name for name in passed), passed  # the printed numbers themselves pass
-    assert result.score <= 0.4 * result.max_score, (result.score, sorted(passed))
-
-
-def test_every_check_catches_a_mistake():
-    assert_every_check_catches(SECTION, MISTAKES)
+globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
 
 
 def test_reference_equals_torch_multihead_attention():

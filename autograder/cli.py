@@ -126,8 +126,16 @@ def main(argv=None) -> int:
                             ("--file-limit", args.file_limit), ("--process-limit", args.process_limit)):
             if not value > 0:
                 raise UsageError(f"{name} must be a positive number, got {value:g}")
+    except UsageError as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 2
+    from autograder.workers import Zygote
+
+    zygote = Zygote()  # started before our own `import torch`, so the two imports overlap
+    try:
         device = resolve_device(args.device)
     except UsageError as error:
+        zygote.close()
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
     limits = Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
@@ -135,10 +143,8 @@ def main(argv=None) -> int:
                     cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
                     processes=args.process_limit, sandbox=args.sandbox == "on")
     from autograder.grade import run_checks
-    from autograder.workers import Zygote
 
     try:
-        zygote = Zygote()
         try:
             result = run_checks(sources, device, limits, visible_only=args.verb == "check", zygote=zygote)
         finally:

@@ -44,7 +44,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     files = [str(check_file(s.section.id)) for s in sources if check_file(s.section.id).exists()]
     args = files + ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
                     "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
-                    "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception"]
+                    "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception",
+                    "--assert=plain"]  # the checks raise their own messages; rewriting costs ~0.4 s
     saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
     sink = io.StringIO()
     import torch  # the checks' own reference computations are tiny: one thread, so that no idle

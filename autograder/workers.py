@@ -134,7 +134,9 @@ class Zygote:
             "config": config,
             "limits": {
                 "workdir": workdir,
-                "memory_bytes": limits.memory_bytes,
+                # the CUDA driver reserves virtual address space far beyond any sensible
+                # RLIMIT_AS, so on a GPU the address-space limit would stop CUDA itself
+                "memory_bytes": 0 if config.get("device") == "cuda" else limits.memory_bytes,
                 "cpu_seconds": limits.cpu_seconds,
                 "file_bytes": limits.file_bytes,
                 "processes": limits.processes,

@@ -5,6 +5,7 @@
 
 Inputs (hand-written):
     course/notebooks/<id>.py         notebook spec of a section (teaching text, setup, visible tests)
+    course/attention_plots.py        the plotting helper the notebooks import (`show_weights`)
     solutions/<module>.py            reference code, one `# %% <name>` block per graded name
     course/partial_submissions.py    what the partial example submission holds
     assignments/nbgrader_config.py   the nbgrader course configuration
@@ -15,6 +16,9 @@ Outputs (generated, committed, never edited by hand):
     examples/correct/<id>.ipynb          released notebook with the reference code filled in
     examples/partial/<id>.ipynb          released notebook with a mix of right, wrong and blank answers
     examples/correct_py/<id>.py          the reference code as one self-contained Python file
+    attention_plots.py                   a copy of the helper next to every notebook above: in
+                                         assignments/source/<id>/ (nbgrader releases it with the
+                                         notebook), student_template/, examples/correct/, examples/partial/
 
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.
@@ -53,6 +57,11 @@ RELEASED_NB = "student_template/{id}.ipynb"
 CORRECT_NB = "examples/correct/{id}.ipynb"
 PARTIAL_NB = "examples/partial/{id}.ipynb"
 CORRECT_PY = "examples/correct_py/{id}.py"
+# The plotting helper and where its copies go (next to the notebooks that import it).
+HELPER = "course/attention_plots.py"
+HELPER_NAME = "attention_plots.py"
+SOURCE_HELPER = "assignments/source/{id}/" + HELPER_NAME
+FOLDER_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("student_template", "examples/correct", "examples/partial"))
 # Globs of generated files, so that a file that is no longer generated is noticed.
 GENERATED_GLOBS = (
     "assignments/source/*/*.ipynb",
@@ -60,6 +69,8 @@ GENERATED_GLOBS = (
     "examples/correct/*.ipynb",
     "examples/partial/*.ipynb",
     "examples/correct_py/*.py",
+    SOURCE_HELPER.format(id="*"),
+    *FOLDER_HELPERS,
 )
 
 
@@ -352,9 +363,18 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT) 
 # --------------------------------------------------------------------------- nbgrader
 
 
+def helper_text(root: Path = ROOT) -> str:
+    path = root / HELPER
+    if not path.is_file():
+        raise BuildError(f"{path}: missing plotting helper")
+    return path.read_text(encoding="utf-8")
+
+
 def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
     """Run `nbgrader generate_assignment` on each source notebook, in a scratch copy of
-    the course directory (its gradebook and release/ never touch the repository)."""
+    the course directory (its gradebook and release/ never touch the repository).
+    The plotting helper sits next to each source notebook, as in assignments/source/,
+    and must come out next to the released one."""
     if not sources:
         return {}
     config = root / "assignments" / "nbgrader_config.py"
@@ -364,10 +384,12 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
     with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
         course_dir = Path(tmp)
         shutil.copy(config, course_dir / "nbgrader_config.py")
+        helper = helper_text(root)
         for section_id, nb in sources.items():
             target = course_dir / "source" / section_id / f"{section_id}.ipynb"
             target.parent.mkdir(parents=True)
             target.write_text(notebook_text(nb), encoding="utf-8")
+            (target.parent / HELPER_NAME).write_text(helper, encoding="utf-8")
         # nbgrader runs `alembic` from PATH: make the interpreter's own scripts visible.
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -386,6 +408,9 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
                     f"nbgrader generate_assignment failed ({result.returncode}) for {section_id}:\n"
                     f"{result.stdout}\n{result.stderr}"
                 )
+            copied = out.parent / HELPER_NAME
+            if not copied.is_file() or copied.read_text(encoding="utf-8") != helper:
+                raise BuildError(f"nbgrader did not release {HELPER_NAME} next to {section_id}.ipynb")
             released[section_id] = clean_released(nbformat.read(out, as_version=4))
     return released
 
@@ -504,10 +529,15 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
         sources[section.id] = build_source_notebook(section, spec, root)
         result.sections_built.append(section.id)
     released = release(sources, root)
+    if sources:
+        helper = helper_text(root)
+        for rel in FOLDER_HELPERS:
+            result.files[rel] = helper
     for section in sections:
         if section.id not in sources:
             continue
         result.files[SOURCE_NB.format(id=section.id)] = notebook_text(sources[section.id])
+        result.files[SOURCE_HELPER.format(id=section.id)] = helper
         result.files[RELEASED_NB.format(id=section.id)] = notebook_text(released[section.id])
         correct = fill_notebook(released[section.id], correct_answers(section, root))
         result.files[CORRECT_NB.format(id=section.id)] = notebook_text(correct)

@@ -211,3 +211,25 @@ STYLES = [
 
 
 globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
+
+
+def test_reference_equals_torch_multihead_attention_with_the_same_weights():
+    """What the hidden check 'equals nn.MultiheadAttention' relies on, at the sizes it uses."""
+    import torch
+
+    from autograder.checks.common import randn, seeded
+    from autograder.checks.test_05_padding_mask import lengths_mask
+    from solutions.padding_mask import PaddedSelfAttention
+
+    for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
+        x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
+        mask = lengths_mask(seq_lens, max(seq_lens))
+        ours = seeded(PaddedSelfAttention, dim, seed=seed)
+        theirs = torch.nn.MultiheadAttention(dim, 1, bias=False, batch_first=True).eval()
+        with torch.no_grad():
+            theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+            theirs.out_proj.weight.copy_(ours.W_out.weight)
+            expected_out, expected_weights = theirs(x, x, x, key_padding_mask=mask)
+            out, weights = ours(x, x, x, key_padding_mask=mask)
+        torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)

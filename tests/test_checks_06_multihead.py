@@ -282,11 +282,22 @@ STYLES = [
 globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
 
 
+def torch_multihead(reference):
+    """nn.MultiheadAttention carrying the reference's weights (d_in == d_out, qkv_bias=True)."""
+    theirs = torch.nn.MultiheadAttention(reference.d_out, reference.num_heads, batch_first=True)
+    with torch.no_grad():
+        layers = (reference.W_query, reference.W_key, reference.W_value)
+        theirs.in_proj_weight.copy_(torch.cat([layer.weight for layer in layers]))
+        theirs.in_proj_bias.copy_(torch.cat([layer.bias for layer in layers]))
+        theirs.out_proj.weight.copy_(reference.out_proj.weight)
+        theirs.out_proj.bias.copy_(reference.out_proj.bias)
+    return theirs.eval()
+
+
 def test_reference_equals_torch_multihead_attention():
     """What the hidden check states: with d_in == d_out and the weights copied, the reference equals
     nn.MultiheadAttention under a causal attn_mask (and key_padding_mask), and per head it equals
     F.scaled_dot_product_attention(is_causal=True)."""
-    from autograder.checks.test_06_multihead import torch_multihead
     from solutions.multihead import MultiHeadAttention, combine_heads, split_heads
 
     torch.manual_seed(0)

@@ -178,3 +178,6 @@ def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
         text = build.notebook_text(build.clean_released(nbformat.read(released, as_version=4)))
         committed = (ROOT / build.RELEASED_NB.format(id=section_id)).read_text()
         assert text == committed, f"{section_id}: nbgrader's release differs from student_template/"
+        helper = released.parent / build.HELPER_NAME
+        assert helper.is_file(), f"nbgrader did not release {build.HELPER_NAME} with {section_id}"
+        assert helper.read_text() == (ROOT / build.HELPER).read_text()

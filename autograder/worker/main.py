@@ -30,12 +30,18 @@ def main(control_fd: int) -> None:
     import confine
     import serve
 
-    serve.warm_up()  # first use of a dispatch mode imports a lot: pay it once, before forking
+    serve.warm_up("cpu")  # first use of a dispatch watch: pay it once, before forking
+    meta_warm = False
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     become_subreaper()  # and so are orphans of killed children (not left to the host's init)
     control = socket.socket(fileno=control_fd)
     while True:
+        if not meta_warm and not select.select([control], [], [], 0)[0]:
+            # Idle: warm the meta device now. The first sections (no meta checks) are
+            # usually forked before this, so its cost overlaps their grading.
+            serve.warm_up("meta")
+            meta_warm = True
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 4)
         if not message:
             return

@@ -233,21 +233,21 @@ class Worker:
         return {"params": wire.encode(params), "args": wire.encode(arg_grads), "graph": True}
 
 
-def warm_up() -> None:
+def warm_up(device: str) -> None:
     """Run once in the zygote what every child would otherwise import on first use.
 
-    The first op on the meta device imports torch's Python meta kernels (seconds);
-    done here, before forking, every child starts with them loaded.
+    On "cpu": the first dispatch watch. On "meta": the first op on the meta
+    device imports torch's Python meta kernels (about 1.5 s); done in the
+    zygote, every child forked afterwards starts with them loaded.
     """
-    for device in ("cpu", "meta"):
-        with Watch(banned_ops=("softmax",), guard_devices=True):
-            layer = torch.nn.Linear(2, 2).to(device)
-            x = torch.ones(1, 2, 2, device=device, requires_grad=device == "cpu")
-            scores = layer(x) @ x.transpose(1, 2)
-            scores = scores.masked_fill(torch.ones(2, 2, dtype=torch.bool, device=device).triu(1), float("-inf"))
-            weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
-            if device == "cpu":
-                weights.sum().backward()
+    with Watch(banned_ops=("softmax",), guard_devices=True):
+        layer = torch.nn.Linear(2, 2).to(device)
+        x = torch.ones(1, 2, 2, device=device, requires_grad=device == "cpu")
+        scores = layer(x) @ x.transpose(1, 2)
+        scores = scores.masked_fill(torch.ones(2, 2, dtype=torch.bool, device=device).triu(1), float("-inf"))
+        weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
+        if device == "cpu":
+            weights.sum().backward()
 
 
 def serve(conn, config: dict) -> None:

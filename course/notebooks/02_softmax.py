@@ -20,6 +20,12 @@ warnings.filterwarnings("ignore")
 import torch
 from torch import nn
 
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
 inputs = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your     (x^1)
      [0.55, 0.87, 0.66],  # journey  (x^2)
@@ -153,6 +159,9 @@ check_close(attn_weights, [[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
 torch.manual_seed(0)
 x = 10 * torch.randn(2, 4, 5)
 check_close(softmax(x, dim=1), torch.softmax(x, dim=1), "softmax(x, dim=1) on a (2, 4, 5) tensor — is `dim` used everywhere?")
+
+# %%
+show_weights(softmax(score_matrix(inputs), dim=-1), title="your attention weights")
 
 # %% [markdown]
 # ## 4. Context vectors

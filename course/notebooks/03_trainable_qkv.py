@@ -21,6 +21,12 @@ warnings.filterwarnings("ignore")
 import torch
 from torch import nn
 
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
 inputs = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your     (x^1)
      [0.55, 0.87, 0.66],  # journey  (x^2)
@@ -120,6 +126,10 @@ check_close(weights[1], [0.1704, 0.1611, 0.1652, 0.1412, 0.2505, 0.1117], "weigh
 check_close(context[1], [0.2854, 0.4081], "context vector of query 2 (randn variant)")
 ctx_b, w_b = scaled_dot_product_attention(*(torch.stack((t, t)) for t in (queries, keys, values)))
 check_close(ctx_b, torch.stack((context, context)), "scaled_dot_product_attention with a batch dim")
+
+# %%
+# queries = keys = values = inputs, without projections: who attends to whom?
+show_weights(scaled_dot_product_attention(inputs, inputs, inputs)[1], title="your weights (Q = K = V = inputs)")
 
 # %% [markdown]
 # ## 3. A module: `SelfAttention_v1`

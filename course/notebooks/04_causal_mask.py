@@ -26,6 +26,12 @@ warnings.filterwarnings("ignore")
 import torch
 from torch import nn
 
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
 inputs = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your     (x^1)
      [0.55, 0.87, 0.66],  # journey  (x^2)
@@ -96,6 +102,9 @@ assert not mask.diagonal().any(), "causal_mask: the diagonal must be False (a to
 assert torch.equal(mask, expected), f"causal_mask(4): expected True strictly above the diagonal (True = hidden), got\n{mask}"
 assert causal_mask(3, device=torch.device("cpu")).device.type == "cpu", "causal_mask must accept a `device` argument"
 
+# %%
+show_weights(causal_mask(6), title="your causal mask (True = hidden)")
+
 # %% [markdown]
 # ## 2. The simple way: mask after the softmax
 #
@@ -149,6 +158,9 @@ check_close(w.sum(dim=-1), torch.ones(6), "causal_attention_weights: rows must s
 check_close(w, CAUSAL_WEIGHTS, "causal_attention_weights(attn_scores, 2) — masked before the softmax, scaled by sqrt(d_k)?")
 check_close(causal_attention_weights(torch.stack((attn_scores, attn_scores)), 2)[0], CAUSAL_WEIGHTS,
             "causal_attention_weights on a (2, 6, 6) batch")
+
+# %%
+show_weights(causal_attention_weights(attn_scores, 2), title="your causal attention weights")
 
 # %% [markdown]
 # ## 4. Dropout on the attention weights

@@ -30,6 +30,12 @@ warnings.filterwarnings("ignore")
 import torch
 from torch import nn
 
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
 inputs = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your     (x^1)
      [0.55, 0.87, 0.66],  # journey  (x^2)
@@ -93,6 +99,10 @@ for bad in ([4, 9, 2], [4, 0, 2]):
     else:
         raise AssertionError(f"key_padding_mask({bad}, 4) must raise ValueError")
 
+# %%
+show_weights(key_padding_mask([4, 3, 2], 4), labels=["item 0", "item 1", "item 2"],
+             title="your padding mask (True = hidden)")
+
 # %% [markdown]
 # ## 2. Hiding padded keys
 #
@@ -148,6 +158,10 @@ noisy = x.clone()
 noisy[PAD] = 5.0  # change every padded position
 out_noisy, _ = padded_attention(noisy, noisy, noisy, PAD)
 check_close(out_noisy[~PAD], out[~PAD], "padded_attention: outputs at real positions changed when the padding changed")
+
+# %%
+# item 2 has 2 real tokens: its last two columns (the padded keys) must be 0
+show_weights(padded_attention(x, x, x, PAD)[1][2], title="your weights for item 2")
 
 # %% [markdown]
 # ## 4. A full attention layer, and two kinds of masks

@@ -26,6 +26,12 @@ warnings.filterwarnings("ignore")
 import torch
 from torch import nn
 
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
 inputs = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your     (x^1)
      [0.55, 0.87, 0.66],  # journey  (x^2)
@@ -97,6 +103,10 @@ else:
 toy = torch.arange(1, 33).reshape(2, 2, 8)
 print("split_heads, item 0:\n", split_heads(toy, 2)[0])
 print("bare view, item 0 (wrong):\n", toy.view(2, 2, 2, 4)[0])
+
+# %%
+# head 0 of item 0 should hold features 1-4 of token 0 and 9-12 of token 1
+show_weights(split_heads(toy, 2)[0, 0], labels=["token 0", "token 1"], title="your split_heads(toy, 2), item 0, head 0")
 
 # %% [markdown]
 # ## 2. Rebuilding the tokens

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Grade the example submissions: the correct one, the partial one and the blank
-# student template. Run `bash ci/setup.sh` first.
+# Grade the bundled example submissions with the hidden checks and print the
+# result: first the full feedback one student gets (the partly correct
+# example), then the class table of all four examples (correct notebooks,
+# correct .py files, partly correct, blank template). Run `bash ci/setup.sh` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 
-if [ -f autograder/__main__.py ]; then
-    for submission in examples/correct examples/partial student_template; do
-        echo "== python -m autograder grade $submission"
-        "$PY" -m autograder grade "$submission"
-    done
-else
-    # No grader yet: run the notebooks. The correct ones must run cleanly; the
-    # partial and blank ones stop at their first unfinished or wrong answer.
-    "$PY" -m course.execute examples/correct
-    "$PY" -m course.execute --expect-error examples/partial student_template
-fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/class"
+ln -s "$PWD/examples/correct" "$work/class/correct"
+ln -s "$PWD/examples/correct_py" "$work/class/correct_py"
+ln -s "$PWD/examples/partial" "$work/class/partial"
+ln -s "$PWD/student_template" "$work/class/blank"
+
+echo "== python -m autograder grade examples/partial"
+"$PY" -m autograder grade examples/partial
+
+echo
+echo "== python -m autograder batch (the four examples as a class of four students)"
+"$PY" -m autograder batch "$work/class" --out "$work/grades" --jobs 2
+echo
+"$PY" -c 'import sys, pandas; print(pandas.read_csv(sys.argv[1]).to_string(index=False))' "$work/grades/grades.csv"

@@ -45,7 +45,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     args = files + ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
                     "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
                     "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception",
-                    "--assert=plain"]  # the checks raise their own messages; rewriting costs ~0.4 s
+                    "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
+    # no traceback formatting (each costs pytest tens of ms per check)
     saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
     sink = io.StringIO()
     import torch  # the checks' own reference computations are tiny: one thread, so that no idle

@@ -25,6 +25,14 @@ def build_parser() -> Parser:
     parser = Parser(prog="python -m autograder", description="Grade the attention course.")
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
 
+    def limits_only(p):
+        p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
+                       help="seconds one call of student code may take (default %(default)s)")
+        p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
+                       help="seconds a notebook may take to load (default %(default)s)")
+        p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
+                       help="GiB of address space for student code (default %(default)s)")
+
     def common(p):
         p.add_argument("--section", help="grade only this section (e.g. 02_softmax)")
         p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
@@ -33,12 +41,7 @@ def build_parser() -> Parser:
         p.add_argument("--report", type=Path, metavar="DIR",
                        help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
                             "(check writes ./feedback/ by default)")
-        p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
-                       help="seconds one call of student code may take (default %(default)s)")
-        p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
-                       help="seconds a notebook may take to load (default %(default)s)")
-        p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
-                       help="GiB of address space for student code (default %(default)s)")
+        limits_only(p)
         p.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
                        help="CPU seconds per section's worker (default %(default)s)")
         p.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
@@ -54,14 +57,6 @@ def build_parser() -> Parser:
     check = verbs.add_parser("check", help="self-check: run the visible checks on your notebooks")
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     common(check)
-
-    def limits_only(p):
-        p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
-                       help="seconds one call of student code may take (default %(default)s)")
-        p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
-                       help="seconds a notebook may take to load (default %(default)s)")
-        p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
-                       help="GiB of address space for student code (default %(default)s)")
 
     from autograder import batch, gradescope
 

@@ -16,9 +16,10 @@ Outputs (generated, committed, never edited by hand):
     examples/correct/<id>.ipynb          released notebook with the reference code filled in
     examples/partial/<id>.ipynb          released notebook with a mix of right, wrong and blank answers
     examples/correct_py/<id>.py          the reference code as one self-contained Python file
-    attention_plots.py                   a copy of the helper next to every notebook above: in
-                                         assignments/source/<id>/ (nbgrader releases it with the
-                                         notebook), student_template/, examples/correct/, examples/partial/
+    student_template/attention_plots.py  a copy of the helper (students' repositories need the file)
+    attention_plots.py                   a symbolic link to the helper next to the other notebooks:
+                                         in assignments/source/<id>/ (nbgrader releases a copy of it
+                                         with the notebook), examples/correct/, examples/partial/
 
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.
@@ -61,7 +62,8 @@ CORRECT_PY = "examples/correct_py/{id}.py"
 HELPER = "course/attention_plots.py"
 HELPER_NAME = "attention_plots.py"
 SOURCE_HELPER = "assignments/source/{id}/" + HELPER_NAME
-FOLDER_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("student_template", "examples/correct", "examples/partial"))
+TEMPLATE_HELPER = "student_template/" + HELPER_NAME
+LINKED_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("examples/correct", "examples/partial"))
 # Globs of generated files, so that a file that is no longer generated is noticed.
 GENERATED_GLOBS = (
     "assignments/source/*/*.ipynb",
@@ -70,7 +72,8 @@ GENERATED_GLOBS = (
     "examples/partial/*.ipynb",
     "examples/correct_py/*.py",
     SOURCE_HELPER.format(id="*"),
-    *FOLDER_HELPERS,
+    TEMPLATE_HELPER,
+    *LINKED_HELPERS,
 )
 
 
@@ -507,6 +510,7 @@ def correct_py(section: Section, root: Path = ROOT) -> str:
 @dataclass
 class BuildResult:
     files: dict[str, str] = field(default_factory=dict)  # relative path -> text
+    links: dict[str, str] = field(default_factory=dict)  # relative path -> the file it links to
     sections_built: list[str] = field(default_factory=list)  # with a notebook spec
     sections_without_spec: list[str] = field(default_factory=list)
 
@@ -530,14 +534,13 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
         result.sections_built.append(section.id)
     released = release(sources, root)
     if sources:
-        helper = helper_text(root)
-        for rel in FOLDER_HELPERS:
-            result.files[rel] = helper
+        result.files[TEMPLATE_HELPER] = helper_text(root)
+        result.links.update((rel, HELPER) for rel in LINKED_HELPERS)
     for section in sections:
         if section.id not in sources:
             continue
         result.files[SOURCE_NB.format(id=section.id)] = notebook_text(sources[section.id])
-        result.files[SOURCE_HELPER.format(id=section.id)] = helper
+        result.links[SOURCE_HELPER.format(id=section.id)] = HELPER
         result.files[RELEASED_NB.format(id=section.id)] = notebook_text(released[section.id])
         correct = fill_notebook(released[section.id], correct_answers(section, root))
         result.files[CORRECT_NB.format(id=section.id)] = notebook_text(correct)
@@ -562,9 +565,18 @@ def drift(result: BuildResult, root: Path = ROOT) -> list[str]:
             problems.append(f"missing: {rel}")
         elif path.read_text(encoding="utf-8") != text:
             problems.append(f"out of date: {rel}")
-    for rel in sorted(existing_generated(root) - set(result.files)):
+    for rel, target in sorted(result.links.items()):
+        path = root / rel
+        if not path.is_symlink() or os.readlink(path) != link_target(rel):
+            problems.append(f"not a link to {target}: {rel}")
+    for rel in sorted(existing_generated(root) - set(result.files) - set(result.links)):
         problems.append(f"no longer generated: {rel}")
     return problems
+
+
+def link_target(rel: str) -> str:
+    """The relative link from `rel` to the helper (links keep one copy of the helper in the repository)."""
+    return os.path.relpath(HELPER, os.path.dirname(rel))
 
 
 def write(result: BuildResult, root: Path = ROOT) -> list[str]:
@@ -577,7 +589,16 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         changed.append(f"wrote {rel}")
-    for rel in sorted(existing_generated(root) - set(result.files)):
+    for rel in sorted(result.links):
+        path = root / rel
+        if path.is_symlink() and os.readlink(path) == link_target(rel):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        path.symlink_to(link_target(rel))
+        changed.append(f"linked {rel}")
+    for rel in sorted(existing_generated(root) - set(result.files) - set(result.links)):
         (root / rel).unlink()
         changed.append(f"removed {rel}")
     return changed
@@ -601,11 +622,11 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print(f"{len(problems)} generated file(s) out of date: run `python -m course.build`", file=sys.stderr)
             return 1
-        print(f"all {len(result.files)} generated files are up to date")
+        print(f"all {len(result.files) + len(result.links)} generated files are up to date")
         return 0
     for line in write(result):
         print(line)
-    print(f"{len(result.files)} generated files up to date")
+    print(f"{len(result.files) + len(result.links)} generated files up to date")
     return 0
 
 

@@ -92,9 +92,11 @@ def run_notebook(
     run.seconds = time.perf_counter() - start
     if probe is not None:
         nb.cells.remove(probe)
-        for output in probe.get("outputs", []):
-            words = output.get("text", "").split(maxsplit=2)
-            if words[:1] == ["kernel-probe"]:
+        # the kernel may deliver one print in several stream messages: read them as one text
+        text = "".join(output.get("text", "") for output in probe.get("outputs", []))
+        for line in text.splitlines():
+            words = line.split(maxsplit=2)
+            if words[:1] == ["kernel-probe"] and len(words) == 3:
                 run.cpu_seconds, run.kernel_executable = float(words[1]), words[2].strip()
     return run
 

@@ -9,11 +9,13 @@ for an nbgrader course folder): nbgrader's `<student>/<assignment>/<assignment>.
 and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
 both accepted (submission.locate reads either).
 
-Each of the N job processes is a `python -m autograder.batch --job` child that
-keeps one Zygote for all the students it grades. The parent hands out students,
-writes every result as soon as it arrives, and never stops for one student:
-a job that dies or hangs is replaced and that student gets a zero with a
-grader error (and is graded again next run).
+The batch starts one zygote (torch imported and warmed once), imports the
+grader, then forks N job processes; each job grades students one at a time
+with its own copy of the zygote, and a job started later (to replace one that
+died) is a fresh `python -m autograder.batch --job` interpreter. The parent
+hands out students, writes every result as soon as it arrives, and never stops
+for one student: a job that dies or hangs is replaced and that student gets a
+zero with a grader error (and is graded again next run).
 
 Output, every file written atomically (temp file + os.replace):
     DIR/students/<student>.json   Gradescope results.json, the same as `grade --format json`,
@@ -23,12 +25,14 @@ Output, every file written atomically (temp file + os.replace):
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import queue
 import re
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -194,34 +198,102 @@ def write_table(out: Path, results: dict[str, dict]) -> Path:
 # --------------------------------------------------------------------------- job processes
 
 
-class JobProcess:
-    """One `python -m autograder.batch --job` child: a student in, a result line out."""
+class Forked:
+    """The few Popen methods JobProcess uses, for a job forked from this process."""
 
-    def __init__(self, device: str, limits: dict, log: Path, section: str | None = None):
-        self.section = section
+    def __init__(self, pid: int):
+        self.pid, self.returncode = pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class JobProcess:
+    """One job process: a student in (a JSON line on its stdin), a result line out.
+
+    `JobProcess.fork` copies this process, which has already imported the grader,
+    pytest and torch: the batch's first jobs start at once. A job that replaces
+    one that died is started afresh (`JobProcess.start`), since by then this
+    process runs threads, and forking a threaded process is not safe.
+    Either way the job grades with a copy of the batch's one zygote.
+    """
+
+    def __init__(self, process, stdin, stdout_fd: int):
+        self.process, self.stdin, self.stdout_fd = process, stdin, stdout_fd
+        self.buffer = b""
+
+    @classmethod
+    def start(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         log.parent.mkdir(parents=True, exist_ok=True)
+        fd = zygote_socket.fileno()
         with open(log, "ab") as log_handle:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.batch", "--job", device, json.dumps(limits)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env)
-        self.buffer = b""
+            process = subprocess.Popen(
+                [sys.executable, "-m", "autograder.batch", "--job", device, json.dumps(limits), str(fd)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env,
+                pass_fds=(fd,))
+        zygote_socket.close()
+        return cls(process, process.stdin, process.stdout.fileno())
 
-    def grade(self, student: str, folder: Path, timeout: float) -> dict:
+    @classmethod
+    def fork(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
+        log.parent.mkdir(parents=True, exist_ok=True)
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the job: standard streams and the zygote at fixed numbers, nothing else open
+            status = 1
+            try:
+                for fd, number in ((request_read, 0), (reply_write, 1), (log_fd, 2), (zygote_socket.fileno(), 3)):
+                    os.dup2(fd, number)
+                os.closerange(4, os.sysconf("SC_OPEN_MAX"))  # the parent's pipes to its other jobs, its zygote
+                gc.freeze()  # objects of the parent that held those numbers are never finalized here
+                status = job_main(device, limits, 3)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        for fd in (request_read, reply_write, log_fd):
+            os.close(fd)
+        zygote_socket.close()
+        return cls(Forked(pid), os.fdopen(request_write, "wb"), reply_read)
+
+    def grade(self, student: str, folder: Path, section: str | None, timeout: float) -> dict:
         try:
-            request = {"student": student, "path": str(folder), "section": self.section}
-            self.process.stdin.write((json.dumps(request) + "\n").encode())
-            self.process.stdin.flush()
+            request = {"student": student, "path": str(folder), "section": section}
+            self.stdin.write((json.dumps(request) + "\n").encode())
+            self.stdin.flush()
         except OSError:
             raise JobFailed("the job process had exited") from None
         deadline = time.monotonic() + timeout
-        fd = self.process.stdout.fileno()
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not select.select([self.stdout_fd], [], [], left)[0]:
                 raise JobFailed(f"grading took longer than {timeout:g} s")
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(self.stdout_fd, 1 << 20)
             if not chunk:
                 raise JobFailed(f"the job process died (exit status {self.process.wait()})")
             self.buffer += chunk
@@ -234,7 +306,7 @@ class JobProcess:
                 self.process.kill()
             else:
                 try:
-                    self.process.stdin.close()
+                    self.stdin.close()
                 except OSError:
                     pass
                 try:
@@ -242,39 +314,81 @@ class JobProcess:
                 except subprocess.TimeoutExpired:
                     self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        try:
+            self.stdin.close()
+        except OSError:
+            pass
+        try:
+            os.close(self.stdout_fd)
+        except OSError:
+            pass
 
 
 class JobFailed(Exception):
     pass
 
 
-def job_main(device: str, limits_json: str) -> int:
+class Jobs:
+    """Makes the batch's job processes; owns the one zygote they all fork their workers from."""
+
+    def __init__(self, device: str, limits: dict, logs: Path, sections: list[str]):
+        from autograder.workers import Zygote
+
+        self.device, self.limits, self.logs = device, limits, logs
+        self.warm_meta = any(find(section).uses_meta for section in sections)
+        self.lock = threading.Lock()
+        self.zygote = Zygote(warm_meta=self.warm_meta)  # first: its torch import overlaps ours
+
+    def _zygote_copy(self):
+        from autograder.workers import Zygote
+
+        with self.lock:
+            if not self.zygote.alive():
+                self.zygote.close()
+                self.zygote = Zygote(warm_meta=self.warm_meta)
+            return self.zygote.copy_for_job()
+
+    def fork_all(self, count: int) -> list[JobProcess]:
+        """The first `count` jobs, forked once the grader's imports are done here (no threads yet)."""
+        import autograder.grade  # noqa: F401  what every job would otherwise import itself
+        import autograder.plugin  # noqa: F401
+        import autograder.student  # noqa: F401
+        import pytest  # noqa: F401
+        import torch
+
+        torch.set_num_threads(1)
+        gc.collect()
+        return [JobProcess.fork(self.device, self.limits, self.logs / f"job-{i}.log", self._zygote_copy())
+                for i in range(count)]
+
+    def start(self, index: int) -> JobProcess:
+        return JobProcess.start(self.device, self.limits, self.logs / f"job-{index}.log", self._zygote_copy())
+
+    def close(self):
+        self.zygote.close()
+
+
+def job_main(device: str, limits: dict, zygote_fd: int) -> int:
     """Inside a job process: grade each student named on stdin, one JSON line each on stdout."""
+    import socket
+
     replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
     from autograder.grade import run_checks
     from autograder.submission import locate
     from autograder.workers import Limits, Zygote
 
-    limits = Limits(**json.loads(limits_json))
-    zygote = None
+    limits = Limits(**limits)
+    zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
+    requests = open(0, encoding="utf-8", closefd=False)
     try:
-        for line in sys.stdin:
+        for line in requests:
             if not line.strip():
                 continue
             task = json.loads(line)
             started = time.monotonic()
             reply = {"student": task["student"], "result": None, "grader_errors": []}
             try:
-                if zygote is not None and zygote.process.poll() is not None:
-                    zygote.close()  # it died: start another for the next students
-                    zygote = None
-                zygote = zygote or Zygote()
                 result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
                                     zygote=zygote)
                 result.submission = task["student"]
@@ -284,9 +398,11 @@ def job_main(device: str, limits_json: str) -> int:
                 reply["grader_errors"] = [traceback.format_exc()]
             reply["seconds"] = round(time.monotonic() - started, 3)
             replies.write(json.dumps(reply) + "\n")
+            if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
+                print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
+                return 1
     finally:
-        if zygote is not None:
-            zygote.close()
+        zygote.close()
     return 0
 
 
@@ -333,9 +449,11 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         tasks.put(item)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
+    makers = Jobs(device, limits, out / "logs", sections) if todo else None
+    first_jobs = makers.fork_all(min(jobs, len(todo))) if todo else []
 
     def runner(index: int):
-        job = None
+        job = first_jobs[index]
         try:
             while not stop.is_set():
                 try:
@@ -345,8 +463,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
                 started = time.monotonic()
                 try:
                     if job is None:
-                        job = JobProcess(device, limits, out / "logs" / f"job-{index}.log", section)
-                    reply = job.grade(name, folder, student_timeout)
+                        job = makers.start(index)
+                    reply = job.grade(name, folder, section, student_timeout)
                 except Exception as error:  # the job hung, died or answered nonsense: replace it
                     if job is not None:
                         job.close(kill=True)
@@ -359,8 +477,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             if job is not None:
                 job.close(kill=stop.is_set())
 
-    threads = [threading.Thread(target=runner, args=(i,), daemon=True)
-               for i in range(min(jobs, len(todo)))]
+    threads = [threading.Thread(target=runner, args=(i,), daemon=True) for i in range(len(first_jobs))]
     for thread in threads:
         thread.start()
     errors = 0
@@ -403,6 +520,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         stop.set()
         for thread in threads:
             thread.join(timeout=60)
+        if makers is not None:
+            makers.close()
     table = write_table(out, results)
     print(f"{len(todo)} graded, {skipped} unchanged, {errors} with grader errors; "
           f"{len(results)} students in {table}")
@@ -526,7 +645,9 @@ def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, secti
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--job":
-        sys.exit(job_main(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "--job":  # a job started afresh (JobProcess.start)
+        status = job_main(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
+        sys.stderr.flush()
+        os._exit(status)  # no slow interpreter teardown: the batch waits for this exit
     print("autograder.batch: run `python -m autograder batch ...`", file=sys.stderr)
     sys.exit(2)

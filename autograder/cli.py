@@ -58,10 +58,11 @@ def build_parser() -> Parser:
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     common(check)
 
-    from autograder import batch, gradescope
+    from autograder import batch, gradescope, selfcheck_export
 
     batch.add_verbs(verbs, limits_only)
     gradescope.add_verb(verbs)
+    selfcheck_export.add_verb(verbs)
     report = verbs.add_parser("report", help="class report from a batch's grades.csv and students/*.json")
     report.add_argument("grades", type=Path, metavar="GRADES_DIR")
     report.add_argument("--out", type=Path, metavar="DIR", help="where to write class_report.html "
@@ -69,11 +70,16 @@ def build_parser() -> Parser:
     return parser
 
 
-def resolve_device(choice: str) -> str:
-    import torch
+GPU_DRIVER_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
 
+
+def resolve_device(choice: str) -> str:
     if choice == "cpu":
         return "cpu"
+    if choice == "auto" and not any(os.path.exists(path) for path in GPU_DRIVER_FILES):
+        return "cpu"  # no GPU driver: no need to import torch (seconds) to learn that
+    import torch
+
     available = torch.cuda.is_available()
     if choice == "cuda" and not available:
         raise UsageError("--device cuda: no CUDA GPU is available on this machine")
@@ -115,6 +121,10 @@ def main(argv=None) -> int:
             from autograder import class_report
 
             return class_report.run_verb(args)
+        if args.verb == "export-selfcheck":
+            from autograder import selfcheck_export
+
+            return selfcheck_export.run_verb(args)
         sources = locate(args.submission, args.section)
         for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
                             ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
@@ -137,7 +147,7 @@ def main(argv=None) -> int:
                     memory_bytes=int(args.memory_limit * 1024**3),
                     cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
                     processes=args.process_limit, sandbox=args.sandbox == "on")
-    from autograder.grade import run_checks
+    from autograder.grade import HiddenChecksMissing, run_checks
 
     try:
         try:
@@ -146,6 +156,9 @@ def main(argv=None) -> int:
             zygote.close()
         if zygote.sandbox is not None:
             print(zygote.sandbox_line(limits), file=sys.stderr)
+    except HiddenChecksMissing as error:  # `grade` with the students' self-check copy of the grader
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 2
     except Exception as error:  # the grader's own failure: say so, exit 1
         print(f"autograder: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):

@@ -1,8 +1,9 @@
 """The `grade` verb: a submission in, a GradeResult out.
 
 notebook -> extracted cells (extract) -> worker child per section (workers,
-student) -> hidden checks compare with solutions/ (checks/, via plugin) ->
-GradeResult (results) -> report (formats).
+student) -> checks (checks/visible/: documented values; checks/: hidden ones,
+which compare with solutions/; via plugin) -> GradeResult (results) -> report
+(formats).
 """
 from __future__ import annotations
 
@@ -17,16 +18,41 @@ from autograder.submission import SectionSource
 from autograder.workers import Limits, Zygote
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+VISIBLE_DIR = CHECKS_DIR / "visible"
+
+
+class HiddenChecksMissing(RuntimeError):
+    """A full grading asked of a grader that holds only the visible checks (the students' self-check wheel)."""
 
 
 def check_file(section_id: str) -> Path:
+    """The section's hidden checks (absent from the self-check wheel)."""
     return CHECKS_DIR / f"test_{section_id}.py"
+
+
+def visible_check_file(section_id: str) -> Path:
+    """The section's visible checks: what `check` runs, and the first part of a full grading."""
+    return VISIBLE_DIR / f"test_{section_id}.py"
+
+
+def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
+    """The pytest files to run, per section the visible file first: a report lists the documented
+    checks before the hidden ones, as each notebook shows the documented values first."""
+    files = []
+    for section_id in section_ids:
+        wanted = [visible_check_file(section_id)] + ([] if visible_only else [check_file(section_id)])
+        files += [str(path) for path in wanted if path.exists()]
+    if not visible_only and section_ids and not any(check_file(s).exists() for s in section_ids):
+        raise HiddenChecksMissing("this copy of the grader holds only the visible checks: "
+                                  "use `python -m autograder check` (grading needs the course repository)")
+    return files
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
                visible_only: bool = False, zygote: Zygote | None = None) -> GradeResult:
     """Grade the given sections. Starts a zygote unless one is given (batch grading shares one)."""
     started = time.monotonic()
+    files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
     own_zygote = zygote is None
     zygote = zygote or Zygote()  # started first: it imports torch while we import pytest
@@ -41,13 +67,14 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         for src in sources
     }
     plugin = GradingPlugin(workers, visible_only=visible_only)
-    files = [str(check_file(s.section.id)) for s in sources if check_file(s.section.id).exists()]
     args = files + ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
                     "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
-                    "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception",
+                    "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
                     "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
-    # no traceback formatting (each costs pytest tens of ms per check)
+    # no traceback formatting, no log capture (each costs pytest tens of ms per student)
     saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+    saved_autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the grader's plugin: none of the site's
     sink = io.StringIO()
     import torch  # the checks' own reference computations are tiny: one thread, so that no idle
     threads = torch.get_num_threads()  # OpenMP thread spins on a core the student's worker needs
@@ -59,6 +86,10 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         torch.set_num_threads(threads)
         if saved_addopts is not None:
             os.environ["PYTEST_ADDOPTS"] = saved_addopts
+        if saved_autoload is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_autoload
         for worker in workers.values():
             worker.close()
         if own_zygote:

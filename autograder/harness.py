@@ -1,4 +1,4 @@
-"""What hidden check files use: the `check` decorator and the comparisons.
+"""What the check files (hidden and visible) use: the `check` decorator and the comparisons.
 
 A check is a pytest test function taking the `student` fixture:
 

@@ -1,9 +1,11 @@
-"""The pytest plugin that connects hidden checks to a submission.
+"""The pytest plugin that connects the checks to a submission.
 
 It gives each check module the `student` fixture for its section and turns
-every test outcome into a `CheckResult`. Only the hidden check files are
-collected, with the grader's own ini file and rootdir: the submission's folder
-is never pytest's rootdir, never on sys.path, never a source of conftest.py.
+every test outcome into a `CheckResult`. Only the grader's check files are
+collected (checks/test_<section>.py, hidden, and checks/visible/test_<section>.py:
+both map to the section by their file name), with the grader's own ini file and
+rootdir: the submission's folder is never pytest's rootdir, never on sys.path,
+never a source of conftest.py.
 """
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ class Section:
     forbidden: tuple[str, ...] = ()  # APIs the graded names below may not call
     forbidden_in: tuple[str, ...] = ()  # which graded names the ban applies to
     provided: tuple[str, ...] = field(default=())  # "module:name" given in locked cells
+    uses_meta: bool = False  # some checks run code on the meta device (a batch warms it up front)
 
     @property
     def notebook(self) -> str:
@@ -73,6 +74,7 @@ SECTIONS: tuple[Section, ...] = (
         ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
         forbidden=ATTENTION_APIS,
         forbidden_in=("causal_attention_weights", "CausalAttention"),
+        uses_meta=True,
     ),
     Section(
         "05_padding_mask",
@@ -90,6 +92,7 @@ SECTIONS: tuple[Section, ...] = (
         forbidden=ATTENTION_APIS,
         forbidden_in=("MultiHeadAttentionWrapper", "MultiHeadAttention"),
         provided=("solutions.causal_mask:CausalAttention",),
+        uses_meta=True,
     ),
 )
 

@@ -106,12 +106,17 @@ def kill_session(sid: int) -> None:
 
 
 class Zygote:
-    """One pre-started interpreter with torch imported, forking a child per section."""
+    """One pre-started interpreter with torch imported, forking a child per section.
 
-    def __init__(self):
+    `Zygote()` starts the interpreter. A batch starts one with `warm_meta=True`
+    and gives each job process a copy (`copy_for_job`, then `Zygote.attach` in
+    the job), so that torch is imported and warmed once for all its jobs.
+    """
+
+    def __init__(self, warm_meta: bool = False):
         self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())],
+            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())] + (["meta"] if warm_meta else []),
             pass_fds=(child_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -124,6 +129,39 @@ class Zygote:
         self.lock = threading.Lock()
         self.reader = self.control.makefile("rb")
         self.sandbox: dict | None = None  # what the first child reported about its confinement
+
+    @classmethod
+    def attach(cls, control: socket.socket) -> "Zygote":
+        """A handle on a copy made by `copy_for_job`: spawns alike; it ends when `control` closes."""
+        zygote = cls.__new__(cls)
+        zygote.control, zygote.process = control, None
+        zygote.lock = threading.Lock()
+        zygote.reader = control.makefile("rb")
+        zygote.sandbox = None
+        return zygote
+
+    def copy_for_job(self) -> socket.socket:
+        """Ask for a forked copy of this zygote; returns the socket a job attaches to.
+
+        Returns at once: the copy is made when the zygote is ready (its imports and
+        warm-ups done), and the job's first spawn request waits for it.
+        """
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self.lock:
+                socket.send_fds(self.control, [wire.dumps({"op": "zygote"})], [theirs.fileno()])
+        finally:
+            theirs.close()
+        return mine
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        try:  # a copy: gone when its end of the socket is closed
+            readable = select.select([self.control], [], [], 0)[0]
+            return not readable or self.control.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except OSError:
+            return False
 
     def spawn(self, limits: Limits, config: dict) -> "Child":
         conn, conn_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -154,7 +192,9 @@ class Zygote:
             os.close(out_read)
             conn.close()
             shutil.rmtree(workdir, ignore_errors=True)
-            detail = self.process.stderr.read(2000).decode(errors="replace") if self.process.poll() is not None else ""
+            detail = ""
+            if self.process is not None and self.process.poll() is not None:
+                detail = self.process.stderr.read(2000).decode(errors="replace")
             raise RuntimeError(f"the grading worker could not start: {detail.strip()[-500:]}")
         reply = wire.loads(line)
         init = reply.get("init")
@@ -171,16 +211,20 @@ class Zygote:
         return describe(self.sandbox, limits or Limits())
 
     def close(self):
-        try:
-            self.control.close()
-        finally:
+        for closing in (self.reader.close, self.control.close):
             try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+                closing()
+            except OSError:
                 pass
-            self.process.wait()
-            if self.process.stderr:
-                self.process.stderr.close()
+        if self.process is None:  # a copy ends by itself once its socket is closed
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
 
 
 @dataclass

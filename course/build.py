@@ -17,6 +17,8 @@ Outputs (generated, committed, never edited by hand):
     examples/partial/<id>.ipynb          released notebook with a mix of right, wrong and blank answers
     examples/correct_py/<id>.py          the reference code as one self-contained Python file
     student_template/attention_plots.py  a copy of the helper (students' repositories need the file)
+    student_template/grader/<wheel>.whl  the grader without the answers (`python -m autograder
+                                         export-selfcheck`): students install it to run `check`
     attention_plots.py                   a symbolic link to the helper next to the other notebooks:
                                          in assignments/source/<id>/ (nbgrader releases a copy of it
                                          with the notebook), examples/correct/, examples/partial/
@@ -40,6 +42,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import selfcheck_export
 from autograder.sections import SECTIONS, Section
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
 
@@ -64,6 +67,8 @@ HELPER_NAME = "attention_plots.py"
 SOURCE_HELPER = "assignments/source/{id}/" + HELPER_NAME
 TEMPLATE_HELPER = "student_template/" + HELPER_NAME
 LINKED_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("examples/correct", "examples/partial"))
+# The self-check wheel: its name carries the course version, so an older one is noticed as stale.
+TEMPLATE_GRADER = "student_template/grader"
 # Globs of generated files, so that a file that is no longer generated is noticed.
 GENERATED_GLOBS = (
     "assignments/source/*/*.ipynb",
@@ -74,6 +79,7 @@ GENERATED_GLOBS = (
     SOURCE_HELPER.format(id="*"),
     TEMPLATE_HELPER,
     *LINKED_HELPERS,
+    f"{TEMPLATE_GRADER}/*.whl",
 )
 
 
@@ -510,9 +516,14 @@ def correct_py(section: Section, root: Path = ROOT) -> str:
 @dataclass
 class BuildResult:
     files: dict[str, str] = field(default_factory=dict)  # relative path -> text
+    blobs: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes (the self-check wheel)
     links: dict[str, str] = field(default_factory=dict)  # relative path -> the file it links to
     sections_built: list[str] = field(default_factory=list)  # with a notebook spec
     sections_without_spec: list[str] = field(default_factory=list)
+
+    def paths(self) -> set[str]:
+        """Every generated path: text files, binary files and links."""
+        return set(self.files) | set(self.blobs) | set(self.links)
 
 
 def spec_path(section: Section, spec_dir: Path | None = None) -> Path:
@@ -533,6 +544,11 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
         sources[section.id] = build_source_notebook(section, spec, root)
         result.sections_built.append(section.id)
     released = release(sources, root)
+    try:
+        wheel_name, wheel = selfcheck_export.build_wheel(root)
+    except selfcheck_export.ExportError as error:
+        raise BuildError(f"the self-check wheel: {error}") from None
+    result.blobs[f"{TEMPLATE_GRADER}/{wheel_name}"] = wheel
     if sources:
         result.files[TEMPLATE_HELPER] = helper_text(root)
         result.links.update((rel, HELPER) for rel in LINKED_HELPERS)
@@ -565,11 +581,17 @@ def drift(result: BuildResult, root: Path = ROOT) -> list[str]:
             problems.append(f"missing: {rel}")
         elif path.read_text(encoding="utf-8") != text:
             problems.append(f"out of date: {rel}")
+    for rel, data in sorted(result.blobs.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"missing: {rel}")
+        elif path.read_bytes() != data:
+            problems.append(f"out of date: {rel}")
     for rel, target in sorted(result.links.items()):
         path = root / rel
         if not path.is_symlink() or os.readlink(path) != link_target(rel):
             problems.append(f"not a link to {target}: {rel}")
-    for rel in sorted(existing_generated(root) - set(result.files) - set(result.links)):
+    for rel in sorted(existing_generated(root) - result.paths()):
         problems.append(f"no longer generated: {rel}")
     return problems
 
@@ -589,6 +611,13 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         changed.append(f"wrote {rel}")
+    for rel, data in sorted(result.blobs.items()):
+        path = root / rel
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        changed.append(f"wrote {rel}")
     for rel in sorted(result.links):
         path = root / rel
         if path.is_symlink() and os.readlink(path) == link_target(rel):
@@ -598,7 +627,7 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
             path.unlink()
         path.symlink_to(link_target(rel))
         changed.append(f"linked {rel}")
-    for rel in sorted(existing_generated(root) - set(result.files) - set(result.links)):
+    for rel in sorted(existing_generated(root) - result.paths()):
         (root / rel).unlink()
         changed.append(f"removed {rel}")
     return changed
@@ -622,11 +651,11 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print(f"{len(problems)} generated file(s) out of date: run `python -m course.build`", file=sys.stderr)
             return 1
-        print(f"all {len(result.files) + len(result.links)} generated files are up to date")
+        print(f"all {len(result.paths())} generated files are up to date")
         return 0
     for line in write(result):
         print(line)
-    print(f"{len(result.files) + len(result.links)} generated files up to date")
+    print(f"{len(result.paths())} generated files up to date")
     return 0
 
 

@@ -120,6 +120,23 @@ def assert_every_check_catches(section_id: str, mistakes: list):
     assert set(titles) == covered, f"checks no catalogued mistake fails: {sorted(set(titles) - covered)}"
 
 
+def assert_every_visible_check_catches(section_id: str, mistakes: list):
+    """Each visible check, run as a student's self-check runs it (the visible file alone),
+    is failed by a catalogued mistake that names it."""
+    titles = [c.name for c in grade_source(section_id, correct_source(section_id), visible_only=True).checks]
+    assert titles, f"{section_id} has no visible check"
+    untested = set(titles)
+    for mistake in mistakes:
+        targets = {t for t in untested if any(part in t for part in mistake.loses)}
+        if not targets:
+            continue
+        lost = failing(grade_source(section_id, mistake.source(section_id), visible_only=True))
+        missed = targets - set(lost)
+        assert not missed, f"{mistake.id}: the self-check does not fail {sorted(missed)}; failing: {lost}"
+        untested -= targets
+    assert not untested, f"visible checks no catalogued mistake fails: {sorted(untested)}"
+
+
 def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: dict | None = None) -> dict:
     """The tests every section's catalogue runs, for a test module to adopt:
 
@@ -141,8 +158,12 @@ def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: d
     def test_every_check_catches_a_mistake():
         assert_every_check_catches(section_id, mistakes)
 
+    def test_every_visible_check_catches_a_mistake_in_the_self_check():
+        assert_every_visible_check_catches(section_id, mistakes)
+
     tests = {f.__name__: f for f in (test_correct_gets_full_marks, test_mistake_loses_points,
-                                     test_other_correct_style_gets_full_marks, test_every_check_catches_a_mistake)}
+                                     test_other_correct_style_gets_full_marks, test_every_check_catches_a_mistake,
+                                     test_every_visible_check_catches_a_mistake_in_the_self_check)}
     if hard_coded:
         def test_hard_coded_printed_values_score_at_most_40_percent():
             result = grade_source(section_id, Mistake("hard-coded", hard_coded, []).source(section_id))

@@ -264,12 +264,34 @@ def test_shards_merged_equal_the_unsharded_batch(graded_class, tmp_path):
     assert grades_of(tmp_path / "all") == grades_of(reference)
 
 
-def test_a_job_process_that_dies_is_a_reported_failure_not_a_hang(tmp_path):
-    from autograder.batch import JobFailed, JobProcess
+JOBS_SCRIPT = """
+import json, sys
+from pathlib import Path
+from autograder.batch import JobFailed, Jobs
 
-    job = JobProcess("cpu", {}, tmp_path / "job.log")
-    job.process.kill()
-    job.process.wait()
-    with pytest.raises(JobFailed):
-        job.grade("someone", tmp_path, timeout=30)
-    job.close(kill=True)
+folder = Path(sys.argv[1])
+jobs = Jobs("cpu", {}, Path(sys.argv[2]), ["01_scores", "04_causal_mask"])
+forked, = jobs.fork_all(1)
+fresh = jobs.start(1)  # as a replacement is made: a new interpreter, a copy of the same zygote
+scores = [job.grade("alice", folder, None, 120)["result"]["score"] for job in (forked, fresh)]
+forked.process.kill()
+try:
+    forked.grade("bob", folder, None, 30)
+    died = "no error"
+except JobFailed as error:
+    died = str(error)
+for job in (forked, fresh):
+    job.close()
+jobs.close()
+print(json.dumps({"scores": scores, "died": died}))
+"""
+
+
+def test_forked_and_fresh_jobs_grade_alike_and_a_dead_job_is_a_reported_failure(tmp_path):
+    # in a fresh process: forking this test process, which runs threads, is not what the batch does
+    done = subprocess.run([sys.executable, "-c", JOBS_SCRIPT, str(EXAMPLES / "correct"), str(tmp_path / "logs")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.splitlines()[-1])
+    assert outcome["scores"] == [60.0, 60.0]
+    assert outcome["died"].startswith("the job process died")

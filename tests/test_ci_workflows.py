@@ -66,6 +66,25 @@ def grader_commands(scripts: list[str]) -> list[list[str]]:
     return commands
 
 
+def assert_installs_the_template_grader(name: str, scripts: list[str]) -> None:
+    """CPU torch, pinned, then the self-check wheel committed in the student's repository; never the course."""
+    lines = [line.strip() for script in scripts for line in script.splitlines() if "pip install" in line]
+    torch_line = next(i for i, line in enumerate(lines) if "torch==" in line)
+    wheel_line = lines.index("python -m pip install grader/*.whl")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in lines[torch_line]
+    # torch first: the wheel requires torch==2.13.0, and pip would otherwise fetch the default CUDA build
+    assert torch_line < wheel_line
+    assert load(name)[{"github-student": "env", "gitlab-student": "variables"}[name]]["TORCH_VERSION"] == "2.13.0"
+    text = FILES[name].read_text()
+    for course_access in ("COURSE_REPO", "git+", "git clone"):
+        assert course_access not in text, f"{FILES[name].name} still reaches the course repository"
+
+
+def test_the_student_repository_holds_the_wheel_the_workflows_install():
+    wheels = list((ROOT / "student_template" / "grader").glob("*.whl"))  # `grader/*.whl` in the student's copy
+    assert len(wheels) == 1, wheels
+
+
 def assert_valid_commands(scripts: list[str], expected_verbs: set) -> None:
     from autograder.cli import build_parser
 
@@ -93,6 +112,7 @@ def test_github_student_template():
     runs = "\n".join(github_runs(workflow))
     assert "--index-url https://download.pytorch.org/whl/cpu" in runs
     assert 'python -m autograder check . --format markdown >> "$GITHUB_STEP_SUMMARY"' in runs
+    assert_installs_the_template_grader("github-student", github_runs(workflow))
     assert_valid_commands(github_runs(workflow), {"check"})
 
 
@@ -128,6 +148,8 @@ def test_gitlab_student():
     assert "report.xml" == job["artifacts"]["reports"]["junit"]
     scripts = gitlab_scripts(pipeline)
     assert any("--index-url https://download.pytorch.org/whl/cpu" in s for s in scripts)
+    assert pipeline["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.cache/pip"  # the cached folder above
+    assert_installs_the_template_grader("gitlab-student", scripts)
     assert_valid_commands(scripts, {"check"})
 
 

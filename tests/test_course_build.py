@@ -152,6 +152,25 @@ def test_build_check_names_the_stale_file(tmp_path):
     ]
 
 
+def test_build_check_names_a_stale_or_old_wheel_and_write_replaces_it(tmp_path):
+    """The self-check wheel is a generated binary file: compared and written as bytes,
+    and a wheel of an older version is no longer generated."""
+    grader = tmp_path / build.TEMPLATE_GRADER
+    grader.mkdir(parents=True)
+    current = f"{build.TEMPLATE_GRADER}/attention_course_selfcheck-2.0-py3-none-any.whl"
+    (tmp_path / current).write_bytes(b"PK stale")
+    (grader / "attention_course_selfcheck-1.0-py3-none-any.whl").write_bytes(b"PK old")
+    result = build.BuildResult(blobs={current: b"PK\x03\x04 fresh"})
+    assert build.drift(result, root=tmp_path) == [
+        f"out of date: {current}",
+        f"no longer generated: {build.TEMPLATE_GRADER}/attention_course_selfcheck-1.0-py3-none-any.whl",
+    ]
+    build.write(result, root=tmp_path)
+    assert [p.name for p in grader.iterdir()] == ["attention_course_selfcheck-2.0-py3-none-any.whl"]
+    assert (tmp_path / current).read_bytes() == b"PK\x03\x04 fresh"
+    assert build.drift(result, root=tmp_path) == []
+
+
 def committed_sections() -> list[str]:
     return [s.id for s in SECTIONS if (ROOT / build.SOURCE_NB.format(id=s.id)).is_file()]
 

@@ -42,7 +42,8 @@ def test_the_zip_has_gradescopes_entry_points_and_the_grader(exported):
         subprocess.run(["bash", "-n", str(source / script)], check=True)
     for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/grade.py",
                    "autograder/worker/main.py", "autograder/checks/pytest.ini",
-                   "autograder/checks/test_01_scores.py", "solutions/scores.py", "solutions/multihead.py"):
+                   "autograder/checks/test_01_scores.py", "autograder/checks/visible/test_01_scores.py",
+                   "solutions/scores.py", "solutions/multihead.py"):
         assert (source / needed).is_file(), needed
     assert not [p for p in source.rglob("*") if "__pycache__" in p.parts or p.suffix == ".pyc"]
     setup = (source / "setup.sh").read_text()

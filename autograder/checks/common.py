@@ -1,11 +1,13 @@
-"""Shared tools of the hidden checks: inputs, reference modules, recurring checks.
+"""Shared tools of the hidden and visible checks: inputs, reference modules, recurring checks.
 
 Every random input is made on the CPU from a fixed hidden seed, so a regrade
-sees the same inputs and every device grades the same numbers.
+sees the same inputs and every device grades the same numbers. This module is
+shipped to students with the visible checks: it must never import `solutions`.
 """
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import torch
 
@@ -32,12 +34,37 @@ def rand(seed: int, *shape) -> torch.Tensor:
     return torch.rand(*shape, generator=generator)
 
 
+def manual_seed(seed: int) -> None:
+    """torch.manual_seed, without its CUDA bookkeeping where there is no GPU to seed: on a CPU
+    build each call records a stack trace for a CUDA start that never comes (a tenth of a check)."""
+    if torch.cuda.is_available():
+        torch.manual_seed(seed)
+    else:
+        torch.default_generator.manual_seed(seed)
+
+
 def seeded(cls, *args, seed: int, **kwargs):
     """The reference module built the way the student's is: torch.manual_seed(seed) first."""
-    torch.manual_seed(seed)
+    manual_seed(seed)
     module = cls(*args, **kwargs)
     module.eval()
     return module
+
+
+def seeded_projections(d_in: int, d_out: int, *, seed: int, raw: bool = False) -> SimpleNamespace:
+    """W_query, W_key, W_value created as the notebooks say, one after the other after torch.manual_seed(seed).
+
+    raw=False: nn.Linear(d_in, d_out, bias=False) layers (SelfAttention_v2, CausalAttention);
+    raw=True: nn.Parameter(torch.rand(d_in, d_out)) matrices (SelfAttention_v1).
+    The creation order is public, so these are the weights of any course module that creates
+    its projections first: the visible checks use them where hidden ones use a seeded reference.
+    """
+    manual_seed(seed)
+    if raw:
+        make = lambda: torch.nn.Parameter(torch.rand(d_in, d_out))  # noqa: E731
+    else:
+        make = lambda: torch.nn.Linear(d_in, d_out, bias=False)  # noqa: E731
+    return SimpleNamespace(W_query=make(), W_key=make(), W_value=make())
 
 
 def expect_unchanged(reply, originals, name: str) -> None:

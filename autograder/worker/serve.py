@@ -181,7 +181,11 @@ class Worker:
             guard_devices=request.get("guard_devices", device.type == "meta"),
         )
         if request.get("seed") is not None:
-            torch.manual_seed(int(request["seed"]))
+            seed = int(request["seed"])  # as torch.manual_seed; its CUDA part only where there is CUDA
+            if torch.cuda.is_available():
+                torch.manual_seed(seed)
+            else:
+                torch.default_generator.manual_seed(seed)
         if wants_grad and "handle" in target:
             obj.zero_grad(set_to_none=True)
         guards.watching(self.banned_apis if banned else ())

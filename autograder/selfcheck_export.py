@@ -1,0 +1,176 @@
+"""The `export-selfcheck` verb: build the wheel students install to check their own work.
+
+    python -m autograder export-selfcheck --out DIR
+
+It writes DIR/attention_course_selfcheck-<version>-py3-none-any.whl: the
+autograder package without anything that gives answers away, i.e. without the
+hidden checks (autograder/checks/test_*.py, which compare with the reference
+solutions), without solutions/ and without course/. What is left runs
+`python -m autograder check` (the visible checks, which compare with the values
+the notebooks print); `grade` refuses to run from it.
+
+The wheel is written here rather than by a build backend so that it is exactly
+reproducible: sorted entries, fixed timestamps and permissions, and no
+compression (deflate output differs between zlib builds, and git compresses the
+committed copy anyway). `python -m course.build` commits it to
+student_template/grader/, and `--check` notices when it no longer matches the grader.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import io
+import os
+import re
+import tempfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+from autograder.submission import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+DISTRIBUTION = "attention-course-selfcheck"
+WHEEL_STEM = DISTRIBUTION.replace("-", "_")
+TAG = "py3-none-any"
+# What `check` imports at run time besides the standard library (torch pinned like the course).
+REQUIRES = ("torch==2.13.0", "pytest", "matplotlib", "numpy")
+REQUIRES_PYTHON = ">=3.11"
+ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out
+HIDDEN_CHECK = re.compile(r"autograder/checks/test_[^/]*\.py")
+# Modules a shipped file may not import: they hold the answers, and are not in the wheel anyway.
+ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\.test_")
+
+
+class ExportError(Exception):
+    """The grader cannot be packed for students as it is (a shipped file imports the answers, ...)."""
+
+
+def project_version(root: Path = ROOT) -> str:
+    pyproject = root / "pyproject.toml"
+    try:
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
+        raise ExportError(f"{pyproject}: no project version to name the wheel with ({type(error).__name__}); "
+                          "export-selfcheck runs in the course repository") from None
+
+
+def wheel_name(version: str) -> str:
+    return f"{WHEEL_STEM}-{version}-{TAG}.whl"
+
+
+def is_shipped(rel: str) -> bool:
+    """Whether the file at `rel` (a path under the repository, with '/') goes into the wheel."""
+    parts = rel.split("/")
+    return (parts[0] == "autograder" and rel.endswith(SHIPPED_SUFFIXES) and "__pycache__" not in parts
+            and not any(part.startswith(".") for part in parts) and not HIDDEN_CHECK.fullmatch(rel))
+
+
+def answer_imports(source: str) -> list[str]:
+    """The modules `source` imports that hold answers (solutions, course, a hidden check file)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [name for name in names if ANSWER_MODULE.match(name)]
+    return found
+
+
+def package_files(root: Path = ROOT) -> list[tuple[str, bytes]]:
+    """(name in the wheel, contents) of every shipped file, sorted by name."""
+    files = []
+    for path in sorted((root / "autograder").rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and is_shipped(rel):
+            data = path.read_bytes()
+            if rel.endswith(".py"):
+                leaked = answer_imports(data.decode("utf-8"))
+                if leaked:  # fail the build: a student's `check` would break or, worse, show the answers
+                    raise ExportError(f"{rel} imports {', '.join(leaked)}: it cannot be shipped to students")
+            files.append((rel, data))
+    return files
+
+
+def _metadata(version: str) -> bytes:
+    lines = ["Metadata-Version: 2.1", f"Name: {DISTRIBUTION}", f"Version: {version}",
+             "Summary: The attention course's self-check: the visible checks, without the answers",
+             f"Requires-Python: {REQUIRES_PYTHON}"]
+    lines += [f"Requires-Dist: {requirement}" for requirement in REQUIRES]
+    body = ("Run `python -m autograder check` in the folder of your notebooks: it runs the visible "
+            "checks and writes a feedback report to ./feedback/.")
+    return ("\n".join(lines) + "\n\n" + body + "\n").encode()
+
+
+def _wheel_info() -> bytes:
+    return (f"Wheel-Version: 1.0\nGenerator: autograder.selfcheck_export\nRoot-Is-Purelib: true\n"
+            f"Tag: {TAG}\n").encode()
+
+
+def record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def wheel_entries(root: Path = ROOT) -> tuple[str, list[tuple[str, bytes]]]:
+    """(wheel file name, its entries in order): the package, then .dist-info with RECORD last."""
+    version = project_version(root)
+    dist_info = f"{WHEEL_STEM}-{version}.dist-info"
+    entries = package_files(root)
+    entries += [(f"{dist_info}/METADATA", _metadata(version)), (f"{dist_info}/WHEEL", _wheel_info()),
+                (f"{dist_info}/top_level.txt", b"autograder\n")]
+    record = [record_line(name, data) for name, data in entries] + [f"{dist_info}/RECORD,,"]
+    entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
+    return wheel_name(version), entries
+
+
+def build_wheel(root: Path = ROOT) -> tuple[str, bytes]:
+    """(file name, bytes) of the self-check wheel; the same files always give the same bytes."""
+    name, entries = wheel_entries(root)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for entry, data in entries:
+            info = zipfile.ZipInfo(entry, date_time=ZIP_TIME)
+            info.create_system = 3  # Unix, wherever it is built: the permissions below are Unix ones
+            info.external_attr = (0o644 | 0o100000) << 16
+            archive.writestr(info, data)
+    return name, buffer.getvalue()
+
+
+def export(out_dir: Path, root: Path = ROOT) -> Path:
+    name, data = build_wheel(root)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / name
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def add_verb(verbs) -> None:
+    verb = verbs.add_parser("export-selfcheck",
+                            help="build the answer-free grader wheel students install for `check`")
+    verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the .whl into")
+
+
+def run_verb(args) -> int:
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a file; give the folder to write the wheel into")
+    try:
+        target = export(args.out)
+    except ExportError as error:
+        raise UsageError(str(error)) from None
+    print(f"wrote {target} ({target.stat().st_size // 1024} KiB): students install it with "
+          f"`pip install {target.name}`, then run `python -m autograder check`")
+    return 0

@@ -1,0 +1,221 @@
+"""`python -m autograder export-selfcheck`: the wheel students install to run `check`.
+
+It must hold no answers (no solutions/, no hidden check file, no file that imports
+one), be byte-for-byte reproducible, be a valid wheel (RECORD hashes), and be
+enough on its own: `check` run from the unzipped wheel, with neither the course
+repository nor the course's installed copy importable, gives the same visible-check
+results as the repository's own `check`.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support import EXAMPLES, ROOT, zygote
+
+SECTIONS = ("01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
+ANSWER_PACKAGES = ("solutions", "course")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel written by the command line, as an instructor runs it."""
+    out = tmp_path_factory.mktemp("selfcheck")
+    done = subprocess.run([sys.executable, "-m", "autograder", "export-selfcheck", "--out", str(out)],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (path,) = out.glob("*.whl")
+    return path
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def imported_modules(source: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_wheel_is_named_for_the_course_version(wheel):
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert wheel.name == f"attention_course_selfcheck-{version}-py3-none-any.whl"
+
+
+def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
+    names = set(members(wheel))
+    for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/grade.py", "autograder/plugin.py",
+                   "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
+                   *(f"autograder/checks/visible/test_{section}.py" for section in SECTIONS)):
+        assert needed in names, needed
+    dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
+    for name in names:
+        assert name.split("/")[0] in ("autograder", dist_info), name  # so no solutions/, course/, tests/
+        assert not (name.startswith("autograder/checks/test_") and name.endswith(".py")), f"hidden checks: {name}"
+        assert "__pycache__" not in name and not name.endswith(".pyc"), name
+    # every hidden check file of the repository really is left out (the list above is not vacuous)
+    hidden = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder" / "checks").glob("test_*.py"))
+    assert len(hidden) == len(SECTIONS) and not set(hidden) & names
+
+
+def test_no_shipped_file_imports_the_answers(wheel):
+    sources = {name: data.decode() for name, data in members(wheel).items() if name.endswith(".py")}
+    assert len(sources) > 30
+    for name, source in sources.items():
+        leaked = {m for m in imported_modules(source)
+                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.test_")}
+        assert not leaked, f"{name} imports {leaked}"
+
+
+def test_building_twice_gives_identical_bytes(wheel, tmp_path):
+    from autograder import selfcheck_export
+
+    done = subprocess.run([sys.executable, "-m", "autograder", "export-selfcheck", "--out", str(tmp_path)],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / wheel.name).read_bytes() == wheel.read_bytes()
+    name, data = selfcheck_export.build_wheel()
+    assert name == wheel.name and data == wheel.read_bytes()
+    with zipfile.ZipFile(wheel) as archive:
+        infos = archive.infolist()
+    assert {info.date_time for info in infos} == {selfcheck_export.ZIP_TIME}
+    package = [info.filename for info in infos if info.filename.startswith("autograder/")]
+    assert package == sorted(package)
+    assert infos[-1].filename.endswith(".dist-info/RECORD")
+
+
+def test_record_lists_every_file_with_its_sha256_and_size(wheel):
+    files = members(wheel)
+    (record_name,) = [name for name in files if name.endswith(".dist-info/RECORD")]
+    rows = [line.split(",") for line in files[record_name].decode().splitlines()]
+    assert sorted(row[0] for row in rows) == sorted(files)  # every member once, nothing else
+    for name, digest, size in rows:
+        if name == record_name:
+            assert digest == size == ""
+            continue
+        expected = base64.urlsafe_b64encode(hashlib.sha256(files[name]).digest()).rstrip(b"=").decode()
+        assert digest == f"sha256={expected}", name
+        assert int(size) == len(files[name]), name
+
+
+def test_metadata_declares_what_check_needs(wheel):
+    files = members(wheel)
+    dist_info = next(name for name in files if name.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
+    metadata = files[f"{dist_info}/METADATA"].decode()
+    requires = {line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
+    assert requires == {"torch==2.13.0", "pytest", "matplotlib", "numpy"}
+    assert "Name: attention-course-selfcheck" in metadata.splitlines()
+    info = files[f"{dist_info}/WHEEL"].decode().splitlines()
+    assert "Tag: py3-none-any" in info and "Root-Is-Purelib: true" in info and "Wheel-Version: 1.0" in info
+
+
+def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
+    from autograder import selfcheck_export
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2.3"\n')
+    package = tmp_path / "autograder"
+    (package / "checks").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "checks" / "test_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
+    assert selfcheck_export.build_wheel(tmp_path)[0] == "attention_course_selfcheck-1.2.3-py3-none-any.whl"
+    (package / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")
+    with pytest.raises(selfcheck_export.ExportError, match="autograder/report.py imports solutions.scores"):
+        selfcheck_export.build_wheel(tmp_path)
+
+
+@pytest.mark.parametrize("out, says", [("file", "is a file"), (None, "required: --out")])
+def test_bad_out_is_a_one_line_usage_error(tmp_path, out, says):
+    args = []
+    if out:
+        (tmp_path / out).write_text("")
+        args = ["--out", str(tmp_path / out)]
+    done = subprocess.run([sys.executable, "-m", "autograder", "export-selfcheck", *args],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------ `check` from the wheel alone
+
+
+def without_the_course(wheel_dir: Path) -> tuple[list[str], dict]:
+    """Interpreter flags and environment under which only the unzipped wheel provides the grader.
+
+    The venv holds an editable install of the course (a .pth file that makes solutions/ importable),
+    so site processing is off (-S) and the venv's package folders are given as plain paths: torch,
+    pytest and matplotlib are found, .pth files are not run.
+    """
+    site_dirs = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+    env["PYTHONPATH"] = os.pathsep.join([str(wheel_dir), *site_dirs])
+    return [sys.executable, "-S", "-P"], env
+
+
+def comparable(report: dict) -> list:
+    return [(t["name"], t["score"], t["max_score"], t["status"], t["output"]) for t in report["tests"]]
+
+
+def test_check_runs_from_the_wheel_alone_with_the_same_results(wheel, tmp_path):
+    from autograder.formats import render
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+
+    wheel_dir = tmp_path / "wheel"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(wheel_dir)
+    python, env = without_the_course(wheel_dir)
+    work = tmp_path / "work"  # cwd of the check: not the repository, and where ./feedback/ goes
+    work.mkdir()
+    probe = ("import importlib.util as u, autograder\n"
+             "print(autograder.__file__)\n"
+             "answers = ('solutions', 'course', 'tests', 'autograder.checks.test_01_scores')\n"
+             "print([m for m in answers if u.find_spec(m)])")
+    done = subprocess.run([*python, "-c", probe], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    where, importable = done.stdout.splitlines()
+    assert where == str(wheel_dir / "autograder" / "__init__.py") and importable == "[]"
+
+    submissions = {}
+    for name in ("partial", "correct"):
+        submissions[name] = tmp_path / name
+        shutil.copytree(EXAMPLES / name, submissions[name], symlinks=True)
+    runs = {name: subprocess.Popen([*python, "-m", "autograder", "check", str(folder), "--format", "json",
+                                    "--output", str(work / f"{name}.json")],
+                                   cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name, folder in submissions.items()}  # both at once: each waits on its own workers
+    refused = subprocess.run([*python, "-m", "autograder", "grade", str(submissions["partial"])],
+                             cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert len(refused.stderr.splitlines()) == 1 and "only the visible checks" in refused.stderr
+    in_repo = run_checks(locate(submissions["partial"]), "cpu", visible_only=True, zygote=zygote())
+    for name, process in runs.items():
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, f"{name}: {stderr}"
+    from_wheel = {name: json.loads((work / f"{name}.json").read_text()) for name in runs}
+    assert (work / "feedback" / "report.html").is_file()
+
+    expected = json.loads(render(in_repo, "json"))
+    assert comparable(from_wheel["partial"]) == comparable(expected)
+    assert 0 < from_wheel["partial"]["score"] < from_wheel["partial"]["max_score"]
+    assert all("documented" in t["tags"] for t in from_wheel["partial"]["tests"])
+    correct = from_wheel["correct"]
+    assert correct["score"] == correct["max_score"] == sum(t["max_score"] for t in expected["tests"]) > 0
+    assert {t["tags"][0] for t in correct["tests"]} == set(SECTIONS)

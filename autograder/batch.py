@@ -350,11 +350,13 @@ class Jobs:
 
     def fork_all(self, count: int) -> list[JobProcess]:
         """The first `count` jobs, forked once the grader's imports are done here (no threads yet)."""
-        import autograder.grade  # noqa: F401  what every job would otherwise import itself
+        import autograder.grade  # what every job would otherwise import itself
         import autograder.plugin  # noqa: F401
         import autograder.student  # noqa: F401
         import pytest  # noqa: F401
         import torch
+
+        autograder.grade.preload_checks()  # so the first student of each job is not the slow one
 
         torch.set_num_threads(1)
         gc.collect()

@@ -48,6 +48,26 @@ def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
     return files
 
 
+def preload_checks() -> None:
+    """Import what the check files import (solutions/, the shared helpers, the visible checks).
+
+    pytest loads the check files afresh for every grading, but the modules they import
+    stay in sys.modules: a batch imports them once, before forking its jobs.
+    """
+    import importlib
+
+    for path in sorted(CHECKS_DIR.rglob("*.py")):
+        if path.name == "__init__.py" or path.name.startswith("test_") and path.parent == CHECKS_DIR:
+            continue  # hidden check files are pytest's to load, per grading
+        module = ".".join(path.relative_to(CHECKS_DIR.parents[1]).with_suffix("").parts)
+        importlib.import_module(module)
+    solutions = CHECKS_DIR.parents[1] / "solutions"
+    if solutions.is_dir():  # absent from the students' self-check wheel
+        for path in sorted(solutions.glob("*.py")):
+            if path.name != "__init__.py":
+                importlib.import_module(f"solutions.{path.stem}")
+
+
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
                visible_only: bool = False, zygote: Zygote | None = None) -> GradeResult:
     """Grade the given sections. Starts a zygote unless one is given (batch grading shares one)."""
@@ -90,6 +110,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_autoload
+        for worker in workers.values():  # all children signalled first: their teardowns overlap
+            worker.stop()
         for worker in workers.values():
             worker.close()
         if own_zygote:

@@ -100,12 +100,17 @@ class SectionWorker:
         if child is self.child:
             self.child = None
 
-    def close(self):
+    def stop(self):
+        """The grading is over: signal the child to go (see `close`, which waits for it)."""
         if self.child is not None:
             try:
                 self.child.conn.sendall(wire.dumps({"op": "bye"}))
             except OSError:
                 pass
+            self.child.signal()
+
+    def close(self):
+        if self.child is not None:
             self._retire(self.child)
 
     def failed_cells(self) -> list[str]:

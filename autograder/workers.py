@@ -237,6 +237,7 @@ class Child:
     dropped: int = 0
     buffer: bytes = b""
     init_pid: int | None = None  # PID 1 of the child's PID namespace, when it has one
+    signalled: bool = False  # killed once: never signal its (possibly reused) PIDs again
 
     def __post_init__(self):
         self.drain = threading.Thread(target=self._drain, daemon=True)
@@ -287,6 +288,19 @@ class Child:
             return None, "garbled"
 
     def kill(self):
+        """Stop the child and everything it started, then collect its output and clean up."""
+        self.signal()
+        self.finish()
+
+    def signal(self):
+        """SIGKILL the child and what it started; returns at once (the kernel tears them down).
+
+        A grading that ends kills all its children first and waits for them after
+        (`finish`), so their teardowns overlap instead of queueing one behind another.
+        """
+        if self.signalled:
+            return
+        self.signalled = True
         # The namespace's init first: the kernel then kills every process inside it.
         # The supervisor keeps init's PID from being reused until it is killed here.
         if self.init_pid is not None:
@@ -298,7 +312,11 @@ class Child:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        kill_session(self.pid)  # without a PID namespace: what double-forked but kept the session
+        if self.init_pid is None:  # no PID namespace: what double-forked but kept the session
+            kill_session(self.pid)  # (inside one, killing init already took everything)
+
+    def finish(self):
+        """After `signal`: wait for the output pipe to close (every process holding it is gone)."""
         self.conn.close()
         self.drain.join(timeout=2)
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -3,10 +3,13 @@ instructor's workflow relies on, and every `python -m autograder` command in
 them is a valid command line for the grader."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +60,7 @@ def grader_commands(scripts: list[str]) -> list[list[str]]:
         text = re.sub(r"\$\{\{[^}]*device[^}]*\}\}", "cpu", text)
         text = re.sub(r"\$\{\{[^}]*\}\}", "x", text)
         text = text.replace("$CI_NODE_INDEX", "1").replace("$CI_NODE_TOTAL", "4").replace("$FORCE", "")
+        text = text.replace("${FORCE:+--force}", "")
         text = text.replace('"$GITHUB_STEP_SUMMARY"', "summary.md")
         for line in text.replace("\\\n", " ").splitlines():
             if "-m autograder " not in line:
@@ -177,11 +181,67 @@ def test_clone_script_is_valid_bash(tmp_path):
     assert not any((tmp_path / "submitted").iterdir())
 
 
-def test_actionlint():
-    actionlint = shutil.which("actionlint")
-    if actionlint is None:
-        print("actionlint is not installed: GitHub workflows checked by structure only")
-        pytest.skip("actionlint is not installed (https://github.com/rhysd/actionlint)")
-    done = subprocess.run([actionlint, "-no-color", str(FILES["github-student"]), str(FILES["github-instructor"])],
-                          capture_output=True, text=True)
+def tool(name: str) -> str:
+    """A checker installed with the course's test extras (in the venv's bin/) or on PATH; skips if absent."""
+    found = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    if found is None:
+        print(f"{name} is not installed (pip install -e '.[test]'): this check was not run")
+        pytest.skip(f"{name} is not installed (it comes with the course's [test] extras)")
+    return found
+
+
+def tools_env() -> dict:
+    # actionlint runs shellcheck on every `run:` script when it finds it on PATH
+    return dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([tool("actionlint"), "-no-color", *map(str, files)], capture_output=True, text=True,
+                          env=tools_env(), timeout=120)
+
+
+def test_actionlint_passes_both_github_workflows():
+    done = actionlint(FILES["github-student"], FILES["github-instructor"])
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("before, after, says", [
+    ("needs: grade\n", "needs: grades\n", "grades"),  # a job that does not exist
+    ("--jobs 2", "--jobs 2 $UNQUOTED", "SC2086"),  # shellcheck, through actionlint
+    ("actions/checkout@v5", "actions/checkout@v4", "node20"),  # an action on a retired runtime
+])
+def test_actionlint_catches_a_broken_workflow(tmp_path, before, after, says):
+    broken = tmp_path / "instructor-grading.yml"
+    text = FILES["github-instructor"].read_text()
+    assert before in text
+    broken.write_text(text.replace(before, after, 1))
+    done = actionlint(broken)
+    assert done.returncode != 0 and says in done.stdout, done.stdout + done.stderr
+
+
+def check_schema(schema: str, *files: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([tool("check-jsonschema"), "--builtin-schema", schema, *map(str, files)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_gitlab_pipelines_match_gitlabs_schema():
+    done = check_schema("vendor.gitlab-ci", FILES["gitlab-student"], FILES["gitlab-instructor"])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_github_workflows_match_the_workflow_schema():
+    done = check_schema("vendor.github-workflows", FILES["github-student"], FILES["github-instructor"])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("before, after", [
+    ("  when: always\n  script:", "  when: sometimes\n  script:"),  # the merge job: not one of GitLab's values
+    ("parallel: 4", "parallel: four"),
+])
+def test_the_gitlab_schema_catches_a_broken_pipeline(tmp_path, before, after):
+    broken = tmp_path / "instructor.gitlab-ci.yml"
+    text = FILES["gitlab-instructor"].read_text()
+    assert before in text
+    broken.write_text(text.replace(before, after, 1))
+    done = check_schema("vendor.gitlab-ci", broken)
+    assert done.returncode != 0, done.stdout

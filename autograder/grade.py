@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from autograder.results import GradeResult, SectionResult
+from autograder.sections import SECTIONS
 from autograder.submission import SectionSource
 from autograder.workers import Limits, Zygote
 
@@ -49,23 +50,20 @@ def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
 
 
 def preload_checks() -> None:
-    """Import what the check files import (solutions/, the shared helpers, the visible checks).
+    """Import what the check files import: each section's visible checks and reference solution.
 
     pytest loads the check files afresh for every grading, but the modules they import
     stay in sys.modules: a batch imports them once, before forking its jobs.
     """
     import importlib
+    import importlib.util
 
-    for path in sorted(CHECKS_DIR.rglob("*.py")):
-        if path.name == "__init__.py" or path.name.startswith("test_") and path.parent == CHECKS_DIR:
-            continue  # hidden check files are pytest's to load, per grading
-        module = ".".join(path.relative_to(CHECKS_DIR.parents[1]).with_suffix("").parts)
-        importlib.import_module(module)
-    solutions = CHECKS_DIR.parents[1] / "solutions"
-    if solutions.is_dir():  # absent from the students' self-check wheel
-        for path in sorted(solutions.glob("*.py")):
-            if path.name != "__init__.py":
-                importlib.import_module(f"solutions.{path.stem}")
+    with_solutions = importlib.util.find_spec("solutions") is not None  # absent from the self-check wheel
+    for section in SECTIONS:
+        if visible_check_file(section.id).exists():
+            importlib.import_module(f"autograder.checks.visible.test_{section.id}")
+        if with_solutions:
+            importlib.import_module(section.solution_module)
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,

@@ -14,6 +14,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
+
+def venv_path(path: str | None = None) -> str:
+    """PATH with this interpreter's bin/ first: the venv's `python` and the tools the [test] extras install."""
+    import os
+    import sys
+
+    rest = os.environ.get("PATH", "/usr/bin:/bin") if path is None else path
+    return os.pathsep.join([str(Path(sys.executable).parent), rest])
+
 _zygote = None
 
 

@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from tests.support import EXAMPLES, ROOT  # noqa: E402
+from tests.support import EXAMPLES, ROOT, venv_path  # noqa: E402
 
 CI = ROOT / "ci"
 CLASS = {"alice": EXAMPLES / "correct", "bob": EXAMPLES / "partial", "carol": ROOT / "student_template"}
@@ -50,22 +49,27 @@ def bash(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 def base_env(host: Path | None = None) -> dict:
     """The runner's environment: the venv's `python` first on PATH, the git host mirrored locally."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_", "GIT_"))}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")])
+    env["PATH"] = venv_path(env.get("PATH", "/usr/bin:/bin"))
     if host is not None:
         env["GIT_BASE_URL"] = (host / "host").as_uri()
     env.pop("PYTHONPATH", None)
     return env
 
 
+def student_repository(repo: Path, student: str) -> Path:
+    """The student template with `student`'s notebooks in it: what a student's repository holds."""
+    shutil.copytree(ROOT / "student_template", repo)
+    for notebook in CLASS[student].glob("*.ipynb"):
+        shutil.copy(notebook, repo / notebook.name)
+    return repo
+
+
 @pytest.fixture(scope="module")
 def host(tmp_path_factory) -> Path:
     """One git repository per student, as `<host>/course/<student>.git`, and a roster naming them."""
     root = tmp_path_factory.mktemp("host")
-    for student, notebooks in CLASS.items():
-        repo = root / "host" / "course" / f"{student}.git"
-        shutil.copytree(ROOT / "student_template", repo)
-        for notebook in notebooks.glob("*.ipynb"):
-            shutil.copy(notebook, repo / notebook.name)
+    for student in CLASS:
+        repo = student_repository(root / "host" / "course" / f"{student}.git", student)
         git = ["git", "-C", str(repo), "-c", "user.name=Student", "-c", "user.email=student@example.org"]
         for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "hand in"]):
             subprocess.run(git + command, check=True, capture_output=True)
@@ -168,17 +172,9 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert "## Class grades" in summary.read_text() and "alice" in summary.read_text()
 
 
-def student_repository(tmp_path: Path, student: str) -> Path:
-    repo = tmp_path / student
-    shutil.copytree(ROOT / "student_template", repo)
-    for notebook in CLASS[student].glob("*.ipynb"):
-        shutil.copy(notebook, repo / notebook.name)
-    return repo
-
-
 def test_github_student_workflow_writes_the_self_check_into_the_summary(tmp_path):
     workflow = yaml.safe_load((CI / "github" / "student-template.yml").read_text())
-    repo = student_repository(tmp_path, "bob")
+    repo = student_repository(tmp_path / "bob", "bob")
     summary = tmp_path / "summary.md"
     env = {**base_env(), "GITHUB_STEP_SUMMARY": str(summary),
            "TORCH_VERSION": workflow["env"]["TORCH_VERSION"]}
@@ -227,7 +223,7 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
 
 def test_gitlab_student_pipeline_writes_junit_and_markdown(tmp_path):
     pipeline = yaml.safe_load((CI / "gitlab" / "student.gitlab-ci.yml").read_text())
-    repo = student_repository(tmp_path, "bob")
+    repo = student_repository(tmp_path / "bob", "bob")
     gitlab_run(pipeline, "self-check", repo, base_env())
     cases = list(ET.parse(repo / "report.xml").getroot().iter("testcase"))
     failed = [case for case in cases if case.find("failure") is not None]

@@ -8,14 +8,13 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from tests.support import ROOT  # noqa: E402
+from tests.support import ROOT, venv_path  # noqa: E402
 
 CI = ROOT / "ci"
 FILES = {
@@ -183,7 +182,7 @@ def test_clone_script_is_valid_bash(tmp_path):
 
 def tool(name: str) -> str:
     """A checker installed with the course's test extras (in the venv's bin/) or on PATH; skips if absent."""
-    found = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    found = shutil.which(name, path=venv_path())
     if found is None:
         print(f"{name} is not installed (pip install -e '.[test]'): this check was not run")
         pytest.skip(f"{name} is not installed (it comes with the course's [test] extras)")
@@ -192,7 +191,7 @@ def tool(name: str) -> str:
 
 def tools_env() -> dict:
     # actionlint runs shellcheck on every `run:` script when it finds it on PATH
-    return dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return dict(os.environ, PATH=venv_path())
 
 
 def actionlint(*files: Path) -> subprocess.CompletedProcess:

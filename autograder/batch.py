@@ -25,6 +25,7 @@ Output, every file written atomically (temp file + os.replace):
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -42,8 +43,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.files import write_atomically
+from autograder.grade import SandboxRefused
 from autograder.sections import SECTIONS, find
 from autograder.submission import UsageError, _in_folder
+from autograder.workers import Limits, fork_path_available
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(__file__).resolve().parent
@@ -184,8 +187,9 @@ def class_table(results: dict[str, dict]):
         row["total"] = round(float(result.get("score", 0)), 4)
         row["max_score"] = round(float(result.get("max_score", 0)), 4)
         row["status"] = "grader error" if extra.get("grader_errors") else "graded"
+        row["sandbox"] = str(extra.get("sandbox") or "") + (" (weak)" if extra.get("sandbox_weak") else "")
         rows.append(row)
-    columns = ["student"] + section_ids + ["total", "max_score", "status"]
+    columns = ["student"] + section_ids + ["total", "max_score", "status", "sandbox"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -357,6 +361,9 @@ class Jobs:
         import torch
 
         autograder.grade.preload_checks()  # so the first student of each job is not the slow one
+        limits = Limits(**self.limits)
+        self.tier = autograder.grade.contained_tier(self.zygote, limits, visible_only=False)
+        print(self.zygote.sandbox_line(limits), file=sys.stderr)
 
         torch.set_num_threads(1)
         gc.collect()
@@ -491,6 +498,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             result = reply.get("result") or failed_result()
             grader_errors = reply.get("grader_errors") or []
             result[RESULT_KEY] = {
+                **(result.get(RESULT_KEY) or {}),  # the grading's own: sandbox tier, torch version
                 "student": name,
                 "files_sha256": files,
                 "grader_sha256": grader,
@@ -584,16 +592,23 @@ def add_verbs(verbs, common_limits) -> None:
     merged.add_argument("--out", type=Path, required=True)
 
 
-def run_verb(args, resolve_device) -> int:
+def run_verb(args, resolve_device, limits_from) -> int:
+    """`batch` and `merge`; `limits_from(args)` reads the limit flags (cli.limits_from)."""
     if args.verb == "merge":
         return merge(args.folders, args.out)
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if not fork_path_available():
+        from autograder.tiers import platform_advice
+
+        where, fix = platform_advice()
+        print(f"autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
+              file=sys.stderr)
+        return 1
     shard = parse_shard(args.shard)
-    for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
-                        ("--memory-limit", args.memory_limit), ("--student-timeout", args.student_timeout)):
-        if not value > 0:
-            raise UsageError(f"{name} must be a positive number, got {value:g}")
+    limits = dataclasses.asdict(limits_from(args))
+    if not args.student_timeout > 0:
+        raise UsageError(f"--student-timeout must be a positive number, got {args.student_timeout:g}")
     section = None
     if args.section is not None:
         try:
@@ -610,10 +625,12 @@ def run_verb(args, resolve_device) -> int:
 
         check_sections(gradebook, section_ids)
     device = resolve_device(args.device)
-    limits = {"call_seconds": args.call_timeout, "load_seconds": args.load_timeout,
-              "memory_bytes": int(args.memory_limit * 1024**3)}
-    status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
-                       args.student_timeout, section)
+    try:
+        status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
+                           args.student_timeout, section)
+    except SandboxRefused as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 1
     if gradebook is not None:
         status = record_in_gradebook(gradebook, args.submitted, args.out, shard, section_ids, status)
     return status

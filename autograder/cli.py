@@ -32,6 +32,15 @@ def build_parser() -> Parser:
                        help="seconds a notebook may take to load (default %(default)s)")
         p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
                        help="GiB of address space for student code (default %(default)s)")
+        p.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
+                       help="CPU seconds per section's worker (default %(default)s)")
+        p.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
+                       help="MiB: largest file student code may write (default %(default)s)")
+        p.add_argument("--process-limit", type=int, default=Limits.processes,
+                       help="processes student code may run (default %(default)s)")
+        p.add_argument("--sandbox", default="on", choices=("on", "weak", "off"),
+                       help="'on': hidden grading refuses to run where no sandbox tier holds; 'weak': "
+                            "grade anyway, every output marked; 'off': no confinement, for debugging only")
 
     def common(p):
         p.add_argument("--section", help="grade only this section (e.g. 02_softmax)")
@@ -42,14 +51,6 @@ def build_parser() -> Parser:
                        help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
                             "(check writes ./feedback/ by default)")
         limits_only(p)
-        p.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
-                       help="CPU seconds per section's worker (default %(default)s)")
-        p.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
-                       help="MiB: largest file student code may write (default %(default)s)")
-        p.add_argument("--process-limit", type=int, default=Limits.processes,
-                       help="processes student code may run (default %(default)s)")
-        p.add_argument("--sandbox", default="on", choices=("on", "off"),
-                       help="'off' turns the worker's namespaces off: for debugging and measuring only")
 
     grade = verbs.add_parser("grade", help="grade a submission with the hidden checks")
     grade.add_argument("submission", type=Path)
@@ -103,13 +104,47 @@ def write_feedback(result, folder: Path | None) -> None:
         print(f"autograder: feedback report: {path}", file=sys.stderr)
 
 
+def limits_from(args) -> Limits:
+    """The Limits the limit flags ask for (grade, check, batch); UsageError for a bad value."""
+    for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
+                        ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
+                        ("--file-limit", args.file_limit), ("--process-limit", args.process_limit)):
+        if not value > 0:
+            raise UsageError(f"{name} must be a positive number, got {value:g}")
+    return Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
+                  memory_bytes=int(args.memory_limit * 1024**3),
+                  cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
+                  processes=args.process_limit, sandbox=args.sandbox)
+
+
+def not_dumpable() -> None:
+    """No process of the same user may read the grader's memory or /proc/<pid>/environ (Linux)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        except (OSError, AttributeError):
+            pass
+
+
+def preload_trusted(report: bool) -> None:
+    """Import what the trusted side runs after grading before any student code runs: no module
+    of the grader is first read from disk once student code has had its chance at the disk."""
+    import autograder.formats  # noqa: F401
+
+    if report:
+        import autograder.heatmaps  # noqa: F401
+        import autograder.report  # noqa: F401
+
+
 def run_instructor_verb(args) -> int:
     """batch, merge, export-gradescope: the instructor's side (UsageError is handled by main)."""
     from autograder import batch, gradescope
 
     if args.verb == "export-gradescope":
         return gradescope.run_verb(args)
-    return batch.run_verb(args, resolve_device)
+    return batch.run_verb(args, resolve_device, limits_from)
 
 
 def main(argv=None) -> int:
@@ -126,39 +161,40 @@ def main(argv=None) -> int:
 
             return selfcheck_export.run_verb(args)
         sources = locate(args.submission, args.section)
-        for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
-                            ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
-                            ("--file-limit", args.file_limit), ("--process-limit", args.process_limit)):
-            if not value > 0:
-                raise UsageError(f"{name} must be a positive number, got {value:g}")
+        limits = limits_from(args)
     except UsageError as error:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
-    from autograder.workers import Zygote
+    from autograder.workers import start_launcher
 
-    zygote = Zygote()  # started before our own `import torch`, so the two imports overlap
+    not_dumpable()
+    launcher = start_launcher()  # started before our own `import torch`, so the two imports overlap
     try:
         device = resolve_device(args.device)
     except UsageError as error:
-        zygote.close()
+        launcher.close()
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
-    limits = Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
-                    memory_bytes=int(args.memory_limit * 1024**3),
-                    cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
-                    processes=args.process_limit, sandbox=args.sandbox == "on")
-    from autograder.grade import HiddenChecksMissing, run_checks
+    visible_only = args.verb == "check"
+    from autograder.grade import HiddenChecksMissing, SandboxRefused, preload_checks, run_checks
 
+    preload_trusted(report=visible_only or args.report is not None)
+    if not visible_only:
+        preload_checks()
     try:
         try:
-            result = run_checks(sources, device, limits, visible_only=args.verb == "check", zygote=zygote)
+            result = run_checks(sources, device, limits, visible_only=visible_only, zygote=launcher)
         finally:
-            zygote.close()
-        if zygote.sandbox is not None:
-            print(zygote.sandbox_line(limits), file=sys.stderr)
-    except HiddenChecksMissing as error:  # `grade` with the students' self-check copy of the grader
+            launcher.close()
+        if launcher.sandbox is not None:
+            print(launcher.sandbox_line(limits), file=sys.stderr)
+            if visible_only:
+                from autograder.tiers import protection_line
+
+                print(protection_line(launcher.sandbox), file=sys.stderr)
+    except (HiddenChecksMissing, SandboxRefused) as error:  # the self-check copy of the grader; no sandbox
         print(f"autograder: error: {error}", file=sys.stderr)
-        return 2
+        return 2 if isinstance(error, HiddenChecksMissing) else 1
     except Exception as error:  # the grader's own failure: say so, exit 1
         print(f"autograder: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):

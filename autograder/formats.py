@@ -5,7 +5,7 @@ import json
 import textwrap
 import xml.etree.ElementTree as ET
 
-from autograder.results import GradeResult
+from autograder.results import WEAK_WARNING, GradeResult
 
 FORMATS = ("table", "json", "junit", "markdown")
 
@@ -19,7 +19,9 @@ def as_json(result: GradeResult) -> str:
 
 
 def table(result: GradeResult) -> str:
-    lines = [f"Grading {result.submission} on {result.device}", ""]
+    lines = [f"Grading {result.submission} on {result.device}"
+             + (f" ({result.provenance})" if result.provenance else "")]
+    lines += [f"!! {WEAK_WARNING}", ""] if result.weak else [""]
     for section in result.sections:
         lines.append(f"{section.id}  {section.title}  {section.score:g} / {section.max_score:g}")
         for note in section.notes:
@@ -36,8 +38,12 @@ def table(result: GradeResult) -> str:
 
 
 def markdown(result: GradeResult) -> str:
-    lines = [f"## Attention course: {result.score:g} / {result.max_score:g}", "",
-             "| section | score |", "|---|---|"]
+    lines = [f"## Attention course: {result.score:g} / {result.max_score:g}", ""]
+    if result.weak:
+        lines += [f"> **Warning:** {WEAK_WARNING}", ""]
+    if result.provenance:
+        lines += [f"_{result.provenance}_", ""]
+    lines += ["| section | score |", "|---|---|"]
     for section in result.sections:
         lines.append(f"| {section.id} | {section.score:g} / {section.max_score:g} |")
     for section in result.sections:
@@ -58,6 +64,11 @@ def junit(result: GradeResult) -> str:
         failures = sum(1 for c in section.checks if not c.passed)
         suite = ET.SubElement(suites, "testsuite", name=section.id, tests=str(len(section.checks)),
                               failures=str(failures))
+        if result.provenance:
+            properties = ET.SubElement(suite, "properties")
+            for name, value in (("sandbox", result.sandbox), ("sandbox_weak", str(result.weak).lower()),
+                                ("torch", result.torch)):
+                ET.SubElement(properties, "property", name=name, value=value)
         for c in section.checks:
             case = ET.SubElement(suite, "testcase", classname=section.id, name=c.name)
             if not c.passed:

@@ -13,10 +13,11 @@ import os
 import time
 from pathlib import Path
 
+from autograder import tiers
 from autograder.results import GradeResult, SectionResult
 from autograder.sections import SECTIONS
 from autograder.submission import SectionSource
-from autograder.workers import Limits, Zygote
+from autograder.workers import Limits, start_launcher
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 VISIBLE_DIR = CHECKS_DIR / "visible"
@@ -24,6 +25,25 @@ VISIBLE_DIR = CHECKS_DIR / "visible"
 
 class HiddenChecksMissing(RuntimeError):
     """A full grading asked of a grader that holds only the visible checks (the students' self-check wheel)."""
+
+
+class SandboxRefused(RuntimeError):
+    """Hidden grading where no sandbox tier holds, without --sandbox weak: nothing was graded."""
+
+
+def contained_tier(launcher, limits: Limits, visible_only: bool) -> str:
+    """The tier student code will run under; raises SandboxRefused where hidden grading must not run.
+
+    The self-check runs at any tier (its student runs their own code); hidden
+    grading needs one that holds, unless the instructor chose --sandbox weak.
+    """
+    report = launcher.sandbox
+    if report is None or report.get("asked") != [limits.sandbox, limits.tier]:
+        report = launcher.probe(limits)  # what a child gets under these limits, not another's
+    level = tiers.tier(report)
+    if not visible_only and level == tiers.NONE and limits.sandbox == "on":
+        raise SandboxRefused(tiers.refusal(report))
+    return level
 
 
 def check_file(section_id: str) -> Path:
@@ -67,14 +87,24 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, zygote: Zygote | None = None) -> GradeResult:
-    """Grade the given sections. Starts a zygote unless one is given (batch grading shares one)."""
+               visible_only: bool = False, zygote=None) -> GradeResult:
+    """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
+    `zygote` is a workers.Zygote or a portable.Launcher). Raises SandboxRefused before grading
+    anything when hidden grading would run where no sandbox tier holds."""
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
     own_zygote = zygote is None
-    zygote = zygote or Zygote()  # started first: it imports torch while we import pytest
+    zygote = zygote or start_launcher()  # started first: it imports torch while we import pytest
     import pytest  # noqa: E402  (deferred: the zygote's start overlaps this import)
+    import torch
+
+    try:
+        level = contained_tier(zygote, limits, visible_only)
+    except SandboxRefused:
+        if own_zygote:
+            zygote.close()
+        raise
 
     from autograder.plugin import GradingPlugin
     from autograder.student import SectionWorker
@@ -94,7 +124,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     saved_autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the grader's plugin: none of the site's
     sink = io.StringIO()
-    import torch  # the checks' own reference computations are tiny: one thread, so that no idle
+    # the checks' own reference computations are tiny: one thread, so that no idle
     threads = torch.get_num_threads()  # OpenMP thread spins on a core the student's worker needs
     torch.set_num_threads(1)
     try:
@@ -114,7 +144,10 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             worker.close()
         if own_zygote:
             zygote.close()
-    result = GradeResult(submission="", device=device, grader_errors=list(plugin.grader_errors))
+    result = GradeResult(submission="", device=device, grader_errors=list(plugin.grader_errors),
+                         sandbox=tiers.tier(zygote.sandbox) if zygote.sandbox is not None else level,
+                         torch=torch.__version__.split("+")[0])
+    result.weak = not visible_only and result.sandbox == tiers.NONE
     if int(exit_code) not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
         result.grader_errors.append(f"pytest stopped with exit code {int(exit_code)}:\n{sink.getvalue()[-3000:]}")
     for src in sources:

@@ -24,7 +24,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from autograder.results import CheckResult, GradeResult
+from autograder.results import WEAK_WARNING, CheckResult, GradeResult
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -34,6 +34,8 @@ body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px auto; paddi
 h1 { font-size: 24px; margin-bottom: 4px; }
 h2 { font-size: 19px; margin-top: 32px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
 .total { font-size: 18px; }
+.weak { background: #fdecea; border: 1px solid #c62828; padding: 6px 10px; }
+.provenance { color: #555; font-size: 13px; }
 table.scores { border-collapse: collapse; margin: 12px 0; }
 table.scores td, table.scores th { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; }
 .bar { display: inline-block; width: 120px; height: 10px; background: #eaeef2; vertical-align: middle; }
@@ -123,6 +125,8 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
            f"<title>Attention course feedback: {esc(total)}</title>",
            f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
            "<h1>Attention course: your feedback</h1>",
+           *([f'<p class="weak"><strong>Warning:</strong> {esc(WEAK_WARNING)}</p>'] if result.weak else []),
+           *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
            f'<p class="total">Total: <strong id="total">{esc(total)}</strong>'
            + (f" for <code>{esc(result.submission)}</code>" if result.submission else "") + "</p>",
            '<table class="scores"><thead><tr><th>section</th><th>title</th><th>score</th><th></th>'
@@ -205,8 +209,12 @@ def _grid(matrix, labels) -> list[str]:
 
 def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
     names = {id(check): name for check, name in figures(result)}
-    lines = [f"## Attention course feedback: {_points(result.score)} / {_points(result.max_score)}", "",
-             "| section | title | score | checks passed |", "|---|---|---|---|"]
+    lines = [f"## Attention course feedback: {_points(result.score)} / {_points(result.max_score)}", ""]
+    if result.weak:
+        lines += [f"> **Warning:** {_md(WEAK_WARNING)}", ""]
+    if result.provenance:
+        lines += [f"_{_md(result.provenance)}_", ""]
+    lines += ["| section | title | score | checks passed |", "|---|---|---|---|"]
     for section in result.sections:
         passed = sum(1 for c in section.checks if c.passed)
         lines.append(f"| {_md(section.id)} | {_md(section.title)} | {_points(section.score)} / "

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code was not contained, "
+                "so it could have read the answers or changed these results")
+
 
 @dataclass
 class CheckResult:
@@ -51,6 +54,15 @@ class GradeResult:
     sections: list = field(default_factory=list)
     execution_time: float = 0.0
     grader_errors: list = field(default_factory=list)  # for the instructor, never shown to students
+    sandbox: str = ""  # the tier the student's code ran under: namespaces, landlock or none
+    weak: bool = False  # graded with hidden checks at tier none (--sandbox weak): not contained
+    torch: str = ""  # the torch version the grading ran with
+
+    @property
+    def provenance(self) -> str:
+        """E.g. "sandbox: landlock, torch 2.13.0" (empty when neither is known)."""
+        parts = ([f"sandbox: {self.sandbox}"] if self.sandbox else []) + ([f"torch {self.torch}"] if self.torch else [])
+        return ", ".join(parts)
 
     @property
     def score(self) -> float:
@@ -78,12 +90,15 @@ class GradeResult:
                     "tags": tags,
                     "visibility": "visible",
                 })
-        return {
+        data = {
             "score": self.score,
             "max_score": self.max_score,
             "execution_time": round(self.execution_time, 3),
-            "output": "\n".join(lines),
+            "output": "\n".join(([WEAK_WARNING, ""] if self.weak else []) + lines),
             "visibility": "visible",
             "stdout_visibility": "hidden",
             "tests": tests,
         }
+        if self.sandbox or self.torch:  # Gradescope's own field for data of ours
+            data["extra_data"] = {"sandbox": self.sandbox, "sandbox_weak": self.weak, "torch": self.torch}
+        return data

@@ -1,80 +1,25 @@
-"""The sandbox of the worker children, as the trusted side sees it.
+"""`python -m autograder.sandbox [--measure N]`: the sandbox tier this machine gives, and why.
 
-The layers themselves are set up inside each child (autograder/worker/sandbox.py
-and confine.py); the zygote passes on what each child reported. This module
-turns that report into the one line the grader prints, and lets tests ask
-which layers are in force on this machine (a test that needs a missing layer
-is reported as degraded, not passed).
+Starts one worker child without student code (on the path `start_launcher`
+picks), prints the tier it reached and the layers behind it (tiers.py), then,
+with --measure, the cost of a section's worker with and without confinement.
 """
 from __future__ import annotations
 
-GIB, MIB = 1024**3, 1024**2
-
-# names of layers a test may require -> how the child's report names them
-LAYER_PREFIX = {
-    "network": "network namespace",
-    "mount": "mount namespace",
-    "hidden": "answers hidden",
-    "readonly": "read-only filesystem",
-    "pid": "PID namespace",
-    "proc": "private /proc",
-    "unprivileged": "unprivileged user",
-}
+from autograder import tiers
+from autograder.sections import SECTIONS
+from autograder.workers import Limits, start_launcher
 
 
-def _size(value: int) -> str:
-    if value >= GIB and value % GIB == 0:
-        return f"{value // GIB} GiB"
-    if value >= MIB:
-        return f"{value / MIB:g} MiB"
-    return f"{value} bytes"
-
-
-def describe(report: dict | None, limits) -> str:
-    """E.g. "sandbox: network namespace, ..., rlimits (memory 4 GiB, ...); missing: ..."."""
-    if not report:
-        return "sandbox: no worker was started"
-    layers = [x for x in report.get("layers", []) if not x.startswith("rlimit:")]
-    set_limits = {x.split(":", 1)[1] for x in report.get("layers", []) if x.startswith("rlimit:")}
-    parts = []
-    for key, text in (("memory_bytes", f"memory {_size(limits.memory_bytes)}"),
-                      ("cpu_seconds", f"cpu {limits.cpu_seconds:g} s"),
-                      ("file_bytes", f"files {_size(limits.file_bytes)}"),
-                      ("processes", f"processes {limits.processes}")):
-        if key in set_limits:
-            parts.append(text)
-    timeouts = f"timeouts ({limits.call_seconds:g} s per call, {limits.load_seconds:g} s per load)"
-    line = "sandbox: " + ", ".join(layers + [f"rlimits ({', '.join(parts)})", timeouts])
-    missing = list(report.get("missing", []))
-    missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
-                if key not in set_limits]
-    if missing:
-        line += "; missing: " + ", ".join(missing)
-    return line
-
-
-def has_layer(report: dict | None, name: str) -> bool:
-    """Whether the layer `name` (a key of LAYER_PREFIX) was in force in the reporting child."""
-    prefix = LAYER_PREFIX[name]
-    return bool(report) and any(x.startswith(prefix) for x in report.get("layers", []))
-
-
-def probe(zygote, limits=None) -> dict:
-    """Start one child of `zygote` without student code, and return its report."""
-    from autograder.workers import Limits
-
-    if zygote.sandbox is None:
-        child = zygote.spawn(limits or Limits(), {"names": []})
-        child.kill()
-    return zygote.sandbox
+def probe(launcher, limits: Limits | None = None) -> dict:
+    """The report of one child started by `launcher` (a Zygote or a portable Launcher) under `limits`."""
+    return launcher.probe(limits or Limits())
 
 
 def measure(zygote, rounds: int = 10) -> dict:
     """Median seconds to start, load (nothing) and kill one section's worker, sandbox on and off."""
     import statistics
     import time
-
-    from autograder.workers import Limits
 
     times = {True: [], False: []}
     for _ in range(rounds):
@@ -87,27 +32,44 @@ def measure(zygote, rounds: int = 10) -> dict:
     return {"on": statistics.median(times[True]), "off": statistics.median(times[False])}
 
 
-def main(argv=None) -> int:
-    """`python -m autograder.sandbox [--measure N]`: the sandbox line of this machine, and its cost."""
-    import argparse
+def explain(report: dict) -> list[str]:
+    """Lines saying which tier was reached and what kept the stronger one away."""
+    level = tiers.tier(report)
+    lines = [f"sandbox tier: {level}"]
+    missing = [m for m in report.get("missing", []) if not m.startswith("rlimit")]
+    if level == tiers.NAMESPACES:
+        lines.append("  why: namespaces were granted (network, mount and PID), the strongest tier")
+    elif level == tiers.LANDLOCK:
+        lines.append("  why: namespaces are not granted here (" + "; ".join(missing[:3]) +
+                     "); Landlock, seccomp and a subreaper hold instead")
+    else:
+        where, fix = tiers.platform_advice()
+        lines.append("  why: neither tier holds (" + "; ".join(missing[:5]) + ")")
+        lines.append(f"  {where}: {fix}")
+        lines.append("  hidden grading refuses to run here unless given --sandbox weak")
+    return lines
 
-    from autograder.workers import Limits, Zygote
+
+def main(argv=None) -> int:
+    import argparse
 
     parser = argparse.ArgumentParser(prog="python -m autograder.sandbox")
     parser.add_argument("--measure", type=int, default=0, metavar="N",
                         help="also time N alternating worker starts with the sandbox on and off")
     args = parser.parse_args(argv)
-    zygote = Zygote()
+    launcher = start_launcher()
     try:
-        probe(zygote)
-        print(zygote.sandbox_line(Limits()))
-        if args.measure > 0:
-            result = measure(zygote, args.measure)
+        report = probe(launcher)
+        print("\n".join(explain(report)))
+        print(launcher.sandbox_line(Limits()))
+        if args.measure > 0 and launcher.kind == "fork":
+            result = measure(launcher, args.measure)
+            count = len(SECTIONS)
             print(f"per section: {result['on'] * 1000:.0f} ms with the sandbox, {result['off'] * 1000:.0f} ms "
                   f"without: {(result['on'] - result['off']) * 1000:+.0f} ms "
-                  f"(x6 sections: {(result['on'] - result['off']) * 6:+.2f} s)")
+                  f"(x{count} sections: {(result['on'] - result['off']) * count:+.2f} s)")
     finally:
-        zygote.close()
+        launcher.close()
     return 0
 
 

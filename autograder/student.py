@@ -19,7 +19,7 @@ import torch
 
 from autograder.sections import Section
 from autograder.worker import wire
-from autograder.workers import MAX_SPAWNS, Child, Limits, StudentFailure, Zygote
+from autograder.workers import MAX_SPAWNS, Child, Limits, StudentFailure
 
 
 @dataclass
@@ -42,7 +42,7 @@ MAX_NOTES = 10  # cells that raised, listed per section
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
-    def __init__(self, zygote: Zygote, section: Section, cells, problem: str | None,
+    def __init__(self, zygote, section: Section, cells, problem: str | None,
                  limits: Limits, device: str, banned_in_source: dict):
         self.zygote, self.section, self.cells = zygote, section, cells
         self.problem = problem  # why the submission could not be read at all, if so
@@ -103,10 +103,7 @@ class SectionWorker:
     def stop(self):
         """The grading is over: signal the child to go (see `close`, which waits for it)."""
         if self.child is not None:
-            try:
-                self.child.conn.sendall(wire.dumps({"op": "bye"}))
-            except OSError:
-                pass
+            self.child.bye()
             self.child.signal()
 
     def close(self):

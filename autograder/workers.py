@@ -1,14 +1,20 @@
-"""The trusted side's handle on worker processes.
+"""The trusted side's handle on worker processes: one interface, two paths.
 
-`Zygote` starts `worker/main.py` in a fresh interpreter (isolated mode, a fixed
-minimal environment) before the trusted process has computed any answer, so
-nothing secret can leak into it by fork. `SectionWorker` asks the zygote for a
-child per section, sends it the student's cells, and turns its replies into
-Python values or `StudentFailure`s. A child that dies or runs past its time is
-killed with everything it started (its PID namespace's init, its process group,
-its session); the next request starts a new one. Each child confines itself
-(worker/confine.py, worker/sandbox.py) and reports the layers in force, which
-`Zygote.sandbox_line` turns into the one line the grader prints.
+- **fork path** (Linux): `Zygote` starts `worker/main.py` in a fresh interpreter
+  (isolated mode, a fixed minimal environment) before the trusted process has
+  computed any answer, so nothing secret can leak into it by fork, and asks it
+  for a child per section. Each child confines itself in the strongest sandbox
+  tier the machine allows (worker/confine.py) and reports the layers in force.
+  A child that dies or runs past its time is killed with everything it
+  started (its PID namespace's init, or its subreaper, which kills all below
+  it); the next request starts a new one.
+- **portable path** (Windows, macOS, wherever fork is unavailable or unsafe):
+  `portable.Launcher`, one spawned interpreter over pipes, killed on a timeout.
+
+`start_launcher()` picks one (`AUTOGRADER_WORKER=fork|spawn` forces it). Both
+give `spawn(limits, config) -> child`, where a child answers `request`,
+`signal`, `finish`, `kill` and `printed`; `SectionWorker` (student.py) needs
+nothing more. `tiers.py` turns their reports into the sandbox tier.
 """
 from __future__ import annotations
 
@@ -43,7 +49,13 @@ class Limits:
     cpu_seconds: int = 120
     file_bytes: int = 64 * 1024**2
     processes: int = 256
-    sandbox: bool = True  # namespaces and the hidden filesystem; off only for debugging
+    sandbox: str = "on"  # "on": hidden grading needs a tier that holds; "weak": grade at any tier
+    # (marked); "off": no confinement at all, for debugging only
+    tier: str = "auto"  # "landlock": skip the namespaces (to exercise the unprivileged tier)
+
+    def __post_init__(self):
+        if isinstance(self.sandbox, bool):  # the older spelling: True / False
+            self.sandbox = "on" if self.sandbox else "off"
 
 
 class StudentFailure(Exception):
@@ -74,6 +86,49 @@ def minimal_env() -> dict:
 def sandbox_wanted() -> bool:
     """AUTOGRADER_SANDBOX=off turns the namespaces off (debugging and measurement only)."""
     return os.environ.get("AUTOGRADER_SANDBOX", "on").lower() not in ("off", "0", "no", "false")
+
+
+def fork_path_available() -> bool:
+    """Linux with fork, AF_UNIX descriptor passing and `resource`: the fork path and its tiers.
+
+    macOS has fork, but forking a process that has imported torch is unsafe
+    there (Python's own multiprocessing spawns on macOS for that reason).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return False
+    return all(hasattr(os, name) for name in ("fork", "killpg", "setsid")) and all(
+        hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
+
+
+def start_launcher(warm_meta: bool = False):
+    """The fork path's Zygote where it can run, else the portable launcher."""
+    choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
+    if choice == "fork" or (choice != "spawn" and fork_path_available()):
+        return Zygote(warm_meta=warm_meta)
+    from autograder.portable import Launcher
+
+    return Launcher()
+
+
+def remove_tree(path: str) -> None:
+    """Remove a worker's directory whatever student code did to its modes (chmod 000 included)."""
+    def retry(function, failed, _info):
+        parent = os.path.dirname(failed)
+        try:
+            os.chmod(parent, 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+            function(failed)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=retry)
+    if os.path.exists(path):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def session_members(sid: int) -> list[int]:
@@ -112,6 +167,8 @@ class Zygote:
     and gives each job process a copy (`copy_for_job`, then `Zygote.attach` in
     the job), so that torch is imported and warmed once for all its jobs.
     """
+
+    kind = "fork"
 
     def __init__(self, warm_meta: bool = False):
         self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -178,7 +235,8 @@ class Zygote:
                 "cpu_seconds": limits.cpu_seconds,
                 "file_bytes": limits.file_bytes,
                 "processes": limits.processes,
-                "sandbox": bool(limits.sandbox) and sandbox_wanted(),
+                "sandbox": limits.sandbox if sandbox_wanted() else "off",
+                "tier": limits.tier,
             },
         }
         with self.lock:
@@ -191,22 +249,30 @@ class Zygote:
         if not line:
             os.close(out_read)
             conn.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_tree(workdir)
             detail = ""
             if self.process is not None and self.process.poll() is not None:
                 detail = self.process.stderr.read(2000).decode(errors="replace")
             raise RuntimeError(f"the grading worker could not start: {detail.strip()[-500:]}")
         reply = wire.loads(line)
-        init = reply.get("init")
-        if self.sandbox is None:
-            self.sandbox = {"layers": list(reply.get("layers") or []),
-                            "missing": list(reply.get("missing") or [])}
+        init, reaper = reply.get("init"), reply.get("reaper")
+        self.sandbox = {"layers": list(reply.get("layers") or []),  # the latest child's: what grading got
+                        "missing": list(reply.get("missing") or []),
+                        "asked": [limits.sandbox, limits.tier]}
         return Child(int(reply["pid"]), conn, out_read, workdir,
-                     init_pid=int(init) if isinstance(init, int) and init > 1 else None)
+                     init_pid=int(init) if isinstance(init, int) and init > 1 else None,
+                     reaper_pid=int(reaper) if isinstance(reaper, int) and reaper > 1 else None)
+
+    def probe(self, limits: Limits | None = None) -> dict:
+        """Start one child without student code under `limits`, and return what it reported."""
+        self.sandbox = None
+        child = self.spawn(limits or Limits(), {"names": []})
+        child.kill()
+        return self.sandbox
 
     def sandbox_line(self, limits: Limits | None = None) -> str:
-        """One line for the grader's log: the layers in force and the ones missing."""
-        from autograder.sandbox import describe
+        """One line for the grader's log: the tier, the layers in force and the ones missing."""
+        from autograder.tiers import describe
 
         return describe(self.sandbox, limits or Limits())
 
@@ -237,6 +303,7 @@ class Child:
     dropped: int = 0
     buffer: bytes = b""
     init_pid: int | None = None  # PID 1 of the child's PID namespace, when it has one
+    reaper_pid: int | None = None  # its subreaper, when it has no PID namespace (the landlock tier)
     signalled: bool = False  # killed once: never signal its (possibly reused) PIDs again
 
     def __post_init__(self):
@@ -287,6 +354,13 @@ class Child:
         except wire.WireError:
             return None, "garbled"
 
+    def bye(self):
+        """Ask the child to leave on its own (it is signalled right after anyway)."""
+        try:
+            self.conn.sendall(wire.dumps({"op": "bye"}))
+        except OSError:
+            pass
+
     def kill(self):
         """Stop the child and everything it started, then collect its output and clean up."""
         self.signal()
@@ -308,6 +382,12 @@ class Child:
                 os.kill(self.init_pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if self.reaper_pid is not None:  # it kills everything below it, then closes the output pipe
+            try:
+                os.kill(self.reaper_pid, signal.SIGTERM)
+                return
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -318,8 +398,8 @@ class Child:
     def finish(self):
         """After `signal`: wait for the output pipe to close (every process holding it is gone)."""
         self.conn.close()
-        self.drain.join(timeout=2)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.drain.join(timeout=6 if self.reaper_pid else 2)  # the subreaper may take up to 5 s
+        remove_tree(self.workdir)
 
     def printed(self) -> str:
         text = self.output.decode(errors="replace")

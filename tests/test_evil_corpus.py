@@ -27,7 +27,7 @@ import time
 import pytest
 from support import ROOT, correct_source, failing, replace_def, zygote
 
-from autograder import sandbox
+from autograder import sandbox, tiers
 from autograder.grade import run_checks
 from autograder.submission import locate
 from autograder.workers import Limits
@@ -48,9 +48,9 @@ def layers():
 
 
 def need(report, *names):
-    missing = [n for n in names if not sandbox.has_layer(report, n)]
+    missing = [n for n in names if not tiers.holds(report, n)]
     if missing:
-        pytest.skip(f"degraded: sandbox layer(s) {', '.join(missing)} not available here "
+        pytest.skip(f"degraded: guarantee(s) {', '.join(missing)} not given by the sandbox tier here "
                     f"({'; '.join(report.get('missing', [])) or 'not reported'})")
 
 
@@ -341,7 +341,7 @@ def test_fork_bomb_and_processes_left_behind(layers):
         """)
     result = grade(hostile, Limits(processes=24))
     assert result.score == FULL  # the honest code is graded
-    if not (sandbox.has_layer(layers, "unprivileged") or os.geteuid() != 0):
+    if not (tiers.holds(layers, "unprivileged") or os.geteuid() != 0):
         pytest.skip("degraded: as root without the unprivileged-user layer, RLIMIT_NPROC does not bind")
     forked = int(result.printed.split("forked", 1)[1].split()[0])
     assert forked < 24
@@ -423,7 +423,7 @@ def test_writing_outside_the_sandbox(layers, tmp_path):
 
 
 def test_disk_filling_is_capped(layers):
-    need(layers, "hidden")
+    need(layers, "quota")
     hostile = with_cell("""
         total = 0
         for index in range(40):
@@ -546,7 +546,7 @@ def test_reading_the_answers_by_absolute_path(layers):
 
 
 def test_killing_the_grader_and_other_processes(layers):
-    need(layers, "pid", "proc")
+    need(layers, "signals", "proc")
     hostile = with_cell(f"""
         import os, signal
         visible = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())

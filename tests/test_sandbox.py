@@ -15,7 +15,7 @@ import time
 import pytest
 from support import ROOT, zygote
 
-from autograder import sandbox
+from autograder import sandbox, tiers
 from autograder.cli import build_parser
 from autograder.workers import Limits, kill_session, session_members
 
@@ -28,8 +28,8 @@ def report():
 
 
 def test_report_lists_every_layer_once_with_limits(report):
-    line = sandbox.describe(report, Limits())
-    assert line.startswith("sandbox: process group")
+    line = tiers.describe(report, Limits())
+    assert line.startswith(f"sandbox: tier {tiers.tier(report)}: process group")
     assert "rlimits (memory 4 GiB, cpu 120 s, files 64 MiB, processes 256)" in line
     assert "timeouts (10 s per call, 30 s per load)" in line
     assert line.count("\n") == 0
@@ -41,7 +41,7 @@ def test_report_lists_every_layer_once_with_limits(report):
 
 def test_describe_names_what_is_missing():
     fake = {"layers": ["process group", "rlimit:memory_bytes"], "missing": ["network namespace (operation not permitted)"]}
-    line = sandbox.describe(fake, Limits(memory_bytes=2 * 1024**3))
+    line = tiers.describe(fake, Limits(memory_bytes=2 * 1024**3))
     assert "rlimits (memory 2 GiB)" in line
     assert "missing: network namespace (operation not permitted), rlimit cpu_seconds" in line
 
@@ -49,10 +49,11 @@ def test_describe_names_what_is_missing():
 def test_root_gets_every_layer(report):
     if os.geteuid() != 0:
         pytest.skip("degraded: not root; the user-namespace fallback is tested below")
-    missing = [name for name in sandbox.LAYER_PREFIX if not sandbox.has_layer(report, name)]
+    missing = [name for name in tiers.GUARANTEES if name != "quota" and not tiers.holds(report, name)]
     if missing:
         pytest.skip(f"degraded: layers {missing} not available here: {report['missing']}")
     assert report["missing"] == []
+    assert tiers.tier(report) == tiers.NAMESPACES
 
 
 def test_sandbox_off_is_reported_as_missing():
@@ -72,7 +73,7 @@ def isolate_unprivileged(workdir: str) -> dict:
     """Run sandbox.isolate in a forked child that gave up root first (the non-root path)."""
     sys.path.insert(0, str(WORKER_DIR))
     try:
-        import sandbox as worker_sandbox
+        import namespaces as worker_sandbox
     finally:
         sys.path.remove(str(WORKER_DIR))
     read, write = os.pipe()
@@ -156,7 +157,7 @@ def test_limit_flags_parse():
 def worker_sandbox():
     sys.path.insert(0, str(WORKER_DIR))
     try:
-        import sandbox as module
+        import namespaces as module
     finally:
         sys.path.remove(str(WORKER_DIR))
     return module

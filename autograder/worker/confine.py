@@ -1,27 +1,41 @@
-"""What a worker child does to itself before it runs any student code.
+"""What a worker child does to itself before it runs any student code (Linux, fork path).
 
 The zygote forks a child per section and calls `start` in it. The child starts
-its own session (one process group for the trusted side to kill), then asks
-`sandbox.isolate` for the OS-level layers (namespaces, hidden answers,
-read-only filesystem). With a PID namespace it forks once more: the new
-process is PID 1 of the namespace and runs the student's code; the first one
-stays outside as its supervisor, only to report the inner PID so the trusted
-side can kill it, which makes the kernel kill everything left inside.
+its own session, then confines itself in one of two tiers, the strongest the
+machine allows:
 
-The student's process then: mounts its own /proc, drops root (to a uid of
-its own), sends its output to a capped pipe, closes standard input, moves to
-its private working directory and sets resource limits. Each layer in force
-and each one the machine refused is reported to the trusted side, which says
-so once and grades on.
+- **namespaces** (`namespaces.py`): network, mount and PID namespaces, the
+  answers covered by empty tmpfs, everything read-only but a private tmpfs.
+  Needs root, or unprivileged user namespaces with capabilities inside.
+- **landlock**, for containers and restricted hosts, needs no privilege: a
+  Landlock allow-list (`landlock.py`), a subreaper supervisor that kills
+  everything the student's process starts, a uid of its own when the grader
+  is root. Where namespaces were only partly granted, what was granted stays
+  and this tier is added on top.
+
+In both, the student's process then takes no_new_privs, a seccomp filter
+(`seccomp.py`: no sockets, no ptrace, no namespaces), resource limits, a
+capped output pipe and its private working directory. Each layer in force
+and each one refused is reported; the trusted side names the tier reached
+and refuses hidden grading when neither holds.
+
+Process shapes: with a PID namespace, the first process stays outside as the
+namespace's supervisor and the second is its PID 1; without one, the first
+process becomes a child subreaper and, told to stop (SIGTERM from the trusted
+side, or its parent's death), kills every process below it before it exits.
 """
+import ctypes
 import json
 import os
 import resource
 import signal
+import stat
 import sys
 import time
 
-import sandbox
+import landlock
+import namespaces
+import seccomp
 
 DEFAULT_LIMITS = {
     "memory_bytes": 4 * 1024**3,  # address space of the child
@@ -35,8 +49,11 @@ RLIMITS = (
     ("file_bytes", resource.RLIMIT_FSIZE),
     ("processes", resource.RLIMIT_NPROC),
 )
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SUPERVISOR_GRACE = 60  # seconds the supervisor outlives the student's process (keeps its PID taken)
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SUPERVISOR_GRACE = 60  # seconds the namespace supervisor outlives the student's process (keeps its PID taken)
+REAP_SECONDS = 5.0  # the subreaper's bound on killing what is left
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def _report(fd: int, message: dict) -> None:
@@ -47,24 +64,26 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
     """Confine the current (freshly forked) process; returns in the process that serves.
 
     Writes one or two JSON lines to `report_fd` (layers, missing, and the PID of
-    the namespace's init when there is one), then closes it.
+    the namespace's init or of the subreaper when there is one), then closes it.
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote ignores it; student code may wait()
-    sandbox.die_with_parent()  # if the zygote is killed, so is this child
+    namespaces.die_with_parent()  # if the zygote is killed, so is this child
     os.setsid()
     supervisor = os.getpid()
     workdir = limits.get("workdir") or ""
+    confined = limits.get("sandbox", "on") != "off" and bool(workdir)
     state = {}
     layers, missing = ["process group"], []
-    if limits.get("sandbox", True) and workdir:
+    if confined and limits.get("tier", "auto") != "landlock":
         try:
-            state = sandbox.isolate(workdir, limits.get("repo") or REPO, want_pid=True)
+            state = namespaces.isolate(workdir, limits.get("repo") or REPO, want_pid=True)
         except Exception as error:  # never grade unconfined by accident without saying so
             missing.append(f"namespaces ({type(error).__name__}: {str(error)[:80]})")
         layers += state.get("layers", [])
         missing += state.get("missing", [])
-    else:
-        missing.append("namespaces (turned off: --sandbox off, for debugging only)")
+    elif not confined:
+        missing.append("sandbox (turned off: --sandbox off, for debugging only)")
+    unprivileged_tier = confined and not namespaces.complete(state)
 
     if state.get("pidns"):
         pid = os.fork()
@@ -75,12 +94,38 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
             os.close(report_fd)
             _supervise(pid)
         layers, missing = [], []
+    elif unprivileged_tier:
+        _become_subreaper()
+        pid = os.fork()
+        if pid > 0:  # the subreaper: keeps the output pipe open until all below it are gone
+            os.close(conn_fd)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGCHLD})
+            namespaces.die_with_parent(signal.SIGTERM)  # the zygote gone: clean up, then go
+            _report(report_fd, {"reaper": supervisor, "layers": layers + ["subreaper"], "missing": missing})
+            os.close(report_fd)
+            _reap(out_fd)
+        layers, missing = [], []
 
     if state:
-        more, lacking = sandbox.as_init(state, workdir, sandbox.student_uid(supervisor))
+        more, lacking = namespaces.as_init(state, workdir, namespaces.student_uid(supervisor))
+        layers += more
+        missing += lacking
+    if confined:
+        if namespaces.no_new_privs():
+            layers.append("no_new_privs")
+        else:
+            missing.append("no_new_privs")
+    if unprivileged_tier:
+        more, lacking = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
         layers += more
         missing += lacking
     layers += enter(limits, out_fd)
+    if confined:
+        try:
+            seccomp.install()
+            layers.append("seccomp (no sockets, no ptrace, no namespaces)")
+        except OSError as error:
+            missing.append(f"seccomp ({namespaces.reason(error)})")
     _report(report_fd, {"layers": layers, "missing": missing})
     os.close(report_fd)
 
@@ -93,6 +138,119 @@ def _supervise(pid: int) -> None:
         pass
     time.sleep(SUPERVISOR_GRACE)  # the trusted side kills us long before, in the normal case
     os._exit(0)
+
+
+def _become_subreaper() -> None:
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def children(pid: int) -> list[int]:
+    """The PIDs whose parent is `pid`, from /proc (orphans below a subreaper land here)."""
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2:].split()
+            if len(fields) > 1 and int(fields[1]) == pid:
+                found.append(int(name))
+    return found
+
+
+def _reap(out_fd: int) -> None:
+    """The subreaper's life: reap while the student works; when told to stop, kill all below, go."""
+    while True:
+        sig = signal.sigwait({signal.SIGTERM, signal.SIGCHLD})
+        _reap_zombies()
+        if sig == signal.SIGTERM:
+            break
+    me, deadline = os.getpid(), time.monotonic() + REAP_SECONDS
+    while time.monotonic() < deadline:
+        below = children(me)
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap_zombies()
+        if not below:
+            try:
+                os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break  # nothing below any more: every orphan has come here and been reaped
+        time.sleep(0.002)
+    os.close(out_fd)
+    os._exit(0)
+
+
+def _reap_zombies() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def readable_by_others(path: str) -> bool:
+    """Whether a user with no relation to the files can reach and read `path`."""
+    path = os.path.realpath(path)
+    try:
+        if not os.stat(path).st_mode & stat.S_IROTH:
+            return False
+        while path != "/":
+            path = os.path.dirname(path)
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
+    """The landlock tier, in the student's process: its own uid (when root), no_new_privs, Landlock."""
+    layers, missing = [], []
+    if os.geteuid() == 0 and not state.get("userns"):  # (the namespaces tier switched already if it could)
+        needed = [sys.base_prefix, sys.prefix, HERE]
+        unreadable = [p for p in needed if not readable_by_others(p)]
+        if unreadable:
+            missing.append(f"unprivileged user ({unreadable[0]} is not readable by other users)")
+        else:
+            try:
+                os.chown(workdir, uid, uid)
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                os.environ["USER"] = os.environ["LOGNAME"] = "student"
+                layers.append(f"unprivileged user (uid {uid})")
+                namespaces.die_with_parent()  # the uid change cleared it
+            except OSError as error:
+                missing.append(f"unprivileged user ({namespaces.reason(error)})")
+    try:
+        got = landlock.restrict(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
+    except OSError as error:
+        missing.append(f"landlock filesystem ({namespaces.reason(error)})")
+        return layers, missing
+    layers.append(f"landlock filesystem (ABI {got['abi']}: Python and the worker read-only, "
+                  "its directory read-write, nothing else)")
+    if got["tcp"]:
+        layers.append("landlock network (no TCP bind or connect)")
+    if got["scoped"]:
+        layers.append("landlock scope (no signal or abstract socket outside)")
+    else:
+        missing.append(f"landlock scope (ABI {got['abi']} < 6)")
+    return layers, missing
 
 
 def enter(limits: dict, out_fd: int) -> list:

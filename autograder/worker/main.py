@@ -15,13 +15,17 @@ request (one socket attached, no reply) forks a copy that serves `spawn`
 requests on that socket, for one job, until the job closes it. With `meta`
 on the command line the meta device is warmed before the first such copy,
 so that no copy pays for it again.
+
+`main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
+wherever fork is unavailable or unsafe): one freshly spawned interpreter,
+requests on stdin, replies on the original stdout, a session per section
+(serve.serve_sessions). It applies only what the platform offers (resource
+limits where `resource` exists, a private working directory) and reports
+that no sandbox holds.
 """
 import gc
 import json
 import os
-import select
-import signal
-import socket
 import sys
 import time
 
@@ -32,6 +36,10 @@ import wire  # noqa: E402  (only this folder is on the path)
 
 
 def main(control_fd: int, warm_meta_first: bool = False) -> None:
+    import signal
+    import socket
+
+    not_dumpable()  # nothing of the same uid may read this process's memory or environment
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
     import serve
@@ -43,8 +51,11 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
     serve_spawns(socket.socket(fileno=control_fd), meta_warm=warm_meta_first)
 
 
-def serve_spawns(control: socket.socket, meta_warm: bool) -> None:
+def serve_spawns(control, meta_warm: bool) -> None:
     """Answer `spawn` (and `zygote`) requests on `control` until it closes."""
+    import select
+    import socket
+
     import confine
     import serve
 
@@ -77,33 +88,46 @@ def serve_spawns(control: socket.socket, meta_warm: bool) -> None:
             conn_fd, out_fd = fds
             try:
                 confine.start(request.get("limits", {}), conn_fd, out_fd, report_write)
-                serve.serve(socket.socket(fileno=conn_fd), request.get("config", {}))
+                conn = socket.socket(fileno=conn_fd)
+                serve.serve(conn.makefile("rb"), conn.sendall, request.get("config", {}))
             finally:
                 os._exit(0)
         for fd in fds:
             os.close(fd)
         os.close(report_write)
-        reply = {"ok": True, "pid": pid, "init": None, "layers": [], "missing": []}
-        for line in sorted(read_report(report_read), key=lambda line: "init" not in line):
+        reply = {"ok": True, "pid": pid, "init": None, "reaper": None, "layers": [], "missing": []}
+        for line in sorted(read_report(report_read), key=lambda line: "init" not in line and "reaper" not in line):
             reply["init"] = line.get("init", reply["init"])
+            reply["reaper"] = line.get("reaper", reply["reaper"])
             reply["layers"] += [str(x) for x in line.get("layers", [])]
             reply["missing"] += [str(x) for x in line.get("missing", [])]
         control.sendall(wire.dumps(reply))
 
 
-def fork_zygote(control: socket.socket, job_fd: int, meta_warm: bool) -> None:
+def fork_zygote(control, job_fd: int, meta_warm: bool) -> None:
     """Fork a copy of this zygote that serves one job on `job_fd`; no reply (the job's
     first spawn request simply waits until the copy is there)."""
     if os.fork() == 0:
         try:
-            control.close()
-            import sandbox
+            import socket
 
-            sandbox.die_with_parent()  # the batch closes this zygote: its copies go with it
+            import namespaces
+
+            control.close()
+            namespaces.die_with_parent()  # the batch closes this zygote: its copies go with it
             serve_spawns(socket.socket(fileno=job_fd), meta_warm)
         finally:
             os._exit(0)
     os.close(job_fd)
+
+
+def not_dumpable() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0 (Linux only)
+    except (OSError, AttributeError):
+        pass
 
 
 def become_subreaper() -> None:
@@ -117,6 +141,8 @@ def become_subreaper() -> None:
 
 def read_report(fd: int, timeout: float = 20.0) -> list:
     """The JSON lines a new child writes about its confinement, until it closes the pipe."""
+    import select
+
     data, deadline = b"", time.monotonic() + timeout
     try:
         while len(data) < 65536:
@@ -140,5 +166,49 @@ def read_report(fd: int, timeout: float = 20.0) -> list:
     return lines
 
 
+def spawned(limits: dict) -> None:
+    """The portable path: serve sessions on stdin/stdout in this one process."""
+    replies = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # output below Python's sys.stdout (C libraries) goes to the trusted side's log pipe
+    import serve
+
+    serve.warm_up("cpu")
+    layers, missing = enter_portable(limits)
+    replies.write(json.dumps({"ready": True, "pid": os.getpid(), "layers": layers,
+                              "missing": missing}).encode() + b"\n")
+    serve.serve_sessions(sys.stdin.buffer, replies.write)
+
+
+def enter_portable(limits: dict) -> tuple[list, list]:
+    """What every platform offers: a private working directory, and resource limits where they exist."""
+    layers, missing = [], [f"sandbox (no namespaces, Landlock or seccomp on {sys.platform}: "
+                           "the code runs as the user who started it)"]
+    workdir = limits.get("workdir")
+    if workdir:
+        os.chdir(workdir)
+        os.environ["HOME"] = os.environ["TMPDIR"] = os.environ["TEMP"] = os.environ["TMP"] = workdir
+        layers.append("private directory")
+    try:
+        import resource
+    except ImportError:
+        missing.append("rlimits (not on this platform)")
+        return layers, missing
+    wanted = [("cpu_seconds", "RLIMIT_CPU"), ("file_bytes", "RLIMIT_FSIZE")]
+    if sys.platform.startswith("linux"):  # macOS accepts RLIMIT_AS but never enforces it
+        wanted.insert(0, ("memory_bytes", "RLIMIT_AS"))
+    for name, key in wanted:
+        value = limits.get(name)
+        if value and hasattr(resource, key):
+            try:
+                resource.setrlimit(getattr(resource, key), (int(value), int(value)))
+                layers.append(f"rlimit:{name}")
+            except (ValueError, OSError):
+                pass
+    return layers, missing
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]), warm_meta_first="meta" in sys.argv[2:])
+    if sys.argv[1:2] == ["--spawn"]:
+        spawned(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
+    else:
+        main(int(sys.argv[1]), warm_meta_first="meta" in sys.argv[2:])

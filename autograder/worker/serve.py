@@ -6,7 +6,6 @@ call (ops dispatched, forbidden APIs touched, devices mixed, arguments after
 the call) is raw observation that the trusted side judges.
 """
 import copy
-import resource
 import sys
 import traceback
 
@@ -60,6 +59,10 @@ def is_out_of_memory(error: BaseException, message: str) -> bool:
 
 
 def memory_limit() -> str:
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return "machine's memory"
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return "machine's memory"
@@ -254,23 +257,162 @@ def warm_up(device: str) -> None:
             weights.sum().backward()
 
 
-def serve(conn, config: dict) -> None:
+class Baseline:
+    """The interpreter's global state before any student code, restored between sections.
+
+    Only the portable path needs it: there one spawned interpreter serves every
+    section in turn (each in a namespace of its own), so what one notebook changes
+    globally (torch's default dtype or device, a monkeypatched torch function)
+    must not reach the next. On the fork path every section gets a fresh child.
+    """
+
+    def __init__(self):
+        import builtins
+        import math
+        import os
+
+        import numpy
+
+        self.modules = [torch, torch.nn, torch.nn.functional, torch.special, torch.linalg, numpy,
+                        math, builtins, os]
+        self.types = [torch.Tensor, torch.nn.Module, torch.nn.Linear, torch.nn.Dropout]
+        self.saved = [(owner, dict(vars(owner))) for owner in self.modules + self.types]
+        self.dtype = torch.get_default_dtype()
+        self.device = torch.get_default_device()
+        self.threads = torch.get_num_threads()
+        self.cwd = os.getcwd()
+        self.environ = dict(os.environ)
+        self.path = list(sys.path)
+
+    def restore(self) -> None:
+        import os
+
+        for owner, saved in self.saved:
+            current = vars(owner)
+            for name in [n for n in current if n not in saved]:
+                try:
+                    delattr(owner, name)
+                except (AttributeError, TypeError):
+                    pass
+            for name, value in saved.items():
+                if current.get(name, _MISSING) is not value:
+                    try:
+                        setattr(owner, name, value)
+                    except (AttributeError, TypeError):
+                        pass
+        torch.set_default_dtype(self.dtype)
+        torch.set_default_device(self.device)
+        torch.set_grad_enabled(True)
+        torch.use_deterministic_algorithms(False)
+        torch.set_num_threads(self.threads)
+        os.chdir(self.cwd)
+        os.environ.clear()
+        os.environ.update(self.environ)
+        sys.path[:] = self.path
+
+
+_MISSING = object()
+
+
+def answer(worker: "Worker", request: dict):
+    """One request of a section's worker -> its reply (None for `bye`)."""
+    op = request.get("op")
+    if op == "load":
+        return worker.load(request.get("cells", []))
+    if op == "call":
+        return worker.call(request)
+    if op == "bye":
+        return None
+    return {"ok": False, "error": {"kind": "internal", "type": "", "message": f"unknown op {op}", "where": ""}}
+
+
+def serve(reader, write, config: dict) -> None:
+    """The fork path: one section, one process; requests on `reader`, replies through `write`."""
     guards.install()
     worker = Worker(config)
-    reader = conn.makefile("rb")
     for line in reader:
         try:
-            request = wire.loads(line)
-            op = request.get("op")
-            if op == "load":
-                reply = worker.load(request.get("cells", []))
-            elif op == "call":
-                reply = worker.call(request)
-            elif op == "bye":
+            reply = answer(worker, wire.loads(line))
+            if reply is None:
                 return
-            else:
-                reply = {"ok": False, "error": {"kind": "internal", "type": "", "message": f"unknown op {op}", "where": ""}}
             data = wire.dumps(reply)
         except BaseException as error:  # the worker's own trouble, or a request it cannot serve
             data = wire.dumps({"ok": False, "error": describe_error(error, kind="internal")})
-        conn.sendall(data)
+        write(data)
+
+
+class Capture:
+    """What a section's code prints, kept (capped) to go back with the reply: on the portable
+    path several sections share one process, so its output stream cannot tell them apart."""
+
+    CAP = 16 * 1024
+
+    def __init__(self):
+        self.parts, self.size, self.dropped = [], 0, 0
+
+    def write(self, text):
+        text = str(text)
+        room = self.CAP - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n[... {self.dropped} more characters of output were dropped]"
+        self.parts, self.size, self.dropped = [], 0, 0
+        return text
+
+
+def serve_sessions(reader, write) -> None:
+    """The portable path: one spawned process serves a session per section, in turn.
+
+    `open` starts a session (its own namespace and handles) with a config,
+    `close` ends it; every other request names its session. Switching sessions
+    restores the interpreter's baseline state first.
+    """
+    guards.install()
+    baseline = Baseline()
+    sessions, active = {}, None
+    for line in reader:
+        capture = Capture()
+        saved = sys.stdout, sys.stderr
+        try:
+            request = wire.loads(line)
+            session = str(request.get("session", ""))
+            op = request.get("op")
+            if session != active:
+                baseline.restore()
+                active = session
+            sys.stdout = sys.stderr = capture
+            if op == "open":
+                sessions[session] = Worker(request.get("config", {}))
+                reply = {"ok": True}
+            elif op == "close":
+                sessions.pop(session, None)
+                reply = {"ok": True}
+            elif session not in sessions:
+                reply = {"ok": False, "error": {"kind": "internal", "type": "", "where": "",
+                                                "message": f"no session {session}"}}
+            else:
+                reply = answer(sessions[session], request)
+                if reply is None:
+                    sessions.pop(session, None)
+                    continue
+            reply["printed"] = capture.take()
+            data = wire.dumps(reply)
+        except BaseException as error:
+            data = wire.dumps({"ok": False, "error": describe_error(error, kind="internal"),
+                               "printed": capture.take()})
+        finally:
+            sys.stdout, sys.stderr = saved
+        write(data)

@@ -1,4 +1,4 @@
-"""OS-level isolation of a worker child: namespaces, a hidden filesystem, no privileges.
+"""The namespaces tier of a worker child: namespaces, a hidden filesystem, no privileges.
 
 Called in the freshly forked (so single-threaded) child of the zygote, before any
 student code exists in the process. Every layer is tried on its own; one the
@@ -104,7 +104,7 @@ def set_mount_attr(path: str, set_flags: int, clear_flags: int = 0, recursive: b
     _check(result, f"mount_setattr {path}")
 
 
-def _reason(error: BaseException) -> str:
+def reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.errno:
         return os.strerror(error.errno).lower()
     return str(error)[:80] or type(error).__name__
@@ -189,7 +189,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
     try:
         _lib()
     except OSError as error:
-        missing.append(f"namespaces ({_reason(error)})")
+        missing.append(f"namespaces ({reason(error)})")
         return state
 
     if os.geteuid() != 0:
@@ -203,7 +203,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
             state["userns"] = True
             layers.append("user namespace")
         except OSError as error:
-            missing.append(f"user namespace ({_reason(error)}): not root, so no other namespace either")
+            missing.append(f"user namespace ({reason(error)}): not root, so no other namespace either")
             missing += ["network namespace", "mount namespace", "PID namespace"]
             return state
 
@@ -211,7 +211,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
         unshare(CLONE_NEWNET)
         layers.append("network namespace")
     except OSError as error:
-        missing.append(f"network namespace ({_reason(error)})")
+        missing.append(f"network namespace ({reason(error)})")
 
     try:
         unshare(CLONE_NEWNS)
@@ -219,7 +219,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
         state["mounts"] = True
         layers.append("mount namespace")
     except OSError as error:
-        missing.append(f"mount namespace ({_reason(error)})")
+        missing.append(f"mount namespace ({reason(error)})")
 
     if state["mounts"]:
         _build_view(workdir, repo, layers, missing)
@@ -230,7 +230,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
             state["pidns"] = True
             layers.append("PID namespace")
         except OSError as error:
-            missing.append(f"PID namespace ({_reason(error)})")
+            missing.append(f"PID namespace ({reason(error)})")
     return state
 
 
@@ -244,26 +244,41 @@ def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
         layers.append("answers hidden (" + ", ".join(covers) + " covered)")
         layers.append(f"private directory on tmpfs ({WORKDIR_BYTES // 1024**2} MiB)")
     except OSError as error:
-        missing.append(f"hidden repository ({_reason(error)})")
+        missing.append(f"hidden repository ({reason(error)})")
         return
     try:
         set_mount_attr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, recursive=True)
         set_mount_attr(workdir, 0, MOUNT_ATTR_RDONLY)
         layers.append("read-only filesystem")
     except OSError as error:
-        missing.append(f"read-only filesystem ({_reason(error)})")
+        missing.append(f"read-only filesystem ({reason(error)})")
     try:
         if os.path.isdir("/dev/shm"):
             mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={SHM_BYTES},mode=1777")
     except OSError as error:
-        missing.append(f"private /dev/shm ({_reason(error)})")
+        missing.append(f"private /dev/shm ({reason(error)})")
 
 
-def die_with_parent() -> None:
+def die_with_parent(sig: int = 9) -> None:
     try:
-        _lib().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        _lib().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def complete(state: dict) -> bool:
+    """Whether every layer of this tier is in force: no network, answers hidden, read-only, own PIDs."""
+    layers = state.get("layers", [])
+    return bool(state.get("pidns") and state.get("mounts") and "network namespace" in layers
+                and "read-only filesystem" in layers and any(x.startswith("answers hidden") for x in layers))
+
+
+def no_new_privs() -> bool:
+    """Set no_new_privs (no setuid program can give privileges back; Landlock and seccomp need it)."""
+    try:
+        return _lib().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def student_uid(supervisor_pid: int) -> int:
@@ -279,7 +294,7 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
             layers.append("private /proc")
         except OSError as error:
-            missing.append(f"private /proc ({_reason(error)})")
+            missing.append(f"private /proc ({reason(error)})")
     if os.geteuid() == 0 and not state.get("userns"):
         if state.get("mounts"):
             try:
@@ -290,14 +305,7 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"  # getpass without a passwd entry
                 layers.append(f"unprivileged user (uid {uid})")
             except OSError as error:
-                missing.append(f"unprivileged user ({_reason(error)})")
-        else:
-            missing.append("unprivileged user (needs the mount namespace to keep Python readable)")
+                missing.append(f"unprivileged user ({reason(error)})")
     if state.get("pidns"):  # if the supervisor dies, so does the namespace (after the uid change,
         die_with_parent()  # which would clear it)
-    try:
-        _check(_lib().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
-        layers.append("no_new_privs")
-    except (OSError, AttributeError) as error:
-        missing.append(f"no_new_privs ({_reason(error)})")
     return layers, missing

@@ -1,0 +1,158 @@
+"""Sandbox tiers: what a worker's report adds up to, and what to do where none holds.
+
+A worker child reports the layers in force and the ones the machine refused
+(worker/confine.py; the portable path reports none). This module reads that
+report as one of three tiers:
+
+- ``namespaces``: network, mount and PID namespaces, the answers covered, the
+  filesystem read-only, a private /proc;
+- ``landlock``: no privilege needed: a Landlock allow-list, a seccomp filter
+  without sockets, a subreaper (or PID namespace), and signals scoped to the
+  student's processes (Landlock ABI 6) or a uid of their own;
+- ``none``: any other case: student code could read the answers or the
+  grader's secrets, reach the network, or outlive the grading.
+
+Hidden grading refuses ``none`` unless told ``--sandbox weak``; `refusal`
+writes the one line that says why and how to get a tier on this platform.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+GIB, MIB = 1024**3, 1024**2
+
+NAMESPACES, LANDLOCK, NONE = "namespaces", "landlock", "none"
+NAMESPACES_NEEDS = ("network namespace", "answers hidden", "read-only filesystem", "PID namespace",
+                    "private /proc")
+# each entry: any one of these layers will do
+LANDLOCK_NEEDS = (("landlock filesystem",), ("seccomp",), ("subreaper", "PID namespace"),
+                  ("landlock scope", "unprivileged user", "user namespace"))
+
+# a guarantee a test may need -> layers that each give it (either tier)
+GUARANTEES = {
+    "network": ("network namespace", "seccomp"),
+    "hidden": ("answers hidden", "landlock filesystem"),
+    "readonly": ("read-only filesystem", "landlock filesystem"),
+    "pid": ("PID namespace", "subreaper"),
+    "proc": ("private /proc", "landlock filesystem"),
+    "signals": ("PID namespace", "landlock scope"),
+    "unprivileged": ("unprivileged user",),
+    "quota": ("private directory on tmpfs",),
+}
+
+
+def _has(report: dict | None, prefix: str) -> bool:
+    return bool(report) and any(str(x).startswith(prefix) for x in report.get("layers", []))
+
+
+def tier(report: dict | None) -> str:
+    if not report:
+        return NONE
+    if any(str(m).startswith("unprivileged user") for m in report.get("missing", [])):
+        return NONE  # student code would run as root
+    if all(_has(report, layer) for layer in NAMESPACES_NEEDS):
+        return NAMESPACES
+    if all(any(_has(report, layer) for layer in choice) for choice in LANDLOCK_NEEDS):
+        return LANDLOCK
+    return NONE
+
+
+def holds(report: dict | None, guarantee: str) -> bool:
+    """Whether `guarantee` (a key of GUARANTEES) held in the reporting child, by either tier."""
+    return any(_has(report, layer) for layer in GUARANTEES[guarantee])
+
+
+def _size(value: int) -> str:
+    if value >= GIB and value % GIB == 0:
+        return f"{value // GIB} GiB"
+    if value >= MIB:
+        return f"{value / MIB:g} MiB"
+    return f"{value} bytes"
+
+
+def describe(report: dict | None, limits) -> str:
+    """E.g. "sandbox: tier landlock: process group, ..., rlimits (memory 4 GiB, ...); missing: ..."."""
+    if not report:
+        return "sandbox: tier none: no worker was started"
+    layers = [x for x in report.get("layers", []) if not x.startswith("rlimit:")]
+    set_limits = {x.split(":", 1)[1] for x in report.get("layers", []) if x.startswith("rlimit:")}
+    parts = []
+    for key, text in (("memory_bytes", f"memory {_size(limits.memory_bytes)}"),
+                      ("cpu_seconds", f"cpu {limits.cpu_seconds:g} s"),
+                      ("file_bytes", f"files {_size(limits.file_bytes)}"),
+                      ("processes", f"processes {limits.processes}")):
+        if key in set_limits:
+            parts.append(text)
+    timeouts = f"timeouts ({limits.call_seconds:g} s per call, {limits.load_seconds:g} s per load)"
+    line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + [f"rlimits ({', '.join(parts)})", timeouts])
+    missing = list(report.get("missing", []))
+    missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
+                if key not in set_limits]
+    if missing:
+        line += "; missing: " + ", ".join(missing)
+    return line
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4096)
+    except OSError:
+        return ""
+
+
+def in_container() -> bool:
+    cgroup = _read("/proc/1/cgroup")
+    return (os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+            or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod")))
+
+
+def platform_advice() -> tuple[str, str]:
+    """(where this runs, how to get a sandbox tier there), for the refusal's one line."""
+    if sys.platform == "win32" or sys.platform == "darwin":
+        name = "Windows" if sys.platform == "win32" else "macOS"
+        return name, ("hidden grading needs Linux: grade on a Linux machine, a Linux CI runner "
+                      "or Gradescope; students use `python -m autograder check`")
+    if os.environ.get("AUTOGRADER_WORKER", "").lower() == "spawn":
+        return "the portable worker path", "unset AUTOGRADER_WORKER: hidden grading needs Linux's fork path"
+    landlock = "a kernel with Landlock (Linux 5.13 or later, 'landlock' in /sys/kernel/security/lsm)"
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        if os.environ.get("RUNNER_ENVIRONMENT") == "github-hosted" or _read(
+                "/proc/sys/kernel/apparmor_restrict_unprivileged_userns").strip() == "1":
+            return "GitHub-hosted runner", ("run this step with sudo, or run "
+                                            "`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` first")
+        return "GitHub self-hosted runner", f"run the grading as root (sudo), or give the runner {landlock}"
+    if os.path.isdir("/autograder/source"):
+        return "Gradescope", f"the landlock tier needs {landlock}; ask Gradescope support which kernel runs"
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "Kubernetes pod", (f"schedule the pod on nodes with {landlock}, or allow namespaces "
+                                  "(CAP_SYS_ADMIN with an unconfined seccomp profile)")
+    if os.environ.get("GITLAB_CI") == "true":
+        return "GitLab job", (f"use runners whose host has {landlock}, or a shell executor "
+                              "where the grading runs as root")
+    if in_container():
+        return "container", f"run it on a host with {landlock}, or with CAP_SYS_ADMIN and seccomp unconfined"
+    if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").strip() == "1":
+        return "Ubuntu with restricted user namespaces", (
+            "run as root (sudo), or `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`")
+    return "Linux", f"run as root, allow unprivileged user namespaces, or use {landlock}"
+
+
+def refusal(report: dict | None) -> str:
+    """The one line of a refused hidden grading."""
+    missing = [str(m) for m in (report or {}).get("missing", []) if not str(m).startswith("rlimit")]
+    where, fix = platform_advice()
+    summary = "; ".join(missing[:4]) or "no sandbox layer"
+    return (f"hidden grading refused: no sandbox tier holds here, so student code could read the answers "
+            f"or reach the network (missing: {summary}). {where}: {fix}. "
+            "To grade anyway, unconfined and marked so, pass --sandbox weak.")
+
+
+def protection_line(report: dict | None) -> str:
+    """The self-check's one line about the protection its student runs under."""
+    level = tier(report)
+    if level != NONE:
+        return f"self-check: protection level: {level} sandbox (your code cannot reach the network or other files)"
+    where = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, "this machine")
+    return f"self-check: no sandbox on {where}: the visible checks run your code as you"

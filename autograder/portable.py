@@ -221,7 +221,7 @@ class Session:
             return None, status
         printed = reply.pop("printed", "") if isinstance(reply, dict) else ""
         if printed:
-            self.output.append(str(printed)[:OUTPUT_CAP])
+            self.output.append(str(printed)[:2 * OUTPUT_CAP])  # the worker capped it already
         return reply, status
 
     def request(self, message: dict, timeout: float):
@@ -252,6 +252,6 @@ class Session:
 
     def printed(self) -> str:
         text = "".join(self.output)
-        if len(text) > OUTPUT_CAP:
+        if len(text) > OUTPUT_CAP + 200:
             text = text[:OUTPUT_CAP] + "\n[... more output was dropped]"
         return text

@@ -1,0 +1,132 @@
+"""The portable worker path (Windows, macOS, AUTOGRADER_WORKER=spawn): its plumbing, one choice each.
+
+Runs here on Linux: the path uses nothing but subprocess pipes, threads and a
+queue, so what it does here it does there. `tests/test_windows_selfcheck.py`
+runs the whole self-check under an emulation of Windows' Python surface.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from support import EXAMPLES, ROOT, correct_source
+
+from autograder import tiers
+from autograder.grade import SandboxRefused, run_checks
+from autograder.portable import Launcher
+from autograder.submission import locate
+from autograder.workers import OUTPUT_CAP, Limits, start_launcher
+
+
+@pytest.fixture
+def launcher():
+    made = Launcher()
+    yield made
+    made.close()
+
+
+def load(session, source: str, timeout: float = 60):
+    return session.request({"op": "load", "cells": [{"label": "cell", "source": source}]}, timeout)
+
+
+def test_spawn_is_chosen_where_asked(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_WORKER", "spawn")
+    chosen = start_launcher()
+    try:
+        assert isinstance(chosen, Launcher)
+    finally:
+        chosen.close()
+
+
+def test_a_call_past_its_time_kills_the_process(launcher):
+    session = launcher.spawn(Limits(), {"names": ["spin"]})
+    reply, status = load(session, "def spin():\n    while True:\n        pass\n")
+    assert status == "ok" and reply["ok"]
+    process = session.process
+    started = time.monotonic()
+    reply, status = session.request({"op": "call", "target": {"name": "spin"}, "args": [],
+                                     "kwargs": {"__dict__": []}}, 1.0)
+    assert (reply, status) == (None, "timeout")
+    assert time.monotonic() - started < 5
+    assert process.popen.poll() is not None, "the spinning interpreter is still running"
+    again = launcher.spawn(Limits(), {"names": []})  # the next section gets a fresh interpreter
+    assert again.process is not process and again.process.alive()
+
+
+def test_printed_output_is_capped(launcher):
+    session = launcher.spawn(Limits(), {"names": []})
+    reply, status = load(session, "for _ in range(64):\n    print('x' * 16384)\n")
+    assert status == "ok" and reply["ok"]
+    text = session.printed()
+    assert text.startswith("xxxx")
+    assert OUTPUT_CAP <= len(text) <= OUTPUT_CAP + 200
+    assert "dropped" in text
+
+
+def test_a_crash_is_a_death_not_a_hang(launcher):
+    session = launcher.spawn(Limits(), {"names": []})
+    reply, status = load(session, "import os\nos._exit(3)\n")
+    assert (reply, status) == (None, "died")
+
+
+def test_sections_do_not_see_each_others_global_changes(launcher):
+    first = launcher.spawn(Limits(), {"names": []})
+    reply, _ = load(first, "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.softmax = None\n"
+                           "torch.Tensor.sum = lambda self, *a, **k: 42\n")
+    assert reply["ok"] and all(cell["ok"] for cell in reply["cells"])
+    second = launcher.spawn(Limits(), {"names": ["probe"]})
+    reply, _ = load(second, "import torch\ndef probe():\n"
+                            "    return [str(torch.ones(1).dtype), torch.softmax is not None, "
+                            "float(torch.ones(2).sum())]\n")
+    assert reply["ok"]
+    reply, status = second.request({"op": "call", "target": {"name": "probe"}, "args": [],
+                                    "kwargs": {"__dict__": []}}, 30)
+    assert status == "ok", reply
+    assert reply["value"] == ["torch.float32", True, 2.0]
+
+
+def test_a_student_exception_reads_as_the_students(launcher, tmp_path):
+    source = correct_source("01_scores").replace(
+        "def dot_scores(query, inputs):", "def dot_scores(query, inputs):\n    raise ValueError('my own bug')", 1)
+    path = tmp_path / "01_scores.py"
+    path.write_text(source, encoding="utf-8")
+    result = run_checks(locate(path), "cpu", visible_only=True, zygote=launcher)
+    messages = [c.message for c in result.sections[0].checks if not c.passed]
+    assert messages and all("dot_scores raised ValueError: my own bug" in m for m in messages), messages
+    assert result.sandbox == tiers.NONE and not result.weak  # a self-check is never "weak"
+
+
+def test_hidden_grading_refuses_the_portable_path(launcher, tmp_path):
+    path = tmp_path / "01_scores.py"
+    path.write_text(correct_source("01_scores"), encoding="utf-8")
+    with pytest.raises(SandboxRefused, match="hidden grading refused"):
+        run_checks(locate(path), "cpu", zygote=launcher)
+    weak = run_checks(locate(path), "cpu", Limits(sandbox="weak"), zygote=launcher)
+    assert weak.weak and weak.sandbox == tiers.NONE and weak.score == weak.max_score
+
+
+def scores_and_messages(result):
+    return {(c.section, c.name): (c.points, c.message) for s in result.sections for c in s.checks}
+
+
+def test_same_scores_and_messages_as_the_fork_path(launcher):
+    """Only the plumbing differs: the partial example's every check reads the same on both paths."""
+    from support import zygote
+
+    portable = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, zygote=launcher)
+    forked = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, zygote=zygote())
+    assert 0 < portable.score < portable.max_score
+    assert scores_and_messages(portable) == scores_and_messages(forked)
+
+
+def test_cli_refuses_hidden_grading_in_one_line():
+    env = {"AUTOGRADER_WORKER": "spawn", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(EXAMPLES / "correct_py" / "01_scores.py")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("autograder: error: hidden grading refused"), done.stderr
+    assert "--sandbox weak" in lines[0] and "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -1,0 +1,129 @@
+"""Sandbox tiers: how a worker's report is read, what a refusal says, where the tier is recorded."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from support import EXAMPLES, ROOT
+
+from autograder import tiers
+from autograder.formats import render
+from autograder.results import WEAK_WARNING, GradeResult, SectionResult
+
+NAMESPACE_LAYERS = ["process group", "network namespace", "mount namespace", "answers hidden (/work covered)",
+                    "read-only filesystem", "PID namespace", "private /proc", "unprivileged user (uid 200001)",
+                    "no_new_privs", "seccomp (no sockets, no ptrace, no namespaces)"]
+LANDLOCK_LAYERS = ["process group", "subreaper", "unprivileged user (uid 200001)", "no_new_privs",
+                   "landlock filesystem (ABI 7)", "landlock network (no TCP bind or connect)",
+                   "landlock scope (no signal or abstract socket outside)", "seccomp (no sockets, no ptrace)"]
+
+
+@pytest.mark.parametrize("layers, missing, expected", [
+    (NAMESPACE_LAYERS, [], tiers.NAMESPACES),
+    (LANDLOCK_LAYERS, ["network namespace (operation not permitted)"], tiers.LANDLOCK),
+    # the runner's case: a user namespace but nothing else, Landlock on top, same uid as the grader
+    (["user namespace", "subreaper", "no_new_privs", "landlock filesystem (ABI 4)", "seccomp",
+      "landlock scope (no signal)"], ["network namespace (operation not permitted)"], tiers.LANDLOCK),
+    # each missing piece of the landlock tier alone brings it down to none
+    ([x for x in LANDLOCK_LAYERS if not x.startswith("landlock filesystem")], [], tiers.NONE),
+    ([x for x in LANDLOCK_LAYERS if not x.startswith("seccomp")], [], tiers.NONE),
+    ([x for x in LANDLOCK_LAYERS if x != "subreaper"], [], tiers.NONE),
+    ([x for x in LANDLOCK_LAYERS if not x.startswith(("landlock scope", "unprivileged"))], [], tiers.NONE),
+    # a namespace tier without its PID namespace is not one
+    ([x for x in NAMESPACE_LAYERS if x != "PID namespace"], [], tiers.NONE),
+    # student code left running as root: none, whatever else holds
+    (LANDLOCK_LAYERS[:2] + LANDLOCK_LAYERS[3:], ["unprivileged user (/root is not readable by other users)"],
+     tiers.NONE),
+    ([], ["sandbox (turned off: --sandbox off, for debugging only)"], tiers.NONE),
+])
+def test_tier_of_a_report(layers, missing, expected):
+    assert tiers.tier({"layers": layers, "missing": missing}) == expected
+
+
+@pytest.mark.parametrize("env, where, fix", [
+    ({"GITHUB_ACTIONS": "true", "RUNNER_ENVIRONMENT": "github-hosted"}, "GitHub-hosted runner",
+     "apparmor_restrict_unprivileged_userns=0"),
+    ({"GITHUB_ACTIONS": "true", "RUNNER_ENVIRONMENT": "self-hosted"}, "GitHub self-hosted runner", "sudo"),
+    ({"GITLAB_CI": "true"}, "GitLab job", "Landlock"),
+    ({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "Kubernetes pod", "Landlock"),
+])
+def test_refusal_names_the_platform_and_its_fix(monkeypatch, env, where, fix):
+    for name in ("GITHUB_ACTIONS", "RUNNER_ENVIRONMENT", "GITLAB_CI", "KUBERNETES_SERVICE_HOST", "AUTOGRADER_WORKER"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    line = tiers.refusal({"layers": [], "missing": ["network namespace (operation not permitted)"]})
+    assert "\n" not in line
+    assert line.startswith("hidden grading refused")
+    assert f"{where}:" in line and fix in line and "--sandbox weak" in line
+    assert "network namespace (operation not permitted)" in line
+
+
+def weak_result() -> GradeResult:
+    section = SectionResult("01_scores", "Scores")
+    return GradeResult("ada", "cpu", [section], sandbox=tiers.NONE, weak=True, torch="2.13.0")
+
+
+@pytest.mark.parametrize("fmt, marker", [
+    ("table", f"!! {WEAK_WARNING}"),
+    ("markdown", f"> **Warning:** {WEAK_WARNING}"),
+    ("junit", '<property name="sandbox_weak" value="true" />'),
+    ("json", '"sandbox_weak": true'),
+])
+def test_a_weak_grading_is_marked_in_every_format(fmt, marker):
+    text = render(weak_result(), fmt)
+    assert marker in text
+    assert "torch" in text
+    strong = weak_result()
+    strong.weak, strong.sandbox = False, tiers.LANDLOCK
+    assert marker not in render(strong, fmt)
+
+
+def test_the_html_report_carries_the_banner():
+    import html
+
+    from autograder.report import render_html
+
+    assert html.escape(WEAK_WARNING) in render_html(weak_result(), images={})
+    strong = weak_result()
+    strong.weak = False
+    assert html.escape(WEAK_WARNING) not in render_html(strong, images={})
+
+
+def test_grades_csv_has_the_tier():
+    from autograder.batch import RESULT_KEY, class_table
+
+    weak = json.loads(render(weak_result(), "json"))
+    weak[RESULT_KEY].update({"sections": ["01_scores"]})
+    strong = json.loads(render(weak_result(), "json"))
+    strong[RESULT_KEY].update({"sections": ["01_scores"], "sandbox": "landlock", "sandbox_weak": False})
+    table = class_table({"ada": weak, "bob": strong})
+    assert list(table["sandbox"]) == ["none (weak)", "landlock"]
+
+
+TRACE_IMPORTS = """
+import json, sys
+from autograder import cli, student
+first = {}
+ensure = student.SectionWorker.ensure
+def traced(self):
+    first.setdefault("modules", sorted(m for m in sys.modules if m.split(".")[0] in ("autograder", "solutions")))
+    return ensure(self)
+student.SectionWorker.ensure = traced
+status = cli.main(sys.argv[1:])
+late = sorted(m for m in sys.modules if m.split(".")[0] in ("autograder", "solutions") and m not in first["modules"])
+print(json.dumps({"status": status, "late": late}), file=sys.stderr)
+"""
+
+
+def test_the_grader_imports_nothing_of_its_own_after_student_code_ran(tmp_path):
+    """Every module of the grader is read from disk before the first student cell runs."""
+    done = subprocess.run([sys.executable, "-c", TRACE_IMPORTS, "grade", str(EXAMPLES / "partial"),
+                           "--report", str(tmp_path / "feedback"), "--format", "json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    traced = json.loads(done.stderr.strip().splitlines()[-1])
+    assert traced["status"] == 0, done.stderr[-2000:]
+    assert traced["late"] == [], f"imported after student code ran: {traced['late']}"
+    assert (tmp_path / "feedback" / "report.html").exists()

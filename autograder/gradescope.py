@@ -63,19 +63,32 @@ cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograde
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
-# Gradescope runs this for every submission; it must leave {RESULTS}.
+# Gradescope runs this for every submission, as root in a container without
+# CAP_SYS_ADMIN: the grader confines student code in its landlock tier there
+# (Landlock, seccomp, a uid of its own), and refuses to grade where no tier holds.
+# It must leave {RESULTS}.
 set -uo pipefail
 mkdir -p "$(dirname {RESULTS})"
+log=$(mktemp)
+exec 3>&2 2>"$log"  # the grader's one-line error, if any, goes into results.json below
 cd {SOURCE}
 PYTHONPATH={SOURCE} {VENV}/bin/python {shlex.join(GRADE_ARGS)}
 status=$?
+exec 2>&3 3>&-
+cat "$log" >&2
 if [ ! -s {RESULTS} ]; then
-    # The grader itself failed before writing anything: tell the student, not zero silently.
-    cat > {RESULTS} <<'JSON'
-{{"score": 0, "output": "The autograder failed on this submission; your instructor has been notified.", "visibility": "visible", "tests": []}}
-JSON
+    # Nothing was graded (no sandbox here, or the grader itself failed): say why, not zero silently.
+    {VENV}/bin/python - "$log" "$status" > {RESULTS} <<'PY'
+import json, sys
+with open(sys.argv[1], encoding="utf-8", errors="replace") as handle:
+    said = [line.strip() for line in handle if line.startswith("autograder: ")]
+why = said[-1][len("autograder: "):] if said else f"the grader stopped with exit status {{sys.argv[2]}}"
+print(json.dumps({{"score": 0, "visibility": "visible", "stdout_visibility": "visible", "tests": [],
+                  "output": "This submission could not be graded, through no fault of yours. "
+                            "Please tell your instructor; the reason: " + why}}))
+PY
 fi
-exit 0  # a grader error is already in results.json (status $status); Gradescope must still read it
+exit 0  # whatever happened is in results.json (status $status); Gradescope must still read it
 """
 
 INCLUDE = ("pyproject.toml", "autograder", "solutions")

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,23 @@ def test_the_unzipped_grader_grades_a_submission(exported, tmp_path):
     assert done.returncode == 0, done.stderr
     data = json.loads(results.read_text())
     assert data["score"] == data["max_score"] > 0 and data["tests"]
+
+
+def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
+    """Where no sandbox tier holds (here: the portable worker path), results.json carries the refusal."""
+    _, source, _ = exported
+    script = (source / "run_autograder").read_text()
+    results = tmp_path / "results" / "results.json"
+    venv = Path(sys.executable).parent.parent
+    script = (script.replace("/autograder/results/results.json", str(results))
+              .replace("/autograder/submission", str(EXAMPLES / "correct"))
+              .replace("/autograder/source", str(source)).replace("/autograder/venv", str(venv)))
+    (tmp_path / "run_autograder").write_text(script)
+    done = subprocess.run(["bash", str(tmp_path / "run_autograder")], env=dict(os.environ, AUTOGRADER_WORKER="spawn"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == 0 and data["tests"] == []
+    assert "could not be graded" in data["output"] and "hidden grading refused" in data["output"]
+    assert "notified" not in data["output"]
+    assert "hidden grading refused" in done.stderr

@@ -154,7 +154,7 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
     assert list(table.index) == ["ann", "ben", "dan"]
     assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: the later grading wins
     assert list(table["01_scores"]) == [1.0, 3.0, 0.5]
-    assert list(table.columns) == SECTION_IDS + ["total", "max_score", "status"]
+    assert list(table.columns) == SECTION_IDS + ["total", "max_score", "status", "sandbox"]
 
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path):
@@ -185,13 +185,14 @@ def test_class_table_matches_grade_on_each_student(graded_class):
         row = table.loc[student]
         assert row["total"] == pytest.approx(expected["score"])
         assert row["max_score"] == pytest.approx(expected["max_score"])
-        assert list(table.columns) == [SECTION, "total", "max_score", "status"]
+        assert list(table.columns) == [SECTION, "total", "max_score", "status", "sandbox"]
         for section in [SECTION]:
             points = sum(t["score"] for t in expected["tests"] if t["tags"][0] == section)
             assert row[section] == pytest.approx(points), (student, section)
     assert table.loc["alice", "total"] == table.loc["alice", "max_score"] > 0
     assert table.loc["carol", "total"] == 0
     assert set(table["status"]) == {"graded"}  # carol's broken notebook is her zero, not a grader error
+    assert set(table["sandbox"]) <= {"namespaces", "landlock"}  # never graded unconfined by default
     assert "not valid JSON" in json.loads((out / "students" / "carol.json").read_text())["output"]
 
 

@@ -398,14 +398,16 @@ def test_environment_secrets(monkeypatch):
 def test_writing_outside_the_sandbox(layers, tmp_path):
     need(layers, "readonly", "hidden")
     worker_file = ROOT / "autograder" / "worker" / "serve.py"
-    before = worker_file.read_bytes()
+    grader_files = [ROOT / "autograder" / "tiers.py", ROOT / "autograder" / "checks" / "test_01_scores.py",
+                    ROOT / "autograder" / "report.py"]  # what the trusted side imports or reads
+    before = {path: path.read_bytes() for path in [worker_file] + grader_files}
     targets = [ROOT / "evil-note.txt", ROOT / "autograder" / "evil-note.txt", tmp_path / "evil-note.txt",
                pathlib.Path(tempfile.gettempdir()) / "evil-note.txt", pathlib.Path("/tmp/evil-note.txt"),
                pathlib.Path("/root/evil-note.txt"), pathlib.Path("/var/tmp/evil-note.txt")]
     hostile = with_cell(f"""
         import os
         written = []
-        for path in {[str(t) for t in targets] + [str(worker_file)]!r}:
+        for path in {[str(t) for t in targets] + [str(p) for p in [worker_file] + grader_files]!r}:
             try:
                 with open(path, "a") as handle:
                     handle.write("# pwned\\n")
@@ -418,7 +420,7 @@ def test_writing_outside_the_sandbox(layers, tmp_path):
         """) + sabotage_if("written")
     result = grade(hostile)
     assert result.score == FULL, result.printed
-    assert worker_file.read_bytes() == before
+    assert {path: path.read_bytes() for path in before} == before
     assert not [t for t in targets if t.exists()]
 
 

@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     from autograder.workers import start_launcher
 
     not_dumpable()
-    launcher = start_launcher()  # started before our own `import torch`, so the two imports overlap
+    launcher = start_launcher(limits)  # started before our own `import torch`, so the two imports overlap
     try:
         device = resolve_device(args.device)
     except UsageError as error:

@@ -95,7 +95,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
     own_zygote = zygote is None
-    zygote = zygote or start_launcher()  # started first: it imports torch while we import pytest
+    zygote = zygote or start_launcher(limits)  # started first: it imports torch while we import pytest
     import pytest  # noqa: E402  (deferred: the zygote's start overlaps this import)
     import torch
 

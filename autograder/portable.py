@@ -30,6 +30,11 @@ START_SECONDS = 120.0  # importing torch on a slow laptop, first run after insta
 _EOF = object()
 
 
+def _settings(limits: Limits) -> tuple:
+    """What a worker process is started with: a process serves only the limits it was started with."""
+    return (limits.memory_bytes, limits.cpu_seconds, limits.file_bytes)
+
+
 class Process:
     """One spawned worker interpreter and the threads that read its two pipes."""
 
@@ -139,19 +144,31 @@ class Launcher:
 
     kind = "spawn"
 
-    def __init__(self):
+    def __init__(self, limits: Limits | None = None):
         self.process: Process | None = None
         self.workdir: str | None = None
         self.sandbox: dict | None = None
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
+        self.pending: tuple | None = None
+        self.settings: tuple | None = None
+        self._start(limits or Limits())  # now: its torch import overlaps the trusted side's
+
+    def _start(self, limits: Limits) -> None:
+        self.workdir = tempfile.mkdtemp(prefix="attn-grade-")
+        self.pending = (Process(limits, self.workdir), _settings(limits))
 
     def _ready_process(self, limits: Limits) -> Process:
-        if self.process is not None and self.process.alive():
+        if self.process is not None and self.process.alive() and self.settings == _settings(limits):
             return self.process
-        self._stop_process()
-        self.workdir = tempfile.mkdtemp(prefix="attn-grade-")
-        process = Process(limits, self.workdir)
+        if self.pending is not None and self.pending[1] != _settings(limits):
+            self.pending[0].kill()
+            self.pending = None
+        if self.pending is None:
+            self._stop_process()
+            self._start(limits)
+        process, self.settings = self.pending
+        self.pending = None
         hello, status = process.receive(START_SECONDS)
         if status != "ok" or not isinstance(hello, dict) or not hello.get("ready"):
             process.kill()
@@ -185,17 +202,16 @@ class Launcher:
         return True  # a dead process is replaced by the next spawn
 
     def _stop_process(self):
-        if self.process is not None:
-            self.process.kill()
-            self.process = None
+        for process in [self.process] + ([self.pending[0]] if self.pending else []):
+            if process is not None:
+                process.kill()
+        self.process, self.pending = None, None
         if self.workdir is not None:
             remove_tree(self.workdir)
             self.workdir = None
 
     def close(self):
         with self.lock:
-            if self.process is not None and self.process.alive():
-                self.process.send({"op": "bye", "session": ""})
             self._stop_process()
 
 

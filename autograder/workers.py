@@ -104,14 +104,14 @@ def fork_path_available() -> bool:
         hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
 
 
-def start_launcher(warm_meta: bool = False):
-    """The fork path's Zygote where it can run, else the portable launcher."""
+def start_launcher(limits: "Limits | None" = None, warm_meta: bool = False):
+    """The fork path's Zygote where it can run, else the portable launcher (started with `limits`)."""
     choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
     if choice == "fork" or (choice != "spawn" and fork_path_available()):
         return Zygote(warm_meta=warm_meta)
     from autograder.portable import Launcher
 
-    return Launcher()
+    return Launcher(limits)
 
 
 def remove_tree(path: str) -> None:

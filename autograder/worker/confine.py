@@ -84,6 +84,8 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
     elif not confined:
         missing.append("sandbox (turned off: --sandbox off, for debugging only)")
     unprivileged_tier = confined and not namespaces.complete(state)
+    if workdir:  # now, while root may still enter every folder above it (its tmpfs, in the namespaces tier)
+        os.chdir(workdir)
 
     if state.get("pidns"):
         pid = os.fork()
@@ -219,8 +221,15 @@ def readable_by_others(path: str) -> bool:
 
 
 def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
-    """The landlock tier, in the student's process: its own uid (when root), no_new_privs, Landlock."""
+    """The landlock tier, in the student's process: its own uid (when root), then Landlock (no_new_privs
+    is already set). The ruleset is built first: after the uid change a path under a folder only
+    root may enter (pytest's temporary folders, say) could no longer be opened."""
     layers, missing = [], []
+    try:
+        prepared = landlock.prepare(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
+    except OSError as error:
+        prepared = None
+        missing.append(f"landlock filesystem ({namespaces.reason(error)})")
     if os.geteuid() == 0 and not state.get("userns"):  # (the namespaces tier switched already if it could)
         needed = [sys.base_prefix, sys.prefix, HERE]
         unreadable = [p for p in needed if not readable_by_others(p)]
@@ -237,8 +246,10 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
                 namespaces.die_with_parent()  # the uid change cleared it
             except OSError as error:
                 missing.append(f"unprivileged user ({namespaces.reason(error)})")
+    if prepared is None:
+        return layers, missing
     try:
-        got = landlock.restrict(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
+        got = landlock.enforce(prepared)
     except OSError as error:
         missing.append(f"landlock filesystem ({namespaces.reason(error)})")
         return layers, missing
@@ -265,8 +276,7 @@ def enter(limits: dict, out_fd: int) -> list:
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")
     sys.stderr = sys.stdout
     workdir = limits.get("workdir")
-    if workdir:
-        os.chdir(workdir)
+    if workdir:  # the process is in it already (`start`)
         os.environ["HOME"] = workdir
         os.environ["TMPDIR"] = workdir
         layers.append("private directory")

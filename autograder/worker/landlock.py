@@ -150,6 +150,12 @@ def _add(ruleset: int, path: str, rights: int, handled: int) -> bool:
 def restrict(paths: dict) -> dict:
     """Restrict the calling thread (and what it starts) to `paths` (see `plan`). The caller has
     set no_new_privs. Returns {"abi", "tcp", "scoped"}; raises OSError where Landlock is missing."""
+    return enforce(prepare(paths))
+
+
+def prepare(paths: dict) -> tuple[int, int]:
+    """Build the ruleset now, while every path can still be opened (before a uid change):
+    returns (ruleset fd, ABI) for `enforce`."""
     abi = abi_version()
     if abi < 1:
         raise OSError(38, "Landlock is not available in this kernel")
@@ -168,6 +174,16 @@ def restrict(paths: dict) -> dict:
             _add(ruleset, path, handled_fs, handled_fs)
         for path in paths["device"]:
             _add(ruleset, path, DEVICE | READ_DIR, handled_fs)
+    except OSError:
+        os.close(ruleset)
+        raise
+    return ruleset, abi
+
+
+def enforce(prepared: tuple[int, int]) -> dict:
+    """Restrict the calling thread (and what it starts) to the prepared ruleset."""
+    ruleset, abi = prepared
+    try:
         if _lib().syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             _fail("restrict_self")
     finally:

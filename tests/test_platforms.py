@@ -1,0 +1,240 @@
+"""Grading on the platforms where it really runs, reproduced with the kernel's own denials.
+
+`tests/platforms.py` builds each platform (seccomp filter, capabilities,
+users; see its docstring); here the real command line grades under it:
+
+- on a GitHub-hosted runner (a user namespace without capabilities), in a
+  default container as root, and in the same container as an ordinary user,
+  a correct submission gets full marks at the landlock tier, probes for the
+  answers, the grader's environment and the network find nothing, nothing
+  survives the grading, and the whole evil corpus is contained;
+- where no tier can hold (no namespaces, no Landlock), hidden grading refuses
+  in one line and exits 1, and `--sandbox weak` grades with the mark.
+
+Where the emulation cannot be set up (not root, not Linux, an unknown
+architecture), every test here is skipped with the reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from support import EXAMPLES, ROOT, correct_source
+
+import platforms
+
+CONTAINED = ["runner", "container-root", "container-user"]
+SECRET = "gh" + "p_platformsecret0123456789"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def emulation_possible():
+    reason = platforms.can_emulate()
+    if reason:
+        pytest.skip(f"the platforms cannot be emulated here: {reason}")
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """A folder every emulated user can reach, read and write (submissions, pytest's temp, reports)."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="attn-platforms-", dir="/tmp")
+    os.chmod(folder, 0o1777)
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def grade(platform: str, submission, *more, env=None, timeout=300):
+    argv = [sys.executable, "-m", "autograder", "grade", str(submission), "--format", "json", *map(str, more)]
+    return platforms.run(platform, argv, env={"ROSTER_TOKEN": SECRET, **(env or {})}, cwd=str(ROOT),
+                         timeout=timeout)
+
+
+def tier_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.startswith("sandbox: tier ")]
+    assert lines, stderr[-2000:]
+    return lines[-1]
+
+
+@pytest.mark.parametrize("platform", CONTAINED)
+def test_correct_submission_gets_full_marks(platform):
+    done = grade(platform, EXAMPLES / "correct")
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout)
+    assert data["score"] == data["max_score"] > 0
+    assert data["extra_data"]["sandbox"] == "landlock" and not data["extra_data"]["sandbox_weak"]
+    assert tier_line(done.stderr).startswith("sandbox: tier landlock: ")
+
+
+def hunting_source(port: int, marker: str) -> str:
+    """01_scores, correct, plus a cell that hunts for answers, secrets and the network, leaves a
+    daemon behind, and turns what it found into a wrong dot_scores."""
+    hunt = textwrap.dedent(f"""
+        import os, socket, subprocess
+        found = []
+        for top in ("/", "/work", "/root", "/home", "/tmp", "/autograder", "/opt", "/srv"):
+            for folder, dirs, files in os.walk(top):
+                if folder.startswith(("/proc", "/sys", "/dev", "/usr")) or folder.count("/") > 6:
+                    dirs[:] = []
+                    continue
+                for name in files:
+                    if name in ("scores.py", "test_01_scores.py", "documented_values.py", "config") \\
+                            or name.endswith(".ipynb"):
+                        path = os.path.join(folder, name)
+                        try:
+                            text = open(path, errors="replace").read(4096)
+                        except OSError:
+                            continue
+                        if "def dot_scores" in text or "[remote" in text or "documented" in text:
+                            found.append(path)
+        for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if name.isdigit():
+                try:
+                    if b"{SECRET}" in open(f"/proc/{{name}}/environ", "rb").read():
+                        found.append("environ " + name)
+                except OSError:
+                    pass
+        if "{SECRET}" in repr(dict(os.environ)):
+            found.append("own environment")
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+            try:
+                with socket.socket(socket.AF_INET, kind) as sock:
+                    sock.settimeout(1)
+                    sock.connect(("127.0.0.1", {port}))
+                    sock.send(b"leak")
+                    found.append(f"network {{kind}}")
+            except OSError:
+                pass
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execv("/bin/sleep", ["sleep", "{marker}"])
+                os._exit(0)
+        except OSError:
+            pass
+        print("found:", found)
+        _honest = dot_scores
+        def dot_scores(query, inputs):
+            return _honest(query, inputs) + (1.0 if found else 0.0)
+        """)
+    return correct_source("01_scores") + "\n\n# %% hunting\n" + hunt
+
+
+def sleepers(marker: str) -> list[int]:
+    hits = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if marker.encode() in open(f"/proc/{name}/cmdline", "rb").read():
+                    hits.append(int(name))
+            except OSError:
+                pass
+    return hits
+
+
+@pytest.mark.parametrize("platform", CONTAINED)
+def test_probes_find_nothing_and_nothing_survives(platform, shared):
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(4)
+    tcp.setblocking(False)
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    udp.setblocking(False)
+    marker = f"{4242 + os.getpid() % 1000}.{len(platform)}"
+    folder = shared / platform
+    folder.mkdir()
+    path = folder / "01_scores.py"
+    path.write_text(hunting_source(port, marker), encoding="utf-8")
+    os.chmod(folder, 0o755)
+    os.chmod(path, 0o644)
+    try:
+        done = grade(platform, path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        data = json.loads(done.stdout)
+        dot = [t for t in data["tests"] if t["name"].startswith("01_scores: dot_scores")]
+        assert dot and all(t["status"] == "passed" for t in dot), [t["output"] for t in dot]
+        assert data["score"] == data["max_score"]
+        with pytest.raises(BlockingIOError):
+            tcp.accept()
+        with pytest.raises(BlockingIOError):
+            udp.recvfrom(16)
+        deadline = time.monotonic() + 5
+        while sleepers(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not sleepers(marker), "a process started by the submission outlived its grading"
+    finally:
+        tcp.close()
+        udp.close()
+
+
+EVIL_SUMMARY = re.compile(r"evil corpus: (\d+)/(\d+) contained(?: \((\d+) degraded\))?")
+
+
+@pytest.mark.parametrize("platform", CONTAINED)
+def test_the_whole_evil_corpus_is_contained(platform, shared):
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_evil_corpus.py",
+            "-rs", "--basetemp", str(shared / f"evil-{platform}")]
+    done = platforms.run(platform, argv, env={"ROSTER_TOKEN": SECRET}, cwd=str(ROOT), timeout=600)
+    summary = EVIL_SUMMARY.search(done.stdout)
+    assert done.returncode == 0 and summary, done.stdout[-4000:] + done.stderr[-2000:]
+    contained, total = int(summary.group(1)), int(summary.group(2))
+    degraded = int(summary.group(3) or 0)
+    print(f"{platform}: evil corpus {contained}/{total} contained, {degraded} degraded")
+    # the landlock tier has no tmpfs quota (the disk-filling case); every other case is contained there
+    assert contained + degraded == total and degraded <= 1, done.stdout[-4000:]
+    assert degraded == 0 or "guarantee(s) quota not given" in done.stdout, done.stdout[-4000:]
+
+
+def test_refuses_where_no_tier_holds():
+    done = grade("no-sandbox", EXAMPLES / "correct_py" / "01_scores.py")
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("autograder: error: hidden grading refused") and "--sandbox weak" in lines[0]
+    assert "landlock" in lines[0].lower()
+    assert done.stdout == ""
+
+
+def test_weak_grades_and_says_so_where_no_tier_holds():
+    done = grade("no-sandbox", EXAMPLES / "correct_py" / "01_scores.py", "--sandbox", "weak")
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert data["extra_data"] == {"sandbox": "none", "sandbox_weak": True, "torch": data["extra_data"]["torch"]}
+    assert data["output"].startswith("graded WITHOUT a sandbox")
+    assert tier_line(done.stderr).startswith("sandbox: tier none")
+
+
+def test_the_self_check_runs_everywhere_and_says_how_protected(shared):
+    argv = [sys.executable, "-m", "autograder", "check", str(EXAMPLES / "correct"), "--format", "json",
+            "--report", str(shared / "feedback")]
+    done = platforms.run("no-sandbox", argv, cwd=str(ROOT), timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert data["score"] == data["max_score"] > 0
+    assert "self-check: no sandbox" in done.stderr
+
+
+def test_the_probes_find_what_an_unconfined_grading_exposes(shared):
+    """The hunting cell above has teeth: graded unconfined (--sandbox weak where no tier holds),
+    it finds the answers on disk and its dot_scores loses its points."""
+    folder = shared / "weak"
+    folder.mkdir()
+    path = folder / "01_scores.py"
+    path.write_text(hunting_source(9, f"5151.{os.getpid() % 1000}"), encoding="utf-8")
+    done = grade("no-sandbox", path, "--sandbox", "weak")
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout)
+    dot = [t for t in data["tests"] if t["name"].startswith("01_scores: dot_scores")]
+    assert dot and not any(t["status"] == "passed" for t in dot)

@@ -168,7 +168,7 @@ def run(platform: str, argv: list[str], *, env: dict | None = None, cwd: str | N
     if uid is not None:
         command += ["--uid", str(uid)]
     with tempfile.TemporaryDirectory(prefix=f"home-{platform}-") as home:  # the platform's user's own
-        return subprocess.run(command + ["--", *argv], env={**environment, "HOME": home}, cwd=cwd,
+        return subprocess.run(command + ["--", *argv], env={**environment, "HOME": home, "TMPDIR": home}, cwd=cwd,
                               capture_output=True, text=True, timeout=timeout)
 
 

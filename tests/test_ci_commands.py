@@ -3,11 +3,20 @@
 The shell text comes from the workflow files themselves (GitHub expressions
 and GitLab variables filled in); what a hosted runner does around it is done
 by hand: `uses:` steps that check out, set up Python or cache do nothing here,
-upload and download of artifacts are copies, and a local folder of git
-repositories stands in for the git host (`GIT_BASE_URL`). The `pip install`
+upload and download of artifacts are copies, `$GITHUB_PATH` is read after each
+step as the runner reads it, and a local folder of git repositories stands in
+for the git host (`GIT_BASE_URL`). The `pip install` and `python -m venv`
 lines are the one kind of command left out: this test runs in the course's
 own venv, which has everything they install (test_ci_workflows.py checks
-what they install and in which order).
+what they install and in which order); where a workflow creates a venv, a
+`.venv/bin/python` that runs the course's venv stands in for it.
+
+`sudo` is the one command replaced rather than left out: the instructor's
+workflow grades as root on GitHub-hosted runners (`RUNNER_ENVIRONMENT` set
+as there), and a stand-in `sudo` first on PATH records the command and runs it
+as the test's own user (root on the machines that run this suite, where the
+grading gets the namespaces tier without sudo). Nothing runs with the real
+sudo and no sysctl is changed: the test must not alter the machine it runs on.
 
 The class: alice hands in the correct notebooks, bob the partial ones, carol
 the blank template; the grades must come out as `grade` gives them.
@@ -20,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -32,7 +42,13 @@ from tests.support import EXAMPLES, ROOT, venv_path  # noqa: E402
 CI = ROOT / "ci"
 CLASS = {"alice": EXAMPLES / "correct", "bob": EXAMPLES / "partial", "carol": ROOT / "student_template"}
 EXPECTED_TOTALS = {"alice": 60.0, "bob": 21.0, "carol": 0.0}
-INSTALL = re.compile(r"^\s*python -m pip install\b")
+INSTALL = re.compile(r"^\s*python -m (pip install|venv)\b")
+SUDO = """#!/usr/bin/env bash
+# stands in for sudo: records the command, then runs it as the test's own user
+echo "$*" >> "$SUDO_LOG"
+while [ "${1#-}" != "${1:-}" ]; do shift; done  # sudo's options (-E)
+exec "$@"
+"""
 
 
 def without_installs(script: str) -> str:
@@ -104,8 +120,16 @@ def fill(text: str, values: dict) -> str:
 
 
 def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path) -> None:
-    """Run one job's steps as a runner would: `if:`, `env:`, `run:`; artifacts as folder copies."""
+    """Run one job's steps as a runner would: `if:`, `env:`, `run:`, `$GITHUB_PATH`; artifacts as
+    folder copies."""
+    github_path = cwd.parent / f"{cwd.name}.github_path"
+    github_path.write_text("")
+    env = {**env, "GITHUB_PATH": str(github_path),
+           **{k: fill(str(v), values) for k, v in (job.get("env") or {}).items()}}
     for step in job["steps"]:
+        added = [line for line in reversed(github_path.read_text().splitlines()) if line]
+        env["PATH"] = os.pathsep.join(added + [env["PATH"]])  # later lines come first, as on a runner
+        github_path.write_text("")
         condition = step.get("if")
         if condition is not None:
             assert condition in values, f"no value for the condition {condition!r}"
@@ -148,22 +172,39 @@ def test_github_plan_gives_one_matrix_entry_per_shard_and_the_gpu_runner_when_as
     assert include[1]["device"] == "cpu"
 
 
+def sudo_stand_in(folder: Path) -> tuple[Path, Path]:
+    """A folder holding the stand-in `sudo`, and the file it records its commands in."""
+    folder.mkdir()
+    (folder / "sudo").write_text(SUDO)
+    (folder / "sudo").chmod(0o755)
+    return folder, folder / "sudo.log"
+
+
 def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     workflow = yaml.safe_load((CI / "github" / "instructor-grading.yml").read_text())
     include, total = plan(workflow, tmp_path, shards=2, gpu=False)
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir()
+    sudo_folder, sudo_log = sudo_stand_in(tmp_path / "sudo")
     env = base_env(host)
+    # as on a GitHub-hosted runner, where the grading step runs the grader with sudo
+    hosted = {**env, "RUNNER_ENVIRONMENT": "github-hosted", "SUDO_LOG": str(sudo_log),
+              "PATH": os.pathsep.join([str(sudo_folder), env["PATH"]])}
     for entry in include:
         cwd = checkout(tmp_path / f"grade-{entry['shard']}", host)
         values = {
             "matrix.shard": str(entry["shard"]), "matrix.device": entry["device"],
-            "needs.plan.outputs.total": total, "secrets.ROSTER_TOKEN": "", "vars.TORCH_CUDA_INDEX_URL": "",
+            "needs.plan.outputs.total": total, "secrets.ROSTER_TOKEN": "not-a-real-token",
+            "vars.TORCH_CUDA_INDEX_URL": "",
             "inputs.force && 'true' || ''": "", "github.run_id": "1",
             "matrix.device == 'cpu'": str(entry["device"] == "cpu").lower(),
             "matrix.device == 'cuda'": str(entry["device"] == "cuda").lower(), "always()": "true",
         }
-        github_steps(workflow["jobs"]["grade"], values, env, cwd, artifacts)
+        github_steps(workflow["jobs"]["grade"], values, hosted, cwd, artifacts)
+    ran = sudo_log.read_text().splitlines()
+    assert [line.split(" -m autograder ")[1].split()[0] for line in ran if " -m autograder " in line] == \
+        ["batch"] * len(include)  # every shard graded as root
+    assert sum(line.startswith("chown -R ") for line in ran) == len(include)  # and handed its results back
     cwd = checkout(tmp_path / "merge", host)
     summary = tmp_path / "summary.md"
     github_steps(workflow["jobs"]["merge"], {}, {**env, "GITHUB_STEP_SUMMARY": str(summary)}, cwd, artifacts)
@@ -188,6 +229,56 @@ def test_github_student_workflow_writes_the_self_check_into_the_summary(tmp_path
     assert "01_scores" in text and "06_multihead" in text
 
 
+def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
+    """The course repository's matrix, on this machine's entry: Linux, the installed torch."""
+    import importlib.metadata
+
+    workflow = yaml.safe_load((CI / "github" / "selfcheck-os-matrix.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    torch = importlib.metadata.version("torch").split("+")[0]
+    assert torch in job["strategy"]["matrix"]["torch"], f"torch {torch} is not an end of the tested range"
+    repo = tmp_path / "course"
+    for example in ("correct", "partial"):  # the self-check writes feedback/ beside the notebooks
+        shutil.copytree(EXAMPLES / example, repo / "examples" / example)
+    venv_python = repo / ".venv" / "bin" / "python"  # the venv the workflow creates, standing in
+    venv_python.parent.mkdir(parents=True)
+    used = tmp_path / "venv-python.log"
+    venv_python.write_text(f'#!/bin/sh\necho "$*" >> "{used}"\nexec "{sys.executable}" "$@"\n')
+    venv_python.chmod(0o755)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = {**base_env(), "RUNNER_TEMP": str(temp)}
+    github_steps(job, {"matrix.torch": torch}, env, repo, tmp_path / "artifacts")
+    # every step after the venv's creation ran its python: the GITHUB_PATH line activated it
+    assert sum(line.startswith("-m autograder check . ") for line in used.read_text().splitlines()) == 2
+    correct, partial = (json.loads((temp / f"{name}.json").read_text()) for name in ("correct", "partial"))
+    assert correct["score"] == correct["max_score"] > partial["score"] > 0
+
+
+@pytest.mark.parametrize("correct, partial, torch, says", [
+    (13.5, 4.0, "2.13.0", ""),  # as it should be: passes
+    (12.5, 4.0, "2.13.0", "not the full visible score"),  # the correct example lost a point
+    (13.5, 13.5, "2.13.0", "not all"),  # the partial example got everything
+    (13.5, 0.0, "2.13.0", "some of the visible points"),  # or nothing: nothing ran on that system
+    (13.5, 4.0, "2.14.1", "not 2.13.0"),  # pip swapped torch under the matrix's version
+])
+def test_the_os_matrix_assertion_step(tmp_path, correct, partial, torch, says):
+    """The step that judges the two self-checks' JSON passes on the expected scores only."""
+    workflow = yaml.safe_load((CI / "github" / "selfcheck-os-matrix.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    (step,) = [s for s in job["steps"] if "max_score" in s.get("run", "")]
+    for name, score in (("correct", correct), ("partial", partial)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"score": score, "max_score": 13.5, "tests": [], "extra_data": {"torch": torch}}))
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env={**base_env(), "RUNNER_TEMP": str(tmp_path), "TORCH_VERSION": "2.13.0"},
+                          timeout=60)
+    if says:
+        assert done.returncode != 0 and says in done.stderr, done.stdout + done.stderr
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 # ------------------------------------------------------------------ GitLab CI
 
 
@@ -203,7 +294,9 @@ def gitlab_run(pipeline: dict, name: str, cwd: Path, env: dict) -> None:
     variables = {**{k: str(v) for k, v in pipeline.get("variables", {}).items()},
                  **{k: str(v) for k, v in (job.get("variables") or {}).items()}}
     script = "\n".join(job.get("before_script", []) + job["script"])
-    bash(without_installs(script), cwd, {**env, "CI_PROJECT_DIR": str(cwd), "ROSTER_TOKEN": "",
+    # GitLab exports every CI/CD variable, secrets included, to every job's scripts
+    secrets = {"ROSTER_TOKEN": "not-a-real-token", "CI_JOB_TOKEN": "not-a-real-job-token"}
+    bash(without_installs(script), cwd, {**env, "CI_PROJECT_DIR": str(cwd), **secrets,
                                          **{k: os.path.expandvars(v) for k, v in variables.items()}})
 
 

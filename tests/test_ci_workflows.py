@@ -1,6 +1,8 @@
 """The CI files in ci/github and ci/gitlab: they parse, have the structure the
-instructor's workflow relies on, and every `python -m autograder` command in
-them is a valid command line for the grader."""
+instructor's workflow relies on, every `python -m autograder` command in
+them is a valid command line for the grader, and no credential reaches the
+code they grade (no checkout keeps the job token; the roster token reaches
+the clone and nothing else)."""
 from __future__ import annotations
 
 import os
@@ -20,9 +22,11 @@ CI = ROOT / "ci"
 FILES = {
     "github-student": CI / "github" / "student-template.yml",
     "github-instructor": CI / "github" / "instructor-grading.yml",
+    "github-os-matrix": CI / "github" / "selfcheck-os-matrix.yml",
     "gitlab-student": CI / "gitlab" / "student.gitlab-ci.yml",
     "gitlab-instructor": CI / "gitlab" / "instructor.gitlab-ci.yml",
 }
+GITHUB = sorted(name for name in FILES if name.startswith("github-"))
 
 
 def load(name: str) -> dict:
@@ -117,6 +121,12 @@ def test_github_student_template():
     assert 'python -m autograder check . --format markdown >> "$GITHUB_STEP_SUMMARY"' in runs
     assert_installs_the_template_grader("github-student", github_runs(workflow))
     assert_valid_commands(github_runs(workflow), {"check"})
+    # Ubuntu alone unless asked (students' minutes); the three systems on request, one bash script for all
+    assert "all_os" in triggers(workflow)["workflow_dispatch"]["inputs"]
+    systems = job["strategy"]["matrix"]["os"]
+    assert "|| '[\"ubuntu-latest\"]'" in systems, systems
+    assert all(name in systems for name in ("windows-latest", "macos-latest"))
+    assert job["runs-on"] == "${{ matrix.os }}" and workflow["defaults"]["run"]["shell"] == "bash"
 
 
 def test_github_instructor_grading():
@@ -134,6 +144,11 @@ def test_github_instructor_grading():
     grading = next(s for s in steps if "autograder batch" in s.get("run", ""))
     assert "secrets." not in str(grading)  # student code never runs with the token
     assert "--shard" in grading["run"] and "--device ${{ matrix.device }}" in grading["run"]
+    # as root on GitHub-hosted runners only (the namespaces tier there), the results handed back
+    assert 'if [ "$RUNNER_ENVIRONMENT" = github-hosted ]; then' in grading["run"]
+    assert 'as_root=(sudo -E env "PATH=$PATH")' in grading["run"]
+    assert '"${as_root[@]}" python -m autograder batch' in grading["run"]
+    assert 'sudo chown -R "$(id -u):$(id -g)" "$OUT"' in grading["run"]
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in steps)
     merge = jobs["merge"]
     assert merge["needs"] == "grade"
@@ -141,6 +156,32 @@ def test_github_instructor_grading():
     assert any(u.startswith("actions/download-artifact@") for u in merge_uses)
     assert any(u.startswith("actions/upload-artifact@") for u in merge_uses)
     assert_valid_commands(github_runs(workflow), {"batch", "merge"})
+
+
+def test_github_os_matrix():
+    """The course repository's own check of the students' self-check on three systems and two torches."""
+    workflow = load("github-os-matrix")
+    assert {"push", "pull_request", "schedule", "workflow_dispatch"} <= set(triggers(workflow))
+    (job,) = workflow["jobs"].values()
+    matrix = job["strategy"]["matrix"]
+    assert matrix["os"] == ["ubuntu-latest", "windows-latest", "macos-latest"]
+    assert matrix["torch"] == ["2.13.0", "2.14.1"]  # the ends of the range the wheel accepts
+    assert job["strategy"]["fail-fast"] is False and job["runs-on"] == "${{ matrix.os }}"
+    assert job["env"]["TORCH_VERSION"] == "${{ matrix.torch }}"
+    assert workflow["defaults"]["run"]["shell"] == "bash"  # the same script on Windows (Git Bash)
+    runs = "\n".join(github_runs(workflow))
+    assert "python -m venv .venv" in runs and '"Scripts" if os.name == "nt" else "bin"' in runs
+    assert '>> "$GITHUB_PATH"' in runs and "sys.prefix != sys.base_prefix" in runs
+    lines = [line.strip() for line in runs.splitlines() if "pip install" in line]
+    torch_line = next(i for i, line in enumerate(lines) if "torch==" in line)
+    assert "--index-url https://download.pytorch.org/whl/cpu" in lines[torch_line]
+    # the wheel students install, pinned to the same torch: pip keeps it or stops, never swaps it
+    wheel = 'python -m pip install student_template/grader/*.whl "torch==${TORCH_VERSION}"'
+    assert lines.index(wheel) > torch_line
+    assert "for example in correct partial" in runs
+    assert '(cd "examples/$example" && python -m autograder check .' in runs
+    assert '["score"] == best' in runs and '0 < partial["score"] < partial["max_score"]' in runs
+    assert_valid_commands(github_runs(workflow), {"check"})
 
 
 def test_gitlab_student():
@@ -152,6 +193,7 @@ def test_gitlab_student():
     scripts = gitlab_scripts(pipeline)
     assert any("--index-url https://download.pytorch.org/whl/cpu" in s for s in scripts)
     assert pipeline["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.cache/pip"  # the cached folder above
+    assert pipeline["variables"]["FF_GIT_URLS_WITHOUT_TOKENS"] == "true"  # no job token in .git/config
     assert_installs_the_template_grader("gitlab-student", scripts)
     assert_valid_commands(scripts, {"check"})
 
@@ -164,6 +206,7 @@ def test_gitlab_instructor():
     assert pipeline["grade-cpu"]["parallel"] >= 2
     assert "gpu" in pipeline["grade-gpu"]["tags"]
     assert "--device cuda" in " ".join(pipeline["grade-gpu"]["script"])
+    assert pipeline["variables"]["FF_GIT_URLS_WITHOUT_TOKENS"] == "true"  # no job token in .git/config
     needs = {n["job"] for n in pipeline["merge"]["needs"]}
     assert needs == {"grade-cpu", "grade-gpu"}
     assert_valid_commands(gitlab_scripts(pipeline), {"batch", "merge"})
@@ -199,19 +242,22 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess:
                           env=tools_env(), timeout=120)
 
 
-def test_actionlint_passes_both_github_workflows():
-    done = actionlint(FILES["github-student"], FILES["github-instructor"])
+def test_actionlint_passes_every_github_workflow():
+    done = actionlint(*(FILES[name] for name in GITHUB))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("before, after, says", [
-    ("needs: grade\n", "needs: grades\n", "grades"),  # a job that does not exist
-    ("--jobs 2", "--jobs 2 $UNQUOTED", "SC2086"),  # shellcheck, through actionlint
-    ("actions/checkout@v5", "actions/checkout@v4", "node20"),  # an action on a retired runtime
+@pytest.mark.parametrize("name, before, after, says", [
+    ("github-instructor", "needs: grade\n", "needs: grades\n", "grades"),  # a job that does not exist
+    ("github-instructor", "--jobs 2", "--jobs 2 $UNQUOTED", "SC2086"),  # shellcheck, through actionlint
+    ("github-instructor", "actions/checkout@v5", "actions/checkout@v4", "node20"),  # a retired runtime
+    ("github-os-matrix", "TORCH_VERSION: ${{ matrix.torch }}", "TORCH_VERSION: ${{ matrix.pytorch }}",
+     "pytorch"),  # a matrix axis that does not exist
+    ("github-student", "(inputs.all_os ||", "(inputs.all_systems ||", "all_systems"),  # an undeclared input
 ])
-def test_actionlint_catches_a_broken_workflow(tmp_path, before, after, says):
-    broken = tmp_path / "instructor-grading.yml"
-    text = FILES["github-instructor"].read_text()
+def test_actionlint_catches_a_broken_workflow(tmp_path, name, before, after, says):
+    broken = tmp_path / FILES[name].name
+    text = FILES[name].read_text()
     assert before in text
     broken.write_text(text.replace(before, after, 1))
     done = actionlint(broken)
@@ -229,7 +275,7 @@ def test_gitlab_pipelines_match_gitlabs_schema():
 
 
 def test_github_workflows_match_the_workflow_schema():
-    done = check_schema("vendor.github-workflows", FILES["github-student"], FILES["github-instructor"])
+    done = check_schema("vendor.github-workflows", *(FILES[name] for name in GITHUB))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -244,3 +290,173 @@ def test_the_gitlab_schema_catches_a_broken_pipeline(tmp_path, before, after):
     broken.write_text(text.replace(before, after, 1))
     done = check_schema("vendor.gitlab-ci", broken)
     assert done.returncode != 0, done.stdout
+
+
+# ------------------------------------------------------------------ credentials
+#
+# Student code must never see a credential: a checkout that keeps the job token in .git/config,
+# the roster token anywhere but the clone, or a GitLab grading shell that still exports it
+# would each hand one to a submission that escapes (or simply outlives) the sandbox.
+
+
+def checkout_problems(workflow: dict) -> list[str]:
+    """Every actions/checkout that would leave the job token in .git/config (the default)."""
+    problems = []
+    for job_name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            if step.get("uses", "").startswith("actions/checkout@") and \
+                    (step.get("with") or {}).get("persist-credentials") is not False:
+                problems.append(f"job {job_name}: a checkout without persist-credentials: false")
+    return problems
+
+
+def places(node, word: str, path: tuple = ()) -> list[tuple]:
+    """The paths (keys and list indexes) of every key or value of the parsed file that contains `word`."""
+    if isinstance(node, dict):
+        found = []
+        for key, value in node.items():
+            if word in str(key):
+                found.append(path + (key,))
+            found += places(value, word, path + (key,))
+        return found
+    if isinstance(node, list):
+        return [p for i, item in enumerate(node) for p in places(item, word, path + (i,))]
+    return [path] if word in str(node) else []
+
+
+def roster_token_problems(workflow: dict) -> list[str]:
+    """ROSTER_TOKEN anywhere but in the `env:` of the step that clones the roster (and does nothing else)."""
+    problems = []
+    for place in places(workflow, "ROSTER_TOKEN"):
+        if len(place) == 6 and place[0] == "jobs" and place[2] == "steps" and place[4] == "env":
+            step = workflow["jobs"][place[1]]["steps"][place[3]]
+            if "clone_roster.sh" in step.get("run", "") and "autograder" not in step.get("run", ""):
+                continue
+        problems.append("ROSTER_TOKEN in " + ".".join(map(str, place)))
+    return problems
+
+
+@pytest.mark.parametrize("name", GITHUB)
+def test_no_checkout_keeps_the_job_token(name):
+    workflow = load(name)
+    assert any(s.get("uses", "").startswith("actions/checkout@")
+               for job in workflow["jobs"].values() for s in job.get("steps", []))
+    assert checkout_problems(workflow) == []
+
+
+@pytest.mark.parametrize("name", GITHUB)
+def test_a_checkout_that_keeps_the_job_token_is_caught(name):
+    text = FILES[name].read_text()
+    setting = "        with:\n          persist-credentials: false\n"
+    assert setting in text
+    for broken in (text.replace(setting, setting.replace("false", "true"), 1), text.replace(setting, "", 1)):
+        assert broken != text
+        assert checkout_problems(yaml.safe_load(broken)), broken
+
+
+@pytest.mark.parametrize("name", GITHUB)
+def test_the_roster_token_reaches_the_clone_step_only(name):
+    workflow = load(name)
+    assert roster_token_problems(workflow) == []
+    if name == "github-instructor":
+        (place,) = places(workflow, "ROSTER_TOKEN")  # the clone does get it
+        assert place[:3] == ("jobs", "grade", "steps") and place[4:] == ("env", "GIT_TOKEN")
+
+
+@pytest.mark.parametrize("before, after", [
+    # the grading step's own env
+    ("          FORCE: ${{ inputs.force && 'true' || '' }}\n",
+     "          FORCE: ${{ inputs.force && 'true' || '' }}\n"
+     "          GIT_TOKEN: ${{ secrets.ROSTER_TOKEN }}\n"),
+    # the whole job's env, and so the grading step's
+    ("    timeout-minutes: 180\n",
+     "    timeout-minutes: 180\n    env:\n      GIT_TOKEN: ${{ secrets.ROSTER_TOKEN }}\n"),
+    # the workflow's env
+    ('env:\n  TORCH_VERSION: "2.13.0"\n',
+     'env:\n  TORCH_VERSION: "2.13.0"\n  ROSTER_TOKEN: ${{ secrets.ROSTER_TOKEN }}\n'),
+    # written into a script, where it would also end up in the runner's script file
+    ("run: bash ci/clone_roster.sh roster.txt submitted",
+     "run: GIT_TOKEN=${{ secrets.ROSTER_TOKEN }} bash ci/clone_roster.sh roster.txt submitted"),
+])
+def test_the_roster_token_elsewhere_is_caught(before, after):
+    text = FILES["github-instructor"].read_text()
+    assert before in text
+    assert roster_token_problems(yaml.safe_load(text.replace(before, after, 1)))
+
+
+GITLAB_SECRETS = {"ROSTER_TOKEN": "roster-secret", "CI_JOB_TOKEN": "job-secret",
+                  "CI_REPOSITORY_URL": "https://gitlab-ci-token:job-secret@gitlab.example/course/grading.git"}
+
+RECORDER = """#!/usr/bin/env bash
+# stands in for {what}: records the environment it was started with
+{condition} env > "$RECORD/{name}.env"
+exit 0
+"""
+
+
+def gitlab_grading_environments(pipeline: dict, job_name: str, tmp_path: Path) -> dict:
+    """Run a grading job's before_script and script as GitLab does (one shell, every CI/CD variable
+    exported, secrets included), with `python` and the clone script replaced by recorders: the
+    environments the clone and the grader were started with, as {"clone": {...}, "grader": {...}}."""
+    job = dict(pipeline[job_name])
+    parent = job.pop("extends", None)
+    job = {**pipeline[parent], **job} if parent else job
+    work = tmp_path / job_name
+    (work / "bin").mkdir(parents=True)
+    (work / "ci").mkdir()
+    (work / "record").mkdir()
+    for path, what, condition, name in (
+            (work / "bin" / "python", "python",
+             'case " $* " in *" -m autograder "*) ;; *) exit 0 ;; esac;', "grader"),
+            (work / "ci" / "clone_roster.sh", "ci/clone_roster.sh", "", "clone")):
+        path.write_text(RECORDER.format(what=what, condition=condition, name=name))
+        path.chmod(0o755)
+    variables = {**pipeline.get("variables", {}), **(job.get("variables") or {})}
+    env = {"PATH": f"{work / 'bin'}:/usr/bin:/bin", "RECORD": str(work / "record"), "CI_PROJECT_DIR": str(work),
+           "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "4", **GITLAB_SECRETS,
+           **{k: os.path.expandvars(str(v)) for k, v in variables.items()}}
+    script = "\n".join(job.get("before_script", []) + job["script"])
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    environments = {}
+    for name in ("clone", "grader"):
+        record = work / "record" / f"{name}.env"
+        assert record.exists(), f"{job_name}: the {name} never ran"
+        environments[name] = dict(line.split("=", 1) for line in record.read_text().splitlines() if "=" in line)
+    return environments
+
+
+def gitlab_token_leaks(pipeline: dict, job_name: str, tmp_path: Path) -> list[str]:
+    """The secrets still in the grader's environment; fails if the clone did not get the roster token."""
+    seen = gitlab_grading_environments(pipeline, job_name, tmp_path)
+    assert seen["clone"].get("GIT_TOKEN") == GITLAB_SECRETS["ROSTER_TOKEN"], "the clone must get the roster token"
+    secrets = {"roster-secret", "job-secret"}
+    return sorted(name for name, value in seen["grader"].items() if any(s in value for s in secrets))
+
+
+GITLAB_GRADING_JOBS = ("grade-cpu", "grade-gpu")
+
+
+@pytest.mark.parametrize("job_name", GITLAB_GRADING_JOBS)
+def test_gitlab_grading_runs_without_the_tokens(tmp_path, job_name):
+    pipeline = load("gitlab-instructor")
+    assert "autograder batch" in " ".join(pipeline[job_name]["script"])
+    assert gitlab_token_leaks(pipeline, job_name, tmp_path) == []
+    # and the file itself names the roster token only where the clone uses it and where it is unset
+    assert {place[:2] for place in places(pipeline, "ROSTER_TOKEN")} == {(".grade", "before_script")}
+
+
+@pytest.mark.parametrize("before, after, leaked", [
+    ("unset ROSTER_TOKEN CI_JOB_TOKEN", "unset CI_JOB_TOKEN", ["ROSTER_TOKEN"]),
+    ("unset ROSTER_TOKEN CI_JOB_TOKEN CI_BUILD_TOKEN CI_REPOSITORY_URL",
+     "unset ROSTER_TOKEN CI_BUILD_TOKEN", ["CI_JOB_TOKEN", "CI_REPOSITORY_URL"]),
+    # the whole line made a no-op
+    ("    - >\n      unset ", "    - >\n      : ", ["ROSTER_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL"]),
+])
+def test_gitlab_grading_with_a_token_still_set_is_caught(tmp_path, before, after, leaked):
+    text = FILES["gitlab-instructor"].read_text()
+    assert before in text
+    pipeline = yaml.safe_load(text.replace(before, after, 1))
+    leaks = gitlab_token_leaks(pipeline, "grade-cpu", tmp_path)
+    assert set(leaked) <= set(leaks), leaks

@@ -148,6 +148,7 @@ def run_instructor_verb(args) -> int:
 
 
 def main(argv=None) -> int:
+    not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
     try:
         args = build_parser().parse_args(argv)
         if args.verb in ("batch", "merge", "export-gradescope"):
@@ -167,7 +168,6 @@ def main(argv=None) -> int:
         return 2
     from autograder.workers import start_launcher
 
-    not_dumpable()
     launcher = start_launcher(limits)  # started before our own `import torch`, so the two imports overlap
     try:
         device = resolve_device(args.device)

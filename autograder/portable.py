@@ -126,8 +126,11 @@ class Process:
                     pass
             try:
                 self.popen.kill()
-            except OSError:
-                pass
+            except (OSError, AttributeError):  # AttributeError: a Python without signal.SIGKILL
+                try:
+                    os.kill(self.popen.pid, 9)
+                except OSError:
+                    pass
         try:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -37,12 +37,15 @@ def table(result: GradeResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_notices(result: GradeResult, escape=str) -> list[str]:
+    """The lines under a Markdown report's heading: the weak-sandbox warning, the tier and torch."""
+    lines = [f"> **Warning:** {escape(WEAK_WARNING)}", ""] if result.weak else []
+    return lines + ([f"_{escape(result.provenance)}_", ""] if result.provenance else [])
+
+
 def markdown(result: GradeResult) -> str:
     lines = [f"## Attention course: {result.score:g} / {result.max_score:g}", ""]
-    if result.weak:
-        lines += [f"> **Warning:** {WEAK_WARNING}", ""]
-    if result.provenance:
-        lines += [f"_{result.provenance}_", ""]
+    lines += markdown_notices(result)
     lines += ["| section | score |", "|---|---|"]
     for section in result.sections:
         lines.append(f"| {section.id} | {section.score:g} / {section.max_score:g} |")

@@ -24,6 +24,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from autograder.formats import markdown_notices
 from autograder.results import WEAK_WARNING, CheckResult, GradeResult
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
@@ -210,10 +211,7 @@ def _grid(matrix, labels) -> list[str]:
 def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
     names = {id(check): name for check, name in figures(result)}
     lines = [f"## Attention course feedback: {_points(result.score)} / {_points(result.max_score)}", ""]
-    if result.weak:
-        lines += [f"> **Warning:** {_md(WEAK_WARNING)}", ""]
-    if result.provenance:
-        lines += [f"_{_md(result.provenance)}_", ""]
+    lines += markdown_notices(result, _md)
     lines += ["| section | title | score | checks passed |", "|---|---|---|---|"]
     for section in result.sections:
         passed = sum(1 for c in section.checks if c.passed)

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.worker import wire
+from autograder.worker import procfs, wire
 
 WORKER_MAIN = Path(__file__).resolve().parent / "worker" / "main.py"
 MAX_REPLY_BYTES = 96 * 1024 * 1024
@@ -132,24 +132,8 @@ def remove_tree(path: str) -> None:
 
 
 def session_members(sid: int) -> list[int]:
-    """PIDs of the processes in session `sid`, from /proc (empty where there is no /proc)."""
-    members = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return members
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 3 and int(fields[3]) == sid:
-            members.append(int(name))
-    return members
+    """PIDs of the processes in session `sid` (empty where there is no /proc)."""
+    return procfs.processes_where(procfs.SESSION, sid)
 
 
 def kill_session(sid: int) -> None:

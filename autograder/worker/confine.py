@@ -35,6 +35,7 @@ import time
 
 import landlock
 import namespaces
+import procfs
 import seccomp
 
 DEFAULT_LIMITS = {
@@ -149,26 +150,6 @@ def _become_subreaper() -> None:
         pass
 
 
-def children(pid: int) -> list[int]:
-    """The PIDs whose parent is `pid`, from /proc (orphans below a subreaper land here)."""
-    found = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            fields = data[data.rfind(b")") + 2:].split()
-            if len(fields) > 1 and int(fields[1]) == pid:
-                found.append(int(name))
-    return found
-
-
 def _reap(out_fd: int) -> None:
     """The subreaper's life: reap while the student works; when told to stop, kill all below, go."""
     while True:
@@ -178,7 +159,7 @@ def _reap(out_fd: int) -> None:
             break
     me, deadline = os.getpid(), time.monotonic() + REAP_SECONDS
     while time.monotonic() < deadline:
-        below = children(me)
+        below = procfs.processes_where(procfs.PARENT, me)
         for pid in below:
             try:
                 os.kill(pid, signal.SIGKILL)

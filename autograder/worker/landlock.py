@@ -25,6 +25,8 @@ import glob
 import os
 import stat
 
+import namespaces
+
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
@@ -59,16 +61,6 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-_libc = None
-
-
-def _lib():
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc
-
-
 def _fail(what: str):
     err = ctypes.get_errno()
     raise OSError(err, f"landlock {what}: {os.strerror(err)}")
@@ -77,7 +69,7 @@ def _fail(what: str):
 def abi_version() -> int:
     """The kernel's Landlock ABI (0 when Landlock is missing or disabled)."""
     try:
-        version = _lib().syscall(ctypes.c_long(SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
+        version = namespaces.libc().syscall(ctypes.c_long(SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
                                  ctypes.c_uint32(CREATE_RULESET_VERSION))
     except (OSError, AttributeError):
         return 0
@@ -139,7 +131,7 @@ def _add(ruleset: int, path: str, rights: int, handled: int) -> bool:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FILE_RIGHTS
         rule = _PathBeneath(rights & handled, fd)
-        if _lib().syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
+        if namespaces.libc().syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
                           ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
             _fail(f"rule for {path}")
     finally:
@@ -163,7 +155,7 @@ def prepare(paths: dict) -> tuple[int, int]:
     attr = _RulesetAttr(handled_fs, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
                         SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    ruleset = _lib().syscall(ctypes.c_long(SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
+    ruleset = namespaces.libc().syscall(ctypes.c_long(SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
                              ctypes.c_uint32(0))
     if ruleset < 0:
         _fail("ruleset")
@@ -184,7 +176,7 @@ def enforce(prepared: tuple[int, int]) -> dict:
     """Restrict the calling thread (and what it starts) to the prepared ruleset."""
     ruleset, abi = prepared
     try:
-        if _lib().syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        if namespaces.libc().syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             _fail("restrict_self")
     finally:
         os.close(ruleset)

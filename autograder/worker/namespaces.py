@@ -73,7 +73,8 @@ class _MountAttr(ctypes.Structure):
 _libc = None
 
 
-def _lib():
+def libc():
+    """The C library, loaded once, with errno kept for ctypes.get_errno (every worker module's)."""
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
@@ -87,18 +88,18 @@ def _check(result: int, what: str) -> None:
 
 
 def unshare(flags: int) -> None:
-    _check(_lib().unshare(ctypes.c_int(flags)), "unshare")
+    _check(libc().unshare(ctypes.c_int(flags)), "unshare")
 
 
 def mount(source, target, fstype, flags, data=None) -> None:
     enc = lambda s: None if s is None else str(s).encode()  # noqa: E731
-    _check(_lib().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+    _check(libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
            f"mount {target}")
 
 
 def set_mount_attr(path: str, set_flags: int, clear_flags: int = 0, recursive: bool = False) -> None:
     attr = _MountAttr(set_flags, clear_flags, 0, 0)
-    result = _lib().syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), path.encode(),
+    result = libc().syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), path.encode(),
                             ctypes.c_uint(AT_RECURSIVE if recursive else 0), ctypes.byref(attr),
                             ctypes.c_size_t(ctypes.sizeof(attr)))
     _check(result, f"mount_setattr {path}")
@@ -187,7 +188,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
         missing.append("namespaces (not Linux)")
         return state
     try:
-        _lib()
+        libc()
     except OSError as error:
         missing.append(f"namespaces ({reason(error)})")
         return state
@@ -195,7 +196,7 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
     if os.geteuid() != 0:
         uid, gid = os.getuid(), os.getgid()
         try:
-            _lib().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # after a uid change /proc/self would be root's
+            libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # after a uid change /proc/self would be root's
             unshare(CLONE_NEWUSER)
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"0 {uid} 1")
@@ -261,7 +262,7 @@ def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
 
 def die_with_parent(sig: int = 9) -> None:
     try:
-        _lib().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        libc().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -276,7 +277,7 @@ def complete(state: dict) -> bool:
 def no_new_privs() -> bool:
     """Set no_new_privs (no setuid program can give privileges back; Landlock and seccomp need it)."""
     try:
-        return _lib().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+        return libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 

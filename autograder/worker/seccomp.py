@@ -25,6 +25,8 @@ import errno
 import os
 import platform
 
+import namespaces
+
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 RET_ALLOW = 0x7FFF0000
@@ -42,33 +44,29 @@ OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16  # struct seccomp_data (arg0's lo
 CLONE_NEW_FLAGS = (0x00020000 | 0x02000000 | 0x04000000 | 0x08000000  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC
                    | 0x10000000 | 0x20000000 | 0x40000000)  # NEWUSER, NEWPID, NEWNET
 
-# architecture -> (AUDIT_ARCH value, {name: number}); numbers from the kernel's syscall tables
+# name -> (x86_64 number, aarch64 number), from the kernel's system call tables
+NUMBERS = {
+    "socket": (41, 198), "ptrace": (101, 117), "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271), "pidfd_getfd": (438, 438), "bpf": (321, 280),
+    "perf_event_open": (298, 241), "keyctl": (250, 219), "add_key": (248, 217), "request_key": (249, 218),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+    "userfaultfd": (323, 282), "open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264),
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "unshare": (272, 97), "setns": (308, 268),
+    "mount": (165, 40), "umount2": (166, 39), "chroot": (161, 51), "pivot_root": (155, 41),
+    "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431),
+    "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442), "clone": (56, 220),
+    "clone3": (435, 435),
+}
+# architecture -> (AUDIT_ARCH value, {name: number})
 ARCHES = {
-    "x86_64": (0xC000003E, {
-        "socket": 41, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438,
-        "bpf": 321, "perf_event_open": 298, "keyctl": 250, "add_key": 248, "request_key": 249,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 323,
-        "open_by_handle_at": 304, "name_to_handle_at": 303, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
-        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "chroot": 161, "pivot_root": 155,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "mount_setattr": 442, "clone": 56, "clone3": 435,
-    }),
-    "aarch64": (0xC00000B7, {
-        "socket": 198, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438,
-        "bpf": 280, "perf_event_open": 241, "keyctl": 219, "add_key": 217, "request_key": 218,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
-        "open_by_handle_at": 265, "name_to_handle_at": 264, "init_module": 105, "finit_module": 273,
-        "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "chroot": 51, "pivot_root": 41,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "mount_setattr": 442, "clone": 220, "clone3": 435,
-    }),
+    "x86_64": (0xC000003E, {name: pair[0] for name, pair in NUMBERS.items()}),
+    "aarch64": (0xC00000B7, {name: pair[1] for name, pair in NUMBERS.items()}),
 }
 ARCHES["amd64"] = ARCHES["x86_64"]
 ARCHES["arm64"] = ARCHES["aarch64"]
 
-DENIED = tuple(name for name in ARCHES["x86_64"][1] if name not in ("clone", "clone3"))
+DENIED = tuple(name for name in NUMBERS if name not in ("clone", "clone3"))
 
 
 class _Instruction(ctypes.Structure):
@@ -113,8 +111,7 @@ def install(denied=DENIED, clone_flags: int = CLONE_NEW_FLAGS) -> str:
     code = program(arch, denied, clone_flags)
     instructions = (_Instruction * len(code))(*[_Instruction(*c) for c in code])
     prog = _Program(len(code), instructions)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+    if namespaces.libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp: {os.strerror(err)}")
     return arch

@@ -34,8 +34,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
-# What `check` imports at run time besides the standard library (torch pinned like the course).
-REQUIRES = ("torch==2.13.0", "pytest", "matplotlib", "numpy")
+# The torch releases the self-check accepts: the one place that states them (the wheel's
+# metadata below, the students' README through course/build.py). A range, not the course's
+# pin, so that a student's existing torch (Colab's, a lab machine's) is kept rather than
+# replaced by a download of several GB; its ends are the releases the self-check is tested
+# on (TORCH_TESTED; the course's own pin, torch==2.13.0 in pyproject.toml, is the first).
+TORCH_RANGE = ">=2.13,<2.15"
+TORCH_TESTED = ("2.13.0", "2.14.1")
+# What `check` imports at run time besides the standard library.
+REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy")
 REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out

@@ -85,10 +85,12 @@ def describe(report: dict | None, limits) -> str:
         if key in set_limits:
             parts.append(text)
     timeouts = f"timeouts ({limits.call_seconds:g} s per call, {limits.load_seconds:g} s per load)"
-    line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + [f"rlimits ({', '.join(parts)})", timeouts])
+    limits_part = [f"rlimits ({', '.join(parts)})"] if parts else []
+    line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + limits_part + [timeouts])
     missing = list(report.get("missing", []))
-    missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
-                if key not in set_limits]
+    if not any(m.startswith("rlimits") for m in missing):  # "rlimits (not on this platform)" says it all
+        missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
+                    if key not in set_limits]
     if missing:
         line += "; missing: " + ", ".join(missing)
     return line

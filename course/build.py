@@ -8,6 +8,8 @@ Inputs (hand-written):
     course/attention_plots.py        the plotting helper the notebooks import (`show_weights`)
     solutions/<module>.py            reference code, one `# %% <name>` block per graded name
     course/partial_submissions.py    what the partial example submission holds
+    course/student_readme.md         the students' README, with {{placeholders}} for the torch
+                                     releases the self-check accepts (autograder/selfcheck_export.py)
     assignments/nbgrader_config.py   the nbgrader course configuration
 
 Outputs (generated, committed, never edited by hand):
@@ -17,6 +19,7 @@ Outputs (generated, committed, never edited by hand):
     examples/partial/<id>.ipynb          released notebook with a mix of right, wrong and blank answers
     examples/correct_py/<id>.py          the reference code as one self-contained Python file
     student_template/attention_plots.py  a copy of the helper (students' repositories need the file)
+    student_template/README.md           the students' README (install, check), torch range filled in
     student_template/grader/<wheel>.whl  the grader without the answers (`python -m autograder
                                          export-selfcheck`): students install it to run `check`
     attention_plots.py                   a symbolic link to the helper next to the other notebooks:
@@ -66,6 +69,9 @@ HELPER = "course/attention_plots.py"
 HELPER_NAME = "attention_plots.py"
 SOURCE_HELPER = "assignments/source/{id}/" + HELPER_NAME
 TEMPLATE_HELPER = "student_template/" + HELPER_NAME
+# The students' README: written from its source so that the torch range has one home.
+README_SOURCE = "course/student_readme.md"
+STUDENT_README = "student_template/README.md"
 LINKED_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("examples/correct", "examples/partial"))
 # The self-check wheel: its name carries the course version, so an older one is noticed as stale.
 TEMPLATE_GRADER = "student_template/grader"
@@ -78,6 +84,7 @@ GENERATED_GLOBS = (
     "examples/correct_py/*.py",
     SOURCE_HELPER.format(id="*"),
     TEMPLATE_HELPER,
+    STUDENT_README,
     *LINKED_HELPERS,
     f"{TEMPLATE_GRADER}/*.whl",
 )
@@ -379,6 +386,25 @@ def helper_text(root: Path = ROOT) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def student_readme(root: Path = ROOT) -> str:
+    """The students' README: its source with the torch releases of the self-check filled in."""
+    path = root / README_SOURCE
+    if not path.is_file():
+        raise BuildError(f"{path}: missing students' README source")
+    values = {
+        "torch_pin": selfcheck_export.TORCH_TESTED[0],  # the course's own release, what students install
+        "torch_range": selfcheck_export.TORCH_RANGE,
+        "torch_tested": " and ".join(selfcheck_export.TORCH_TESTED),
+    }
+    text = path.read_text(encoding="utf-8")
+    unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))
+    if unknown:
+        raise BuildError(f"{path}: unknown placeholder(s) {unknown}; known: {sorted(values)}")
+    for name, value in values.items():
+        text = text.replace("{{" + name + "}}", value)
+    return text
+
+
 def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
     """Run `nbgrader generate_assignment` on each source notebook, in a scratch copy of
     the course directory (its gradebook and release/ never touch the repository).
@@ -397,8 +423,8 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
         for section_id, nb in sources.items():
             target = course_dir / "source" / section_id / f"{section_id}.ipynb"
             target.parent.mkdir(parents=True)
-            target.write_text(notebook_text(nb), encoding="utf-8")
-            (target.parent / HELPER_NAME).write_text(helper, encoding="utf-8")
+            target.write_text(notebook_text(nb), encoding="utf-8", newline="\n")
+            (target.parent / HELPER_NAME).write_text(helper, encoding="utf-8", newline="\n")
         # nbgrader runs `alembic` from PATH: make the interpreter's own scripts visible.
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -408,6 +434,8 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
             cwd=course_dir,
             capture_output=True,
             text=True,
+            encoding="utf-8",  # not the locale's code page (cp1252 on Windows): nbgrader logs paths and names
+            errors="replace",
             env=env,
         )
         for section_id in sources:
@@ -549,6 +577,7 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
     except selfcheck_export.ExportError as error:
         raise BuildError(f"the self-check wheel: {error}") from None
     result.blobs[f"{TEMPLATE_GRADER}/{wheel_name}"] = wheel
+    result.files[STUDENT_README] = student_readme(root)
     if sources:
         result.files[TEMPLATE_HELPER] = helper_text(root)
         result.links.update((rel, HELPER) for rel in LINKED_HELPERS)
@@ -579,7 +608,7 @@ def drift(result: BuildResult, root: Path = ROOT) -> list[str]:
         path = root / rel
         if not path.is_file():
             problems.append(f"missing: {rel}")
-        elif path.read_text(encoding="utf-8") != text:
+        elif path.read_bytes() != text.encode("utf-8"):  # bytes: reading text would hide CRLF line ends
             problems.append(f"out of date: {rel}")
     for rel, data in sorted(result.blobs.items()):
         path = root / rel
@@ -606,10 +635,11 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
     changed = []
     for rel, text in sorted(result.files.items()):
         path = root / rel
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
+        if path.is_file() and path.read_bytes() == text.encode("utf-8"):
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        # "\n" on every system: on Windows, text mode would write CRLF, and the committed files would change
+        path.write_text(text, encoding="utf-8", newline="\n")
         changed.append(f"wrote {rel}")
     for rel, data in sorted(result.blobs.items()):
         path = root / rel

@@ -45,10 +45,11 @@ class Run:
         return self.error_cell is None
 
 
+# The kernel's CPU time (user + system, all threads) and interpreter. time.process_time
+# rather than resource.getrusage: Windows has no `resource` module.
 PROBE = (
-    "import resource as _course_resource, sys as _course_sys\n"
-    "_course_usage = _course_resource.getrusage(_course_resource.RUSAGE_SELF)\n"
-    "print('kernel-probe', _course_usage.ru_utime + _course_usage.ru_stime, _course_sys.executable)"
+    "import sys as _course_sys, time as _course_time\n"
+    "print('kernel-probe', _course_time.process_time(), _course_sys.executable)"
 )
 
 

@@ -122,10 +122,50 @@ def test_metadata_declares_what_check_needs(wheel):
     dist_info = next(name for name in files if name.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
     metadata = files[f"{dist_info}/METADATA"].decode()
     requires = {line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
-    assert requires == {"torch==2.13.0", "pytest", "matplotlib", "numpy"}
+    assert requires == {"torch>=2.13,<2.15", "pytest", "matplotlib", "numpy"}
     assert "Name: attention-course-selfcheck" in metadata.splitlines()
     info = files[f"{dist_info}/WHEEL"].decode().splitlines()
     assert "Tag: py3-none-any" in info and "Root-Is-Purelib: true" in info and "Wheel-Version: 1.0" in info
+
+
+def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin():
+    """A student's torch anywhere in the range is kept; the instructor's grading stays pinned."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    from autograder import selfcheck_export
+
+    accepted = SpecifierSet(selfcheck_export.TORCH_RANGE)
+    for version in (*selfcheck_export.TORCH_TESTED, "2.13.0+cpu", "2.14.1+cu128", "2.14.0"):
+        assert accepted.contains(version), version
+    for version in ("2.12.1", "2.15.0", "2.15.0rc1", "3.0.0"):
+        assert not accepted.contains(version, prereleases=True), version
+    pins = [Requirement(dep) for dep in tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["dependencies"] if Requirement(dep).name == "torch"]
+    assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.TORCH_TESTED[0]}"]
+    setup = (ROOT / "ci" / "setup.sh").read_text(encoding="utf-8")
+    assert f"TORCH_VERSION={selfcheck_export.TORCH_TESTED[0]}\n" in setup
+    # the students' README states the same range, through course/build.py
+    readme = (ROOT / "student_template" / "README.md").read_text(encoding="utf-8")
+    assert f"torch{selfcheck_export.TORCH_RANGE}" in readme.replace(" ", "")
+
+
+def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
+    from autograder import selfcheck_export
+    from course import build
+
+    source = tmp_path / build.README_SOURCE
+    source.parent.mkdir(parents=True)
+    source.write_text("pip install torch=={{torch_pin}}; accepts torch{{torch_range}} ({{torch_tested}})\n",
+                      encoding="utf-8")
+    assert build.student_readme(tmp_path) == (
+        f"pip install torch=={selfcheck_export.TORCH_TESTED[0]}; accepts torch{selfcheck_export.TORCH_RANGE} "
+        f"({' and '.join(selfcheck_export.TORCH_TESTED)})\n")
+    source.write_text("torch {{torch_version}}\n", encoding="utf-8")
+    with pytest.raises(build.BuildError, match="unknown placeholder.*torch_version"):
+        build.student_readme(tmp_path)
 
 
 def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
@@ -219,3 +259,75 @@ def test_check_runs_from_the_wheel_alone_with_the_same_results(wheel, tmp_path):
     correct = from_wheel["correct"]
     assert correct["score"] == correct["max_score"] == sum(t["max_score"] for t in expected["tests"]) > 0
     assert {t["tags"][0] for t in correct["tests"]} == set(SECTIONS)
+
+
+# ------------------------------------------------------------------ the other end of the torch range
+
+
+def _cached_torch_venv(version: str) -> Path:
+    """A venv with torch `version`, kept between runs (a CUDA build of several GB), and the
+    self-check's other requirements; skips, saying why, where torch cannot be installed."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-course"
+    venv = cache / f"torch-{version}"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists():
+        done = subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot create a venv for torch {version}: {done.stderr.strip()[-300:]}")
+    have = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True).stdout.strip()
+    if have.split("+")[0] != version:
+        done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"torch=={version}",
+                               "pytest", "matplotlib", "numpy"], capture_output=True, text=True, timeout=3600)
+        if done.returncode != 0:
+            pytest.skip(f"torch {version} cannot be installed here: {done.stderr.strip()[-500:]}")
+    return python
+
+
+@pytest.mark.slow
+def test_check_keeps_the_students_torch_at_the_other_end_of_the_range(wheel, tmp_path):
+    """A student who already has torch 2.14.1 installs the wheel: pip keeps that torch, and
+    `check` gives the same visible results as under the course's 2.13.0."""
+    from autograder import selfcheck_export
+
+    version = selfcheck_export.TORCH_TESTED[-1]
+    python = _cached_torch_venv(version)
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "uninstall", "--yes", "--quiet", "attention-course-selfcheck"], capture_output=True)
+    # What `pip install grader/*.whl` would do, resolved against the installed torch: nothing but the wheel.
+    plan = tmp_path / "plan.json"
+    done = subprocess.run([*pip, "install", "--dry-run", "--no-index", "--quiet", "--report", str(plan), str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    would_install = [item["metadata"]["name"] for item in json.loads(plan.read_text(encoding="utf-8"))["install"]]
+    assert would_install == ["attention-course-selfcheck"], would_install
+    done = subprocess.run([*pip, "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([*pip, "check"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "AUTOGRADER_"))}
+    runs = {}
+    for name in ("correct", "partial"):
+        for label, interpreter in ((version, str(python)), ("course", sys.executable)):
+            work = tmp_path / f"{label}-{name}"
+            work.mkdir()
+            runs[label, name] = (work, subprocess.Popen(
+                [interpreter, "-m", "autograder", "check", str(EXAMPLES / name), "--format", "json",
+                 "--output", "out.json"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True))
+    reports = {}
+    for key, (work, process) in runs.items():
+        _, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, f"{key}: {stderr[-3000:]}"
+        assert "Traceback" not in stderr, stderr[-3000:]
+        reports[key] = json.loads((work / "out.json").read_text(encoding="utf-8"))
+    assert reports[version, "correct"]["extra_data"]["torch"].split("+")[0] == version
+    assert reports["course", "correct"]["extra_data"]["torch"].split("+")[0] == selfcheck_export.TORCH_TESTED[0]
+    for name in ("correct", "partial"):
+        ours, theirs = reports["course", name], reports[version, name]
+        assert (theirs["score"], theirs["max_score"]) == (ours["score"], ours["max_score"]), name
+        assert comparable(theirs) == comparable(ours), name
+    correct = reports[version, "correct"]
+    assert correct["score"] == correct["max_score"] > reports[version, "partial"]["score"] > 0

@@ -88,6 +88,7 @@ print(json.dumps({{"score": 0, "visibility": "visible", "stdout_visibility": "vi
                             "Please tell your instructor; the reason: " + why}}))
 PY
 fi
+rm -f "$log"
 exit 0  # whatever happened is in results.json (status $status); Gradescope must still read it
 """
 

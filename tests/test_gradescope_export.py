@@ -102,7 +102,10 @@ def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
               .replace("/autograder/submission", str(EXAMPLES / "correct"))
               .replace("/autograder/source", str(source)).replace("/autograder/venv", str(venv)))
     (tmp_path / "run_autograder").write_text(script)
-    done = subprocess.run(["bash", str(tmp_path / "run_autograder")], env=dict(os.environ, AUTOGRADER_WORKER="spawn"),
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    done = subprocess.run(["bash", str(tmp_path / "run_autograder")],
+                          env=dict(os.environ, AUTOGRADER_WORKER="spawn", TMPDIR=str(scratch)),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     data = json.loads(results.read_text())
@@ -110,3 +113,4 @@ def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
     assert "could not be graded" in data["output"] and "hidden grading refused" in data["output"]
     assert "notified" not in data["output"]
     assert "hidden grading refused" in done.stderr
+    assert not list(scratch.iterdir()), "run_autograder left its log behind"

@@ -27,7 +27,7 @@ NAMESPACES_NEEDS = ("network namespace", "answers hidden", "read-only filesystem
                     "private /proc")
 # each entry: any one of these layers will do
 LANDLOCK_NEEDS = (("landlock filesystem",), ("seccomp",), ("subreaper", "PID namespace"),
-                  ("landlock scope", "unprivileged user", "user namespace"))
+                  ("landlock scope", "unprivileged user"))  # signals: a user namespace is no help (same kuid)
 
 # a guarantee a test may need -> layers that each give it (either tier)
 GUARANTEES = {

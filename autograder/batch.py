@@ -362,7 +362,7 @@ class Jobs:
 
         autograder.grade.preload_checks()  # so the first student of each job is not the slow one
         limits = Limits(**self.limits)
-        self.tier = autograder.grade.contained_tier(self.zygote, limits, visible_only=False)
+        autograder.grade.contained_tier(self.zygote, limits, visible_only=False)
         print(self.zygote.sandbox_line(limits), file=sys.stderr)
 
         torch.set_num_threads(1)

@@ -13,6 +13,7 @@ from pathlib import Path
 from autograder.files import write_atomically
 from autograder.formats import FORMATS, render
 from autograder.submission import UsageError, locate
+from autograder.worker.namespaces import not_dumpable
 from autograder.workers import Limits
 
 
@@ -115,17 +116,6 @@ def limits_from(args) -> Limits:
                   memory_bytes=int(args.memory_limit * 1024**3),
                   cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
                   processes=args.process_limit, sandbox=args.sandbox)
-
-
-def not_dumpable() -> None:
-    """No process of the same user may read the grader's memory or /proc/<pid>/environ (Linux)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-        except (OSError, AttributeError):
-            pass
 
 
 def preload_trusted(report: bool) -> None:

@@ -179,7 +179,7 @@ class Launcher:
             raise RuntimeError(f"the grading worker could not start: {detail or status}")
         self.sandbox = {"layers": [str(x) for x in hello.get("layers") or []],
                         "missing": [str(x) for x in hello.get("missing") or []],
-                        "asked": [limits.sandbox, limits.tier]}
+                        "asked": limits.sandbox}
         self.process = process
         return process
 
@@ -187,7 +187,7 @@ class Launcher:
         with self.lock:
             process = self._ready_process(limits)
             session = Session(self, process, f"s{next(self.ids)}")
-        reply, status = session.exchange({"op": "open", "config": config}, START_SECONDS)
+        reply, status = session.request({"op": "open", "config": config}, START_SECONDS)
         if reply is None or not reply.get("ok"):
             raise RuntimeError(f"the grading worker did not open a session ({status})")
         return session
@@ -227,7 +227,7 @@ class Session:
         self.output: list[str] = []
         self.broken = False
 
-    def exchange(self, message: dict, timeout: float):
+    def request(self, message: dict, timeout: float):
         with self.launcher.lock:
             if self.broken or not self.process.alive() and self.process.replies.empty():
                 return None, "died"
@@ -242,9 +242,6 @@ class Session:
         if printed:
             self.output.append(str(printed)[:2 * OUTPUT_CAP])  # the worker capped it already
         return reply, status
-
-    def request(self, message: dict, timeout: float):
-        return self.exchange(message, timeout)
 
     def launcher_kill(self):
         """A timeout, crash or garbled reply: the process is in an unknown state, so it goes."""

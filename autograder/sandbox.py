@@ -11,11 +11,6 @@ from autograder.sections import SECTIONS
 from autograder.workers import Limits, start_launcher
 
 
-def probe(launcher, limits: Limits | None = None) -> dict:
-    """The report of one child started by `launcher` (a Zygote or a portable Launcher) under `limits`."""
-    return launcher.probe(limits or Limits())
-
-
 def measure(zygote, rounds: int = 10) -> dict:
     """Median seconds to start, load (nothing) and kill one section's worker, sandbox on and off."""
     import statistics
@@ -59,7 +54,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     launcher = start_launcher()
     try:
-        report = probe(launcher)
+        report = launcher.probe()
         print("\n".join(explain(report)))
         print(launcher.sandbox_line(Limits()))
         if args.measure > 0 and launcher.kind == "fork":

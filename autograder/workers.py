@@ -51,7 +51,6 @@ class Limits:
     processes: int = 256
     sandbox: str = "on"  # "on": hidden grading needs a tier that holds; "weak": grade at any tier
     # (marked); "off": no confinement at all, for debugging only
-    tier: str = "auto"  # "landlock": skip the namespaces (to exercise the unprivileged tier)
 
     def __post_init__(self):
         if isinstance(self.sandbox, bool):  # the older spelling: True / False
@@ -220,7 +219,6 @@ class Zygote:
                 "file_bytes": limits.file_bytes,
                 "processes": limits.processes,
                 "sandbox": limits.sandbox if sandbox_wanted() else "off",
-                "tier": limits.tier,
             },
         }
         with self.lock:
@@ -242,7 +240,7 @@ class Zygote:
         init, reaper = reply.get("init"), reply.get("reaper")
         self.sandbox = {"layers": list(reply.get("layers") or []),  # the latest child's: what grading got
                         "missing": list(reply.get("missing") or []),
-                        "asked": [limits.sandbox, limits.tier]}
+                        "asked": limits.sandbox}
         return Child(int(reply["pid"]), conn, out_read, workdir,
                      init_pid=int(init) if isinstance(init, int) and init > 1 else None,
                      reaper_pid=int(reaper) if isinstance(reaper, int) and reaper > 1 else None)

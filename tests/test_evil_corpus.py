@@ -27,7 +27,7 @@ import time
 import pytest
 from support import ROOT, correct_source, failing, replace_def, zygote
 
-from autograder import sandbox, tiers
+from autograder import tiers
 from autograder.grade import run_checks
 from autograder.submission import locate
 from autograder.workers import Limits
@@ -44,7 +44,7 @@ BROKEN_DOT = "def dot_scores(query, inputs):\n    return torch.zeros(inputs.shap
 @pytest.fixture(scope="module")
 def layers():
     """What a worker child reports about its confinement on this machine."""
-    return sandbox.probe(zygote())
+    return zygote().probe()
 
 
 def need(report, *names):

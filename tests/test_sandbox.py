@@ -15,7 +15,7 @@ import time
 import pytest
 from support import ROOT, zygote
 
-from autograder import sandbox, tiers
+from autograder import tiers
 from autograder.cli import build_parser
 from autograder.workers import Limits, kill_session, session_members
 
@@ -24,7 +24,7 @@ WORKER_DIR = ROOT / "autograder" / "worker"
 
 @pytest.fixture(scope="module")
 def report():
-    return sandbox.probe(zygote())
+    return zygote().probe()
 
 
 def test_report_lists_every_layer_once_with_limits(report):

@@ -24,7 +24,6 @@ namespace's supervisor and the second is its PID 1; without one, the first
 process becomes a child subreaper and, told to stop (SIGTERM from the trusted
 side, or its parent's death), kills every process below it before it exits.
 """
-import ctypes
 import json
 import os
 import resource
@@ -54,7 +53,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SUPERVISOR_GRACE = 60  # seconds the namespace supervisor outlives the student's process (keeps its PID taken)
 REAP_SECONDS = 5.0  # the subreaper's bound on killing what is left
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def _report(fd: int, message: dict) -> None:
@@ -75,7 +73,7 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
     confined = limits.get("sandbox", "on") != "off" and bool(workdir)
     state = {}
     layers, missing = ["process group"], []
-    if confined and limits.get("tier", "auto") != "landlock":
+    if confined:
         try:
             state = namespaces.isolate(workdir, limits.get("repo") or REPO, want_pid=True)
         except Exception as error:  # never grade unconfined by accident without saying so
@@ -98,7 +96,7 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
             _supervise(pid)
         layers, missing = [], []
     elif unprivileged_tier:
-        _become_subreaper()
+        namespaces.become_subreaper()
         pid = os.fork()
         if pid > 0:  # the subreaper: keeps the output pipe open until all below it are gone
             os.close(conn_fd)
@@ -141,13 +139,6 @@ def _supervise(pid: int) -> None:
         pass
     time.sleep(SUPERVISOR_GRACE)  # the trusted side kills us long before, in the normal case
     os._exit(0)
-
-
-def _become_subreaper() -> None:
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _reap(out_fd: int) -> None:

@@ -26,6 +26,9 @@ that no sandbox holds.
 import gc
 import json
 import os
+import select
+import signal
+import socket
 import sys
 import time
 
@@ -36,10 +39,9 @@ import wire  # noqa: E402  (only this folder is on the path)
 
 
 def main(control_fd: int, warm_meta_first: bool = False) -> None:
-    import signal
-    import socket
+    import namespaces
 
-    not_dumpable()  # nothing of the same uid may read this process's memory or environment
+    namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
     import serve
@@ -53,13 +55,11 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
 
 def serve_spawns(control, meta_warm: bool) -> None:
     """Answer `spawn` (and `zygote`) requests on `control` until it closes."""
-    import select
-    import socket
-
     import confine
+    import namespaces
     import serve
 
-    become_subreaper()  # orphans of killed children are reaped here, not left to the host's init
+    namespaces.become_subreaper()  # orphans of killed children are reaped here, not left to the host's init
     gc.freeze()  # a child's collections then skip torch's objects: their pages stay shared, not copied
     while True:
         if not meta_warm and not select.select([control], [], [], 0)[0]:
@@ -109,8 +109,6 @@ def fork_zygote(control, job_fd: int, meta_warm: bool) -> None:
     first spawn request simply waits until the copy is there)."""
     if os.fork() == 0:
         try:
-            import socket
-
             import namespaces
 
             control.close()
@@ -121,28 +119,8 @@ def fork_zygote(control, job_fd: int, meta_warm: bool) -> None:
     os.close(job_fd)
 
 
-def not_dumpable() -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0 (Linux only)
-    except (OSError, AttributeError):
-        pass
-
-
-def become_subreaper() -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER (Linux only; not inherited)
-    except (OSError, AttributeError):
-        pass
-
-
 def read_report(fd: int, timeout: float = 20.0) -> list:
     """The JSON lines a new child writes about its confinement, until it closes the pipe."""
-    import select
-
     data, deadline = b"", time.monotonic() + timeout
     try:
         while len(data) < 65536:

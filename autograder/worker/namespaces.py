@@ -54,6 +54,7 @@ MOUNT_ATTR_NOSUID = 0x2
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
 FIRST_UID = 200000  # the student's process gets a uid of its own: FIRST_UID + (supervisor PID % UID_SPAN)
 UID_SPAN = 100000
 WORKDIR_BYTES = 256 * 1024**2  # the private working directory (a tmpfs: memory, not disk)
@@ -263,6 +264,24 @@ def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
 def die_with_parent(sig: int = 9) -> None:
     try:
         libc().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def not_dumpable() -> None:
+    """PR_SET_DUMPABLE 0: no process of the same uid may read this one's memory or /proc environ.
+    For the trusted processes (the grader, the zygote); Linux only, a no-op elsewhere."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
+def become_subreaper() -> None:
+    """PR_SET_CHILD_SUBREAPER: orphans below this process are re-parented to it (not inherited)."""
+    try:
+        libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 

@@ -42,10 +42,10 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.files import write_atomically
+from autograder.files import Refused, read_inside, safe_filename, write_atomically
 from autograder.grade import SandboxRefused
 from autograder.sections import SECTIONS, find
-from autograder.submission import UsageError, _in_folder
+from autograder.submission import UsageError, section_file
 from autograder.workers import Limits, fork_path_available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def discover(folder: Path) -> dict[str, Path]:
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith(".") or not entry.is_dir():
             continue
-        if any(_in_folder(entry, section) is not None for section in SECTIONS):
+        if any(section_file(entry, section) is not None for section in SECTIONS):
             students[entry.name] = entry
     return students
 
@@ -121,16 +121,16 @@ def files_hash(folder: Path, section_ids: list[str] | None = None) -> str:
     for section in SECTIONS:
         if section_ids is not None and section.id not in section_ids:
             continue
-        found = _in_folder(folder, section)
+        found = section_file(folder, section)
         digest.update(section.id.encode() + b"\0")
         if found is None:
             digest.update(b"missing\0")
             continue
-        digest.update(found.relative_to(folder).as_posix().encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(found.read_bytes()).digest())
-        except OSError as error:
-            digest.update(f"unreadable {error.errno}".encode())
+        digest.update(found.encode() + b"\0")
+        try:  # read as grading reads it: never through a link, never more than grading would
+            digest.update(hashlib.sha256(read_inside(folder, found)).digest())
+        except Refused as error:
+            digest.update(f"refused {error}".encode())
     return digest.hexdigest()
 
 
@@ -607,8 +607,10 @@ def run_verb(args, resolve_device, limits_from) -> int:
         return 1
     shard = parse_shard(args.shard)
     limits = dataclasses.asdict(limits_from(args))
-    if not args.student_timeout > 0:
-        raise UsageError(f"--student-timeout must be a positive number, got {args.student_timeout:g}")
+    if not args.student_timeout > limits["submission_seconds"]:
+        raise UsageError(f"--student-timeout ({args.student_timeout:g} s) must be longer than "
+                         f"--submission-budget ({limits['submission_seconds']:g} s), so that a slow "
+                         "student is graded within the budget rather than lost to the timeout")
     section = None
     if args.section is not None:
         try:

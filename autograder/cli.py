@@ -39,6 +39,11 @@ def build_parser() -> Parser:
                        help="MiB: largest file student code may write (default %(default)s)")
         p.add_argument("--process-limit", type=int, default=Limits.processes,
                        help="processes student code may run (default %(default)s)")
+        p.add_argument("--section-budget", type=float, default=Limits.section_seconds,
+                       help="seconds all of one section's loading and calls may take together "
+                            "(default %(default)s)")
+        p.add_argument("--submission-budget", type=float, default=Limits.submission_seconds,
+                       help="seconds all sections of a submission may take together (default %(default)s)")
         p.add_argument("--sandbox", default="on", choices=("on", "weak", "off"),
                        help="'on': hidden grading refuses to run where no sandbox tier holds; 'weak': "
                             "grade anyway, every output marked; 'off': no confinement, for debugging only")
@@ -109,13 +114,16 @@ def limits_from(args) -> Limits:
     """The Limits the limit flags ask for (grade, check, batch); UsageError for a bad value."""
     for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
                         ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
-                        ("--file-limit", args.file_limit), ("--process-limit", args.process_limit)):
+                        ("--file-limit", args.file_limit), ("--process-limit", args.process_limit),
+                        ("--section-budget", args.section_budget),
+                        ("--submission-budget", args.submission_budget)):
         if not value > 0:
             raise UsageError(f"{name} must be a positive number, got {value:g}")
     return Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
                   memory_bytes=int(args.memory_limit * 1024**3),
                   cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
-                  processes=args.process_limit, sandbox=args.sandbox)
+                  processes=args.process_limit, section_seconds=args.section_budget,
+                  submission_seconds=args.submission_budget, sandbox=args.sandbox)
 
 
 def preload_trusted(report: bool) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_CELLS = 5_000
 
 
 @dataclass
@@ -24,7 +23,10 @@ class Extracted:
 
 
 def _is_test_cell(cell: dict) -> bool:
-    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    meta = cell.get("metadata")
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return False
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
@@ -43,23 +45,23 @@ def _strip_magics(source: str) -> str:
     return "\n".join(lines)
 
 
-def from_notebook(path: Path) -> Extracted:
-    name = path.name
+def from_notebook(name: str, data: bytes) -> Extracted:
+    """The code cells of a notebook's bytes (read, capped, by files.read_inside)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
-            return Extracted([], f"{name} is {size // 1024**2} MB; notebooks over 20 MB are not graded")
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Extracted([], f"{name} is not a text file (not UTF-8)")
-    except OSError as error:
-        return Extracted([], f"{name} could not be read ({error.strerror})")
     try:
         notebook = json.loads(text)
+    except RecursionError:  # json's parser recurses once per level: bounded by the recursion limit
+        return Extracted([], f"{name} is nested too deeply to be a notebook; restore it from git")
     except ValueError as error:
         return Extracted([], f"{name} is not valid JSON ({error}); re-download it or restore it from git")
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         return Extracted([], f"{name} is JSON but not a Jupyter notebook (no list of cells)")
+    if len(notebook["cells"]) > MAX_CELLS:
+        return Extracted([], f"{name} has {len(notebook['cells'])} cells; notebooks over {MAX_CELLS} "
+                             "cells are not graded")
     cells = []
     code_number = 0
     for cell in notebook["cells"]:
@@ -70,25 +72,26 @@ def from_notebook(path: Path) -> Extracted:
             continue
         source = cell.get("source", "")
         if isinstance(source, list):
-            source = "".join(str(part) for part in source)
+            source = "".join(part for part in source if isinstance(part, str))
         if not isinstance(source, str):
             continue
         cells.append({"label": f"code cell {code_number}", "source": _strip_magics(source)})
     return Extracted(cells)
 
 
-def from_python(path: Path) -> Extracted:
+def from_python(name: str, data: bytes) -> Extracted:
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return Extracted([], f"{path.name} could not be read as UTF-8 text ({error})")
-    return Extracted([{"label": path.name, "source": source}])
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Extracted([], f"{name} could not be read as UTF-8 text ({error})")
+    return Extracted([{"label": name, "source": source}])
 
 
-def extract(path: Path) -> Extracted:
-    if path.suffix == ".py":
-        return from_python(path)
-    return from_notebook(path)
+def extract(name: str, data: bytes) -> Extracted:
+    """A submission file's bytes -> its code cells. `name` is how messages call the file."""
+    if name.endswith(".py"):
+        return from_python(name, data)
+    return from_notebook(name, data)
 
 
 def _spelled(spelling: str, candidates: list) -> str:
@@ -145,3 +148,120 @@ def banned_uses(cells: list, names, apis) -> dict:
             if hits:
                 found[node.name] = hits
     return found
+
+
+# --------------------------------------------------------------------------- tampering
+
+# What a notebook never needs for attention, and what would let code hide from the grader's
+# watch (worker/serve.Watch, a TorchDispatchMode; worker/guards' wrappers), reach torch's
+# unwatched C functions, rewrite the interpreter, or forge the worker's replies. What the
+# sandbox contains (files, network, processes) is not listed: it holds without this scan.
+_TAMPER_ATTRIBUTES = {
+    "_python_dispatch": "torch's dispatch internals", "_disable_current_modes": "torch's dispatch internals",
+    "TorchDispatchMode": "torch's dispatch modes", "TorchFunctionMode": "torch's function modes",
+    "__torch_dispatch__": "torch's dispatch hooks", "__torch_function__": "torch's function hooks",
+    "_C": "torch's C internals (unwatched)", "_VariableFunctions": "torch's C internals (unwatched)",
+    "_dispatch": "torch's dispatch internals", "_dynamo": "torch's compiler internals",
+    "settrace": "the interpreter's tracing", "setprofile": "the interpreter's tracing",
+    "_getframe": "the interpreter's frames", "_current_frames": "the interpreter's frames",
+    "f_back": "the interpreter's frames", "f_globals": "the interpreter's frames",
+    "f_locals": "the interpreter's frames", "f_builtins": "the interpreter's frames",
+    "tb_frame": "the interpreter's frames", "gi_frame": "the interpreter's frames",
+    "__globals__": "another function's globals", "__code__": "a function's code object",
+    "__closure__": "a function's closure", "__builtins__": "the built-ins",
+    "__subclasses__": "the class hierarchy", "get_referrers": "the garbage collector",
+    "get_referents": "the garbage collector", "get_objects": "the garbage collector",
+    "meta_path": "the import system", "path_hooks": "the import system",
+    "fileno": "raw file descriptors", "fdopen": "raw file descriptors",
+}
+_TAMPER_MODULES = {
+    "ctypes": "raw memory access", "gc": "the garbage collector", "inspect": "the interpreter's frames",
+    "importlib": "the import system", "builtins": "the built-ins", "marshal": "code objects",
+    "autograder": "the grader",
+}
+_TAMPER_CALLS = {"eval": "code built at run time", "exec": "code built at run time",
+                 "compile": "code built at run time", "__import__": "the import system"}
+_OS_CALLS = {"write", "read", "open", "fdopen", "dup", "dup2"}  # the worker's channel is a descriptor
+_SYS_ATTRIBUTES = {"modules", "settrace", "setprofile", "_getframe", "meta_path", "path_hooks",
+                   "addaudithook", "_current_frames", "stdin"}
+_ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr", "hasattr"}
+
+
+def _tamper_in_text(text: str) -> str | None:
+    if text == "_C":
+        return _TAMPER_ATTRIBUTES["_C"]
+    for name, what in _TAMPER_ATTRIBUTES.items():
+        if len(name) > 3 and name in text:
+            return what
+    return None
+
+
+def _tamper_node(node) -> str | None:
+    """What `node` reaches into, or None."""
+    if isinstance(node, ast.Attribute):
+        base = node.value.id if isinstance(node.value, ast.Name) else None
+        if node.attr in _TAMPER_ATTRIBUTES:
+            return f"{ast.unparse(node)} ({_TAMPER_ATTRIBUTES[node.attr]})"
+        if base == "os" and node.attr in _OS_CALLS:
+            return f"os.{node.attr} (raw file descriptors: the worker's channel)"
+        if base == "sys" and node.attr in _SYS_ATTRIBUTES:
+            return f"sys.{node.attr} (the interpreter's internals)"
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] in _TAMPER_MODULES:
+                return f"import {module} ({_TAMPER_MODULES[parts[0]]})"
+            hidden = [p for p in parts if p in _TAMPER_ATTRIBUTES]
+            if hidden:
+                return f"import {module} ({_TAMPER_ATTRIBUTES[hidden[0]]})"
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in _TAMPER_ATTRIBUTES or (node.module == "os" and alias.name in _OS_CALLS) \
+                        or (node.module == "sys" and alias.name in _SYS_ATTRIBUTES):
+                    return f"from {node.module} import {alias.name}"
+    elif isinstance(node, ast.Name):
+        if node.id in _TAMPER_CALLS:
+            return f"{node.id} ({_TAMPER_CALLS[node.id]})"
+        if node.id in ("__builtins__", "__subclasses__"):
+            return f"{node.id} ({_TAMPER_ATTRIBUTES[node.id]})"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ATTRIBUTE_FUNCTIONS:
+        if len(node.args) >= 2:
+            name = node.args[1]
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                return f"{node.func.id}(...) with a computed attribute name"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        what = _tamper_in_text(node.value)
+        if what:
+            return f"the text {node.value[:40]!r} ({what})"
+    return None
+
+
+def tampering(cells: list) -> list[str]:
+    """Where the code reaches into the grader's watch or torch's internals, one line per place.
+
+    Read, never run, over the whole notebook (every cell, module level included),
+    since what runs in the worker can lie about itself: a check that trusts the
+    worker's own report (op counts, forbidden APIs, devices) must not be cheaper
+    to fool than to satisfy. Docstrings are left out; what this cannot see (names
+    assembled at run time from innocent pieces) is listed in docs/threat-model.md.
+    """
+    findings = []
+    for cell in cells:
+        try:
+            tree = ast.parse(cell["source"])
+        except SyntaxError:
+            continue
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            what = _tamper_node(node)
+            if what:
+                line = f"{cell['label']}, line {getattr(node, 'lineno', '?')}: {what}"
+                if line not in findings:
+                    findings.append(line)
+    return findings

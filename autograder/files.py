@@ -61,3 +61,131 @@ def safe_filename(student_id: str) -> str:
     digest = hashlib.sha256(student_id.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id)[:60].strip("._-")
     return f"{readable}~{digest}"
+
+
+# --------------------------------------------------------------------------- reading submissions
+
+class Refused(ValueError):
+    """A submission file the grader will not open; the message says why, in one line."""
+
+
+MAX_SUBMISSION_FILE = 20 * 1024 * 1024  # a section's notebook or .py file
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open: fstat refuses it next
+_NOCTTY = getattr(os, "O_NOCTTY", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+_REPARSE_POINT = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _not_a_file(shown: str, what: str) -> Refused:
+    return Refused(f"{shown} is {what}; the grader reads only regular files inside the submission "
+                   "folder (replace it with the real file)")
+
+
+def lexists_inside(root: Path, relative: str) -> bool:
+    """Whether `root/relative` names anything at all, a link included, without following any link."""
+    try:
+        os.lstat(Path(root) / relative)
+        return True
+    except OSError:
+        return False
+
+
+def read_inside(root: Path, relative: str, limit: int = MAX_SUBMISSION_FILE) -> bytes:
+    """The bytes of the regular file `root/relative`, at most `limit` of them.
+
+    `root` is the folder the instructor named and may itself be reached through
+    links; below it, no component is followed if it is a symbolic link (or a
+    Windows junction), and the file must be a regular file, not a device, FIFO
+    or socket. Everything else raises Refused. This is what keeps a submission
+    from pointing the trusted side at the examples, the solutions, a classmate's
+    folder or a host file: the student chooses what is inside the folder, never
+    what lies outside it.
+    """
+    parts = Path(relative).parts
+    shown = Path(relative).as_posix()
+    if not parts or Path(relative).is_absolute() or any(p in ("", ".", "..") for p in parts):
+        raise Refused(f"{shown}: not a path inside the submission folder")
+    if _NOFOLLOW and os.open in os.supports_dir_fd:
+        fd = _open_below(root, parts, shown)
+    else:
+        fd = _open_checked(root, parts, shown)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_a_file(shown, _kind(info.st_mode))
+        if info.st_size > limit:
+            raise Refused(f"{shown} is {info.st_size / 1024**2:.0f} MB; files over "
+                          f"{limit // 1024**2} MB are not graded")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(f"{shown} is larger than {limit // 1024**2} MB; it is not graded")
+    return data
+
+
+def _open_below(root: Path, parts: tuple, shown: str) -> int:
+    """POSIX: walk from `root` one component at a time with O_NOFOLLOW, so no link is ever taken."""
+    try:
+        fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    except OSError as error:
+        raise Refused(f"{root}: the submission folder cannot be opened ({error.strerror})") from None
+    try:
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            try:
+                mode = os.lstat(part, dir_fd=fd).st_mode
+            except OSError as error:
+                raise Refused(f"{shown} could not be read ({error.strerror})") from None
+            wanted = stat.S_ISREG(mode) if last else stat.S_ISDIR(mode)
+            if not wanted:  # refused before opening: opening a device can have effects of its own
+                raise _not_a_file(shown if last else "/".join(parts[:index + 1]), _kind(mode))
+            flags = (os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY) if last else (
+                os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+            try:
+                opened = os.open(part, flags, dir_fd=fd)
+            except OSError as error:  # swapped for a link between lstat and open, or unreadable
+                raise Refused(f"{shown} could not be read ({error.strerror})") from None
+            os.close(fd)
+            fd = opened
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_checked(root: Path, parts: tuple, shown: str) -> int:
+    """Windows: no dir_fd or O_NOFOLLOW; each component is checked with lstat, then the file opened.
+
+    (Only the students' self-check runs here, on their own files.)"""
+    path = Path(root)
+    for index, part in enumerate(parts):
+        path = path / part
+        try:
+            info = os.lstat(path)
+        except OSError as error:
+            raise Refused(f"{shown} could not be read ({error.strerror})") from None
+        last = index == len(parts) - 1
+        if getattr(info, "st_file_attributes", 0) & _REPARSE_POINT or stat.S_ISLNK(info.st_mode):
+            raise _not_a_file(shown if last else "/".join(parts[:index + 1]), "a link (or junction)")
+        if not (stat.S_ISREG(info.st_mode) if last else stat.S_ISDIR(info.st_mode)):
+            raise _not_a_file(shown if last else "/".join(parts[:index + 1]), _kind(info.st_mode))
+    try:
+        return os.open(path, os.O_RDONLY | _BINARY)
+    except OSError as error:
+        raise Refused(f"{shown} could not be read ({error.strerror})") from None

@@ -89,10 +89,14 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, zygote=None) -> GradeResult:
+               visible_only: bool = False, zygote=None, scan_source: bool = True) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
     `zygote` is a workers.Zygote or a portable.Launcher). Raises SandboxRefused before grading
-    anything when hidden grading would run where no sandbox tier holds."""
+    anything when hidden grading would run where no sandbox tier holds.
+
+    scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
+    only the tests of the sandbox ask for it, to show that the sandbox holds without the scan.
+    No command-line flag reaches it."""
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
@@ -109,11 +113,14 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         raise
 
     from autograder.plugin import GradingPlugin
-    from autograder.student import SectionWorker
+    from autograder.student import Budget, SectionWorker
 
+    budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     workers = {
         src.section.id: SectionWorker(zygote, src.section, src.extracted.cells, src.extracted.problem,
-                                      limits, device, src.banned_in_source)
+                                      limits, device, src.banned_in_source,
+                                      Budget(limits.section_seconds, parent=budget),
+                                      src.tampering if scan_source else [])
         for src in sources
     }
     plugin = GradingPlugin(workers, visible_only=visible_only)
@@ -161,6 +168,12 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         section.notes.extend(worker.failed_cells())
         if worker.load_failure:
             section.notes.append(worker.load_failure)
+        if worker.tampering:
+            section.notes.append("flagged for the instructor: the code reaches into the grader's watch or "
+                                 "torch's internals: " + "; ".join(worker.tampering[:5]))
+        if worker.budget_spent:
+            section.notes.append(f"your code used up {worker.budget.which()}; the checks it left "
+                                 "unrun score 0 (see each one)")
         section.printed = "\n".join(worker.printed)[:4000]
         result.sections.append(section)
     result.execution_time = time.monotonic() - started

@@ -108,7 +108,7 @@ class Process:
         if line == b"":
             return None, "oversized"
         try:
-            return wire.loads(line), "ok"
+            return wire.loads_reply(line), "ok"
         except wire.WireError:
             return None, "garbled"
 

@@ -13,6 +13,7 @@ in the student's terms, and the check fails with it.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -39,15 +40,46 @@ class Reply:
 MAX_NOTES = 10  # cells that raised, listed per section
 
 
+class Budget:
+    """Seconds of student code left: one for a section, one shared by all sections of a submission.
+
+    Only the time spent waiting for the worker counts (what student code controls),
+    so no pattern of calls, each under its own limit, can hold the grading longer
+    than the budgets allow.
+    """
+
+    def __init__(self, seconds: float, parent: "Budget | None" = None):
+        self.seconds, self.used, self.parent = seconds, 0.0, parent
+
+    def left(self) -> float:
+        own = self.seconds - self.used
+        return own if self.parent is None else min(own, self.parent.left())
+
+    def spend(self, seconds: float) -> None:
+        self.used += seconds
+        if self.parent is not None:
+            self.parent.spend(seconds)
+
+    def which(self) -> str:
+        """Which budget is exhausted first: this section's or the submission's."""
+        if self.parent is not None and self.parent.left() <= self.seconds - self.used:
+            return f"the submission's {self.parent.seconds:g} s time budget"
+        return f"the section's {self.seconds:g} s time budget"
+
+
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
     def __init__(self, zygote, section: Section, cells, problem: str | None,
-                 limits: Limits, device: str, banned_in_source: dict):
+                 limits: Limits, device: str, banned_in_source: dict, budget: Budget | None = None,
+                 tampering: list | None = None):
         self.zygote, self.section, self.cells = zygote, section, cells
         self.problem = problem  # why the submission could not be read at all, if so
         self.limits, self.device = limits, device
         self.banned_in_source = banned_in_source  # graded name -> banned APIs seen in its code
+        self.tampering = list(tampering or [])  # places the code reaches into the watch: nothing runs
+        self.budget = budget or Budget(limits.section_seconds)
+        self.budget_spent = False  # a call was refused or stopped for lack of time
         self.child: Child | None = None
         self.spawns = 0
         self.load_report: list = []
@@ -59,10 +91,16 @@ class SectionWorker:
     def ensure(self) -> Child:
         if self.problem:
             raise StudentFailure(self.problem, kind="unreadable")
+        if self.tampering:
+            raise StudentFailure(
+                f"not run: your notebook reaches into the grader's watch or torch's internals "
+                f"({self.tampering[0]}); this section scores 0 and is flagged for your instructor",
+                kind="tampering")
         if self.load_failure and self.spawns >= MAX_SPAWNS:
             raise StudentFailure(self.load_failure, kind="load")
         if self.child is not None:
             return self.child
+        self._check_budget()
         if self.spawns >= MAX_SPAWNS:
             raise StudentFailure(
                 f"your code stopped the grading worker {MAX_SPAWNS} times; the remaining checks of "
@@ -75,12 +113,14 @@ class SectionWorker:
             "forbidden_in": list(self.section.forbidden_in),
         }
         child = self.zygote.spawn(self.limits, config)
-        reply, status = child.request({"op": "load", "cells": self.cells}, self.limits.load_seconds)
+        allowed = min(self.limits.load_seconds, self.budget.left())
+        reply, status = self._timed(child, {"op": "load", "cells": self.cells}, allowed)
         if reply is None or not reply.get("ok"):
             self._retire(child)
+            limit = (f"within {self.limits.load_seconds:g} s" if allowed >= self.limits.load_seconds
+                     else f"within what was left of {self.budget.which()}")
             what = {
-                "timeout": f"did not finish loading within {self.limits.load_seconds:g} s "
-                           "(a cell runs too long or never ends)",
+                "timeout": f"did not finish loading {limit} (a cell runs too long or never ends)",
                 "died": "stopped the grading worker while loading (sys.exit, os._exit, a crash, "
                         "or the memory limit)",
             }.get(status, "could not be loaded")
@@ -123,17 +163,43 @@ class SectionWorker:
         return lines
 
     # ------------------------------------------------------------ calls
+    def _timed(self, child, message: dict, timeout: float):
+        started = time.monotonic()
+        try:
+            return child.request(message, timeout)
+        finally:
+            self.budget.spend(time.monotonic() - started)
+
+    def _check_budget(self):
+        if self.budget.left() <= 0:
+            self.budget_spent = True
+            raise StudentFailure(
+                f"not run: your code used up {self.budget.which()} (calls that each take long add up); "
+                "make it faster, the checks before this one were graded", kind="budget")
+
     def request(self, message: dict, label: str, timeout: float | None = None) -> dict:
         child = self.ensure()
-        reply, status = child.request(message, timeout or self.limits.call_seconds)
+        self._check_budget()
+        limit = timeout or self.limits.call_seconds
+        allowed = min(limit, self.budget.left())
+        reply, status = self._timed(child, message, allowed)
         if reply is None:
             self._retire(child)
+            if status == "timeout" and allowed < limit:
+                self.budget_spent = True
+                raise StudentFailure(
+                    f"{label} was stopped when your code had used up {self.budget.which()} "
+                    "(calls that each take long add up)", kind="budget")
             if status == "timeout":
                 raise StudentFailure(
                     f"{label} ran past the {timeout or self.limits.call_seconds:g} s limit and was stopped "
                     "(an infinite loop, or far too much work?)", kind="timeout")
             if status == "oversized":
                 raise StudentFailure(f"{label} returned more data than the grader accepts", kind="oversized")
+            if status == "garbled":
+                raise StudentFailure(
+                    f"{label}: the grading worker answered something that is not a reply (does your code "
+                    "write to the grader's channel?); the call counts as failed", kind="garbled")
             raise StudentFailure(
                 f"{label} stopped the grading worker (it exited, crashed, or hit the memory limit)",
                 kind="died")

@@ -6,10 +6,12 @@ one notebook, or one Python file.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.extract import Extracted, banned_uses, extract
+from autograder.extract import Extracted, banned_uses, extract, tampering
+from autograder.files import Refused, lexists_inside, read_inside
 from autograder.sections import SECTIONS, Section, find
 
 
@@ -27,17 +29,34 @@ class SectionSource:
     def banned_in_source(self) -> dict:
         return banned_uses(self.extracted.cells, self.section.forbidden_in, self.section.forbidden)
 
+    @property
+    def tampering(self) -> list[str]:
+        """Where the code reaches into the grader's watch or torch's internals (extract.tampering)."""
+        return tampering(self.extracted.cells)
 
-def _in_folder(folder: Path, section: Section) -> Path | None:
-    for candidate in (folder / section.notebook, folder / section.id / section.notebook,
-                      folder / f"{section.id}.py"):
-        if candidate.is_file():
+
+def section_file(folder: Path, section: Section) -> str | None:
+    """Where `section`'s file is inside `folder` (a path relative to it), or None.
+
+    Found without following links: a link is found here and refused when read,
+    so the student is told why rather than that the file is missing."""
+    for candidate in (section.notebook, f"{section.id}/{section.notebook}", f"{section.id}.py"):
+        if lexists_inside(folder, candidate):
             return candidate
     return None
 
 
+def read_section(root: Path, relative: str, section: Section) -> SectionSource:
+    """One section's file, read safely (files.read_inside) and extracted; a refusal becomes its note."""
+    try:
+        data = read_inside(root, relative)
+    except Refused as error:
+        return SectionSource(section, root / relative, Extracted([], str(error)))
+    return SectionSource(section, root / relative, extract(Path(relative).name, data))
+
+
 def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
-    if not path.exists():
+    if not os.path.lexists(path):
         raise UsageError(f"{path}: no such file or folder")
     chosen = None
     if section_id is not None:
@@ -49,12 +68,12 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
     if path.is_dir():
         sources = []
         for section in [chosen] if chosen else SECTIONS:
-            found = _in_folder(path, section)
+            found = section_file(path, section)
             if found is None:
                 sources.append(SectionSource(section, None, Extracted(
                     [], f"{section.notebook} is missing from the submission")))
             else:
-                sources.append(SectionSource(section, found, extract(found)))
+                sources.append(read_section(path, found, section))
         return sources
     if path.suffix not in (".ipynb", ".py"):
         raise UsageError(f"{path}: expected a folder, a .ipynb notebook or a .py file")
@@ -63,4 +82,9 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
         if len(matches) != 1:
             raise UsageError(f"{path.name}: cannot tell which section this is; add --section ID")
         chosen = matches[0]
-    return [SectionSource(chosen, path, extract(path))]
+    return [read_section(path.parent, path.name, chosen)]
+
+
+def _in_folder(folder: Path, section: Section) -> Path | None:  # TODO(gradebook): use section_file
+    found = section_file(folder, section)
+    return None if found is None else folder / found

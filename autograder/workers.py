@@ -49,6 +49,10 @@ class Limits:
     cpu_seconds: int = 120
     file_bytes: int = 64 * 1024**2
     processes: int = 256
+    # time budgets: what a section's loading and calls may take together, and all sections of a
+    # submission together, however the time is spread over calls (each under call_seconds)
+    section_seconds: float = 60.0
+    submission_seconds: float = 300.0
     sandbox: str = "on"  # "on": hidden grading needs a tier that holds; "weak": grade at any tier
     # (marked); "off": no confinement at all, for debugging only
 
@@ -283,7 +287,7 @@ class Child:
     workdir: str
     output: bytearray = field(default_factory=bytearray)
     dropped: int = 0
-    buffer: bytes = b""
+    buffer: bytearray = field(default_factory=bytearray)
     init_pid: int | None = None  # PID 1 of the child's PID namespace, when it has one
     reaper_pid: int | None = None  # its subreaper, when it has no PID namespace (the landlock tier)
     signalled: bool = False  # killed once: never signal its (possibly reused) PIDs again
@@ -314,7 +318,9 @@ class Child:
             self.conn.sendall(wire.dumps(message))
         except OSError:
             return None, "died"
-        while b"\n" not in self.buffer:
+        searched = 0  # the buffer before this offset holds no newline: each byte is searched once
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            searched = len(self.buffer)
             left = deadline - time.monotonic()
             if left <= 0:
                 return None, "timeout"
@@ -327,12 +333,13 @@ class Child:
                 return None, "died"
             if not chunk:
                 return None, "died"
-            self.buffer += chunk
+            self.buffer += chunk  # a bytearray grows in place: receiving is linear in the reply
             if len(self.buffer) > MAX_REPLY_BYTES:
                 return None, "oversized"
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
         try:
-            return wire.loads(line), "ok"
+            return wire.loads_reply(line), "ok"
         except wire.WireError:
             return None, "garbled"
 

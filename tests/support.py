@@ -53,15 +53,17 @@ def replace_def(source: str, name: str, new_code: str) -> str:
 
 
 def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,
-                 visible_only: bool = False):
-    """Grade one section given as Python source; returns its SectionResult."""
+                 visible_only: bool = False, scan_source: bool = True):
+    """Grade one section given as Python source; returns its SectionResult.
+    scan_source=False: hostile code runs even where the tamper scan would refuse it (sandbox tests)."""
     from autograder.grade import run_checks
     from autograder.submission import locate
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{section_id}.py"
         path.write_text(source)
-        result = run_checks(locate(path), device, limits, visible_only=visible_only, zygote=zygote())
+        result = run_checks(locate(path), device, limits, visible_only=visible_only, zygote=zygote(),
+                            scan_source=scan_source)
     assert not result.grader_errors, result.grader_errors
     return result.sections[0]
 

@@ -57,6 +57,70 @@ def loads(line: bytes):
         raise WireError(f"not a JSON message ({error})") from None
 
 
+MAX_CONTAINERS = 200_000  # JSON objects and arrays in one reply: far above any honest one
+
+
+def loads_reply(line: bytes) -> dict:
+    """Trusted side: a worker's reply line -> a dict whose every field has the schema's type.
+
+    Anything the worker sends may be forged by the student's code sharing its
+    process, so the line is bounded before it is parsed (its size by the
+    receiver, its number of containers here: `[{},{},...]` would otherwise
+    become millions of objects) and validated whole after, so that no check
+    ever meets a field of the wrong type.
+    """
+    if line.count(b"{") + line.count(b"[") > MAX_CONTAINERS:
+        raise WireError("a reply with too many objects")
+    reply = loads(line)
+    check_reply(reply)
+    return reply
+
+
+def _is_text_list(value, limit=MAX_ITEMS) -> bool:
+    return isinstance(value, list) and len(value) <= limit and all(isinstance(v, str) for v in value)
+
+
+def _is_error(value) -> bool:
+    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where"}
+            and all(isinstance(v, str) or v is None for v in value.values()))
+
+
+def _is_cell(value) -> bool:
+    return (isinstance(value, dict) and set(value) <= {"label", "ok", "error"}
+            and isinstance(value.get("label", ""), str) and isinstance(value.get("ok", False), bool)
+            and ("error" not in value or _is_error(value["error"])))
+
+
+def _is_grads(value) -> bool:
+    return (isinstance(value, dict) and set(value) <= {"params", "args", "graph"}
+            and isinstance(value.get("graph", True), bool))
+
+
+# field -> its test; `value`, `args_after` and the gradients are wire data, checked by decode()
+REPLY_FIELDS = {
+    "ok": lambda v: isinstance(v, bool),
+    "cells": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_cell, v)),
+    "defined": _is_text_list,
+    "value": lambda v: True,
+    "ops": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "forbidden": _is_text_list,
+    "mixed_devices": _is_text_list,
+    "args_after": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS,
+    "grads": _is_grads,
+    "error": _is_error,
+    "printed": lambda v: isinstance(v, str),
+}
+
+
+def check_reply(reply) -> None:
+    if not isinstance(reply, dict) or "ok" not in reply:
+        raise WireError("a reply that is not an object with `ok`")
+    for key, value in reply.items():
+        test = REPLY_FIELDS.get(key)
+        if test is None or not test(value):
+            raise WireError(f"a reply whose field {str(key)[:40]!r} does not fit the schema")
+
+
 def encode(value, handles=None, depth=0):
     """Turn a Python value into wire data. `handles` keeps objects that stay in the worker."""
     import torch

@@ -68,6 +68,11 @@ def remove_stale_temporaries(folder: Path) -> None:
                 pass
 
 
+def result_file(student: str) -> str:
+    """students/<this>: the student id as a safe file name; the id itself is kept inside the file."""
+    return safe_filename(student) + ".json"
+
+
 def read_result(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -89,9 +94,18 @@ def discover(folder: Path) -> dict[str, Path]:
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith(".") or not entry.is_dir():
             continue
+        if entry.is_symlink():  # a roster folder is made by git or nbgrader, never a link
+            print(f"autograder: warning: {entry}: a link, not a student's folder; left out", file=sys.stderr)
+            continue
         if any(section_file(entry, section) is not None for section in SECTIONS):
-            students[entry.name] = entry
+            students[student_id(entry.name)] = entry
     return students
+
+
+def student_id(folder_name: str) -> str:
+    """The id of a student: their folder's name, verbatim; bytes that are not UTF-8 (possible in a
+    Linux file name, impossible in JSON or CSV) are shown as backslash escapes."""
+    return folder_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -170,6 +184,15 @@ def section_scores(result: dict) -> dict[str, float]:
     return scores
 
 
+def status_of(result: dict) -> str:
+    """grades.csv's status: "graded", "grader error", or "graded, flagged: tampering" for the instructor."""
+    if (result.get(RESULT_KEY) or {}).get("grader_errors"):
+        return "grader error"
+    if any("tampering" in (test.get("tags") or []) for test in result.get("tests", [])):
+        return "graded, flagged: tampering"
+    return "graded"
+
+
 def class_table(results: dict[str, dict]):
     import pandas as pd
 
@@ -186,7 +209,7 @@ def class_table(results: dict[str, dict]):
         row.update({k: round(scores[k], 4) for k in section_ids})
         row["total"] = round(float(result.get("score", 0)), 4)
         row["max_score"] = round(float(result.get("max_score", 0)), 4)
-        row["status"] = "grader error" if extra.get("grader_errors") else "graded"
+        row["status"] = status_of(result)
         row["sandbox"] = str(extra.get("sandbox") or "") + (" (weak)" if extra.get("sandbox_weak") else "")
         rows.append(row)
     columns = ["student"] + section_ids + ["total", "max_score", "status", "sandbox"]
@@ -445,7 +468,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     todo: list[tuple[str, Path, str]] = []
     for name in names:
         files = files_hash(everyone[name], sections)
-        previous = read_result(students_dir / f"{name}.json")
+        previous = read_result(students_dir / result_file(name))
         if not force and is_current(previous, files, grader, device, sections):
             results[name] = previous
             log(f"unchanged {name}: skipped ({previous.get('score', 0):g} / {previous.get('max_score', 0):g})")
@@ -508,7 +531,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
                 "seconds": reply.get("seconds"),
                 "grader_errors": grader_errors,
             }
-            write_atomically(students_dir / f"{name}.json",
+            write_atomically(students_dir / result_file(name),
                              json.dumps(result, indent=2, ensure_ascii=False) + "\n")
             results[name] = result
             if grader_errors:
@@ -549,8 +572,9 @@ def merge(folders: list[Path], out: Path) -> int:
             if result is None:
                 print(f"autograder: warning: {path}: not a readable result, left out", file=sys.stderr)
                 continue
-            stamp = str((result.get(RESULT_KEY) or {}).get("graded_at", ""))
-            name = path.stem
+            extra = result.get(RESULT_KEY) or {}
+            stamp = str(extra.get("graded_at", ""))
+            name = extra.get("student") if isinstance(extra.get("student"), str) else path.stem
             if name in chosen and chosen[name][0] > stamp:
                 continue
             if name in chosen:
@@ -560,7 +584,7 @@ def merge(folders: list[Path], out: Path) -> int:
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
     for name, (_, path, _result) in chosen.items():
-        target = students_dir / f"{name}.json"
+        target = students_dir / result_file(name)
         if target.resolve() != path.resolve():
             write_atomically(target, path.read_text(encoding="utf-8"))
     table = write_table(out, {name: result for name, (_, _, result) in chosen.items()})
@@ -650,7 +674,7 @@ def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, secti
     everyone = discover(submitted)
     results, folders = {}, {}
     for name in in_shard(list(everyone), shard):
-        result = read_result(out / STUDENTS / f"{name}.json")
+        result = read_result(out / STUDENTS / result_file(name))
         if result is not None:
             results[name], folders[name] = result, everyone[name]
     try:

@@ -196,10 +196,11 @@ def _tamper_in_text(text: str) -> str | None:
     return None
 
 
-def _tamper_node(node) -> str | None:
-    """What `node` reaches into, or None."""
+def _tamper_node(node, modules: dict) -> str | None:
+    """What `node` reaches into, or None. `modules`: local name -> module (`import os as o`)."""
     if isinstance(node, ast.Attribute):
         base = node.value.id if isinstance(node.value, ast.Name) else None
+        base = modules.get(base, base)
         if node.attr in _TAMPER_ATTRIBUTES:
             return f"{ast.unparse(node)} ({_TAMPER_ATTRIBUTES[node.attr]})"
         if base == "os" and node.attr in _OS_CALLS:
@@ -247,11 +248,15 @@ def tampering(cells: list) -> list[str]:
     assembled at run time from innocent pieces) is listed in docs/threat-model.md.
     """
     findings = []
+    trees = []
     for cell in cells:
         try:
-            tree = ast.parse(cell["source"])
+            trees.append((cell, ast.parse(cell["source"])))
         except SyntaxError:
             continue
+    modules = {alias.asname: alias.name for _, tree in trees for node in ast.walk(tree)
+               if isinstance(node, ast.Import) for alias in node.names if alias.asname}
+    for cell, tree in trees:
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                       and node.body and isinstance(node.body[0], ast.Expr)
@@ -259,7 +264,7 @@ def tampering(cells: list) -> list[str]:
         for node in ast.walk(tree):
             if id(node) in docstrings:
                 continue
-            what = _tamper_node(node)
+            what = _tamper_node(node, modules)
             if what:
                 line = f"{cell['label']}, line {getattr(node, 'lineno', '?')}: {what}"
                 if line not in findings:

@@ -10,9 +10,13 @@ GRADES_DIR) gets:
     class_report.html     self-contained (histograms embedded as base64 PNG)
     class_sections.csv    score distribution of each section and of the total (from grades.csv)
     class_checks.csv      pass rate of every check, hardest first
-    class_mistakes.csv    the named mistakes ("... looks like X") and how many students made each
+    class_mistakes.csv    the named mistakes and how many students made each
     class_kinds.csv       why checks failed (the failure kinds of the tags)
     class_problems.csv    students whose grading had errors, timeouts, unreadable notebooks, ...
+
+A named mistake is one a check recognised from its own catalogue, recorded in
+the test's `extra_data["mistake"]`; a failure message is never searched for
+one, since it may quote the student's own exception or printed output.
 
 The score statistics are computed from grades.csv alone, so they match it;
 the check-level tables come from the students' JSON files, and any student
@@ -31,7 +35,6 @@ from autograder.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
 SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
-LOOKS_LIKE = re.compile(r"looks like (.+?)(?:; |\n|$)", re.IGNORECASE)
 # failure kinds that mean the grading itself went wrong for a student, not a wrong answer
 PROBLEM_KINDS = {
     "timeout": "a call timed out",
@@ -104,13 +107,16 @@ def _tests(results: dict):
             score, max_score = float(test.get("score") or 0), float(test.get("max_score") or 0)
             passed = test.get("status") == "passed" if "status" in test else score >= max_score
             kinds = [t for t in tags[1:] if t != "documented"]
+            extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+            mistake = extra.get("mistake") if isinstance(extra.get("mistake"), str) else ""
             rows.append({"student": student, "section": section,
                          "check": name[len(prefix):] if name.startswith(prefix) else name,
                          "score": score, "max_score": max_score, "passed": bool(passed),
                          "documented": "documented" in tags[1:],
                          "kind": "" if passed else (kinds[0] if kinds else "check"),
-                         "output": str(test.get("output") or "")})
-    columns = ["student", "section", "check", "score", "max_score", "passed", "documented", "kind", "output"]
+                         "output": str(test.get("output") or ""), "mistake": "" if passed else mistake})
+    columns = ["student", "section", "check", "score", "max_score", "passed", "documented", "kind", "output",
+               "mistake"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -155,14 +161,11 @@ def check_table(tests):
 
 
 def mistake_table(tests):
-    """Every mistake a failure message named ("this looks like X"), most common first."""
+    """Every catalogued mistake a check recognised (the tests' extra_data["mistake"]), most common first."""
     import pandas as pd
 
-    rows = []
-    for row in tests[~tests["passed"]].itertuples():
-        for found in LOOKS_LIKE.findall(row.output):
-            rows.append({"section": row.section, "check": row.check, "mistake": found.strip().rstrip(".").strip(),
-                         "student": row.student})
+    rows = [{"section": row.section, "check": row.check, "mistake": row.mistake, "student": row.student}
+            for row in tests[~tests["passed"]].itertuples() if row.mistake]
     if not rows:
         return pd.DataFrame(columns=["section", "check", "mistake", "students"])
     frame = pd.DataFrame(rows).drop_duplicates()

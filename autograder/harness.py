@@ -32,13 +32,17 @@ class CheckFailed(AssertionError):
     figure: set by expect_close(..., heatmap_labels=...) on public inputs only:
         {"expected", "actual": 2-D CPU float tensors, "labels": (rows, cols), "what": str}
         for the student's feedback report (never serialised into results.json).
+    mistake: the name of the common mistake the check recognised, taken from the
+        check's own catalogue (a `mistakes` key), never from student text; the
+        class report counts only these (a message may quote the student's words).
     """
 
     figure = None
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, mistake: str = ""):
         super().__init__(message)
         self.message = message
+        self.mistake = mistake
 
 
 def check(points: float, title: str, *, documented: bool = False, visible: bool = False):
@@ -57,9 +61,10 @@ def check(points: float, title: str, *, documented: bool = False, visible: bool 
     return mark
 
 
-def expect(condition: bool, message: str) -> None:
+def expect(condition: bool, message: str, mistake: str = "") -> None:
+    """Fail with `message` unless `condition`; `mistake`: the catalogued mistake this failure is (if any)."""
     if not condition:
-        raise CheckFailed(message)
+        raise CheckFailed(message, mistake)
 
 
 def tolerance(device: str = "cpu", scale: float = 1.0):
@@ -169,7 +174,8 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     """Fail unless `actual` matches `expected` in type, shape, dtype and values.
 
     mistakes: description -> what that mistake would output; when `actual`
-        matches one, the message names it ("looks like softmax over dim 0").
+        matches one, the message names it ("looks like softmax over dim 0") and
+        so does the failure's `mistake` (what the class report counts).
     scale: the magnitude the tolerance is scaled by (default: of `expected`).
     atol: an absolute tolerance to use instead (documented 4-decimal values use 1e-4).
     heatmap_labels: ONLY where the inputs are public (the worked example, a mask
@@ -183,7 +189,8 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     if tuple(actual.shape) != tuple(expected.shape):
         named = differs_from_mistakes(actual, mistakes, device, scale)
         suffix = f": this looks like {named}" if named else ""
-        raise CheckFailed(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{suffix}")
+        raise CheckFailed(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{suffix}",
+                          named or "")
     if actual.dtype != expected.dtype:
         failure = CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
                               f"got {str(actual.dtype).replace('torch.', '')}")
@@ -203,7 +210,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         message += f". This looks like {named}"
     elif hint:
         message += f". {hint}"
-    failure = CheckFailed(message)
+    failure = CheckFailed(message, named or "")
     if heatmap_labels is not None and heatmap_labels is not False:
         _with_figure(failure, actual, expected, what, heatmap_labels)
     raise failure

@@ -34,6 +34,14 @@ def _figure(excinfo):
     return error.figure if isinstance(error, CheckFailed) else None
 
 
+def _mistake(excinfo) -> str:
+    """The catalogued mistake a CheckFailed named, else "": only the check's own verdict names one,
+    never a message that merely quotes the student (an exception, printed output)."""
+    error = excinfo.value if excinfo else None
+    mistake = getattr(error, "mistake", "") if isinstance(error, CheckFailed) else ""
+    return mistake if isinstance(mistake, str) else ""
+
+
 class GradingPlugin:
     def __init__(self, workers: dict, visible_only: bool = False):
         self.workers = workers  # section id -> SectionWorker
@@ -80,6 +88,7 @@ class GradingPlugin:
                 documented=grading["documented"],
                 visible=grading["visible"],
                 figure=_figure(call.excinfo) if failed else None,
+                mistake=_mistake(call.excinfo) if failed else "",
             ))
 
     def _explain(self, item, excinfo):

@@ -21,6 +21,9 @@ class CheckResult:
     kind: str = ""  # why it failed: check, stub, missing, raised, timeout, forbidden, ...
     documented: bool = False
     visible: bool = False
+    # the catalogued mistake the check recognised (harness.CheckFailed.mistake), "" if none;
+    # serialised as the test's extra_data["mistake"], which the class report counts
+    mistake: str = ""
     # expected/actual matrices for the feedback report's heatmaps (harness.CheckFailed.figure);
     # never serialised: to_gradescope and every format leave it out
     figure: dict | None = field(default=None, repr=False, compare=False)
@@ -81,7 +84,7 @@ class GradeResult:
         for section in self.sections:
             for c in section.checks:
                 tags = [c.section] + (["documented"] if c.documented else []) + ([c.kind] if c.kind else [])
-                tests.append({
+                test = {
                     "name": f"{c.section}: {c.name}",
                     "score": c.points,
                     "max_score": c.max_points,
@@ -89,7 +92,10 @@ class GradeResult:
                     "output": c.message,
                     "tags": tags,
                     "visibility": "visible",
-                })
+                }
+                if c.mistake and not c.passed:  # Gradescope keeps a test's extra_data as it is
+                    test["extra_data"] = {"mistake": c.mistake}
+                tests.append(test)
         data = {
             "score": self.score,
             "max_score": self.max_score,

@@ -219,35 +219,39 @@ def test_report_flag_on_grade_and_check():
 
 
 def student_result(section_checks: dict) -> dict:
-    """Gradescope results.json of one student: section id -> [(title, max, points, message, kind, documented)]."""
+    """Gradescope results.json of one student: section id -> [(title, max, points, message, kind, documented,
+    mistake)] (mistake: the catalogued mistake the check named, "" if none)."""
     result = GradeResult(submission="", device="cpu")
     for section_id, checks in section_checks.items():
         section = SectionResult(section_id, section_id)
-        section.checks = [CheckResult(section_id, title, top, points, message, kind, documented)
-                          for title, top, points, message, kind, documented in checks]
+        section.checks = [CheckResult(section_id, title, top, points, message, kind, documented, mistake=mistake)
+                          for title, top, points, message, kind, documented, mistake in checks]
         result.sections.append(section)
     return result.to_gradescope()
 
 
 LOOP = "it looks like a Python loop over tokens; compute them all with one batched operation"
-DIAGONAL = ("causal_attention_weights(...): wrong values, largest difference 0.4. This looks like the diagonal "
-            "masked too (use diagonal=1: every token may look at itself)")
+LOOP_NAME = "a Python loop over tokens"
+DIAGONAL_NAME = "the diagonal masked too (use diagonal=1: every token may look at itself)"
+DIAGONAL = f"causal_attention_weights(...): wrong values, largest difference 0.4. This looks like {DIAGONAL_NAME}"
 
 
 def class_answers() -> dict:
     def s01(loop_ok, doc_ok):
         return [("score_matrix gives the documented 6x6 scores", 1, 1 if doc_ok else 0,
-                 "" if doc_ok else "score_matrix(inputs): wrong values", "" if doc_ok else "check", True),
+                 "" if doc_ok else "score_matrix(inputs): wrong values", "" if doc_ok else "check", True, ""),
                 ("score_matrix has no Python loop over tokens", 1.5, 1.5 if loop_ok else 0,
-                 "" if loop_ok else "score_matrix dispatched 12 ops ...: " + LOOP, "" if loop_ok else "check", False)]
+                 "" if loop_ok else "score_matrix dispatched 12 ops ...: " + LOOP, "" if loop_ok else "check", False,
+                 "" if loop_ok else LOOP_NAME)]
 
     def s04(weights_ok, attention):
         return [("causal_attention_weights gives the documented masked weights", 0.5, 0.5 if weights_ok else 0,
-                 "" if weights_ok else DIAGONAL, "" if weights_ok else "check", True),
+                 "" if weights_ok else DIAGONAL, "" if weights_ok else "check", True,
+                 "" if weights_ok else DIAGONAL_NAME),
                 ("CausalAttention works", 2, 2 if attention == "ok" else 0,
                  {"ok": "", "stub": "CausalAttention is not implemented yet", "timeout": "CausalAttention(...) "
                   "took longer than 10 s", "unreadable": "04_causal_mask.ipynb is not a readable notebook"}
-                 [attention], "" if attention == "ok" else attention, False)]
+                 [attention], "" if attention == "ok" else attention, False, "")]
 
     return {
         "ada": {"01_scores": s01(True, True), "04_causal_mask": s04(True, "ok")},

@@ -1,0 +1,109 @@
+"""Text that comes from students, on the trusted side: it is shown, never obeyed.
+
+Student ids are folder names the students chose, and failure messages quote
+their exceptions and printed output. Neither may name a mistake in the class
+report, break the reports' markup, or turn into an id the CSV reader misreads.
+"""
+import json
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+from support import correct_source, grade_source, replace_def
+
+from autograder import class_report
+from autograder.files import safe_filename
+from autograder.harness import CheckFailed, expect, expect_close
+from autograder.plugin import _mistake
+from autograder.results import CheckResult, GradeResult, SectionResult
+from autograder.workers import StudentFailure
+
+FORGED = "this looks like owned"
+
+
+# ------------------------------------------------------------------ A. mistake names from the catalogue only
+
+
+def test_expect_close_names_the_mistake_from_its_own_catalogue():
+    import torch
+
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    with pytest.raises(CheckFailed) as caught:
+        expect_close(torch.softmax(x, 0), torch.softmax(x, -1), "softmax(x)",
+                     mistakes={"softmax over dim 0": torch.softmax(x, 0)})
+    assert caught.value.mistake == "softmax over dim 0"
+    with pytest.raises(CheckFailed) as caught:  # a wrong answer that no catalogued mistake explains
+        expect_close(x, torch.softmax(x, -1), "softmax(x)", mistakes={"softmax over dim 0": torch.softmax(x, 0)})
+    assert caught.value.mistake == ""
+    with pytest.raises(CheckFailed) as caught:
+        expect(False, f"softmax(x) printed {FORGED!r}")
+    assert caught.value.mistake == ""
+
+
+class _Info:
+    def __init__(self, value):
+        self.value = value
+
+
+def test_only_a_check_verdict_carries_a_mistake_into_the_result():
+    assert _mistake(_Info(CheckFailed("... This looks like X", "X"))) == "X"
+    assert _mistake(_Info(StudentFailure(f"softmax raised ValueError: {FORGED}", "raised"))) == ""
+    assert _mistake(_Info(AssertionError(FORGED))) == ""
+    assert _mistake(None) == ""
+
+
+def _grades_dir(folder, results: dict):
+    """A batch's output folder: grades.csv and students/<safe file name>.json with the verbatim id inside."""
+    (folder / "students").mkdir(parents=True)
+    rows = []
+    for student, result in results.items():
+        data = result.to_gradescope()
+        data["extra_data"] = {**data.get("extra_data", {}), "student": student, "grader_errors": []}
+        (folder / "students" / f"{safe_filename(student)}.json").write_text(json.dumps(data), encoding="utf-8")
+        scores = {s.id: s.score for s in result.sections}
+        rows.append({"student": student, **scores, "total": result.score})
+    pd.DataFrame(rows).to_csv(folder / "grades.csv", index=False)
+    return folder
+
+
+def test_a_student_exception_that_says_looks_like_names_no_mistake(tmp_path):
+    forged = replace_def(correct_source("02_softmax"), "softmax", f"""
+        def softmax(x, dim=-1):
+            raise ValueError({FORGED!r})
+    """)
+    columns = replace_def(correct_source("02_softmax"), "softmax", """
+        def softmax(x, dim=-1):
+            import torch
+            e = torch.exp(x - x.max())
+            return e / e.sum(0, keepdim=True)
+    """)
+    results = {}
+    for student, source in (("mallory", forged), ("bob", columns)):
+        section = grade_source("02_softmax", source)
+        results[student] = GradeResult(student, "cpu", [section])
+    messages = " ".join(c.message for c in results["mallory"].sections[0].checks)
+    assert "looks like owned" in messages  # the student's words are shown to them ...
+
+    grades, loaded, problems = class_report.load(_grades_dir(tmp_path, results))
+    assert not problems
+    mistakes = class_report.mistake_table(class_report._tests(loaded))
+    assert "owned" not in " ".join(mistakes["mistake"])  # ... but never counted as a mistake
+    assert len(mistakes) and all(mistakes["students"] == 1)  # bob's real mistake is still named
+    assert any("dim" in name for name in mistakes["mistake"]), list(mistakes["mistake"])
+
+
+def test_the_class_report_counts_recorded_mistakes_not_messages(tmp_path):
+    section = SectionResult("02_softmax", "softmax")
+    section.checks = [
+        CheckResult("02_softmax", "softmax works", 1, 0, f"softmax raised ValueError: {FORGED}", "raised"),
+        CheckResult("02_softmax", "softmax sums to 1", 1, 0, f"printed: {FORGED}. This looks like owned too",
+                    "check"),
+        CheckResult("02_softmax", "softmax matches", 1, 0, "softmax(x): wrong values. This looks like softmax over "
+                    "dim 0", "check", mistake="softmax over dim 0"),
+    ]
+    data = GradeResult("ada", "cpu", [section]).to_gradescope()
+    assert [t.get("extra_data") for t in data["tests"]] == [None, None, {"mistake": "softmax over dim 0"}]
+    tests = class_report._tests({"ada": data})
+    mistakes = class_report.mistake_table(tests)
+    assert list(mistakes["mistake"]) == ["softmax over dim 0"]
+    assert list(mistakes["check"]) == ["softmax matches"]

@@ -3,8 +3,9 @@
     python -m autograder report GRADES_DIR [--out DIR]
 
 GRADES_DIR is what `batch` writes: grades.csv (student, a column per section,
-total, ...) and students/<student>.json (Gradescope's results.json; each
-test's tags are [section id, "documented"?, failure kind]). DIR (default
+total, ...) and students/<file>.json (Gradescope's results.json, filed under
+files.safe_filename(student id), the verbatim id in its extra_data.student;
+each test's tags are [section id, "documented"?, failure kind]). DIR (default
 GRADES_DIR) gets:
 
     class_report.html     self-contained (histograms embedded as base64 PNG)
@@ -31,10 +32,12 @@ import re
 import sys
 from pathlib import Path
 
+from autograder.files import safe_filename
 from autograder.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
 SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
+NUMBER_COLUMNS = ("total", "max_score")
 # failure kinds that mean the grading itself went wrong for a student, not a wrong answer
 PROBLEM_KINDS = {
     "timeout": "a call timed out",
@@ -65,28 +68,58 @@ def load(folder: Path):
         raise UsageError(f"{folder}: no such folder")
     if not path.is_file():
         raise UsageError(f"{folder}: no {GRADES} here (write one with `python -m autograder batch`)")
-    try:
-        grades = pd.read_csv(path, dtype={"student": str})
-    except (ValueError, OSError) as error:
-        raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+    grades = read_grades(path)
     if "student" not in grades.columns or "total" not in grades.columns:
         raise UsageError(f"{path}: expected the columns student, <section ids>, total")
-    results, problems = {}, []
+    results, problems, seen = {}, [], set()
     for student in grades["student"]:
-        json_path = folder / STUDENTS / f"{student}.json"
+        name = result_name(student)
+        json_path = folder / STUDENTS / name
+        seen.add(name)
         if not json_path.is_file():
-            problems.append((student, f"no {STUDENTS}/{student}.json"))
+            problems.append((student, f"no {STUDENTS}/{name}"))
             continue
         data, error = _read_json(json_path)
         if not isinstance(data, dict):
-            problems.append((student, f"{STUDENTS}/{student}.json is unreadable ({error or 'not an object'})"))
+            problems.append((student, f"{STUDENTS}/{name} is unreadable ({error or 'not an object'})"))
             continue
         results[student] = data
     listed = set(grades["student"])
     for extra in sorted((folder / STUDENTS).glob("*.json")) if (folder / STUDENTS).is_dir() else []:
-        if extra.stem not in listed:
-            problems.append((extra.stem, f"{STUDENTS}/{extra.name} has no row in {GRADES}"))
+        if extra.name in seen:
+            continue
+        student = _student_of(extra)
+        if student not in listed:
+            problems.append((student, f"{STUDENTS}/{extra.name} has no row in {GRADES}"))
     return grades, results, problems
+
+
+def read_grades(path: Path):
+    """grades.csv with every student id as the text it is: "NA", "None", "null", "nan" and "" are ids,
+    not missing values. The score columns are read as numbers (a blank one as missing)."""
+    import pandas as pd
+
+    try:
+        grades = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, OSError) as error:
+        raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+    for column in grades.columns:
+        if SECTION_COLUMN.match(str(column)) or column in NUMBER_COLUMNS:
+            grades[column] = pd.to_numeric(grades[column], errors="coerce")  # "" too: missing
+    return grades
+
+
+def result_name(student: str) -> str:
+    """students/<this>: the file `batch` writes a student's result to (their id as a safe file name)."""
+    return safe_filename(student) + ".json"
+
+
+def _student_of(path: Path) -> str:
+    """The id a results file is for: the verbatim id batch keeps inside it, else the file's stem."""
+    data, _ = _read_json(path)
+    extra = data.get("extra_data") if isinstance(data, dict) else None
+    student = extra.get("student") if isinstance(extra, dict) else None
+    return student if isinstance(student, str) else path.stem
 
 
 def section_columns(grades) -> list[str]:
@@ -217,11 +250,12 @@ def problem_table(grades, results, tests, read_problems):
             listed = float(by_student.at[student, column])
             if abs(listed - sums.get(column, 0.0)) > MATCH_TOLERANCE:
                 rows.append({"student": student, "problem": f"{GRADES} gives {column} {listed:g}, "
-                                                            f"{STUDENTS}/{student}.json {sums.get(column, 0.0):g}"})
+                                                            f"{STUDENTS}/{result_name(student)} "
+                                                            f"{sums.get(column, 0.0):g}"})
         total = float(data.get("score") or 0.0)
         if abs(float(by_student.at[student, "total"]) - total) > MATCH_TOLERANCE:
             rows.append({"student": student, "problem": f"{GRADES} gives total {by_student.at[student, 'total']:g}, "
-                                                        f"{STUDENTS}/{student}.json {total:g}"})
+                                                        f"{STUDENTS}/{result_name(student)} {total:g}"})
     table = pd.DataFrame(rows, columns=["student", "problem"]).drop_duplicates()
     return table.sort_values(["student", "problem"], kind="mergesort").reset_index(drop=True)
 

@@ -22,4 +22,5 @@ echo
 echo "== python -m autograder batch (the four examples as a class of four students)"
 "$PY" -m autograder batch "$work/class" --out "$work/grades" --jobs 2
 echo
-"$PY" -c 'import sys, pandas; print(pandas.read_csv(sys.argv[1]).to_string(index=False))' "$work/grades/grades.csv"
+# every cell as text, as written: a student id such as NA or None is a name, not a missing value
+"$PY" -c 'import sys, pandas; print(pandas.read_csv(sys.argv[1], dtype=str, keep_default_na=False).to_string(index=False))' "$work/grades/grades.csv"

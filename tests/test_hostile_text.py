@@ -107,3 +107,42 @@ def test_the_class_report_counts_recorded_mistakes_not_messages(tmp_path):
     mistakes = class_report.mistake_table(tests)
     assert list(mistakes["mistake"]) == ["softmax over dim 0"]
     assert list(mistakes["check"]) == ["softmax matches"]
+
+
+# ------------------------------------------------------------------ B, C. ids read back verbatim, files by safe name
+
+TRICKY_IDS = ["NA", "None", "null", "nan", "N/A", "", "ada lovelace", "../bob", ".hidden", "x" * 150]
+
+
+def _one_check_result(points: float) -> GradeResult:
+    section = SectionResult("02_softmax", "softmax")
+    section.checks = [CheckResult("02_softmax", "softmax works", 1, points, "" if points else "wrong", "check")]
+    return GradeResult("", "cpu", [section])
+
+
+def test_class_report_reads_every_id_back_as_the_text_it_is(tmp_path):
+    folder = _grades_dir(tmp_path / "grades", {student: _one_check_result(i % 2) for i, student in
+                                               enumerate(TRICKY_IDS)})
+    grades, results, problems = class_report.load(folder)
+    assert list(grades["student"]) == TRICKY_IDS
+    assert set(results) == set(TRICKY_IDS)
+    assert problems == []
+    tests = class_report._tests(results)
+    table = class_report.problem_table(grades, results, tests, problems)
+    assert table.empty, table.to_string()  # grades.csv and every JSON agree, id by id
+    sections = class_report.section_table(grades, tests).set_index("section")
+    assert sections.at["total", "students"] == len(TRICKY_IDS)
+    page = class_report.build(folder, tmp_path / "out")
+    assert page.is_file()
+
+
+def test_a_results_file_with_no_row_is_named_by_the_id_inside_it(tmp_path):
+    folder = _grades_dir(tmp_path / "grades", {"NA": _one_check_result(1)})
+    stray = _one_check_result(0).to_gradescope()
+    stray["extra_data"] = {"student": "ada lovelace"}
+    (folder / "students" / f"{safe_filename('ada lovelace')}.json").write_text(json.dumps(stray))
+    (folder / "students" / "cy.json").write_text(json.dumps(_one_check_result(0).to_gradescope()))
+    _, results, problems = class_report.load(folder)
+    assert set(results) == {"NA"}
+    assert sorted(student for student, _ in problems) == ["ada lovelace", "cy"]
+    assert all("has no row in grades.csv" in problem for _, problem in problems)

@@ -331,7 +331,8 @@ def build(folder: Path, out: Path | None = None) -> Path:
     tables = {"class_sections.csv": sections, "class_checks.csv": checks, "class_mistakes.csv": mistakes,
               "class_kinds.csv": kinds, "class_problems.csv": problems}
     for name, frame in tables.items():
-        _write(out / name, frame.to_csv(index=False).encode("utf-8"))
+        # "replace": a lone surrogate read from a JSON file is written as "?"
+        _write(out / name, frame.to_csv(index=False).encode("utf-8", "replace"))
     png = histograms_png(grades, sections)
     image = base64.b64encode(png).decode("ascii")
     esc = html.escape
@@ -350,7 +351,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         '<h2 id="problems">Students whose grading went wrong</h2>', _html_table(problems),
         "</body>", "</html>"]
     path = out / "class_report.html"
-    _write(path, ("\n".join(body) + "\n").encode("utf-8"))
+    _write(path, ("\n".join(body) + "\n").encode("utf-8", "replace"))
     return path
 
 

@@ -1,13 +1,52 @@
-"""Render a GradeResult: table (terminal), json (Gradescope), junit (CI), markdown (job summary)."""
+"""Render a GradeResult: table (terminal), json (Gradescope), junit (CI), markdown (job summary).
+
+Failure messages and notes quote student code (its exceptions, its printed
+output), so every format shows them as text and nothing more: Markdown with
+its metacharacters escaped (no HTML, links or images from a message), JUnit
+without the characters XML 1.0 forbids (the file always parses), the table
+with control characters spelled out (no terminal escape sequences).
+"""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import xml.etree.ElementTree as ET
 
-from autograder.results import WEAK_WARNING, GradeResult
+from autograder.results import WEAK_WARNING, GradeResult, encodable
 
 FORMATS = ("table", "json", "junit", "markdown")
+
+# What XML 1.0 does not allow in a document: C0 controls but tab, newline and carriage return,
+# the surrogates (never valid alone in a Python str that is to be encoded) and U+FFFE/U+FFFF.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Markdown: the characters that start emphasis, code, links and images, tables, headings,
+# HTML tags and entities; each is shown as itself (a backslash escape, or an entity for & < >).
+_MD_SPECIAL = str.maketrans({**{c: "\\" + c for c in "\\`*_[]!|#~"},
+                             "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "})
+
+
+def xml_text(text) -> str:
+    """`text` without the characters XML 1.0 forbids (dropped: they carry nothing a reader needs)."""
+    return _NOT_XML.sub("", str(text))
+
+
+def plain_text(text) -> str:
+    """`text` safe to encode and to show: lone surrogates become U+FFFD, control characters other
+    than tab, newline and carriage return are dropped (a NUL or an escape is never part of feedback)."""
+    return _NOT_XML.sub("", encodable(text))
+
+
+def md_text(text) -> str:
+    """`text` shown as itself in Markdown: one line, no emphasis, code, links, images, table cells,
+    headings or HTML from it."""
+    return plain_text(text).translate(_MD_SPECIAL)
+
+
+def terminal_text(text) -> str:
+    """`text` for a terminal: control characters spelled out (\\x1b), so none reaches the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
 
 
 def render(result: GradeResult, fmt: str) -> str:
@@ -25,19 +64,19 @@ def table(result: GradeResult) -> str:
     for section in result.sections:
         lines.append(f"{section.id}  {section.title}  {section.score:g} / {section.max_score:g}")
         for note in section.notes:
-            lines.append(f"  ! {note}")
+            lines.append(f"  ! {terminal_text(note)}")
         for c in section.checks:
             mark = "ok  " if c.passed else "FAIL"
             lines.append(f"  {mark} {c.points:>4g}/{c.max_points:<4g} {c.name}")
             if c.message:
-                for piece in textwrap.wrap(c.message, 96):
+                for piece in textwrap.wrap(terminal_text(c.message), 96):
                     lines.append(f"              {piece}")
         lines.append("")
     lines.append(f"Total: {result.score:g} / {result.max_score:g}   ({result.execution_time:.1f} s)")
     return "\n".join(lines) + "\n"
 
 
-def markdown_notices(result: GradeResult, escape=str) -> list[str]:
+def markdown_notices(result: GradeResult, escape=md_text) -> list[str]:
     """The lines under a Markdown report's heading: the weak-sandbox warning, the tier and torch."""
     lines = [f"> **Warning:** {escape(WEAK_WARNING)}", ""] if result.weak else []
     return lines + ([f"_{escape(result.provenance)}_", ""] if result.provenance else [])
@@ -48,33 +87,38 @@ def markdown(result: GradeResult) -> str:
     lines += markdown_notices(result)
     lines += ["| section | score |", "|---|---|"]
     for section in result.sections:
-        lines.append(f"| {section.id} | {section.score:g} / {section.max_score:g} |")
+        lines.append(f"| {md_text(section.id)} | {section.score:g} / {section.max_score:g} |")
     for section in result.sections:
         failing = [c for c in section.checks if not c.passed]
         if not failing and not section.notes:
             continue
-        lines += ["", f"### {section.id}: {section.title}", ""]
-        lines += [f"> {note}" for note in section.notes]
+        lines += ["", f"### {md_text(section.id)}: {md_text(section.title)}", ""]
+        lines += [f"> {md_text(note)}" for note in section.notes]
         for c in failing:
-            message = c.message.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"- **{c.name}** (0 / {c.max_points:g}): {message}")
+            lines.append(f"- **{md_text(c.name)}** (0 / {c.max_points:g}): {md_text(c.message)}")
     return "\n".join(lines) + "\n"
+
+
+def _element(parent, tag: str, **attributes) -> ET.Element:
+    """A JUnit element whose attribute values hold only characters XML allows."""
+    return ET.SubElement(parent, tag, {name: xml_text(value) for name, value in attributes.items()})
 
 
 def junit(result: GradeResult) -> str:
     suites = ET.Element("testsuites", name="attention-course", tests=str(sum(len(s.checks) for s in result.sections)))
     for section in result.sections:
         failures = sum(1 for c in section.checks if not c.passed)
-        suite = ET.SubElement(suites, "testsuite", name=section.id, tests=str(len(section.checks)),
-                              failures=str(failures))
+        suite = _element(suites, "testsuite", name=section.id, tests=str(len(section.checks)),
+                         failures=str(failures))
         if result.provenance:
-            properties = ET.SubElement(suite, "properties")
+            properties = _element(suite, "properties")
             for name, value in (("sandbox", result.sandbox), ("sandbox_weak", str(result.weak).lower()),
                                 ("torch", result.torch)):
-                ET.SubElement(properties, "property", name=name, value=value)
+                _element(properties, "property", name=name, value=value)
         for c in section.checks:
-            case = ET.SubElement(suite, "testcase", classname=section.id, name=c.name)
+            case = _element(suite, "testcase", classname=section.id, name=c.name)
             if not c.passed:
-                failure = ET.SubElement(case, "failure", message=c.message[:500], type=c.kind or "check")
-                failure.text = c.message
+                message = xml_text(c.message)
+                failure = _element(case, "failure", message=message[:500], type=c.kind or "check")
+                failure.text = message
     return ET.tostring(suites, encoding="unicode") + "\n"

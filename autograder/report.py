@@ -24,7 +24,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from autograder.formats import markdown_notices
+from autograder.formats import markdown_notices, md_text, plain_text
 from autograder.results import WEAK_WARNING, CheckResult, GradeResult
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
@@ -115,10 +115,16 @@ def render_images(result: GradeResult) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- HTML
 
 
+def _html(text) -> str:
+    """`text` as HTML text or an attribute value: escaped, and without what HTML cannot carry
+    (control characters, lone surrogates), since messages quote student code."""
+    return html.escape(plain_text(text))
+
+
 def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> str:
     images = render_images(result) if images is None else images
     names = {id(check): name for check, name in figures(result)}
-    esc = html.escape
+    esc = _html
     total = f"{_points(result.score)} / {_points(result.max_score)}"
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
@@ -181,13 +187,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
 # --------------------------------------------------------------------------- Markdown
 
 
-_MD_SPECIAL = str.maketrans({"\\": "\\\\", "*": "\\*", "_": "\\_", "`": "\\`", "|": "\\|",
-                             "<": "&lt;", ">": "&gt;", "\n": " "})
-
-
-def _md(text: str) -> str:
-    """`text` shown as itself in Markdown: no emphasis, code, table cells or HTML tags from it."""
-    return str(text).translate(_MD_SPECIAL)
+_md = md_text  # every piece of text in report.md: one line, no markup, links, images or HTML from it
 
 
 def _grid(matrix, labels) -> list[str]:

@@ -5,7 +5,17 @@ table, JUnit and Markdown reports are rendered from the same object.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+# a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def encodable(text) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so that it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", str(text))
+
 
 WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code was not contained, "
                 "so it could have read the answers or changed these results")
@@ -79,7 +89,7 @@ class GradeResult:
         lines = []
         for section in self.sections:
             lines.append(f"{section.id}: {section.score:g} / {section.max_score:g}")
-            lines.extend(f"  {note}" for note in section.notes)
+            lines.extend(f"  {encodable(note)}" for note in section.notes)
         tests = []
         for section in self.sections:
             for c in section.checks:
@@ -89,7 +99,7 @@ class GradeResult:
                     "score": c.points,
                     "max_score": c.max_points,
                     "status": "passed" if c.passed else "failed",
-                    "output": c.message,
+                    "output": encodable(c.message),
                     "tags": tags,
                     "visibility": "visible",
                 }

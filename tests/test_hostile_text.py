@@ -146,3 +146,85 @@ def test_a_results_file_with_no_row_is_named_by_the_id_inside_it(tmp_path):
     assert set(results) == {"NA"}
     assert sorted(student for student, _ in problems) == ["ada lovelace", "cy"]
     assert all("has no row in grades.csv" in problem for _, problem in problems)
+
+
+# ------------------------------------------------------------------ D. student text shown, never obeyed
+
+HOSTILE = ("softmax raised ValueError: <img src=http://x/a.png> ![x](http://x/y.png) [link](http://x/) "
+           "<script>alert(1)</script> &lt;img src=y&gt; `` ``` **bold** | cell | \x00\x1b[31m\x0c\ufffe \udc80 end")
+
+
+def hostile_result() -> GradeResult:
+    section = SectionResult("02_softmax", "From scores to weights", notes=[f"code cell 3, line 1: {HOSTILE}"])
+    section.checks = [
+        CheckResult("02_softmax", "softmax works", 1, 0, HOSTILE, "raised"),
+        CheckResult("02_softmax", "softmax sums to 1", 1, 1),
+    ]
+    return GradeResult("submissions/<img src=x>", "cpu", [section], sandbox="landlock", torch="2.9")
+
+
+def assert_no_markup(markdown: str):
+    assert "<img" not in markdown and "<script" not in markdown
+    assert "](http" not in markdown.replace("\\](http", "")  # every [ ] is escaped: no link, no image
+    assert "![" not in markdown
+    assert "&lt;img" in markdown  # shown, as text
+    for forbidden in ("\x00", "\x1b", "\x0c", "\udc80"):
+        assert forbidden not in markdown
+    markdown.encode("utf-8")  # encodable: no lone surrogate
+
+
+def test_markdown_format_shows_student_text_as_text():
+    from autograder.formats import render
+
+    markdown = render(hostile_result(), "markdown")
+    assert_no_markup(markdown)
+    message = next(line for line in markdown.splitlines() if line.startswith("- **softmax works**"))
+    assert "\\| cell \\|" in message  # the table and the list stay intact
+    assert "\\`\\`\\`" in message and "\\*\\*bold\\*\\*" in message
+    assert "&amp;lt;img" in message  # an entity the student wrote is shown as they wrote it
+
+
+def test_feedback_report_shows_student_text_as_text(tmp_path):
+    from autograder.report import render_html, render_markdown, write_report
+
+    markdown = render_markdown(hostile_result())
+    assert_no_markup(markdown)
+    page = render_html(hostile_result(), images={})
+    assert "<img" not in page and "<script>alert" not in page
+    assert "&lt;img src=http://x/a.png&gt;" in page
+    assert "\x00" not in page and "\x1b" not in page and "\udc80" not in page
+    write_report(hostile_result(), tmp_path)  # writes (UTF-8) without failing
+    assert "<img" not in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_junit_is_always_well_formed_xml():
+    from autograder.formats import render
+
+    text = render(hostile_result(), "junit")
+    root = ET.fromstring(text)
+    failure = root.find("./testsuite/testcase/failure")
+    assert failure is not None and "<img src=http://x/a.png>" in failure.text  # the text, as XML text
+    assert "\x00" not in text and "\udc80" not in text and "\ufffe" not in text
+    text.encode("utf-8")
+
+
+def test_table_and_json_formats_can_be_written():
+    from autograder.formats import render
+
+    table = render(hostile_result(), "table")
+    assert "\x1b" not in table and "\\x1b" in table  # no terminal escape sequence, yet visible
+    table.encode("utf-8")
+    data = json.loads(render(hostile_result(), "json"))
+    json.dumps(data, ensure_ascii=False).encode("utf-8")
+    assert "<img src=http://x/a.png>" in data["tests"][0]["output"]  # Gradescope shows output as text
+
+
+def test_class_report_html_escapes_student_text(tmp_path):
+    result = hostile_result()
+    folder = _grades_dir(tmp_path / "grades", {"<img src=http://x/id.png>": result})
+    data = json.loads((folder / "students" / f"{safe_filename('<img src=http://x/id.png>')}.json").read_text())
+    data["extra_data"]["grader_errors"] = [f"Traceback\nRuntimeError: {HOSTILE}"]
+    (folder / "students" / f"{safe_filename('<img src=http://x/id.png>')}.json").write_text(json.dumps(data))
+    page = class_report.build(folder, tmp_path / "out").read_text(encoding="utf-8")
+    assert "<img src=http" not in page and "<script>alert" not in page
+    assert "&lt;img src=http://x/id.png&gt;" in page

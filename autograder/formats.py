@@ -86,16 +86,18 @@ def markdown(result: GradeResult) -> str:
     lines = [f"## Attention course: {result.score:g} / {result.max_score:g}", ""]
     lines += markdown_notices(result)
     lines += ["| section | score |", "|---|---|"]
+    # section ids, titles and check names are the grader's own (ids stay greppable, 01_scores);
+    # notes and messages quote student code: escaped
     for section in result.sections:
-        lines.append(f"| {md_text(section.id)} | {section.score:g} / {section.max_score:g} |")
+        lines.append(f"| {section.id} | {section.score:g} / {section.max_score:g} |")
     for section in result.sections:
         failing = [c for c in section.checks if not c.passed]
         if not failing and not section.notes:
             continue
-        lines += ["", f"### {md_text(section.id)}: {md_text(section.title)}", ""]
+        lines += ["", f"### {section.id}: {section.title}", ""]
         lines += [f"> {md_text(note)}" for note in section.notes]
         for c in failing:
-            lines.append(f"- **{md_text(c.name)}** (0 / {c.max_points:g}): {md_text(c.message)}")
+            lines.append(f"- **{c.name}** (0 / {c.max_points:g}): {md_text(c.message)}")
     return "\n".join(lines) + "\n"
 
 

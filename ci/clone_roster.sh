@@ -11,6 +11,12 @@
 # clones' .git/config, and the grading steps that run student code do not get
 # it. A repository that cannot be cloned is reported and skipped: one student
 # never stops the others.
+#
+# For each clone, DEST/.roster/<student>.json records when it was fetched and
+# the time and hash of the commit fetched: the gradebook's submission time
+# (autograder/gradebook.py) comes from this record, outside the student's folder,
+# never from a file in their repository. Student names cannot start with a dot,
+# so no student folder is named .roster.
 set -uo pipefail
 roster=${1:?usage: clone_roster.sh ROSTER DEST}
 dest=${2:?usage: clone_roster.sh ROSTER DEST}
@@ -23,6 +29,18 @@ if [ -n "${GIT_TOKEN:-}" ]; then
     basic=$(printf '%s:%s' "$user" "$GIT_TOKEN" | base64 | tr -d '\n')
     header=(-c "http.$base/.extraheader=AUTHORIZATION: basic $basic")
 fi
+# DEST/.roster/STUDENT.json: the fetch time, and the commit's time (committer date, in UTC) and hash.
+# Every value is a checked student name, a date or a hex hash: nothing to quote in JSON.
+record_clone() {
+    local when commit
+    when=$(TZ=UTC git -C "$dest/$1" log -1 --format=%cd --date=iso-strict-local 2>/dev/null) || when=""
+    commit=$(git -C "$dest/$1" rev-parse HEAD 2>/dev/null) || commit=""
+    [[ "$when" =~ ^[0-9TZ:+-]+$ ]] || when=""
+    [[ "$commit" =~ ^[0-9a-f]+$ ]] || commit=""
+    mkdir -p "$dest/.roster"
+    printf '{"student": "%s", "fetched_at": "%s", "commit_time": "%s", "commit": "%s"}\n' \
+        "$1" "$2" "$when" "$commit" > "$dest/.roster/$1.json"
+}
 cloned=0 failed=0
 while read -r student repository _rest; do
     case "$student" in '' | '#'*) continue ;; esac
@@ -30,8 +48,11 @@ while read -r student repository _rest; do
         echo "clone_roster: skipping bad student name '$student'" >&2; failed=$((failed + 1)); continue
     fi
     rm -rf "${dest:?}/$student"
+    rm -f "$dest/.roster/$student.json"  # a failed clone leaves no record of an earlier one
+    fetched=$(date -u +%Y-%m-%dT%H:%M:%S+00:00)
     if GIT_TERMINAL_PROMPT=0 git "${header[@]}" clone --quiet --depth 1 \
             "$base/$repository.git" "$dest/$student"; then
+        record_clone "$student" "$fetched"
         cloned=$((cloned + 1))
     else
         echo "clone_roster: could not clone $repository for $student" >&2; failed=$((failed + 1))

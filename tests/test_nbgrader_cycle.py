@@ -304,3 +304,23 @@ def test_nbgrader_autograde_gives_full_points_and_ignores_warnings(course, tmp_p
     for cell in autograded.cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):
             assert not [o for o in cell.get("outputs", []) if o.get("name") == "stderr"], cell.source[:80]
+
+
+def test_a_timestamp_committed_to_a_student_repository_is_not_recorded(tmp_path, monkeypatch):
+    """A git checkout's timestamp.txt is the student's own file: the gradebook gets the clone's time instead."""
+    from nbgrader.api import Gradebook
+
+    from autograder.gradebook import record_results
+
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
+    path = small_gradebook(tmp_path / "gradebook.db")
+    folder = hand_in(tmp_path, "mallory", GRADED, EXAMPLES / "correct" / f"{GRADED}.ipynb").parent
+    (folder / GRADED / "timestamp.txt").write_text("2000-01-01 00:00:00.000000 UTC")
+    (folder / ".git").mkdir()  # a clone of the student's repository
+    record_results(str(path), {"mallory": result(10.0, 10.0)}, {"mallory": folder}, [GRADED], log=lambda line: None)
+    with Gradebook(f"sqlite:///{path}") as gradebook:
+        stamp = gradebook.find_submission(GRADED, "mallory").timestamp
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime.now(timezone.utc).replace(tzinfo=None)  # nbgrader keeps UTC without a zone
+    assert stamp is not None and abs(now - stamp) < timedelta(hours=1), stamp  # the clone's time, not 2000

@@ -58,7 +58,7 @@ def as_json(result: GradeResult) -> str:
 
 
 def table(result: GradeResult) -> str:
-    lines = [f"Grading {result.submission} on {result.device}"
+    lines = [f"Grading {terminal_text(result.submission)} on {result.device}"
              + (f" ({result.provenance})" if result.provenance else "")]
     lines += [f"!! {WEAK_WARNING}", ""] if result.weak else [""]
     for section in result.sections:

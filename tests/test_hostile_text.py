@@ -211,8 +211,10 @@ def test_junit_is_always_well_formed_xml():
 def test_table_and_json_formats_can_be_written():
     from autograder.formats import render
 
-    table = render(hostile_result(), "table")
-    assert "\x1b" not in table and "\\x1b" in table  # no terminal escape sequence, yet visible
+    result = hostile_result()
+    result.submission = "submitted/\x1b]0;owned\x07ada"  # a folder name is the student's choice too
+    table = render(result, "table")
+    assert "\x1b" not in table and "\x07" not in table and "\\x1b" in table  # no escape sequence, yet visible
     table.encode("utf-8")
     data = json.loads(render(hostile_result(), "json"))
     json.dumps(data, ensure_ascii=False).encode("utf-8")

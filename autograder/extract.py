@@ -196,8 +196,15 @@ def _tamper_in_text(text: str) -> str | None:
     return None
 
 
+def _root_name(node) -> str | None:
+    """`torch` for `torch.nn.functional`; None for anything not a plain dotted name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _tamper_node(node, modules: dict) -> str | None:
-    """What `node` reaches into, or None. `modules`: local name -> module (`import os as o`)."""
+    """What `node` reaches into, or None. `modules`: every name an import binds -> what it names."""
     if isinstance(node, ast.Attribute):
         base = node.value.id if isinstance(node.value, ast.Name) else None
         base = modules.get(base, base)
@@ -227,10 +234,12 @@ def _tamper_node(node, modules: dict) -> str | None:
         if node.id in ("__builtins__", "__subclasses__"):
             return f"{node.id} ({_TAMPER_ATTRIBUTES[node.id]})"
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ATTRIBUTE_FUNCTIONS:
-        if len(node.args) >= 2:
+        # getattr(layer, name) over a model's own attributes is ordinary code; a computed name
+        # looked up on a module (torch, F, os, ...) is how a banned function is fetched unseen
+        if len(node.args) >= 2 and _root_name(node.args[0]) in modules:
             name = node.args[1]
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                return f"{node.func.id}(...) with a computed attribute name"
+                return f"{node.func.id}({ast.unparse(node.args[0])}, ...) with a computed attribute name"
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         what = _tamper_in_text(node.value)
         if what:
@@ -254,8 +263,16 @@ def tampering(cells: list) -> list[str]:
             trees.append((cell, ast.parse(cell["source"])))
         except SyntaxError:
             continue
-    modules = {alias.asname: alias.name for _, tree in trees for node in ast.walk(tree)
-               if isinstance(node, ast.Import) for alias in node.names if alias.asname}
+    modules = {"torch": "torch"}  # the notebooks' setup cell imports it; a .py file may not
+    for _, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:  # `import os.path` binds os; `import os.path as p`, os.path
+                    root = alias.name.split(".")[0]
+                    modules[alias.asname or root] = alias.name if alias.asname else root
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     for cell, tree in trees:
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))

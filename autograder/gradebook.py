@@ -290,7 +290,7 @@ def record_results(text: str, results: dict[str, dict], folders: dict[str, Path]
                    log=None) -> Recorded:
     """Record every student's score of each of `section_ids` (results: student -> results.json)."""
     from autograder.sections import BY_ID
-    from autograder.submission import _in_folder
+    from autograder.submission import section_file
 
     log = log or (lambda line: print(line, file=sys.stderr))
     summary = Recorded()
@@ -308,7 +308,7 @@ def record_results(text: str, results: dict[str, dict], folders: dict[str, Path]
                 if section_id not in graded:
                     summary.skipped.append(f"{section_id} {student}: not graded in this result")
                     continue
-                if folder is not None and _in_folder(folder, BY_ID[section_id]) is None:
+                if folder is not None and section_file(folder, BY_ID[section_id]) is None:
                     summary.skipped.append(f"{section_id} {student}: no notebook handed in, nothing recorded")
                     continue
                 score, maximum = section_points(result, section_id)

@@ -96,8 +96,9 @@ class Process:
         except (OSError, ValueError):
             return False
 
-    def receive(self, timeout: float):
-        """(reply, status): status is ok, timeout, died, oversized or garbled."""
+    def receive(self, timeout: float, parse=wire.loads_reply):
+        """(reply, status): status is ok, timeout, died, oversized or garbled. Replies are checked
+        against the schema (wire.loads_reply); the greeting, sent before any student code, is not one."""
         try:
             line = self.replies.get(timeout=max(0.0, timeout))
         except queue.Empty:
@@ -108,7 +109,7 @@ class Process:
         if line == b"":
             return None, "oversized"
         try:
-            return wire.loads_reply(line), "ok"
+            return parse(line), "ok"
         except wire.WireError:
             return None, "garbled"
 
@@ -172,7 +173,7 @@ class Launcher:
             self._start(limits)
         process, self.settings = self.pending
         self.pending = None
-        hello, status = process.receive(START_SECONDS)
+        hello, status = process.receive(START_SECONDS, parse=wire.loads)
         if status != "ok" or not isinstance(hello, dict) or not hello.get("ready"):
             process.kill()
             detail = process.log.decode(errors="replace").strip()[-500:]

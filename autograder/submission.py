@@ -84,7 +84,3 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
         chosen = matches[0]
     return [read_section(path.parent, path.name, chosen)]
 
-
-def _in_folder(folder: Path, section: Section) -> Path | None:  # TODO(gradebook): use section_file
-    found = section_file(folder, section)
-    return None if found is None else folder / found

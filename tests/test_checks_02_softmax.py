@@ -84,9 +84,15 @@ MISTAKES = [
             """}, ["no built-in softmax", "softmax matches"], says="forbids"),
     Mistake("built-in softmax behind an alias", {"softmax_naive": """
             def softmax_naive(x, dim=-1):
+                smooth = torch.nn.functional.softmax
+                return smooth(x, dim)
+            """}, ["no built-in softmax"], says="forbids"),
+    # a name assembled at run time is how code hides from the watch: the whole section is refused
+    Mistake("built-in softmax behind a computed name", {"softmax_naive": """
+            def softmax_naive(x, dim=-1):
                 smooth = getattr(torch.nn.functional, "soft" + "max")
                 return smooth(x, dim)
-            """}, ["no built-in softmax", "softmax_naive equals"], says="forbids"),
+            """}, ["no built-in softmax", "softmax_naive equals"], says="computed attribute name"),
     Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
             def context_vectors(weights, inputs):
                 return (weights.unsqueeze(-1) * inputs).sum(dim=-1)

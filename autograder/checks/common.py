@@ -81,7 +81,8 @@ def expect_no_loop(counts: dict, name: str, over: str) -> None:
     (small, n_small), (large, n_large) = sorted(counts.items())
     expect(n_small == n_large,
            f"{name} dispatched {n_small} tensor ops for {small} {over} but {n_large} for {large}: "
-           f"it looks like a Python loop over {over}; compute them all with one batched operation")
+           f"it looks like a Python loop over {over}; compute them all with one batched operation",
+           mistake=f"a Python loop over {over}")
 
 
 def expect_grads(reply, reference: torch.nn.Module, name: str, device: str = "cpu") -> None:

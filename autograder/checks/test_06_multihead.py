@@ -165,7 +165,8 @@ def test_combine_contiguous(student):
         if failure.kind == "raised" and "view size is not compatible" in failure.message:
             raise CheckFailed(
                 f"{failure.message[:300]}\nThis looks like a bare .view of the transposed tensor: after a "
-                "transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)") from None
+                "transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)",
+                mistake="a bare .view of the transposed tensor") from None
         raise
     expect_close(got, ref.combine_heads(y), "combine_heads on a contiguous (3, 2, 6, 4) input",
                  mistakes={NO_SWAP_BACK: y.reshape(3, 6, 8)})
@@ -267,7 +268,7 @@ def test_mha_padding(student):
         named = differs_from_mistakes(got, mistakes(), student.device)
         raise CheckFailed(f"{message}. This looks like {named}" if named else
                           f"{message}. Hide key j for every query where mask[b, j] is True: "
-                          "mask[:, None, None, :], combined (|) with the causal mask")
+                          "mask[:, None, None, :], combined (|) with the causal mask", named or "")
 
     # 1. a hidden key's token changes no output but its own
     changed = x.clone()
@@ -334,7 +335,7 @@ def test_mha_train(student):
     eval_out = module(x, mode="eval")
     expect_shape(eval_out, (2, 6, 6), what.replace("train mode, after torch.manual_seed(6)", "eval mode"))
     expect(not close(got, eval_out), f"{what}: the output equals the eval-mode output. This looks like "
-                                     f"{NO_TRAIN_DROPOUT}")
+                                     f"{NO_TRAIN_DROPOUT}", mistake=NO_TRAIN_DROPOUT)
     reference = seeded(ref.MultiHeadAttention, 4, 6, 6, 0.5, num_heads=2, seed=131)
     if not matches(eval_out, reference_output(reference, x), student.device):
         return  # the forward pass itself is off (other checks say where); dropout is applied, at least

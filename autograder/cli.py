@@ -29,8 +29,11 @@ def build_parser() -> Parser:
     def limits_only(p):
         p.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
                        help="seconds one call of student code may take (default %(default)s)")
+        p.add_argument("--cell-timeout", type=float, default=Limits.cell_seconds,
+                       help="seconds one notebook cell may run; a cell past it is interrupted and the rest "
+                            "of the notebook still runs, as nbgrader does (default %(default)s)")
         p.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
-                       help="seconds a notebook may take to load (default %(default)s)")
+                       help="seconds all of a notebook's cells may take to run (default %(default)s)")
         p.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
                        help="GiB of address space for student code (default %(default)s)")
         p.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
@@ -112,14 +115,15 @@ def write_feedback(result, folder: Path | None) -> None:
 
 def limits_from(args) -> Limits:
     """The Limits the limit flags ask for (grade, check, batch); UsageError for a bad value."""
-    for name, value in (("--call-timeout", args.call_timeout), ("--load-timeout", args.load_timeout),
+    for name, value in (("--call-timeout", args.call_timeout), ("--cell-timeout", args.cell_timeout),
+                        ("--load-timeout", args.load_timeout),
                         ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
                         ("--file-limit", args.file_limit), ("--process-limit", args.process_limit),
                         ("--section-budget", args.section_budget),
                         ("--submission-budget", args.submission_budget)):
         if not value > 0:
             raise UsageError(f"{name} must be a positive number, got {value:g}")
-    return Limits(call_seconds=args.call_timeout, load_seconds=args.load_timeout,
+    return Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout, load_seconds=args.load_timeout,
                   memory_bytes=int(args.memory_limit * 1024**3),
                   cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
                   processes=args.process_limit, section_seconds=args.section_budget,

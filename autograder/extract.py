@@ -2,8 +2,9 @@
 
 Notebook rules: code cells in order; nbgrader's test cells (grade: true,
 solution: false) are left out, since their asserts are the visible checks and
-the grader runs its own; IPython magics, shell escapes and help lines are
-blanked (line numbers stay right). Nothing here executes student code: a
+the grader runs its own; IPython syntax becomes plain Python as IPython itself
+reads it (magics.py: `%%time` keeps its body, `%pip` and `!cmd` are noted and
+not run; line numbers stay right). Nothing here executes student code: a
 notebook that is not valid JSON, or JSON that is not a notebook, becomes one
 clear message.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from autograder import magics
 
 MAX_CELLS = 5_000
 
@@ -20,6 +23,8 @@ MAX_CELLS = 5_000
 class Extracted:
     cells: list  # [{"label": "cell 3", "source": "..."}]
     problem: str | None = None  # set when nothing could be extracted
+    notes: list = field(default_factory=list)  # what grading leaves out (a %pip line, a %%bash cell)
+    kind: str = "unreadable"  # why there are no cells: "unreadable", or "not_handed_in" (no file at all)
 
 
 def _is_test_cell(cell: dict) -> bool:
@@ -28,21 +33,6 @@ def _is_test_cell(cell: dict) -> bool:
     if not isinstance(meta, dict):
         return False
     return bool(meta.get("grade")) and not meta.get("solution")
-
-
-def _strip_magics(source: str) -> str:
-    if source.lstrip().startswith("%%"):
-        return ""  # a cell magic makes the whole cell non-Python
-    lines = []
-    for line in source.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")
-                                               and stripped[:-1].replace(".", "").replace("_", "").isalnum()):
-            indent = line[: len(line) - len(stripped)]
-            lines.append(f"{indent}pass  # (IPython line dropped by the grader)" if indent else "")
-        else:
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def from_notebook(name: str, data: bytes) -> Extracted:
@@ -62,7 +52,7 @@ def from_notebook(name: str, data: bytes) -> Extracted:
     if len(notebook["cells"]) > MAX_CELLS:
         return Extracted([], f"{name} has {len(notebook['cells'])} cells; notebooks over {MAX_CELLS} "
                              "cells are not graded")
-    cells = []
+    cells, notes = [], []
     code_number = 0
     for cell in notebook["cells"]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -75,8 +65,9 @@ def from_notebook(name: str, data: bytes) -> Extracted:
             source = "".join(part for part in source if isinstance(part, str))
         if not isinstance(source, str):
             continue
-        cells.append({"label": f"code cell {code_number}", "source": _strip_magics(source)})
-    return Extracted(cells)
+        label = f"code cell {code_number}"
+        cells.append({"label": label, "source": magics.to_python(source, label, notes)})
+    return Extracted(cells, notes=notes)
 
 
 def from_python(name: str, data: bytes) -> Extracted:

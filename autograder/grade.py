@@ -120,7 +120,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         src.section.id: SectionWorker(zygote, src.section, src.extracted.cells, src.extracted.problem,
                                       limits, device, src.banned_in_source,
                                       Budget(limits.section_seconds, parent=budget),
-                                      src.tampering if scan_source else [])
+                                      src.tampering if scan_source else [], src.extracted.kind)
         for src in sources
     }
     plugin = GradingPlugin(workers, visible_only=visible_only)
@@ -165,6 +165,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         section.checks = [c for c in plugin.results if c.section == src.section.id]
         if src.extracted.problem:
             section.notes.append(src.extracted.problem)
+        section.notes.extend(src.extracted.notes)
         section.notes.extend(worker.failed_cells())
         if worker.load_failure:
             section.notes.append(worker.load_failure)

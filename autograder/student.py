@@ -72,9 +72,10 @@ class SectionWorker:
 
     def __init__(self, zygote, section: Section, cells, problem: str | None,
                  limits: Limits, device: str, banned_in_source: dict, budget: Budget | None = None,
-                 tampering: list | None = None):
+                 tampering: list | None = None, problem_kind: str = "unreadable"):
         self.zygote, self.section, self.cells = zygote, section, cells
         self.problem = problem  # why the submission could not be read at all, if so
+        self.problem_kind = problem_kind  # "unreadable", or "not_handed_in"
         self.limits, self.device = limits, device
         self.banned_in_source = banned_in_source  # graded name -> banned APIs seen in its code
         self.tampering = list(tampering or [])  # places the code reaches into the watch: nothing runs
@@ -90,7 +91,7 @@ class SectionWorker:
     # ------------------------------------------------------------ lifecycle
     def ensure(self) -> Child:
         if self.problem:
-            raise StudentFailure(self.problem, kind="unreadable")
+            raise StudentFailure(self.problem, kind=self.problem_kind)
         if self.tampering:
             raise StudentFailure(
                 f"not run: your notebook reaches into the grader's watch or torch's internals "
@@ -114,7 +115,8 @@ class SectionWorker:
         }
         child = self.zygote.spawn(self.limits, config)
         allowed = min(self.limits.load_seconds, self.budget.left())
-        reply, status = self._timed(child, {"op": "load", "cells": self.cells}, allowed)
+        reply, status = self._timed(child, {"op": "load", "cells": self.cells,
+                                            "cell_seconds": self.limits.cell_seconds}, allowed)
         if reply is None or not reply.get("ok"):
             self._retire(child)
             limit = (f"within {self.limits.load_seconds:g} s" if allowed >= self.limits.load_seconds

@@ -71,7 +71,8 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
             found = section_file(path, section)
             if found is None:
                 sources.append(SectionSource(section, None, Extracted(
-                    [], f"{section.notebook} is missing from the submission")))
+                    [], f"{section.notebook} was not handed in (it is not in the submission)",
+                    kind="not_handed_in")))
             else:
                 sources.append(read_section(path, found, section))
         return sources

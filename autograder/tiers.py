@@ -84,7 +84,8 @@ def describe(report: dict | None, limits) -> str:
                       ("processes", f"processes {limits.processes}")):
         if key in set_limits:
             parts.append(text)
-    timeouts = f"timeouts ({limits.call_seconds:g} s per call, {limits.load_seconds:g} s per load)"
+    timeouts = (f"timeouts ({limits.call_seconds:g} s per call, {limits.cell_seconds:g} s per cell, "
+                f"{limits.load_seconds:g} s per load)")
     limits_part = [f"rlimits ({', '.join(parts)})"] if parts else []
     line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + limits_part + [timeouts])
     missing = list(report.get("missing", []))

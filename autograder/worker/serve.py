@@ -5,8 +5,11 @@ with an expected value: the worker never holds one. What it reports about a
 call (ops dispatched, forbidden APIs touched, devices mixed, arguments after
 the call) is raw observation that the trusted side judges.
 """
+import contextlib
 import copy
+import signal
 import sys
+import threading
 import traceback
 
 import torch
@@ -93,24 +96,98 @@ def describe_error(error: BaseException, kind: str = "raised") -> dict:
     }
 
 
+class NoShell:
+    """What `get_ipython()` gives a graded notebook: IPython's calls for the magics the grader leaves
+    in place (%matplotlib, %pip, !cmd; see autograder/magics.py) run nothing and return nothing."""
+
+    @staticmethod
+    def run_line_magic(*_args, **_kwargs):
+        return None
+
+    @staticmethod
+    def run_cell_magic(*_args, **_kwargs):
+        return None
+
+    @staticmethod
+    def system(*_args, **_kwargs):
+        return None
+
+    @staticmethod
+    def getoutput(*_args, **_kwargs):
+        return []
+
+
+class CellInterrupted(BaseException):
+    """A cell ran past its limit. A BaseException, so `except Exception` in the cell does not stop it."""
+
+
+def _interrupt(_signum, _frame):
+    raise CellInterrupted()
+
+
+@contextlib.contextmanager
+def cell_limit(seconds):
+    """Interrupt the code run inside after `seconds` (None: no limit).
+
+    POSIX: a real-time timer's SIGALRM, which also wakes a sleeping or blocked
+    call. Elsewhere (the portable path on Windows): a timer thread that
+    interrupts the main thread as Ctrl-C would.
+    """
+    if not seconds or seconds <= 0:
+        yield
+        return
+    if hasattr(signal, "setitimer"):
+        previous = signal.signal(signal.SIGALRM, _interrupt)
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    import _thread
+
+    previous = signal.signal(signal.SIGINT, _interrupt)
+    timer = threading.Timer(float(seconds), _thread.interrupt_main)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+
+
+def no_shell() -> NoShell:
+    return NoShell()
+
+
 class Worker:
     def __init__(self, config: dict):
         self.names = set(config.get("names", ()))
         self.device = torch.device(config.get("device", "cpu"))
         self.banned_for = set(config.get("forbidden_in", ()))
         self.banned_apis = tuple(config.get("forbidden", ()))
-        self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.namespace = {"__name__": "__main__", "__builtins__": __builtins__, "get_ipython": no_shell}
         self.handles = []
 
     # ----------------------------------------------------------- loading
-    def load(self, cells: list) -> dict:
+    def load(self, cells: list, cell_seconds=None) -> dict:
+        """Run the cells in order, each under `cell_seconds` (nbgrader's semantics: a cell past
+        its limit is interrupted and noted, and the rest of the notebook still runs)."""
         report = []
         for cell in cells:
             label, source = str(cell.get("label", "cell")), str(cell.get("source", ""))
             try:
                 code = compile(source, f"{STUDENT_FILE_PREFIX}{label}>", "exec")
-                exec(code, self.namespace)
+                with cell_limit(cell_seconds):
+                    exec(code, self.namespace)
                 report.append({"label": label, "ok": True})
+            except CellInterrupted:
+                report.append({"label": label, "ok": False, "error": {
+                    "kind": "cell_timeout", "type": "TimeoutError", "where": label,
+                    "message": f"interrupted after {cell_seconds:g} s, the limit for one cell; the cells "
+                               "after it were run, so only what it had yet to define is missing"}})
             except BaseException as error:  # a demo cell may fail; the rest still loads
                 report.append({"label": label, "ok": False, "error": describe_error(error)})
             sys.stdout.flush()
@@ -323,7 +400,7 @@ def answer(worker: "Worker", request: dict):
     """One request of a section's worker -> its reply (None for `bye`)."""
     op = request.get("op")
     if op == "load":
-        return worker.load(request.get("cells", []))
+        return worker.load(request.get("cells", []), request.get("cell_seconds"))
     if op == "call":
         return worker.call(request)
     if op == "bye":

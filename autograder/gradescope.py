@@ -57,7 +57,7 @@ fi
 }}
 {VENV}/bin/python -m pip install --upgrade pip
 {VENV}/bin/python -m pip install "torch=={TORCH_VERSION}" --index-url {CPU_INDEX_URL}
-{VENV}/bin/python -m pip install numpy pytest
+{VENV}/bin/python -m pip install numpy pytest ipython
 # Warm up: import the grader once so the first student does not pay for the .pyc files.
 cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.grade"
 """

@@ -21,6 +21,11 @@ WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code w
                 "so it could have read the answers or changed these results")
 
 
+# Gradescope's visibility of a hidden check's test: shown to the student after the due date
+# (the visible checks, which the self-check also runs, are "visible")
+HIDDEN_CHECK_VISIBILITY = "after_due_date"
+
+
 @dataclass
 class CheckResult:
     section: str
@@ -101,7 +106,9 @@ class GradeResult:
                     "status": "passed" if c.passed else "failed",
                     "output": encodable(c.message),
                     "tags": tags,
-                    "visibility": "visible",
+                    # a visible check (the self-check runs it too) is shown at once; a hidden one
+                    # (fresh seeds against the reference) once the assignment's due date has passed
+                    "visibility": "visible" if c.visible else HIDDEN_CHECK_VISIBILITY,
                 }
                 if c.mistake and not c.passed:  # Gradescope keeps a test's extra_data as it is
                     test["extra_data"] = {"mistake": c.mistake}
@@ -112,7 +119,9 @@ class GradeResult:
             "execution_time": round(self.execution_time, 3),
             "output": "\n".join(([WEAK_WARNING, ""] if self.weak else []) + lines),
             "visibility": "visible",
-            "stdout_visibility": "hidden",
+            "stdout_visibility": "hidden",  # stdout is the grader's own log, never for students
+            "output_format": "text",  # messages quote student text: shown as text, never as HTML/Markdown
+            "test_output_format": "text",
             "tests": tests,
         }
         if self.sandbox or self.torch:  # Gradescope's own field for data of ours

@@ -42,7 +42,7 @@ TAG = "py3-none-any"
 TORCH_RANGE = ">=2.13,<2.15"
 TORCH_TESTED = ("2.13.0", "2.14.1")
 # What `check` imports at run time besides the standard library.
-REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy")
+REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy", "ipython")  # ipython: magics.py
 REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out

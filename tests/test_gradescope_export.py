@@ -114,3 +114,22 @@ def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
     assert "notified" not in data["output"]
     assert "hidden grading refused" in done.stderr
     assert not list(scratch.iterdir()), "run_autograder left its log behind"
+
+
+def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
+    """Gradescope's own visibility model: a visible check at once, a hidden one after the due date."""
+    from tests.support import zygote
+
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+
+    result = run_checks(locate(EXAMPLES / "partial"), "cpu", zygote=zygote())
+    data = result.to_gradescope()
+    checks = [c for s in result.sections for c in s.checks]
+    assert len(checks) == len(data["tests"])
+    seen = {test["visibility"] for test in data["tests"]}
+    assert seen == {"visible", "after_due_date"}
+    for check, test in zip(checks, data["tests"]):
+        assert test["visibility"] == ("visible" if check.visible else "after_due_date"), test["name"]
+    assert data["output_format"] == data["test_output_format"] == "text"
+    assert data["stdout_visibility"] == "hidden"

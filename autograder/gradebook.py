@@ -49,6 +49,32 @@ It comes from what the instructor controls, never from a file the student wrote
 3. Otherwise the section file's modification time, which the clone or the
    collection set when it wrote the file.
 
+The autograded notebook, for `nbgrader generate_feedback` and the formgrader
+-----------------------------------------------------------------------------
+For every section score recorded, the student's notebook is also written where
+nbgrader's own `autograde` would leave it, `COURSE/autograded/<student>/<section>/<section>.ipynb`
+(COURSE: the folder holding the students' `submitted/` folder, else the gradebook
+file's folder). Its autograded test cells carry the grader's results as their
+outputs: the section's score, its notes and every check with its points and, when
+it failed, its message, all under the first test cell (a pointer under the
+others), since the hidden checks are not one per cell. With the submission, its
+grades and its comments already in the gradebook (`add_submission` creates a grade
+per graded cell and a comment per answer cell), `nbgrader generate_feedback
+<section>` then writes `feedback/<student>/<section>/<section>.html` with the
+scores and those messages, and `nbgrader release_feedback` hands it back. An
+instructor's comments typed in the formgrader are never touched.
+
+A notebook is the student's file, so it is rebuilt rather than copied, because
+the feedback page renders it as HTML: the outputs the student saved are dropped
+(the grader's are plain-text stream outputs, which nbconvert escapes); each
+cell's nbgrader metadata, and the source of every locked cell, come from the
+gradebook (as nbgrader's autograde restores them); a Markdown cell is rendered
+only when it is one of the instructor's (the released notebook's, or a locked
+cell), any other one is shown as text in a fenced block; a graded cell the
+student deleted comes back from the gradebook so that its score shows. A file
+that is not a notebook gives a notebook of the gradebook's cells, with the
+grader's message saying why.
+
 Not recorded, and said so: students with a grader error (their zero is a
 placeholder, not a grade) and sections a student did not hand in (no submission
 is invented for them; an existing one is left as it is).
@@ -57,6 +83,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -154,6 +181,7 @@ class Recorded:
     created: int = 0  # submissions created
     manual_kept: int = 0  # grade cells whose manual grade keeps precedence
     skipped: list[str] = field(default_factory=list)
+    autograded: list[str] = field(default_factory=list)  # autograded notebooks written
 
 
 def section_points(result: dict, section_id: str) -> tuple[float, float]:
@@ -294,6 +322,10 @@ def record_results(text: str, results: dict[str, dict], folders: dict[str, Path]
 
     log = log or (lambda line: print(line, file=sys.stderr))
     summary = Recorded()
+    course = course_directory(text, folders)
+    if course is None:
+        summary.skipped.append("autograded notebooks: no course directory (grade nbgrader's submitted/ folder "
+                               "or give --gradebook as the path of the course's gradebook.db)")
     gradebook = open_gradebook(text)
     try:
         for student in sorted(results):
@@ -313,6 +345,8 @@ def record_results(text: str, results: dict[str, dict], folders: dict[str, Path]
                     continue
                 score, maximum = section_points(result, section_id)
                 record(gradebook, student, section_id, score, maximum, folder, summary)
+                if course is not None:
+                    write_autograded(gradebook, course, student, section_id, result, folder, summary)
     finally:
         gradebook.close()
     for line in summary.written:
@@ -321,4 +355,220 @@ def record_results(text: str, results: dict[str, dict], folders: dict[str, Path]
         log(f"gradebook: skipped {line}")
     print(f"gradebook: {len(summary.written)} section score(s) written, {summary.created} submission(s) "
           f"created, {summary.manual_kept} manual grade(s) kept, {len(summary.skipped)} skipped ({text})")
+    if summary.autograded:
+        print(f"gradebook: {len(summary.autograded)} autograded notebook(s) written in "
+              f"{course / AUTOGRADED}; next: `nbgrader generate_feedback` in {course}")
     return summary
+
+
+# --------------------------------------------------------------------------- the autograded notebook
+
+AUTOGRADED = "autograded"  # nbgrader's CourseDirectory.autograded_directory (the course's nbgrader_config.py)
+RELEASE = "release"
+
+
+def course_directory(text: str, folders: dict[str, Path]) -> Path | None:
+    """nbgrader's course directory: the parent of the students' submitted/ folder, else the gradebook file's folder."""
+    for folder in folders.values():
+        if folder is not None and folder.parent.name == "submitted":
+            return folder.parent.parent
+    _, path = database_url(text)
+    return path.parent if path is not None else None
+
+
+def folder_name(student: str) -> str | None:
+    """`student` as one folder name under autograded/, or None when it cannot be one."""
+    if student in ("", ".", "..") or any(c in student for c in "/\\\0") or student != student.strip("\n"):
+        return None
+    return student
+
+
+def _source(cell) -> str:
+    """A cell's source as text, whatever shape the student's file gave it."""
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
+    if isinstance(source, list):
+        source = "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def as_plain_markdown(text: str) -> str:
+    """Student text in a Markdown cell, shown as itself: a fenced block, which Markdown never interprets
+    (the feedback page renders Markdown cells as HTML, and a student's cell could hold a script)."""
+    from autograder.formats import plain_text
+
+    text = plain_text(text)
+    fence = "`" * max([3] + [len(run) + 1 for run in re.findall(r"`+", text)])  # longer than any run inside
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _read_notebook(root: Path, relative: str | None, limit: int = 16 * 1024 * 1024):
+    """The notebook `root/relative` (read without following links) or None when it is not one."""
+    import nbformat
+
+    if not relative or not relative.endswith(".ipynb"):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's comments on an old or odd notebook
+            notebook = nbformat.reads(read_inside(root, relative, limit=limit).decode("utf-8"), as_version=4)
+    except Exception:  # not UTF-8, not JSON, not a notebook, a link: the grader said why; cells come from the gradebook
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    return notebook if isinstance(cells, list) else None
+
+
+def released_markdown(course: Path, section_id: str) -> set[str]:
+    """The instructor's Markdown cells of the released notebook: shown rendered; any other is the student's."""
+    released = _read_notebook(course, f"{RELEASE}/{section_id}/{section_id}.ipynb")
+    if released is None:
+        return set()
+    return {_source(c) for c in released.cells if isinstance(c, dict) and c.get("cell_type") == "markdown"}
+
+
+def _nbgrader_metadata(name: str, cells: dict) -> dict:
+    """The cell's nbgrader metadata as the gradebook has it (the student's copy is never trusted)."""
+    grade = cells["grade"].get(name)
+    metadata = {"grade": grade is not None, "grade_id": name, "locked": bool(cells["source"][name].locked),
+                "schema_version": 3, "solution": name in cells["solution"], "task": name in cells["task"]}
+    if grade is not None or name in cells["task"]:
+        metadata["points"] = float((grade or cells["task"][name]).max_score or 0)
+    return metadata
+
+
+def _gradebook_cells(notebook) -> dict:
+    return {"source": {c.name: c for c in notebook.source_cells},
+            "grade": {c.name: c for c in notebook.grade_cells},
+            "solution": {c.name for c in notebook.solution_cells},
+            "task": {c.name: c for c in notebook.task_cells}}
+
+
+def _trusted_cell(name: str, student_source: str | None, cells: dict):
+    """The cell `name` of the gradebook, with the student's source where the cell was theirs to write."""
+    import nbformat
+
+    stored = cells["source"][name]
+    source = (stored.source or "") if stored.locked or student_source is None else student_source
+    if stored.cell_type == "markdown":
+        # an unlocked Markdown answer is the student's text: shown as text, never rendered
+        cell = nbformat.v4.new_markdown_cell(source if stored.locked else as_plain_markdown(source))
+    else:
+        cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = _nbgrader_metadata(name, cells)
+    return cell
+
+
+def rebuilt_cells(submitted, cells: dict, known_markdown: set[str]) -> list:
+    """The student's cells made safe to render: outputs dropped (they are whatever the student saved),
+    nbgrader metadata and locked cells from the gradebook, Markdown not the instructor's shown as text.
+    Graded cells the student deleted come back from the gradebook at the end, so every score shows."""
+    import nbformat
+
+    rebuilt, used = [], set()
+    for cell in submitted.cells if submitted is not None else []:
+        if not isinstance(cell, dict):
+            continue
+        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        nbgrader = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
+        name = nbgrader.get("grade_id")
+        if isinstance(name, str) and name in cells["source"] and name not in used:
+            used.add(name)
+            rebuilt.append(_trusted_cell(name, _source(cell), cells))
+        elif cell.get("cell_type") == "code":
+            rebuilt.append(nbformat.v4.new_code_cell(_source(cell)))
+        elif cell.get("cell_type") == "markdown" and _source(cell) in known_markdown:
+            rebuilt.append(nbformat.v4.new_markdown_cell(_source(cell)))
+        elif _source(cell).strip():  # a student's Markdown or raw cell
+            rebuilt.append(nbformat.v4.new_markdown_cell(as_plain_markdown(_source(cell))))
+    graded = set(cells["grade"]) | set(cells["solution"]) | set(cells["task"])
+    for name in cells["source"]:
+        if name in graded and name not in used:
+            rebuilt.append(_trusted_cell(name, None, cells))
+    return rebuilt
+
+
+def section_feedback(result: dict, section_id: str) -> list[str]:
+    """The grader's notes and per-check results of one section, as plain lines."""
+    from autograder.formats import plain_text
+
+    lines, inside = [], False
+    for line in str(result.get("output") or "").splitlines():
+        if line.startswith(f"{section_id}: "):
+            inside = True
+        elif inside and line.startswith("  "):
+            lines.append(f"note: {plain_text(line.strip())}")
+        else:
+            inside = False
+    prefix = f"{section_id}: "
+    for test in result.get("tests", []):
+        tags = test.get("tags") or []
+        if not tags or tags[0] != section_id:
+            continue
+        name = str(test.get("name", ""))
+        name = name[len(prefix):] if name.startswith(prefix) else name
+        score, maximum = float(test.get("score", 0) or 0), float(test.get("max_score", 0) or 0)
+        mark = "passed" if score >= maximum else "FAILED"
+        lines.append(f"{mark}: {plain_text(name)} ({score:g} / {maximum:g})")
+        message = plain_text(test.get("output") or "").strip("\n")
+        lines += [f"    {line}" for line in message.splitlines()] if score < maximum and message else []
+    return lines
+
+
+def _stream(text: str):
+    import nbformat
+
+    # a stream output is plain text: nbconvert and the formgrader escape it, whatever the student wrote
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+def attach_feedback(cells: list, result: dict, section_id: str) -> str | None:
+    """The grader's results as the outputs of the autograded cells: all of them under the first,
+    a pointer to it under the others. Returns the first one's grade_id (None if there is none)."""
+    graded = [c for c in cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+              and c.metadata["nbgrader"].get("points")]
+    if not graded:
+        return None
+    score, maximum = section_points(result, section_id)
+    head = (f"The course's hidden checks of {section_id}: {score:g} / {maximum:g} points. Each test cell "
+            "of this notebook gets that fraction of its points.")
+    first = graded[0].metadata["nbgrader"]["grade_id"]
+    for index, cell in enumerate(graded):
+        text = [head] + (section_feedback(result, section_id) if index == 0
+                         else [f"The checks and their messages are under test cell {first}."])
+        cell.outputs = [_stream("\n".join(text) + "\n")]
+    return first
+
+
+def autograded_notebook(notebook, folder: Path | None, section_id: str, result: dict, known_markdown: set[str]):
+    """nbgrader's autograded copy of the student's notebook, with the grader's results in it."""
+    import nbformat
+
+    from autograder.sections import BY_ID
+    from autograder.submission import section_file
+
+    relative = section_file(folder, BY_ID[section_id]) if folder is not None and section_id in BY_ID else None
+    submitted = _read_notebook(folder, relative) if relative else None
+    cells = rebuilt_cells(submitted, _gradebook_cells(notebook), known_markdown)
+    attach_feedback(cells, result, section_id)
+    built = nbformat.v4.new_notebook(cells=cells)
+    built.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    built.metadata["language_info"] = {"name": "python"}
+    return built
+
+
+def write_autograded(gradebook, course: Path, student: str, section_id: str, result: dict,
+                     folder: Path | None, summary: Recorded) -> None:
+    """Write autograded/<student>/<section>/<section>.ipynb, which generate_feedback and the formgrader read."""
+    import nbformat
+
+    from autograder.files import write_atomically
+
+    name = folder_name(student)
+    if name is None:
+        summary.skipped.append(f"{section_id} {student!r}: no autograded notebook (the name cannot be a folder name)")
+        return
+    notebook = gradebook.find_notebook(section_id, section_id)
+    built = autograded_notebook(notebook, folder, section_id, result, released_markdown(course, section_id))
+    target = course / AUTOGRADED / name / section_id / f"{section_id}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(target, nbformat.writes(built))
+    summary.autograded.append(str(target))

@@ -562,25 +562,34 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
 
 
 def merge(folders: list[Path], out: Path) -> int:
+    """One grades.csv from the output folders of several shards.
+
+    A student normally appears in one folder. Where one appears in several (a
+    roster changed between runs, a shard graded again), the choice never
+    depends on which job finished last: a result without grader errors beats
+    one with, then one from the current grader beats an older grader's, then
+    the folder named later on the command line wins.
+    """
     for folder in folders:
         if not (folder / STUDENTS).is_dir():
             raise UsageError(f"{folder}: not a batch output folder (no {STUDENTS}/ inside)")
-    chosen: dict[str, tuple[str, Path, dict]] = {}
-    for folder in folders:
+    current = grader_hash()
+    chosen: dict[str, tuple[tuple, Path, dict]] = {}
+    for order, folder in enumerate(folders):
         for path in sorted((folder / STUDENTS).glob("*.json")):
             result = read_result(path)
             if result is None:
                 print(f"autograder: warning: {path}: not a readable result, left out", file=sys.stderr)
                 continue
             extra = result.get(RESULT_KEY) or {}
-            stamp = str(extra.get("graded_at", ""))
             name = extra.get("student") if isinstance(extra.get("student"), str) else path.stem
-            if name in chosen and chosen[name][0] > stamp:
-                continue
+            rank = (not extra.get("grader_errors"), extra.get("grader_sha256") == current, order)
             if name in chosen:
-                print(f"autograder: warning: {name} is in several folders; keeping the latest ({path})",
-                      file=sys.stderr)
-            chosen[name] = (stamp, path, result)
+                keep = path if rank > chosen[name][0] else chosen[name][1]
+                print(f"autograder: warning: {name} is in several folders; keeping {keep}", file=sys.stderr)
+                if keep != path:
+                    continue
+            chosen[name] = (rank, path, result)
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
     for name, (_, path, _result) in chosen.items():

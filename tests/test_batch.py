@@ -152,9 +152,26 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
     assert done.returncode == 0, done.stderr
     table = read_csv(tmp_path / "all")
     assert list(table.index) == ["ann", "ben", "dan"]
-    assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: the later grading wins
+    assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: the folder named last wins
     assert list(table["01_scores"]) == [1.0, 3.0, 0.5]
     assert list(table.columns) == SECTION_IDS + ["total", "max_score", "status", "sandbox"]
+    # the same folders in the other order: the choice follows the command line, not the clock
+    done = run_cli("merge", tmp_path / "b", tmp_path / "a", "--out", tmp_path / "reversed")
+    assert done.returncode == 0, done.stderr
+    assert list(read_csv(tmp_path / "reversed")["total"]) == [1.0, 3.0, 2.0]
+
+
+def test_merge_prefers_a_result_without_grader_errors(tmp_path):
+    from autograder.batch import write_atomically
+
+    for shard, score, errors in (("a", 2.0, []), ("b", 0.0, ["the job process died"])):
+        data = {"score": score, "max_score": 3.0, "output": "", "tests": [],
+                "extra_data": {"student": "dan", "graded_at": "2026-01-0" + ("2" if shard == "b" else "1"),
+                               "grader_errors": errors}}
+        write_atomically(tmp_path / shard / "students" / "dan.json", json.dumps(data))
+    done = run_cli("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "all")
+    assert done.returncode == 0, done.stderr
+    assert list(read_csv(tmp_path / "all")["total"]) == [2.0]
 
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path):

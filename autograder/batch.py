@@ -1,7 +1,7 @@
 """The `batch` and `merge` verbs: grade a whole class, resumably.
 
     python -m autograder batch SUBMITTED_DIR [--jobs N] [--device auto|cpu|cuda]
-                               [--out DIR] [--force] [--shard K/N] [--gradebook URL_OR_PATH]
+                               [--out DIR] [--force] [--shard K/N] [--gradebook URL_OR_PATH] [--report]
     python -m autograder merge DIR... --out DIR
 
 Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
@@ -22,6 +22,12 @@ Output, every file written atomically (temp file + os.replace):
                                   plus `extra_data` (hashes of the student's files and of
                                   the grader) so an unchanged submission is skipped next run
     DIR/grades.csv                one row per student: a column per section, total
+    DIR/feedback/<student>/       with --report: the student's report.html and report.md, the
+                                  report `grade --report` writes, rendered from students/<student>.json
+                                  after the batch (report.from_gradescope). So an unchanged student
+                                  skipped by this run gets one too, and the jobs only grade. The JSON
+                                  carries no matrices: the failing checks' heatmaps are left out (their
+                                  messages are there; `grade --report` of one student draws them).
 """
 from __future__ import annotations
 
@@ -51,6 +57,7 @@ from autograder.workers import Limits, fork_path_available
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(__file__).resolve().parent
 STUDENTS = "students"
+FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 GRADES = "grades.csv"
 RESULT_KEY = "extra_data"  # Gradescope's own field for data of ours
 
@@ -619,6 +626,9 @@ def add_verbs(verbs, common_limits) -> None:
     batch.add_argument("--gradebook", metavar="URL_OR_PATH",
                        help="afterwards, record each student's section scores in this existing nbgrader "
                             "gradebook (sqlite:///.../gradebook.db or its path); see autograder/gradebook.py")
+    batch.add_argument("--report", action="store_true",
+                       help="also write each student's feedback report (report.html, report.md) to "
+                            "OUT/feedback/<student>/, for handing back")
     common_limits(batch)
     merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
     merged.add_argument("folders", type=Path, nargs="+")
@@ -666,9 +676,42 @@ def run_verb(args, resolve_device, limits_from) -> int:
     except SandboxRefused as error:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 1
+    if getattr(args, "report", False) and status in (0, 1):
+        write_reports(args.out, shard_results(args.submitted, args.out, shard))
     if gradebook is not None:
         status = record_in_gradebook(gradebook, args.submitted, args.out, shard, section_ids, status)
     return status
+
+
+def shard_results(submitted: Path, out: Path, shard) -> dict[str, dict]:
+    """student -> their students/*.json, for this run's students (its shard)."""
+    everyone = discover(submitted)
+    results = {name: read_result(out / STUDENTS / result_file(name)) for name in in_shard(list(everyone), shard)}
+    return {name: result for name, result in results.items() if result is not None}
+
+
+def write_reports(out: Path, results: dict[str, dict]) -> int:
+    """`--report`: each student's report.html and report.md in OUT/feedback/<safe name>/; returns how many."""
+    from autograder.formats import terminal_text
+    from autograder.report import HTML_NAME, MARKDOWN_NAME, from_gradescope, write_report
+
+    written = 0
+    for name in sorted(results):
+        folder = out / FEEDBACK / safe_filename(name)
+        if (results[name].get(RESULT_KEY) or {}).get("grader_errors"):  # a placeholder zero: nothing to hand back
+            for stale in (HTML_NAME, MARKDOWN_NAME):
+                (folder / stale).unlink(missing_ok=True)
+            print(f"autograder: no feedback report for {terminal_text(name)}: grader error (grade again)",
+                  file=sys.stderr)
+            continue
+        try:
+            write_report(from_gradescope(results[name]), folder)
+            written += 1
+        except Exception as error:  # the grades stand without it; the next run writes it again
+            print(f"autograder: could not write the feedback report of {terminal_text(name)} to {folder}: "
+                  f"{type(error).__name__}: {error}", file=sys.stderr)
+    print(f"{written} feedback report(s) in {out / FEEDBACK}")
+    return written
 
 
 def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, section_ids: list[str],

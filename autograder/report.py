@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.formats import markdown_notices, md_text, plain_text
-from autograder.results import WEAK_WARNING, CheckResult, GradeResult
+from autograder.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -279,3 +279,58 @@ def write_report(result: GradeResult, folder) -> Path:
     _write(folder / MARKDOWN_NAME, render_markdown(result).encode("utf-8"))
     _write(folder / HTML_NAME, render_html(result, images).encode("utf-8"))
     return folder / HTML_NAME
+
+
+# --------------------------------------------------------------------------- from a results.json
+
+
+_SECTION_LINE = re.compile(r"(?P<id>\S+): \S+ / \S+")
+
+
+def _notes(output: str) -> dict[str, list[str]]:
+    """section id -> its notes, from results.json's "output" (a `section: s / m` line, each note under
+    it indented by two spaces; a note's further lines follow as they were)."""
+    notes: dict[str, list[str]] = {}
+    current = None
+    for line in output.splitlines():
+        header = _SECTION_LINE.fullmatch(line)
+        if header:
+            current = notes.setdefault(header["id"], [])
+        elif current is not None and line.startswith("  "):
+            current.append(line[2:])
+        elif current:
+            current[-1] += "\n" + line
+    return notes
+
+
+def from_gradescope(data: dict) -> GradeResult:
+    """The GradeResult a Gradescope results.json (`GradeResult.to_gradescope`, a batch's
+    students/<student>.json) was made from, less what the JSON never carries: the heatmaps'
+    matrices and the grader errors, which no report shows anyway."""
+    from autograder.sections import BY_ID
+
+    extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
+    result = GradeResult(submission=str(extra.get("student") or ""), device=str(extra.get("device") or ""),
+                         sandbox=str(extra.get("sandbox") or ""), weak=bool(extra.get("sandbox_weak")),
+                         torch=str(extra.get("torch") or ""))
+    sections: dict[str, SectionResult] = {}
+
+    def section(section_id: str) -> SectionResult:
+        if section_id not in sections:
+            known = BY_ID.get(section_id)
+            sections[section_id] = SectionResult(section_id, known.title if known else section_id)
+        return sections[section_id]
+
+    for section_id, notes in _notes(str(data.get("output") or "")).items():
+        section(section_id).notes.extend(notes)
+    for test in data.get("tests") or []:
+        tags = [str(tag) for tag in test.get("tags") or []] or ["other"]
+        prefix, name = f"{tags[0]}: ", str(test.get("name", ""))
+        section(tags[0]).checks.append(CheckResult(
+            section=tags[0], name=name[len(prefix):] if name.startswith(prefix) else name,
+            max_points=float(test.get("max_score") or 0), points=float(test.get("score") or 0),
+            message=str(test.get("output") or ""), documented="documented" in tags[1:2],
+            kind=tags[-1] if len(tags) > 1 and tags[-1] != "documented" else "",
+            mistake=str((test.get("extra_data") or {}).get("mistake") or "")))
+    result.sections = list(sections.values())
+    return result

@@ -159,6 +159,73 @@ def test_a_student_name_that_cannot_be_a_folder_gets_no_notebook(tmp_path):
         assert folder_name(name) is None, name
 
 
+# --------------------------------------------------------------------------- batch --report
+
+
+def graded(folder: Path, student: str, section: str | None = SECTION):
+    """`grade`'s GradeResult of a folder, as the batch's job makes it (the submission: the student's id)."""
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+
+    result = run_checks(locate(folder, section), "cpu", zygote=zygote())
+    result.submission = student
+    return result
+
+
+def without_heatmaps(result):
+    for section in result.sections:
+        for check in section.checks:
+            check.figure = None
+    return result
+
+
+def test_a_report_from_results_json_is_the_report_grade_writes_without_heatmaps():
+    from autograder.report import from_gradescope, render_html, render_markdown
+
+    for folder in (EXAMPLES / "partial", ROOT / "student_template"):  # every section: notes, stubs, failures
+        result = graded(folder, f"{folder.name} <b>&", section=None)
+        data = json.loads(json.dumps(result.to_gradescope()))
+        data["extra_data"]["student"] = result.submission  # what the batch adds
+        rebuilt = from_gradescope(data)
+        assert any(s.notes for s in rebuilt.sections) or folder.name == "partial"
+        if folder.name == "partial":
+            assert any(c.figure for s in result.sections for c in s.checks), "no heatmap to leave out"
+        expected = without_heatmaps(result)
+        assert render_markdown(rebuilt) == render_markdown(expected), folder
+        assert render_html(rebuilt, images={}) == render_html(expected, images={}), folder
+
+
+def test_batch_report_writes_each_students_report(tmp_path):
+    submitted = tmp_path / "submitted"
+    for student, source in (("alice", EXAMPLES / "correct"), ("bob o'neil", EXAMPLES / "partial")):
+        (submitted / student).mkdir(parents=True)
+        for name in (f"{SECTION}.ipynb", "attention_plots.py"):
+            if (source / name).exists():
+                (submitted / student / name).write_bytes((source / name).read_bytes())
+    out = tmp_path / "grades"
+    first = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--section", SECTION)
+    assert first.returncode == 0, first.stderr
+    assert not (out / "feedback").exists()  # only with --report
+    # again with --report: both unchanged (not graded again), and both get their report
+    again = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--section", SECTION, "--report")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("unchanged ") == 2 and "2 feedback report(s) in" in again.stdout, again.stdout
+    from autograder.files import safe_filename
+    from autograder.report import render_html, render_markdown
+
+    for student, source in (("alice", EXAMPLES / "correct"), ("bob o'neil", EXAMPLES / "partial")):
+        folder = out / "feedback" / safe_filename(student)
+        assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.md"], student
+        expected = without_heatmaps(graded(submitted / student, student))
+        job = json.loads((out / "students" / f"{safe_filename(student)}.json").read_text(encoding="utf-8"))
+        expected.sandbox, expected.torch = job["extra_data"]["sandbox"], job["extra_data"]["torch"]
+        assert expected.provenance.startswith("sandbox: ") and ", torch " in expected.provenance
+        assert (folder / "report.md").read_text(encoding="utf-8") == render_markdown(expected), student
+        assert (folder / "report.html").read_text(encoding="utf-8") == render_html(expected, images={}), student
+    bob = (out / "feedback" / safe_filename("bob o'neil") / "report.md").read_text(encoding="utf-8")
+    assert "\u274c" in bob and "3 / 10" in bob  # a failing check, with its message
+
+
 # --------------------------------------------------------------------------- slow: with nbgrader itself
 
 

@@ -19,7 +19,8 @@ grading gets the namespaces tier without sudo). Nothing runs with the real
 sudo and no sysctl is changed: the test must not alter the machine it runs on.
 
 The class: alice hands in the correct notebooks, bob the partial ones, carol
-the blank template; the grades must come out as `grade` gives them.
+the blank template; the grades must come out as `grade` gives them, and each
+student's feedback report (`batch --report`) must reach the run's artifacts.
 """
 from __future__ import annotations
 
@@ -99,6 +100,16 @@ def checkout(folder: Path, host: Path) -> Path:
     (folder / "ci").symlink_to(CI)
     shutil.copy(host / "roster.txt", folder / "roster.txt")
     return folder
+
+
+def assert_feedback(folder: Path) -> None:
+    """One report per student of the class, with their score; bob's says which check failed."""
+    assert sorted(p.name for p in folder.iterdir()) == sorted(CLASS), folder
+    for student, total in EXPECTED_TOTALS.items():
+        markdown = (folder / student / "report.md").read_text(encoding="utf-8")
+        assert markdown.startswith(f"## Attention course feedback: {total:g} / "), (student, markdown[:80])
+        assert (folder / student / "report.html").is_file(), student
+    assert "\u274c" in (folder / "bob" / "report.md").read_text(encoding="utf-8")
 
 
 def read_grades(folder: Path) -> dict:
@@ -210,6 +221,7 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     github_steps(workflow["jobs"]["merge"], {}, {**env, "GITHUB_STEP_SUMMARY": str(summary)}, cwd, artifacts)
     assert read_grades(cwd / "grades") == EXPECTED_TOTALS
     assert read_grades(artifacts / "grades") == EXPECTED_TOTALS  # the uploaded artifact
+    assert_feedback(artifacts / "feedback")  # the students' reports, gathered from the shards
     assert "## Class grades" in summary.read_text() and "alice" in summary.read_text()
 
 
@@ -312,6 +324,8 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
             shutil.copytree(artifact, merge_dir / artifact.name)
     gitlab_run(pipeline, "merge", merge_dir, env)
     assert read_grades(merge_dir / "grades") == EXPECTED_TOTALS
+    assert "feedback/" in gitlab_job(pipeline, "merge")["artifacts"]["paths"]
+    assert_feedback(merge_dir / "feedback")
 
 
 def test_gitlab_student_pipeline_writes_junit_and_markdown(tmp_path):

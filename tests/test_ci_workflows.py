@@ -155,6 +155,13 @@ def test_github_instructor_grading():
     merge_uses = [s.get("uses", "") for s in merge["steps"]]
     assert any(u.startswith("actions/download-artifact@") for u in merge_uses)
     assert any(u.startswith("actions/upload-artifact@") for u in merge_uses)
+    # the students' feedback: every shard writes it, the merge job hands it to the instructor as an artifact
+    assert "--report" in grader_commands([grading["run"]])[0]
+    uploads = {s["with"]["name"]: s["with"]["path"] for s in merge["steps"]
+               if s.get("uses", "").startswith("actions/upload-artifact@")}
+    assert uploads.get("feedback") == "feedback", uploads
+    gather = next(s for s in merge["steps"] if 'cp -R "${shard}feedback/." feedback/' in s.get("run", ""))
+    assert merge["steps"].index(gather) < [s.get("with", {}).get("name") for s in merge["steps"]].index("feedback")
     assert_valid_commands(github_runs(workflow), {"batch", "merge"})
 
 
@@ -209,6 +216,12 @@ def test_gitlab_instructor():
     assert pipeline["variables"]["FF_GIT_URLS_WITHOUT_TOKENS"] == "true"  # no job token in .git/config
     needs = {n["job"] for n in pipeline["merge"]["needs"]}
     assert needs == {"grade-cpu", "grade-gpu"}
+    # the students' feedback: every grading job writes it, the merge job keeps it as an artifact
+    for job in ("grade-cpu", "grade-gpu"):
+        (command,) = grader_commands(pipeline[job]["script"])
+        assert "--report" in command, job
+    assert "feedback/" in pipeline["merge"]["artifacts"]["paths"]
+    assert any('cp -R "${shard}feedback/." feedback/' in line for line in pipeline["merge"]["script"])
     assert_valid_commands(gitlab_scripts(pipeline), {"batch", "merge"})
 
 

@@ -31,7 +31,7 @@ def test_report_lists_every_layer_once_with_limits(report):
     line = tiers.describe(report, Limits())
     assert line.startswith(f"sandbox: tier {tiers.tier(report)}: process group")
     assert "rlimits (memory 4 GiB, cpu 120 s, files 64 MiB, processes 256)" in line
-    assert "timeouts (10 s per call, 30 s per load)" in line
+    assert "timeouts (10 s per call, 30 s per cell, 60 s per load)" in line
     assert line.count("\n") == 0
     names = [x for x in report["layers"]]
     assert len(names) == len(set(names))

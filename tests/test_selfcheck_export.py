@@ -122,7 +122,7 @@ def test_metadata_declares_what_check_needs(wheel):
     dist_info = next(name for name in files if name.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
     metadata = files[f"{dist_info}/METADATA"].decode()
     requires = {line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
-    assert requires == {"torch>=2.13,<2.15", "pytest", "matplotlib", "numpy"}
+    assert requires == {"torch>=2.13,<2.15", "pytest", "matplotlib", "numpy", "ipython"}
     assert "Name: attention-course-selfcheck" in metadata.splitlines()
     info = files[f"{dist_info}/WHEEL"].decode().splitlines()
     assert "Tag: py3-none-any" in info and "Root-Is-Purelib: true" in info and "Wheel-Version: 1.0" in info

@@ -115,6 +115,24 @@ def render_images(result: GradeResult) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- HTML
 
 
+PRINTED_CAP = 2000  # characters of what a section's code printed, shown in the report
+
+
+def printed_excerpt(section) -> str:
+    """What the section's code printed, capped, with what HTML and text cannot carry removed."""
+    text = "\n".join(plain_text(line) for line in section.printed.splitlines())
+    if len(text) > PRINTED_CAP:
+        text = text[:PRINTED_CAP] + f"\n... ({len(text) - PRINTED_CAP} more characters not shown)"
+    return text
+
+
+def _fenced(text: str) -> list[str]:
+    """`text` as a Markdown code block whose fence no backtick run inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *text.splitlines(), fence]
+
+
 def _html(text) -> str:
     """`text` as HTML text or an attribute value: escaped, and without what HTML cannot carry
     (control characters, lone surrogates), since messages quote student code."""
@@ -151,6 +169,9 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
         out.append(f"<h2>{esc(section.id)}: {esc(section.title)} "
                    f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
         out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
+        if section.printed.strip():
+            out.append("<details><summary>What your code printed while it was graded</summary>"
+                       f"<pre>{html.escape(printed_excerpt(section))}</pre></details>")
         if not section.checks:
             out.append("<p>No checks ran for this section.</p>")
         shared = shared_failure(section)
@@ -224,6 +245,8 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
         lines += [f"> {_md(note)}" for note in section.notes]
         if section.notes:
             lines.append("")
+        if section.printed.strip():
+            lines += ["What your code printed while it was graded:", "", *_fenced(printed_excerpt(section)), ""]
         shared = shared_failure(section)
         if shared:
             lines.append(f"- \u274c all {len(section.checks)} checks (0 / {_points(section.max_score)}): {_md(shared)}")

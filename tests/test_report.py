@@ -426,3 +426,19 @@ def test_check_writes_feedback_with_heatmaps_for_the_documented_checks(tmp_path)
     markdown = (tmp_path / "feedback" / "report.md").read_text()
     assert "  journey" in markdown and "heatmaps/01_scores-02-score_matrix" in markdown
     shutil.rmtree(tmp_path / "feedback")
+
+
+def test_what_the_code_printed_is_shown_capped_and_inert():
+    """The feedback report shows a section's printed output (often the clue), capped, never as markup."""
+    section = SectionResult("01_scores", "Scores", [CheckResult("01_scores", "a check", 1, 0, "wrong", "check")])
+    section.printed = "shape: torch.Size([6, 6])\n<img src=http://x/a.png>\n```\n**bold**\x1b[31m\n" + "z" * 5000
+    result = GradeResult("ada", "cpu", [section])
+    page = render_html(result)
+    assert "shape: torch.Size([6, 6])" in page and "<img src=http" not in page and "&lt;img" in page
+    assert "more characters not shown" in page and "z" * 2001 not in page and "\x1b" not in page
+    markdown = render_markdown(result)
+    block = markdown[markdown.index("What your code printed"):]
+    fence = re.search(r"^(`{3,})text$", block, re.M).group(1)
+    assert len(fence) >= 4  # longer than the ``` the student printed: their text cannot close it
+    assert "<img src=http://x/a.png>" in block.split(fence + "text", 1)[1].split("\n" + fence + "\n", 1)[0]
+    assert "z" * 2001 not in markdown

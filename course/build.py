@@ -22,9 +22,15 @@ Outputs (generated, committed, never edited by hand):
     student_template/README.md           the students' README (install, check), torch range filled in
     student_template/grader/<wheel>.whl  the grader without the answers (`python -m autograder
                                          export-selfcheck`): students install it to run `check`
-    attention_plots.py                   a symbolic link to the helper next to the other notebooks:
-                                         in assignments/source/<id>/ (nbgrader releases a copy of it
-                                         with the notebook), examples/correct/, examples/partial/
+    assignments/source/<id>/attention_plots.py, README.md, grader/<wheel>.whl
+                                         copies of the helper, the students' README (with a note on
+                                         the section) and the wheel: nbgrader releases every file of
+                                         the source folder with the notebook, so a folder released
+                                         through nbgrader's exchange carries the self-check too. Real
+                                         files, never links: assignments/ is a course directory that
+                                         instructors copy to their JupyterHub as it is.
+    attention_plots.py                   a symbolic link to the helper next to the other notebooks
+                                         in examples/correct/ and examples/partial/
 
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.
@@ -33,6 +39,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
+import math
 import os
 import re
 import shutil
@@ -41,6 +49,7 @@ import sys
 import tempfile
 import textwrap
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
@@ -68,6 +77,8 @@ CORRECT_PY = "examples/correct_py/{id}.py"
 HELPER = "course/attention_plots.py"
 HELPER_NAME = "attention_plots.py"
 SOURCE_HELPER = "assignments/source/{id}/" + HELPER_NAME
+SOURCE_README = "assignments/source/{id}/README.md"
+SOURCE_GRADER = "assignments/source/{id}/grader"
 TEMPLATE_HELPER = "student_template/" + HELPER_NAME
 # The students' README: written from its source so that the torch range has one home.
 README_SOURCE = "course/student_readme.md"
@@ -83,6 +94,8 @@ GENERATED_GLOBS = (
     "examples/partial/*.ipynb",
     "examples/correct_py/*.py",
     SOURCE_HELPER.format(id="*"),
+    SOURCE_README.format(id="*"),
+    SOURCE_GRADER.format(id="*") + "/*.whl",
     TEMPLATE_HELPER,
     STUDENT_README,
     *LINKED_HELPERS,
@@ -268,14 +281,63 @@ def _markdown_source(cell: SpecCell, path: Path) -> str:
     return "\n".join(_strip_blank_edges(out))
 
 
-def _points(text: str, where: str) -> int | float:
+def _weight(text: str, where: str) -> Fraction:
     try:
-        value = float(text)
-    except ValueError:
-        raise BuildError(f"{where}: points must be a number, got {text!r}") from None
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise BuildError(f"{where}: weight must be a number, got {text!r}") from None
     if value <= 0:
-        raise BuildError(f"{where}: points must be positive, got {text!r}")
-    return int(value) if value.is_integer() else value
+        raise BuildError(f"{where}: weight must be positive, got {text!r}")
+    return value
+
+
+# nbgrader's points of a test cell are multiples of a quarter point, as the checks' points are.
+POINT_GRID = Fraction(1, 4)
+
+
+def _number(value: Fraction) -> int | float:
+    return int(value) if value.denominator == 1 else float(value)
+
+
+def apportion(maximum: float, weights: list, where: str) -> list[int | float]:
+    """`maximum` points shared out over cells in proportion to `weights`, in multiples of
+    POINT_GRID, summing to exactly `maximum` (the units left over after rounding down go to
+    the largest remainders, the earlier cell first on a tie)."""
+    if not weights:
+        raise BuildError(f"{where}: no [test] cell to carry the section's {maximum:g} points")
+    units = Fraction(maximum) / POINT_GRID
+    if units.denominator != 1:
+        raise BuildError(f"{where}: the section's maximum {maximum:g} is not a multiple of {float(POINT_GRID):g} points")
+    total = sum(Fraction(w) for w in weights)
+    exact = [units * Fraction(w) / total for w in weights]
+    shares = [math.floor(x) for x in exact]
+    left = int(units) - sum(shares)
+    for index in sorted(range(len(weights)), key=lambda i: (shares[i] - exact[i], i))[:left]:
+        shares[index] += 1
+    for index, share in enumerate(shares):
+        if share == 0:
+            raise BuildError(f"{where}: test cell #{index + 1} gets no points of the section's {maximum:g}: "
+                             "raise its weight")
+    return [_number(share * POINT_GRID) for share in shares]
+
+
+def section_maximum(section: Section) -> float:
+    """The most points the grader gives `section` (its maximum in grades.csv): the sum of the
+    points its checks declare with @check, visible and hidden (autograder/checks/), counted
+    as the grader's pytest run collects them (module-level functions named test_*)."""
+    total = 0.0
+    for module_name in (f"autograder.checks.visible.test_{section.id}", f"autograder.checks.test_{section.id}"):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            raise BuildError(f"{section.id}: no check file {module_name}") from None
+        total += sum(function.grading["points"] for name, function in vars(module).items()
+                     if name.startswith("test_") and hasattr(function, "grading"))
+    if total <= 0:
+        raise BuildError(f"{section.id}: its checks carry no points")
+    return total
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
@@ -319,12 +381,18 @@ def provided_code(item: str, root: Path = ROOT) -> str:
     return strip_markers(blocks[name])
 
 
-def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT) -> nbformat.NotebookNode:
-    """The nbgrader source notebook of `section` (solutions between the markers)."""
+def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT,
+                          maximum: float | None = None) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of `section` (solutions between the markers).
+
+    Its test cells share out `maximum` points (default: the grader's maximum of the section,
+    section_maximum) in proportion to the weights of their `[test] <name> <weight>` headers,
+    so that nbgrader's gradebook and grades.csv count the same points per section."""
     module = read_solution_module(section.solution_module, root)
     spec = read_spec(spec_path)
     used: set[str] = set()
     cells = []
+    tests: list[tuple[nbformat.NotebookNode, Fraction]] = []
     solved: list[str] = []
     provided: list[str] = []
     for cell in spec:
@@ -359,13 +427,14 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT) 
             meta = _nbgrader(_unique(f"provided_{name}", used), locked=True)
             cells.append(nbformat.v4.new_code_cell(provided_code(item, root), metadata=meta))
         elif cell.kind == "test":
-            name, points = cell.args
+            name, weight = cell.args
             if not re.fullmatch(r"\w+", name):
                 raise BuildError(f"{where}: test name must be an identifier, got {name!r}")
             if not code:
                 raise BuildError(f"{where}: empty test cell")
-            meta = _nbgrader(_unique(f"test_{name}", used), grade=True, locked=True, points=_points(points, where))
+            meta = _nbgrader(_unique(f"test_{name}", used), grade=True, locked=True, points=None)
             cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
+            tests.append((cells[-1], _weight(weight, where)))
     missing = [name for name in section.names if name not in solved]
     if missing:
         raise BuildError(f"{spec_path}: no [solution] cell for {missing}")
@@ -373,6 +442,9 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT) 
         raise BuildError(f"{spec_path}: solution cells must follow the registry order {list(section.names)}")
     if sorted(provided) != sorted(section.provided):
         raise BuildError(f"{spec_path}: [provided] cells {provided} do not match the registry {list(section.provided)}")
+    maximum = section_maximum(section) if maximum is None else maximum
+    for (cell, _), points in zip(tests, apportion(maximum, [weight for _, weight in tests], str(spec_path))):
+        cell.metadata["nbgrader"]["points"] = points
     return _new_notebook(cells)
 
 
@@ -403,6 +475,19 @@ def student_readme(root: Path = ROOT) -> str:
     for name, value in values.items():
         text = text.replace("{{" + name + "}}", value)
     return text
+
+
+def section_readme(section: Section, root: Path = ROOT) -> str:
+    """The students' README as it comes with one section released through nbgrader's exchange:
+    a note under its title says that this folder is one section and how to check it alone."""
+    title, _, rest = student_readme(root).partition("\n")
+    note = (
+        f"This folder holds one section of the course, `{section.notebook}` ({section.title}), "
+        "released on its own: each section comes with this README and the self-check in `grader/`. "
+        "Install once (below), then check this notebook alone, in this folder with the environment "
+        f"activated: `python -m autograder check --section {section.id}`."
+    )
+    return f"{title}\n\n" + "\n".join(textwrap.wrap(note, 78)) + "\n" + rest
 
 
 def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
@@ -577,6 +662,8 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
     except selfcheck_export.ExportError as error:
         raise BuildError(f"the self-check wheel: {error}") from None
     result.blobs[f"{TEMPLATE_GRADER}/{wheel_name}"] = wheel
+    for section_id in sources:
+        result.blobs[f"{SOURCE_GRADER.format(id=section_id)}/{wheel_name}"] = wheel
     result.files[STUDENT_README] = student_readme(root)
     if sources:
         result.files[TEMPLATE_HELPER] = helper_text(root)
@@ -585,7 +672,8 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
         if section.id not in sources:
             continue
         result.files[SOURCE_NB.format(id=section.id)] = notebook_text(sources[section.id])
-        result.links[SOURCE_HELPER.format(id=section.id)] = HELPER
+        result.files[SOURCE_HELPER.format(id=section.id)] = helper_text(root)
+        result.files[SOURCE_README.format(id=section.id)] = section_readme(section, root)
         result.files[RELEASED_NB.format(id=section.id)] = notebook_text(released[section.id])
         correct = fill_notebook(released[section.id], correct_answers(section, root))
         result.files[CORRECT_NB.format(id=section.id)] = notebook_text(correct)
@@ -606,13 +694,17 @@ def drift(result: BuildResult, root: Path = ROOT) -> list[str]:
     problems = []
     for rel, text in sorted(result.files.items()):
         path = root / rel
-        if not path.is_file():
+        if path.is_symlink():
+            problems.append(f"a link, not a file: {rel}")
+        elif not path.is_file():
             problems.append(f"missing: {rel}")
         elif path.read_bytes() != text.encode("utf-8"):  # bytes: reading text would hide CRLF line ends
             problems.append(f"out of date: {rel}")
     for rel, data in sorted(result.blobs.items()):
         path = root / rel
-        if not path.is_file():
+        if path.is_symlink():
+            problems.append(f"a link, not a file: {rel}")
+        elif not path.is_file():
             problems.append(f"missing: {rel}")
         elif path.read_bytes() != data:
             problems.append(f"out of date: {rel}")
@@ -635,17 +727,17 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
     changed = []
     for rel, text in sorted(result.files.items()):
         path = root / rel
-        if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+        if not path.is_symlink() and path.is_file() and path.read_bytes() == text.encode("utf-8"):
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _clear(path)
         # "\n" on every system: on Windows, text mode would write CRLF, and the committed files would change
         path.write_text(text, encoding="utf-8", newline="\n")
         changed.append(f"wrote {rel}")
     for rel, data in sorted(result.blobs.items()):
         path = root / rel
-        if path.is_file() and path.read_bytes() == data:
+        if not path.is_symlink() and path.is_file() and path.read_bytes() == data:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _clear(path)
         path.write_bytes(data)
         changed.append(f"wrote {rel}")
     for rel in sorted(result.links):
@@ -661,6 +753,14 @@ def write(result: BuildResult, root: Path = ROOT) -> list[str]:
         (root / rel).unlink()
         changed.append(f"removed {rel}")
     return changed
+
+
+def _clear(path: Path) -> None:
+    """Make way for a generated file: a link in its place is removed, since writing through it
+    would change the file it points to and leave the link."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ def nbgrader_meta(cell) -> dict:
 
 
 def test_fixture_spec_builds_the_expected_cells():
-    nb = build.build_source_notebook(SCORES, FIXTURE_SPEC)
+    nb = build.build_source_notebook(SCORES, FIXTURE_SPEC, maximum=7)
     kinds = [(c.cell_type, nbgrader_meta(c).get("grade_id")) for c in nb.cells]
     assert kinds == [
         ("markdown", None),
@@ -47,8 +47,10 @@ def test_fixture_spec_builds_the_expected_cells():
     assert nbgrader_meta(solution)["solution"] and not nbgrader_meta(solution)["locked"]
     assert not nbgrader_meta(solution)["grade"]
     assert nbgrader_meta(test)["grade"] and nbgrader_meta(test)["locked"] and not nbgrader_meta(test)["solution"]
-    assert nbgrader_meta(test)["points"] == 1
-    assert nbgrader_meta(nb.cells[7])["points"] == 0.5
+    # the section's 7 points shared out by the weights 1, 2 and 0.5 of the spec's [test] cells
+    assert [nbgrader_meta(nb.cells[i])["points"] for i in (3, 4, 7)] == [2, 4, 1]
+    default = build.build_source_notebook(SCORES, FIXTURE_SPEC)  # the grader's maximum of 01_scores
+    assert [nbgrader_meta(default.cells[i])["points"] for i in (3, 4, 7)] == [2.75, 5.75, 1.5]
     assert "nbgrader" not in nb.cells[5].metadata  # a demo cell is an ordinary cell
     # the solution cell is the solutions block, markers kept for nbgrader; the spec body is ignored
     reference = build.read_solution_module("solutions.scores").blocks["dot_scores"]
@@ -76,14 +78,15 @@ def test_building_twice_gives_identical_text():
         (lambda s: s + "\n# %% [provided] solutions.softmax:softmax\n", "not listed as provided"),
         (lambda s: s + "\n# %% [tests] x 1\n", "unknown cell header"),
         (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix"), "takes 2 argument(s)"),
-        (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix lots"), "points must be a number"),
+        (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix lots"), "weight must be a number"),
+        (lambda s: s.replace("[test] score_matrix 0.5", "[test] score_matrix 0"), "weight must be positive"),
         (
             lambda s: s.replace("# %% [solution] AdditiveScore\n\n# %% [solution] DotProductScore",
                                 "# %% [solution] DotProductScore\n\n# %% [solution] AdditiveScore"),
             "registry order",
         ),
     ],
-    ids=["missing", "unknown", "twice", "markdown", "provided", "header", "args", "points", "order"],
+    ids=["missing", "unknown", "twice", "markdown", "provided", "header", "args", "weight", "zero", "order"],
 )
 def test_spec_errors_are_reported(tmp_path, edit, message):
     spec = tmp_path / "01_scores.py"
@@ -152,6 +155,23 @@ def test_build_check_names_the_stale_file(tmp_path):
     ]
 
 
+def test_build_check_names_a_link_and_write_replaces_it_by_a_file(tmp_path):
+    """A generated file must be a file: a link out of assignments/ breaks once the course directory
+    is copied elsewhere. write() removes the link rather than writing through it."""
+    target = tmp_path / "course" / "attention_plots.py"
+    target.parent.mkdir()
+    target.write_text("helper\n")
+    rel = build.SOURCE_HELPER.format(id="01_scores")
+    (tmp_path / rel).parent.mkdir(parents=True)
+    (tmp_path / rel).symlink_to(os.path.relpath(target, (tmp_path / rel).parent))
+    result = build.BuildResult(files={rel: "helper\n"})
+    assert build.drift(result, root=tmp_path) == [f"a link, not a file: {rel}"]
+    build.write(result, root=tmp_path)
+    assert not (tmp_path / rel).is_symlink() and (tmp_path / rel).read_text() == "helper\n"
+    assert target.read_text() == "helper\n"
+    assert build.drift(result, root=tmp_path) == []
+
+
 def test_build_check_names_a_stale_or_old_wheel_and_write_replaces_it(tmp_path):
     """The self-check wheel is a generated binary file: compared and written as bytes,
     and a wheel of an older version is no longer generated."""
@@ -200,3 +220,59 @@ def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
         helper = released.parent / build.HELPER_NAME
         assert helper.is_file(), f"nbgrader did not release {build.HELPER_NAME} with {section_id}"
         assert helper.read_text() == (ROOT / build.HELPER).read_text()
+
+
+# --------------------------------------------------------------------------- one weighting: nbgrader's points
+
+
+def nbgrader_points(notebook: Path) -> float:
+    """nbgrader's max score of a notebook: the points of its graded cells (what its gradebook records)."""
+    nb = nbformat.read(notebook, as_version=4)
+    return sum(float(nbgrader_meta(c).get("points") or 0) for c in nb.cells if nbgrader_meta(c).get("grade"))
+
+
+def autograder_maximum() -> dict[str, float]:
+    """Each section's maximum as the grader gives it (grades.csv): the correct examples, graded."""
+    from autograder.grade import run_checks
+    from autograder.submission import locate
+    from tests.support import EXAMPLES, zygote
+
+    result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
+    assert not result.grader_errors, result.grader_errors
+    return {section.id: section.max_score for section in result.sections}
+
+
+def test_nbgrader_points_of_each_section_are_the_autograders_maximum():
+    """grades.csv and nbgrader's gradebook (`nbgrader export`) count the same points per section."""
+    sections = committed_sections()
+    maximum = autograder_maximum()
+    assert set(sections) == set(maximum), "every graded section has an nbgrader source notebook"
+    for section_id in sections:
+        for pattern in (build.SOURCE_NB, build.RELEASED_NB):
+            points = nbgrader_points(ROOT / pattern.format(id=section_id))
+            assert points == maximum[section_id], f"{pattern.format(id=section_id)}: {points} != {maximum[section_id]}"
+        assert build.section_maximum(BY_ID[section_id]) == maximum[section_id]
+    total = sum(nbgrader_points(ROOT / build.RELEASED_NB.format(id=s)) for s in sections)
+    assert total == sum(maximum.values())
+
+
+def test_points_are_shared_out_in_proportion_on_a_quarter_grid():
+    assert build.apportion(10, [1, 1, 1, 1, 1, 1], "here") == [1.75, 1.75, 1.75, 1.75, 1.5, 1.5]
+    assert build.apportion(10, [2, 1, 1, 2, 2, 2], "here") == [2, 1, 1, 2, 2, 2]
+    assert build.apportion(7.5, [1, 2], "here") == [2.5, 5]
+    assert sum(build.apportion(10, [1, 2, 0.5], "here")) == 10
+    with pytest.raises(build.BuildError, match="not a multiple of 0.25"):
+        build.apportion(10.1, [1, 1], "here")
+    with pytest.raises(build.BuildError, match="gets no points"):
+        build.apportion(1, [1, 1, 1, 1, 1], "here")
+    with pytest.raises(build.BuildError, match="no \\[test\\] cell"):
+        build.apportion(10, [], "here")
+
+
+def test_a_section_maximum_is_the_sum_of_its_checks_points():
+    assert build.section_maximum(SCORES) == 10  # 2 visible + 8 hidden points (autograder/checks/)
+    from autograder.checks import test_01_scores as hidden
+    from autograder.checks.visible import test_01_scores as visible
+
+    checks = [f for module in (hidden, visible) for n, f in vars(module).items() if n.startswith("test_")]
+    assert build.section_maximum(SCORES) == sum(f.grading["points"] for f in checks)

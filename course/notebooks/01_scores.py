@@ -65,7 +65,7 @@ def check_close(actual, expected, what, atol=1e-4):
 
 # %% [solution] dot_scores
 
-# %% [test] dot_scores 1
+# %% [test] dot_scores 2
 scores_2 = dot_scores(inputs[1], inputs)
 check_close(scores_2, [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865], "dot_scores(inputs[1], inputs)")
 check_close(dot_scores(inputs[0], inputs)[3], (inputs[0] * inputs[3]).sum(),
@@ -145,7 +145,7 @@ for b in range(2):
 
 # %% [solution] AdditiveScore
 
-# %% [test] AdditiveScore 1
+# %% [test] AdditiveScore 2
 torch.manual_seed(0)
 additive = AdditiveScore(3)
 assert additive.q.shape == (1, 3), f"AdditiveScore: q must have shape (1, D), got {tuple(additive.q.shape)}"
@@ -169,7 +169,7 @@ check_close(s, expected, "AdditiveScore(3)(batch) should be w(tanh(W_k(X) + W_q(
 
 # %% [solution] DotProductScore
 
-# %% [test] DotProductScore 1
+# %% [test] DotProductScore 2
 torch.manual_seed(0)
 dot_scorer = DotProductScore(3)
 assert dot_scorer.q.shape == (3, 1), f"DotProductScore: q must have shape (D, 1), got {tuple(dot_scorer.q.shape)}"
@@ -186,7 +186,7 @@ check_close(s, (batch @ dot_scorer.q).squeeze(-1), "DotProductScore(3)(batch) sh
 
 # %% [solution] SelfAttentionScore
 
-# %% [test] SelfAttentionScore 1
+# %% [test] SelfAttentionScore 2
 torch.manual_seed(0)
 self_scorer = SelfAttentionScore(3)
 s = self_scorer(batch)

@@ -73,7 +73,7 @@ def check_close(actual, expected, what, atol=1e-4):
 
 # %% [solution] normalize_by_sum
 
-# %% [test] normalize_by_sum 1
+# %% [test] normalize_by_sum 2
 scores_2 = score_matrix(inputs)[1]
 w = normalize_by_sum(scores_2)
 check_close(w, [0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656], "normalize_by_sum(scores of query 2)")
@@ -99,7 +99,7 @@ check_close(cols.sum(dim=0), torch.ones(6),
 
 # %% [solution] softmax_naive
 
-# %% [test] softmax_naive 1
+# %% [test] softmax_naive 2
 w = softmax_naive(score_matrix(inputs)[1])
 check_close(w, [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581], "softmax_naive(scores of query 2)")
 check_close(w.sum(), torch.tensor(1.0), "softmax_naive: the weights must sum to 1 along the last dim")
@@ -179,7 +179,7 @@ show_weights(softmax(score_matrix(inputs), dim=-1), title="your attention weight
 
 # %% [solution] context_vectors
 
-# %% [test] context_vectors 1
+# %% [test] context_vectors 2
 alpha = torch.softmax(score_matrix(inputs), dim=-1)  # reference weights, (6, 6)
 z_2 = context_vectors(alpha[1], inputs)
 check_close(z_2, [0.4419, 0.6515, 0.5683], "context_vectors(weights of query 2, inputs) = z(2)")
@@ -203,7 +203,7 @@ check_close(context_vectors(torch.stack((alpha, alpha)), batch), torch.stack((al
 
 # %% [solution] simple_self_attention
 
-# %% [test] simple_self_attention 1
+# %% [test] simple_self_attention 2
 Z = simple_self_attention(inputs)
 check_close(Z, [[0.4421, 0.5931, 0.5790], [0.4419, 0.6515, 0.5683], [0.4431, 0.6496, 0.5671],
                 [0.4304, 0.6298, 0.5510], [0.4671, 0.5910, 0.5266], [0.4177, 0.6503, 0.5645]],

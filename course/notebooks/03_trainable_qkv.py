@@ -70,7 +70,7 @@ def check_close(actual, expected, what, atol=1e-4):
 
 # %% [solution] project_qkv
 
-# %% [test] project_qkv 1
+# %% [test] project_qkv 2
 torch.manual_seed(123)
 W_query, W_key, W_value = torch.rand(3, 2), torch.rand(3, 2), torch.rand(3, 2)
 queries, keys, values = project_qkv(inputs, W_query, W_key, W_value)
@@ -148,7 +148,7 @@ show_weights(scaled_dot_product_attention(inputs, inputs, inputs)[1], title="you
 
 # %% [solution] SelfAttention_v1
 
-# %% [test] SelfAttention_v1 1
+# %% [test] SelfAttention_v1 2
 torch.manual_seed(123)
 sa_v1 = SelfAttention_v1(3, 2)
 out = sa_v1(inputs)
@@ -172,7 +172,7 @@ assert len(list(sa_v1.parameters())) == 3, "SelfAttention_v1 must register exact
 
 # %% [solution] SelfAttention_v2
 
-# %% [test] SelfAttention_v2 1
+# %% [test] SelfAttention_v2 2
 torch.manual_seed(789)
 sa_v2 = SelfAttention_v2(3, 2)
 out = sa_v2(inputs)
@@ -197,7 +197,7 @@ assert SelfAttention_v2(3, 2, qkv_bias=True).W_query.bias is not None, "SelfAtte
 
 # %% [solution] copy_v2_weights_into_v1
 
-# %% [test] copy_v2_weights_into_v1 1
+# %% [test] copy_v2_weights_into_v1 2
 torch.manual_seed(789)
 sa_v2 = SelfAttention_v2(3, 2)
 torch.manual_seed(123)

@@ -93,7 +93,7 @@ print(attn_weights)
 
 # %% [solution] causal_mask
 
-# %% [test] causal_mask 1
+# %% [test] causal_mask 2
 mask = causal_mask(4)
 assert isinstance(mask, torch.Tensor) and mask.dtype == torch.bool, "causal_mask must return a bool tensor"
 expected = torch.tensor([[False, True, True, True], [False, False, True, True],
@@ -122,7 +122,7 @@ show_weights(causal_mask(6), title="your causal mask (True = hidden)")
 
 # %% [solution] mask_and_renormalize
 
-# %% [test] mask_and_renormalize 1
+# %% [test] mask_and_renormalize 2
 before = attn_weights.clone()
 masked = mask_and_renormalize(attn_weights)
 assert torch.equal(attn_weights, before), "mask_and_renormalize changed its argument: use the out-of-place masked_fill"
@@ -152,7 +152,7 @@ check_close(mask_and_renormalize(torch.stack((attn_weights, attn_weights)))[1], 
 
 # %% [solution] causal_attention_weights
 
-# %% [test] causal_attention_weights 1
+# %% [test] causal_attention_weights 2
 w = causal_attention_weights(attn_scores, 2)
 check_close(w.sum(dim=-1), torch.ones(6), "causal_attention_weights: rows must sum to 1 (softmax over the last dim)")
 check_close(w, CAUSAL_WEIGHTS, "causal_attention_weights(attn_scores, 2) — masked before the softmax, scaled by sqrt(d_k)?")
@@ -211,7 +211,7 @@ print("row sums in training mode:", dropped.sum(dim=-1))  # no longer all 1
 
 # %% [solution] CausalAttention
 
-# %% [test] CausalAttention 1
+# %% [test] CausalAttention 2
 torch.manual_seed(123)
 ca = CausalAttention(3, 2, 6, 0.0)
 out = ca(batch)
@@ -225,7 +225,7 @@ changed = batch.clone()
 changed[:, 5] = 9.0
 check_close(ca(changed)[:, :5], out[:, :5], "CausalAttention: changing the last token changed earlier outputs — is the mask applied?")
 
-# %% [test] CausalAttention 1
+# %% [test] CausalAttention 2
 torch.manual_seed(123)
 ca = CausalAttention(3, 2, 4, 0.5)
 try:

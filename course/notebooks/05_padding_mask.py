@@ -86,7 +86,7 @@ PAD = torch.tensor([[False, False, False, False],
 
 # %% [solution] key_padding_mask
 
-# %% [test] key_padding_mask 1
+# %% [test] key_padding_mask 2
 kpm = key_padding_mask([4, 3, 2], 4)
 assert isinstance(kpm, torch.Tensor) and kpm.dtype == torch.bool, "key_padding_mask must return a bool tensor"
 assert torch.equal(kpm, PAD), f"key_padding_mask([4, 3, 2], 4): expected True at padding (True = hidden), got\n{kpm}"
@@ -119,7 +119,7 @@ show_weights(key_padding_mask([4, 3, 2], 4), labels=["item 0", "item 1", "item 2
 
 # %% [solution] mask_padded_scores
 
-# %% [test] mask_padded_scores 1
+# %% [test] mask_padded_scores 2
 torch.manual_seed(0)
 scores = torch.randn(3, 4, 4)
 before = scores.clone()
@@ -145,7 +145,7 @@ assert torch.equal(masked[~hidden], scores[~hidden]), "mask_padded_scores: score
 
 # %% [solution] padded_attention
 
-# %% [test] padded_attention 1
+# %% [test] padded_attention 2
 out, weights = padded_attention(x, x, x, PAD)
 assert out.shape == (3, 4, 3) and weights.shape == (3, 4, 4), \
     f"padded_attention: expected shapes (3, 4, 3) and (3, 4, 4), got {tuple(out.shape)} and {tuple(weights.shape)}"
@@ -189,7 +189,7 @@ show_weights(padded_attention(x, x, x, PAD)[1][2], title="your weights for item 
 
 # %% [solution] PaddedSelfAttention
 
-# %% [test] PaddedSelfAttention 1
+# %% [test] PaddedSelfAttention 2
 torch.manual_seed(0)
 layer = PaddedSelfAttention(3)
 out, weights = layer(x, x, x, key_padding_mask=PAD)
@@ -204,7 +204,7 @@ ref_out, ref_weights = padded_attention(x, x, x, PAD)
 check_close(weights_id, ref_weights, "PaddedSelfAttention with identity W_q, W_k, W_v: weights should match padded_attention")
 check_close(out_id, 2 * ref_out, "PaddedSelfAttention with W_out = 2·I: output should be twice padded_attention's — is W_out applied to the context vectors?")
 
-# %% [test] PaddedSelfAttention 1
+# %% [test] PaddedSelfAttention 2
 torch.manual_seed(0)
 layer = PaddedSelfAttention(3)
 causal = torch.ones(4, 4, dtype=torch.bool).triu(1)  # (L, L), True = hidden

@@ -84,7 +84,7 @@ def check_close(actual, expected, what, atol=1e-4):
 
 # %% [solution] split_heads
 
-# %% [test] split_heads 1
+# %% [test] split_heads 2
 toy = torch.arange(1, 33).reshape(2, 2, 8)
 heads = split_heads(toy, 2)
 assert heads.shape == (2, 2, 2, 4), f"split_heads(toy, 2): expected shape (2, 2, 2, 4), got {tuple(heads.shape)}"
@@ -123,7 +123,7 @@ show_weights(split_heads(toy, 2)[0, 0], labels=["token 0", "token 1"], title="yo
 
 # %% [solution] combine_heads
 
-# %% [test] combine_heads 1
+# %% [test] combine_heads 2
 toy = torch.arange(1, 33).reshape(2, 2, 8)
 rebuilt = combine_heads(split_heads(toy, 2))
 check_close(rebuilt, toy, "combine_heads(split_heads(toy, 2)) must give toy back")
@@ -149,7 +149,7 @@ check_close(combine_heads(split_heads(y, 4)), y, "combine_heads(split_heads(y, 4
 
 # %% [solution] MultiHeadAttentionWrapper
 
-# %% [test] MultiHeadAttentionWrapper 1
+# %% [test] MultiHeadAttentionWrapper 2
 torch.manual_seed(123)
 wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)
 out = wrapper(batch)
@@ -193,7 +193,7 @@ assert isinstance(wrapper.heads, nn.ModuleList) and len(wrapper.heads) == 2, "th
 
 # %% [solution] MultiHeadAttention
 
-# %% [test] MultiHeadAttention 1
+# %% [test] MultiHeadAttention 2
 torch.manual_seed(123)
 mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
 out = mha(batch)
@@ -210,7 +210,7 @@ except ValueError:
 else:
     raise AssertionError("MultiHeadAttention with d_out=5, num_heads=2 must raise ValueError")
 
-# %% [test] MultiHeadAttention 1
+# %% [test] MultiHeadAttention 2
 torch.manual_seed(123)
 mha = MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
 out = mha(batch)

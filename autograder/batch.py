@@ -22,6 +22,7 @@ Output, every file written atomically (temp file + os.replace):
                                   plus `extra_data` (hashes of the student's files and of
                                   the grader) so an unchanged submission is skipped next run
     DIR/grades.csv                one row per student: a column per section, total
+    DIR/grades.md                 the same table in Markdown (for a CI job's summary page)
     DIR/feedback/<student>/       with --report: the student's report.html and report.md, the
                                   report `grade --report` writes, rendered from students/<student>.json
                                   after the batch (report.from_gradescope). So an unchanged student
@@ -59,6 +60,7 @@ PACKAGE = Path(__file__).resolve().parent
 STUDENTS = "students"
 FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 GRADES = "grades.csv"
+GRADES_MARKDOWN = "grades.md"
 RESULT_KEY = "extra_data"  # Gradescope's own field for data of ours
 
 
@@ -223,9 +225,24 @@ def class_table(results: dict[str, dict]):
     return pd.DataFrame(rows, columns=columns)
 
 
+def markdown_table(table) -> str:
+    """grades.csv as a Markdown table (a CI job's summary page): every cell plain text."""
+    from autograder.formats import md_text
+
+    def row(cells) -> str:
+        return "| " + " | ".join(md_text(str(cell)) for cell in cells) + " |"
+
+    lines = [row(table.columns), "|" + "---|" * len(table.columns)]
+    lines += [row(values) for values in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def write_table(out: Path, results: dict[str, dict]) -> Path:
+    """DIR/grades.csv, and the same table as DIR/grades.md for a summary page."""
     path = out / GRADES
-    write_atomically(path, class_table(results).to_csv(index=False))
+    table = class_table(results)
+    write_atomically(path, table.to_csv(index=False))
+    write_atomically(out / GRADES_MARKDOWN, markdown_table(table))
     return path
 
 

@@ -222,7 +222,9 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert read_grades(cwd / "grades") == EXPECTED_TOTALS
     assert read_grades(artifacts / "grades") == EXPECTED_TOTALS  # the uploaded artifact
     assert_feedback(artifacts / "feedback")  # the students' reports, gathered from the shards
-    assert "## Class grades" in summary.read_text() and "alice" in summary.read_text()
+    text = summary.read_text()
+    assert "## Class grades" in text and "| alice |" in text
+    assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
 
 
 def test_github_student_workflow_writes_the_self_check_into_the_summary(tmp_path):

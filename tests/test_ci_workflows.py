@@ -473,3 +473,31 @@ def test_gitlab_grading_with_a_token_still_set_is_caught(tmp_path, before, after
     pipeline = yaml.safe_load(text.replace(before, after, 1))
     leaks = gitlab_token_leaks(pipeline, "grade-cpu", tmp_path)
     assert set(leaked) <= set(leaks), leaks
+
+
+def workflow_decision(rules: list, variables: dict) -> str:
+    """What GitLab's `workflow: rules` decide for a pipeline with these predefined variables:
+    the first rule whose `if` holds gives `when` (default "always"); none holding, "never".
+    Understands the forms the course's files use: `$VAR`, `$VAR == "text"`, `&&`, `||`."""
+    for rule in rules:
+        condition = rule.get("if")
+        if condition is not None:
+            python = re.sub(r"\$(\w+)", lambda m: repr(variables.get(m.group(1), "")), condition)
+            python = python.replace("&&", " and ").replace("||", " or ")
+            if not eval(python, {"__builtins__": {}}):  # noqa: S307 (our own file's rules)
+                continue
+        return rule.get("when", "always")
+    return "never"
+
+
+@pytest.mark.parametrize("variables, runs", [
+    ({"CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "main"}, True),
+    ({"CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "fix", "CI_OPEN_MERGE_REQUESTS": "me/repo!3"}, False),
+    ({"CI_PIPELINE_SOURCE": "merge_request_event", "CI_OPEN_MERGE_REQUESTS": "me/repo!3"}, True),
+    ({"CI_PIPELINE_SOURCE": "web", "CI_COMMIT_BRANCH": "main"}, True),
+    ({"CI_PIPELINE_SOURCE": "schedule"}, False),
+])
+def test_gitlab_student_pipeline_runs_once_per_push(variables, runs):
+    """A push to a branch with an open merge request starts one pipeline (the merge request's), not two."""
+    rules = load("gitlab-student")["workflow"]["rules"]
+    assert (workflow_decision(rules, variables) != "never") == runs

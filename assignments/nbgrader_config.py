@@ -13,6 +13,11 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 
+# nbgrader's exchange (release_assignment, fetch, submit, collect) stays at nbgrader's default,
+# /srv/nbgrader/exchange. To move it, set it here and in a configuration the students' servers
+# read as well (e.g. /etc/jupyter/nbgrader_config.py): their fetch and submit never read this file.
+# c.Exchange.root = "/srv/nbgrader/exchange"
+
 # What a student sees in place of each solution region.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"

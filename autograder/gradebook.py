@@ -12,14 +12,15 @@ How a score is stored
 A section is an nbgrader assignment of the same name holding one notebook of the
 same name; `nbgrader generate_assignment` (or `nbgrader db assignment add` plus a
 release) records its graded cells, and their points make up the `max_score` that
-`nbgrader export` reports. The hidden checks have their own points, so the
-student's fraction of the section is carried over: with `s` of `m` points from
-the grader, every autograded (code) grade cell of the notebook gets
+`nbgrader export` reports. The build gives each notebook's test cells the
+grader's maximum of that section between them (one weighting: the points of the
+section's checks), and the student's share is carried over: with `s` of `m`
+points from the grader, every autograded (code) grade cell of the notebook gets
 `auto_score = cell points * s / m`. Consequently
 
     nbgrader export's score / max_score  ==  grades.csv's section column / the section's max
 
-(the same percentage, on nbgrader's scale of points). The grades are written as
+and, the maxima being equal, the same points. The grades are written as
 *automatic* scores: a manual grade an instructor entered in the formgrader keeps
 precedence (nbgrader's rule) and is never overwritten; the summary counts them.
 Cells that are not autograded code cells (manually graded answers, tasks) are

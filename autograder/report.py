@@ -355,5 +355,9 @@ def from_gradescope(data: dict) -> GradeResult:
             message=str(test.get("output") or ""), documented="documented" in tags[1:2],
             kind=tags[-1] if len(tags) > 1 and tags[-1] != "documented" else "",
             mistake=str((test.get("extra_data") or {}).get("mistake") or "")))
+    printed = extra.get("printed") if isinstance(extra.get("printed"), dict) else {}
+    for section_id, text in printed.items():
+        if section_id in sections and isinstance(text, str):
+            sections[section_id].printed = text
     result.sections = list(sections.values())
     return result

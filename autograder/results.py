@@ -126,4 +126,7 @@ class GradeResult:
         }
         if self.sandbox or self.torch:  # Gradescope's own field for data of ours
             data["extra_data"] = {"sandbox": self.sandbox, "sandbox_weak": self.weak, "torch": self.torch}
+        printed = {section.id: encodable(section.printed) for section in self.sections if section.printed.strip()}
+        if printed:  # what each section's code printed (capped): the batch's feedback reports show it
+            data.setdefault("extra_data", {})["printed"] = printed
         return data

@@ -21,7 +21,8 @@ Output, every file written atomically (temp file + os.replace):
     DIR/students/<student>.json   Gradescope results.json, the same as `grade --format json`,
                                   plus `extra_data` (hashes of the student's files and of
                                   the grader) so an unchanged submission is skipped next run
-    DIR/grades.csv                one row per student: a column per section, total
+    DIR/grades.csv                one row per student: a column per section, total (an id that a
+                                  spreadsheet would take for a formula, e.g. "=1+1", is written "'=1+1")
     DIR/grades.md                 the same table in Markdown (for a CI job's summary page)
     DIR/feedback/<student>/       with --report: the student's report.html and report.md, the
                                   report `grade --report` writes, rendered from students/<student>.json
@@ -49,7 +50,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.files import Refused, read_inside, safe_filename, write_atomically
+from autograder.files import Refused, read_inside, result_file_name, spreadsheet_safe, write_atomically
 from autograder.grade import SandboxRefused
 from autograder.sections import SECTIONS, find
 from autograder.submission import UsageError, section_file
@@ -75,11 +76,6 @@ def remove_stale_temporaries(folder: Path) -> None:
                 leftover.unlink()
             except OSError:
                 pass
-
-
-def result_file(student: str) -> str:
-    """students/<this>: the student id as a safe file name; the id itself is kept inside the file."""
-    return safe_filename(student) + ".json"
 
 
 def read_result(path: Path) -> dict | None:
@@ -213,7 +209,7 @@ def class_table(results: dict[str, dict]):
     for student in sorted(results):
         result = results[student]
         extra = result.get(RESULT_KEY) or {}
-        row = {"student": student}
+        row = {"student": spreadsheet_safe(student)}  # an id "=cmd()" must not run in a spreadsheet
         scores = section_scores(result)
         row.update({k: round(scores[k], 4) for k in section_ids})
         row["total"] = round(float(result.get("score", 0)), 4)
@@ -492,7 +488,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     todo: list[tuple[str, Path, str]] = []
     for name in names:
         files = files_hash(everyone[name], sections)
-        previous = read_result(students_dir / result_file(name))
+        previous = read_result(students_dir / result_file_name(name))
         if not force and is_current(previous, files, grader, device, sections):
             results[name] = previous
             log(f"unchanged {name}: skipped ({previous.get('score', 0):g} / {previous.get('max_score', 0):g})")
@@ -555,7 +551,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
                 "seconds": reply.get("seconds"),
                 "grader_errors": grader_errors,
             }
-            write_atomically(students_dir / result_file(name),
+            write_atomically(students_dir / result_file_name(name),
                              json.dumps(result, indent=2, ensure_ascii=False) + "\n")
             results[name] = result
             if grader_errors:
@@ -617,7 +613,7 @@ def merge(folders: list[Path], out: Path) -> int:
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
     for name, (_, path, _result) in chosen.items():
-        target = students_dir / result_file(name)
+        target = students_dir / result_file_name(name)
         if target.resolve() != path.resolve():
             write_atomically(target, path.read_text(encoding="utf-8"))
     table = write_table(out, {name: result for name, (_, _, result) in chosen.items()})
@@ -703,7 +699,7 @@ def run_verb(args, resolve_device, limits_from) -> int:
 def shard_results(submitted: Path, out: Path, shard) -> dict[str, dict]:
     """student -> their students/*.json, for this run's students (its shard)."""
     everyone = discover(submitted)
-    results = {name: read_result(out / STUDENTS / result_file(name)) for name in in_shard(list(everyone), shard)}
+    results = {name: read_result(out / STUDENTS / result_file_name(name)) for name in in_shard(list(everyone), shard)}
     return {name: result for name, result in results.items() if result is not None}
 
 
@@ -743,7 +739,7 @@ def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, secti
     everyone = discover(submitted)
     results, folders = {}, {}
     for name in in_shard(list(everyone), shard):
-        result = read_result(out / STUDENTS / result_file(name))
+        result = read_result(out / STUDENTS / result_file_name(name))
         if result is not None:
             results[name], folders[name] = result, everyone[name]
     try:

@@ -32,7 +32,7 @@ import re
 import sys
 from pathlib import Path
 
-from autograder.files import safe_filename
+from autograder.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe
 from autograder.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
@@ -73,7 +73,7 @@ def load(folder: Path):
         raise UsageError(f"{path}: expected the columns student, <section ids>, total")
     results, problems, seen = {}, [], set()
     for student in grades["student"]:
-        name = result_name(student)
+        name = result_file_name(student)
         json_path = folder / STUDENTS / name
         seen.add(name)
         if not json_path.is_file():
@@ -103,15 +103,25 @@ def read_grades(path: Path):
         grades = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, OSError) as error:
         raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+    if "student" in grades.columns:  # batch wrote them spreadsheet-safe ("'=x" for "=x")
+        grades["student"] = grades["student"].map(from_spreadsheet_safe)
     for column in grades.columns:
         if SECTION_COLUMN.match(str(column)) or column in NUMBER_COLUMNS:
             grades[column] = pd.to_numeric(grades[column], errors="coerce")  # "" too: missing
     return grades
 
 
-def result_name(student: str) -> str:
-    """students/<this>: the file `batch` writes a student's result to (their id as a safe file name)."""
-    return safe_filename(student) + ".json"
+
+
+def spreadsheet_safe_frame(frame):
+    """A copy whose text cells (student ids, messages quoting student code) no spreadsheet evaluates."""
+    import pandas as pd
+
+    safe = frame.copy()
+    for column in safe.columns:  # text columns only (numbers stay numbers), whatever dtype pandas gave them
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(lambda value: spreadsheet_safe(value) if isinstance(value, str) else value)
+    return safe
 
 
 def _student_of(path: Path) -> str:
@@ -250,12 +260,12 @@ def problem_table(grades, results, tests, read_problems):
             listed = float(by_student.at[student, column])
             if abs(listed - sums.get(column, 0.0)) > MATCH_TOLERANCE:
                 rows.append({"student": student, "problem": f"{GRADES} gives {column} {listed:g}, "
-                                                            f"{STUDENTS}/{result_name(student)} "
+                                                            f"{STUDENTS}/{result_file_name(student)} "
                                                             f"{sums.get(column, 0.0):g}"})
         total = float(data.get("score") or 0.0)
         if abs(float(by_student.at[student, "total"]) - total) > MATCH_TOLERANCE:
             rows.append({"student": student, "problem": f"{GRADES} gives total {by_student.at[student, 'total']:g}, "
-                                                        f"{STUDENTS}/{result_name(student)} {total:g}"})
+                                                        f"{STUDENTS}/{result_file_name(student)} {total:g}"})
     table = pd.DataFrame(rows, columns=["student", "problem"]).drop_duplicates()
     return table.sort_values(["student", "problem"], kind="mergesort").reset_index(drop=True)
 
@@ -332,7 +342,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
               "class_kinds.csv": kinds, "class_problems.csv": problems}
     for name, frame in tables.items():
         # "replace": a lone surrogate read from a JSON file is written as "?"
-        _write(out / name, frame.to_csv(index=False).encode("utf-8", "replace"))
+        _write(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
     png = histograms_png(grades, sections)
     image = base64.b64encode(png).decode("ascii")
     esc = html.escape

@@ -63,6 +63,26 @@ def safe_filename(student_id: str) -> str:
     return f"{readable}~{digest}"
 
 
+def result_file_name(student_id: str) -> str:
+    """students/<this> in a batch's output: the student's results.json under a safe name."""
+    return safe_filename(student_id) + ".json"
+
+
+# a cell starting with one of these is a formula to a spreadsheet (OWASP: CSV injection);
+# a leading ' is escaped too, so that reading back is unambiguous
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` as a CSV cell that a spreadsheet shows as text and never evaluates: a leading '."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def from_spreadsheet_safe(text: str) -> str:
+    """The text `spreadsheet_safe` was given."""
+    return text[1:] if text.startswith("'") else text
+
+
 # --------------------------------------------------------------------------- reading submissions
 
 class Refused(ValueError):

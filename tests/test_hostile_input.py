@@ -20,7 +20,7 @@ import time
 import pytest
 from support import EXAMPLES, ROOT, correct_source, grade_source, replace_def, zygote
 
-from autograder.files import Refused, read_inside, safe_filename
+from autograder.files import Refused, from_spreadsheet_safe, read_inside, safe_filename
 from autograder.grade import run_checks
 from autograder.submission import locate
 from autograder.worker import wire
@@ -335,8 +335,14 @@ def test_batch_keeps_odd_ids_verbatim_and_refuses_linked_folders(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "copycat: a link" in done.stderr
     table = pd.read_csv(out / "grades.csv", dtype=str, keep_default_na=False)
-    assert sorted(table["student"]) == sorted(names)
+    assert "'=SUM(A1)" in set(table["student"])  # shown as text by a spreadsheet, never evaluated
+    assert sorted(map(from_spreadsheet_safe, table["student"])) == sorted(names)
     assert set(table["total"]) == {"10.0"}
+    report = subprocess.run([sys.executable, "-m", "autograder", "report", str(out), "--out", str(tmp_path / "r")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert report.returncode == 0, report.stderr
+    problems = (tmp_path / "r" / "class_problems.csv").read_text(encoding="utf-8")
+    assert "=SUM" not in problems  # every id found its results file: no problem listed
     for path in (out / "students").glob("*.json"):
         assert len(path.name) <= 120
     again = subprocess.run([sys.executable, "-m", "autograder", "batch", str(submitted), "--out", str(out),

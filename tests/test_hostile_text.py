@@ -12,7 +12,7 @@ import pytest
 from support import correct_source, grade_source, replace_def
 
 from autograder import class_report
-from autograder.files import safe_filename
+from autograder.files import safe_filename, spreadsheet_safe
 from autograder.harness import CheckFailed, expect, expect_close
 from autograder.plugin import _mistake
 from autograder.results import CheckResult, GradeResult, SectionResult
@@ -61,7 +61,7 @@ def _grades_dir(folder, results: dict):
         data["extra_data"] = {**data.get("extra_data", {}), "student": student, "grader_errors": []}
         (folder / "students" / f"{safe_filename(student)}.json").write_text(json.dumps(data), encoding="utf-8")
         scores = {s.id: s.score for s in result.sections}
-        rows.append({"student": student, **scores, "total": result.score})
+        rows.append({"student": spreadsheet_safe(student), **scores, "total": result.score})  # as batch does
     pd.DataFrame(rows).to_csv(folder / "grades.csv", index=False)
     return folder
 
@@ -230,3 +230,24 @@ def test_class_report_html_escapes_student_text(tmp_path):
     page = class_report.build(folder, tmp_path / "out").read_text(encoding="utf-8")
     assert "<img src=http" not in page and "<script>alert" not in page
     assert "&lt;img src=http://x/id.png&gt;" in page
+
+
+@pytest.mark.parametrize("text", ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "'quoted", "plain", "", "a=b"])
+def test_spreadsheet_cells_never_start_a_formula_and_read_back_exactly(text):
+    from autograder.files import from_spreadsheet_safe
+
+    cell = spreadsheet_safe(text)
+    assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert from_spreadsheet_safe(cell) == text
+
+
+def test_class_report_csvs_quote_what_a_student_wrote(tmp_path):
+    section = SectionResult("02_softmax", "softmax")
+    section.checks = [CheckResult("02_softmax", "softmax works", 1, 0, "=HYPERLINK(\"http://x\")", "timeout")]
+    folder = _grades_dir(tmp_path / "grades", {"=cmd|' /C calc'!A0": GradeResult("", "cpu", [section])})
+    class_report.build(folder, tmp_path / "out")
+    problems = pd.read_csv(tmp_path / "out" / "class_problems.csv", dtype=str, keep_default_na=False)
+    assert list(problems["student"]) == ["'=cmd|' /C calc'!A0"]  # the id, as text (a timeout is a problem)
+    for path in (tmp_path / "out").glob("class_*.csv"):
+        for row in pd.read_csv(path, dtype=str, keep_default_na=False).itertuples(index=False):
+            assert not any(str(cell).startswith(("=", "+", "-", "@")) for cell in row), (path.name, row)

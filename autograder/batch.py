@@ -50,7 +50,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.files import Refused, read_inside, result_file_name, spreadsheet_safe, write_atomically
+from autograder.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
 from autograder.grade import SandboxRefused
 from autograder.sections import SECTIONS, find
 from autograder.submission import UsageError, section_file

@@ -61,8 +61,6 @@ def _read_json(path: Path):
 
 def load(folder: Path):
     """(grades DataFrame, {student: results dict}, [(student, problem)]) of a batch's output folder."""
-    import pandas as pd
-
     path = folder / GRADES
     if not folder.is_dir():
         raise UsageError(f"{folder}: no such folder")

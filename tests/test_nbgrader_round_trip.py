@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +46,7 @@ def hostile_notebook(target: Path) -> Path:
             cell.execution_count = 1
             break
     nb.cells.append(nbformat.v4.new_code_cell(
-        "x = 1", metadata={"nbgrader": {"grade": True, "grade_id": f'"><script>alert(3)</script>', "points": 99}}))
+        "x = 1", metadata={"nbgrader": {"grade": True, "grade_id": '"><script>alert(3)</script>', "points": 99}}))
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
     return target

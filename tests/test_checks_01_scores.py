@@ -29,7 +29,11 @@ MISTAKES = [
     Mistake(".T on a batch", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.T if inputs.dim() == 2 else inputs @ inputs.permute(2, 1, 0)
-            """}, ["score_matrix works on"]),
+            """}, ["score_matrix works on"], says=".T on a batched (3-D) tensor"),
+    Mistake("inputs @ inputs.T on a batch", {"score_matrix": """
+            def score_matrix(inputs):
+                return inputs @ inputs.T
+            """}, ["score_matrix works on"], says="transpose only the last two dims"),
     Mistake("transpose on the wrong side", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs.transpose(-2, -1) @ inputs

@@ -79,6 +79,24 @@ MISTAKES = [
                 T = attn_scores.shape[-1]
                 return torch.softmax(attn_scores.masked_fill(causal_mask(T), -torch.inf) / T ** 0.5, dim=-1)
             """}, ["causal_attention_weights masks before"], says="number of tokens"),
+    Mistake("mask filled with 0 instead of -inf", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), 0)
+                return torch.softmax(masked / d_k ** 0.5, dim=-1)
+            """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
+            says="filled with 0 instead of -inf"),
+    Mistake("CausalAttention fills the mask with 0", {"CausalAttention": causal_attention(
+        mask=MASK.replace('float("-inf")', "0"))},
+        ["CausalAttention: parameters in order", "with seed 123 gives the documented", "CausalAttention is causal"],
+        says="filled with 0 instead of -inf"),
+    Mistake("CausalAttention hides the past (tril, diagonal kept)", {"CausalAttention": causal_attention(
+        init=BUFFER.replace("torch.triu(", "torch.tril(").replace("diagonal=1", "diagonal=-1"))},
+        ["CausalAttention: parameters in order", "with seed 123 gives the documented", "CausalAttention is causal"],
+        says="the past hidden instead of the future"),
+    Mistake("CausalAttention hides the past and the diagonal (tril)", {"CausalAttention": causal_attention(
+        init=BUFFER.replace("torch.triu(", "torch.tril(").replace(", diagonal=1", ""))},
+        ["CausalAttention: parameters in order", "with seed 123 gives the documented"],
+        says="the past and the diagonal hidden instead of the future"),
     Mistake("parameters created out of order", {"CausalAttention": causal_attention().replace(
         "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n", "").replace(
         "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n",

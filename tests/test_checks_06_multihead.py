@@ -108,7 +108,12 @@ MISTAKES = [
             says="sqrt(d_out) instead of sqrt(head_dim)"),
     Mistake("bare view when splitting heads", mha(
         ("y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)", "y.view(b, self.num_heads, t, self.head_dim)")),
-        ["MultiHeadAttention matches the seeded reference"], says="bare view"),
+        ["MultiHeadAttention matches the seeded reference", "MultiHeadAttention gives the documented"],
+        says="bare view to (B, H, T, head_dim) when splitting heads"),
+    Mistake("bare view of the transposed context in forward", mha(
+        ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)",
+         "(weights @ v).transpose(1, 2).view(b, t, self.d_out)")),
+        ["MultiHeadAttention matches the seeded reference", "causality"], says="bare .view of the transposed tensor"),
     Mistake("no out_proj", mha(("return self.out_proj(context)", "return context")),
             ["MultiHeadAttention matches the seeded reference", "gradients reach every parameter"],
             says="no out_proj"),

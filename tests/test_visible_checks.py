@@ -88,3 +88,28 @@ def test_seeded_projections_equal_the_seeded_reference_weights(raw, cls, seed):
         assert type(ours) is type(theirs)
         weight = (lambda layer: layer) if raw else (lambda layer: layer.weight)
         assert torch.equal(weight(ours), weight(theirs)), name
+
+
+# (section, catalogued mistake id, visible check title part): mistakes the visible checks catch too;
+# the student's self-check must name them as grading does (the catalogue entry's `says`)
+NAMED_IN_THE_SELF_CHECK = [
+    ("04_causal_mask", "mask filled with 0 instead of -inf", "causal_attention_weights gives the documented"),
+    ("04_causal_mask", "CausalAttention fills the mask with 0", "with seed 123 gives the documented"),
+    ("04_causal_mask", "CausalAttention hides the past (tril, diagonal kept)", "with seed 123 gives the documented"),
+    ("04_causal_mask", "CausalAttention hides the past and the diagonal (tril)", "with seed 123 gives the documented"),
+    ("06_multihead", "bare view when splitting heads", "MultiHeadAttention gives the documented"),
+]
+
+
+@pytest.mark.parametrize("section_id, mistake_id, title", NAMED_IN_THE_SELF_CHECK,
+                         ids=[f"{s}:{m}" for s, m, _ in NAMED_IN_THE_SELF_CHECK])
+def test_the_self_check_names_the_mistake_as_grading_does(section_id, mistake_id, title):
+    from tests.support import failing, grade_source
+
+    catalogue = importlib.import_module(f"tests.test_checks_{section_id}").MISTAKES
+    mistake = next(m for m in catalogue if m.id == mistake_id)
+    assert mistake.says, mistake_id
+    lost = failing(grade_source(section_id, mistake.source(section_id), visible_only=True))
+    matches = [t for t in lost if title in t]
+    assert matches, f"{mistake_id}: the self-check does not fail {title!r}; failing: {lost}"
+    assert mistake.says.lower() in lost[matches[0]].lower(), lost[matches[0]]

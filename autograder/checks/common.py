@@ -24,6 +24,11 @@ WORKED_BATCH = torch.stack((WORKED_INPUTS, WORKED_INPUTS))  # (2, 6, 3)
 TOKENS = ["Your", "journey", "starts", "with", "one", "step"]
 
 
+TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
+                  "(or keys.mT), not keys.T, which reverses every dim")
+BATCHED_T = ".T on a batched (3-D) tensor, which reverses every dim (batch included)"
+
+
 def randn(seed: int, *shape, scale: float = 1.0) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=generator) * scale

@@ -6,9 +6,9 @@ import math
 
 import torch
 
-from autograder.checks.common import (expect_grads, expect_no_loop, expect_same_params, expect_unchanged, randn,
+from autograder.checks.common import (BATCHED_T, TRANSPOSE_HINT, expect_grads, expect_no_loop, expect_same_params, expect_unchanged, randn,
                                       reference_grads, seeded)
-from autograder.harness import check, expect, expect_close
+from autograder.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from solutions import scores as ref
 
 
@@ -26,7 +26,13 @@ def test_score_matrix_random(student):
     single, batch = randn(103, 5, 4), randn(104, 3, 5, 4)
     expect_close(student.call("score_matrix", single), ref.score_matrix(single), "score_matrix on a (5, 4) input",
                  mistakes={"inputs.T @ inputs (the transpose on the wrong side)": single.T @ single})
-    got = student.call("score_matrix", batch)
+    try:
+        got = student.call("score_matrix", batch)
+    except StudentFailure as failure:
+        if failure.kind != "raised" or "RuntimeError" not in failure.message:
+            raise
+        raise CheckFailed(f"score_matrix on a (3, 5, 4) batch: {failure.message}. This looks like {BATCHED_T}: "
+                          f"{TRANSPOSE_HINT}", mistake=BATCHED_T) from None
     expect_close(got, ref.score_matrix(batch), "score_matrix on a (3, 5, 4) batch",
                  hint="Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, batch included")
     expect(torch.allclose(got, got.transpose(-2, -1), atol=1e-5),

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (expect_grads, expect_same_params, expect_sums_to_one, expect_unchanged, randn,
+from autograder.checks.common import (TRANSPOSE_HINT, expect_grads, expect_same_params, expect_sums_to_one, expect_unchanged, randn,
                                       reference_grads, seeded)
 from autograder.checks.visible.test_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, attend, attention_mistakes,
                                                              module_mistakes, unpack)
@@ -14,8 +14,6 @@ from autograder.harness import CheckFailed, StudentFailure, check, expect, expec
 from solutions import trainable_qkv as ref
 
 NAMES = ("W_query", "W_key", "W_value")
-TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
-                  "(or keys.mT), not keys.T, which reverses every dim")
 
 
 def expect_attention(reply_value, queries, keys, values, what):

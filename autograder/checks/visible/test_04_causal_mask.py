@@ -25,6 +25,12 @@ DIAGONAL = "the diagonal masked too (use diagonal=1: every token may look at its
 INVERTED = "an inverted mask (True must mean hidden: True strictly above the diagonal)"
 AFTER_SOFTMAX = "masking after the softmax without renormalising (rows no longer sum to 1)"
 NO_SCALING = "no 1/sqrt(d_k) scaling"
+ZERO_FILL = ("the mask filled with 0 instead of -inf before the softmax (exp(0) = 1: the future keeps its weight; "
+             "use masked_fill(mask, float('-inf')))")
+PAST = ("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
+        "torch.triu(..., diagonal=1))")
+PAST_AND_DIAGONAL = ("the past and the diagonal hidden instead of the future (torch.tril where "
+                     "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
 
 
 def future_mask(num_tokens):
@@ -55,6 +61,9 @@ def weight_mistakes(scores, d_k):
         DIAGONAL.replace("too", "too, with -1e9"):
             torch.softmax(scores.masked_fill(with_diagonal, -1e9) / math.sqrt(d_k), dim=-1),
         INVERTED: torch.softmax(scores.masked_fill(~future, -1e9) / math.sqrt(d_k), dim=-1),
+        ZERO_FILL: torch.softmax(scores.masked_fill(future, 0.0) / math.sqrt(d_k), dim=-1),
+        PAST: torch.softmax(scores.masked_fill(future.T, INF) / math.sqrt(d_k), dim=-1),
+        PAST_AND_DIAGONAL: torch.softmax(scores.masked_fill(~future, INF) / math.sqrt(d_k), dim=-1),
         "no causal mask at all": plain,
         "softmax over dim=-2 (the columns) instead of the last dim":
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),

@@ -2,10 +2,12 @@
 
 The other 7.5 points are hidden, in autograder/checks/test_06_multihead.py.
 """
+import math
+
 import torch
 
-from autograder.checks.common import WORKED_BATCH
-from autograder.harness import check, expect_close
+from autograder.checks.common import WORKED_BATCH, seeded_projections
+from autograder.harness import CheckFailed, StudentFailure, check, expect_close
 
 DOC_SPLIT = torch.tensor(
     [[[1, 2, 3, 4], [9, 10, 11, 12]], [[5, 6, 7, 8], [13, 14, 15, 16]],
@@ -18,6 +20,56 @@ DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
 BARE_SPLIT = "a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)"
+BARE_VIEW = "a bare .view of the transposed tensor"
+BARE_VIEW_HINT = (f"This looks like {BARE_VIEW}: after a transpose it is non-contiguous, so use .reshape(...) "
+                  "or .contiguous().view(...)")
+BARE_SPLIT_IN_FORWARD = ("a bare view to (B, H, T, head_dim) when splitting heads, without the transpose "
+                         "(tokens and heads get mixed): view to (B, T, H, head_dim), then .transpose(1, 2)")
+
+
+def named_view_error(failure: StudentFailure) -> StudentFailure | CheckFailed:
+    """The failure to raise for a student's exception: a view error of a non-contiguous tensor gets its hint."""
+    if failure.kind == "raised" and "view size is not compatible" in failure.message:
+        return CheckFailed(f"{failure.message[:300]}\n{BARE_VIEW_HINT}", mistake=BARE_VIEW)
+    return failure
+
+
+class NamingViews:
+    """A student's module whose forward names a bare .view of a transposed tensor when it raises there."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self._module(*args, **kwargs)
+        except StudentFailure as failure:
+            raise named_view_error(failure) from None
+
+    def run(self, *args, **kwargs):
+        try:
+            return self._module.run(*args, **kwargs)
+        except StudentFailure as failure:
+            raise named_view_error(failure) from None
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+@torch.no_grad()
+def bare_split_output(x, d_in, d_out, num_heads, seed):
+    """What MultiHeadAttention(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns when it
+    splits the heads with a bare view to (B, H, T, head_dim): the weights of the public creation order."""
+    projection = seeded_projections(d_in, d_out, seed=seed)
+    out_proj = torch.nn.Linear(d_out, d_out)  # created right after W_value
+    b, t, _ = x.shape
+    head_dim = d_out // num_heads
+    queries, keys, values = (layer(x).reshape(b, num_heads, t, head_dim)
+                             for layer in (projection.W_query, projection.W_key, projection.W_value))
+    hidden = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+    scores = (queries @ keys.transpose(-2, -1)).masked_fill(hidden, float("-inf"))
+    context = torch.softmax(scores / math.sqrt(head_dim), dim=-1) @ values
+    return out_proj(context.transpose(1, 2).reshape(b, t, d_out))
 
 
 # ---------------------------------------------------------------- documented values (2.5 points)
@@ -38,6 +90,7 @@ def test_wrapper_documented(student):
 
 @check(1, "MultiHeadAttention gives the documented seeded output", documented=True)
 def test_mha_documented(student):
-    module = student.new("MultiHeadAttention", 3, 2, 6, 0.0, num_heads=2, seed=123)
+    module = NamingViews(student.new("MultiHeadAttention", 3, 2, 6, 0.0, num_heads=2, seed=123))
     expect_close(module(WORKED_BATCH), DOC_MHA.expand(2, 6, 2),
-                 "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4)
+                 "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
+                 mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)})

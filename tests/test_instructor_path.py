@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from tests.support import EXAMPLES, ROOT
-from tests.test_nbgrader_cycle import export_rows, hand_in, nbgrader, run_cli
+from tests.test_nbgrader_cycle import export_rows, hand_in, hand_in_class, nbgrader, run_cli
 
 SECTION = "02_softmax"
 EXPECTED = {"alice": 10.0, "bob": 3.0, "carol": 0.0, "dave": 10.0, "erin": 0.0}
@@ -52,9 +52,7 @@ def graded(tmp_path_factory):
     shutil.copytree(ROOT / "assignments", course)  # as an instructor copies it: no link may point out
     nbgrader(course, "generate_assignment", SECTION, "--force")
     released = course / "release" / SECTION
-    hand_in(course, "alice", SECTION, EXAMPLES / "correct" / f"{SECTION}.ipynb")
-    hand_in(course, "bob", SECTION, EXAMPLES / "partial" / f"{SECTION}.ipynb")
-    hand_in(course, "carol", SECTION, released / f"{SECTION}.ipynb")
+    hand_in_class(course, SECTION, released / f"{SECTION}.ipynb")
     freely_edited(course / "submitted" / "dave" / SECTION / f"{SECTION}.ipynb")
     hand_in(course, "erin", "01_scores", EXAMPLES / "correct" / "01_scores.ipynb")
     out = hub / "grades"

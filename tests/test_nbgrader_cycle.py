@@ -81,6 +81,13 @@ def hand_in(course: Path, student: str, section: str, notebook: Path | None = No
     return folder
 
 
+def hand_in_class(course: Path, section: str, carol: Path | None = None, carol_text: str | None = None):
+    """The usual class: alice hands in the correct example, bob the partial one, carol `carol`."""
+    hand_in(course, "alice", section, EXAMPLES / "correct" / f"{section}.ipynb")
+    hand_in(course, "bob", section, EXAMPLES / "partial" / f"{section}.ipynb")
+    hand_in(course, "carol", section, carol, carol_text)
+
+
 def export_rows(course: Path) -> dict:
     """(assignment, student) -> (score, max_score) of `nbgrader export`'s CSV."""
     nbgrader(course, "export", "--to", "export.csv")
@@ -193,9 +200,7 @@ def test_scores_are_recorded_as_fractions_of_nbgrader_points(tmp_path, capsys, m
 def course(tmp_path_factory):
     course = tmp_path_factory.mktemp("nbgrader") / "course"
     gradebook = make_course(course)
-    hand_in(course, "alice", GRADED, EXAMPLES / "correct" / f"{GRADED}.ipynb")
-    hand_in(course, "bob", GRADED, EXAMPLES / "partial" / f"{GRADED}.ipynb")
-    hand_in(course, "carol", GRADED, text="this is not JSON {")
+    hand_in_class(course, GRADED, carol_text="this is not JSON {")
     return course, gradebook
 
 

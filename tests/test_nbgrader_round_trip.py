@@ -28,7 +28,7 @@ import nbformat
 import pytest
 
 from tests.support import EXAMPLES, ROOT, zygote
-from tests.test_nbgrader_cycle import export_rows, hand_in, make_course, nbgrader_env, run_cli
+from tests.test_nbgrader_cycle import export_rows, hand_in_class, make_course, nbgrader_env, run_cli
 
 SECTION = "02_softmax"  # examples/partial scores 3 of its 10 points
 PAYLOAD = "<script>alert('mallory')</script>"
@@ -233,9 +233,7 @@ def round_trip(tmp_path_factory):
     """The class graded with `batch --gradebook`, then `nbgrader generate_feedback`."""
     course = tmp_path_factory.mktemp("round_trip") / "course"
     gradebook = make_course(course)
-    hand_in(course, "alice", SECTION, EXAMPLES / "correct" / f"{SECTION}.ipynb")
-    hand_in(course, "bob", SECTION, EXAMPLES / "partial" / f"{SECTION}.ipynb")
-    hand_in(course, "carol", SECTION, ROOT / "student_template" / f"{SECTION}.ipynb")
+    hand_in_class(course, SECTION, ROOT / "student_template" / f"{SECTION}.ipynb")
     hostile_notebook(course / "submitted" / "mallory" / SECTION / f"{SECTION}.ipynb")
     out = course / "grades"
     done = run_cli("batch", course / "submitted", "--out", out, "--device", "cpu", "--section", SECTION,

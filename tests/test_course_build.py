@@ -276,3 +276,70 @@ def test_a_section_maximum_is_the_sum_of_its_checks_points():
 
     checks = [f for module in (hidden, visible) for n, f in vars(module).items() if n.startswith("test_")]
     assert build.section_maximum(SCORES) == sum(f.grading["points"] for f in checks)
+
+
+# --------------------------------------------------------------------------- the visible check cells
+
+
+def setup_namespace(section) -> dict:
+    """What the released notebook's setup cell defines, run outside Jupyter (no `In`, no error display)."""
+    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id=section.id), as_version=4)
+    setup = next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == "setup")
+    namespace: dict = {}
+    exec(compile(setup.source, f"{section.id} setup", "exec"), namespace)
+    return namespace
+
+
+def raised_in(function_name: str, error: Exception):
+    """(error, traceback) of `error` raised inside a function called `function_name`."""
+    namespace: dict = {}
+    exec(f"def {function_name}(error):\n    raise error\n", namespace)
+    try:
+        namespace[function_name](error)
+    except Exception as raised:
+        return raised, raised.__traceback__
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
+def test_check_cells_give_the_grader_s_hints_for_an_error(section):
+    from autograder.checks.common import BATCHED_T, TRANSPOSE_HINT
+    from autograder.checks.visible.test_06_multihead import BARE_VIEW_HINT
+
+    hint_for = setup_namespace(section)["hint_for"]
+    view_error = RuntimeError("view size is not compatible with input tensor's size and stride")
+    assert hint_for(*raised_in("forward", view_error)) == BARE_VIEW_HINT
+    shape_error = "The size of tensor a (2) must match the size of tensor b (3)"
+    expected = {"01_scores": {"score_matrix": f"This looks like {BATCHED_T}: {TRANSPOSE_HINT}"},
+                "03_trainable_qkv": {"scaled_dot_product_attention": TRANSPOSE_HINT, "forward": TRANSPOSE_HINT}}
+    for where in ("score_matrix", "scaled_dot_product_attention", "forward", "helper"):
+        assert hint_for(*raised_in(where, RuntimeError(shape_error))) == expected.get(section.id, {}).get(where), where
+    # a stub's NotImplementedError (a RuntimeError) keeps its usual traceback
+    assert hint_for(*raised_in("score_matrix", NotImplementedError())) is None
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if s.forbidden], ids=[s.id for s in SECTIONS if s.forbidden])
+def test_check_cells_flag_the_built_ins_grading_takes_points_for(section):
+    namespace = setup_namespace(section)
+    assert set(namespace["BANNED"]) == {api.rsplit(".", 1)[1] for api in section.forbidden}
+    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id=section.id), as_version=4)
+    for name in section.forbidden_in:
+        cells = [c.source for c in nb.cells if nbgrader_meta(c).get("grade_id", "").startswith(f"test_{name}")]
+        assert any(f'check_no_builtin("{name}")' in source for source in cells), f"no test cell of {name} checks it"
+    check_no_builtin = namespace["check_no_builtin"]
+    name = section.forbidden_in[0]
+    banned = sorted(namespace["BANNED"])[-1]
+    namespace["In"] = [f"def {name}(x):\n    return x\n"]
+    check_no_builtin(name)  # nothing banned: silent
+    namespace["In"].append(f"import torch\n\ndef {name}(x):\n    return torch.nn.functional.{banned}(x)\n")
+    with pytest.raises(AssertionError, match=f"{name} uses the built-in .{banned}, which this notebook forbids"):
+        check_no_builtin(name)
+
+
+def test_check_close_prints_the_largest_relative_error(capsys):
+    import torch
+
+    check_close = setup_namespace(SCORES)["check_close"]
+    check_close(torch.tensor([1.0, 2.0]), [1.0, 2.0 + 2e-5], "two numbers — a hint only a failure needs")
+    assert capsys.readouterr().out == "ok  two numbers  (max relative error: 5.0e-06)\n"
+    with pytest.raises(AssertionError, match="largest difference"):
+        check_close(torch.tensor([1.0, 2.0]), [1.0, 3.0], "two numbers")

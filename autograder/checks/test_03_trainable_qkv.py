@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from autograder.checks.common import (TRANSPOSE_HINT, expect_grads, expect_same_params, expect_sums_to_one, expect_unchanged, randn,
-                                      reference_grads, seeded)
+from autograder.checks.common import (TRANSPOSE_HINT, expect_grads, expect_same_params, expect_sums_to_one,
+                                      expect_unchanged, randn, reference_grads, seeded)
 from autograder.checks.visible.test_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, attend, attention_mistakes,
                                                              module_mistakes, unpack)
 from autograder.harness import CheckFailed, StudentFailure, check, expect, expect_close

@@ -125,3 +125,12 @@ def test_a_section_not_handed_in_is_not_called_unreadable(tmp_path):
     assert kinds["02_softmax"] == {"unreadable"}
     assert kinds["03_trainable_qkv"] == {"not_handed_in"}
     assert any("was not handed in" in note for note in result.sections[2].notes)
+
+
+def test_the_course_notebooks_load_in_grading_without_a_failing_cell():
+    """The notebooks' own setup cells call Jupyter's shell (get_ipython().set_custom_exc, ...): in
+    grading those calls do nothing, and no cell of a correct notebook fails."""
+    result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
+    assert not result.grader_errors
+    assert {s.id: s.notes for s in result.sections if s.notes} == {}
+    assert result.score == result.max_score

@@ -98,7 +98,14 @@ def describe_error(error: BaseException, kind: str = "raised") -> dict:
 
 class NoShell:
     """What `get_ipython()` gives a graded notebook: IPython's calls for the magics the grader leaves
-    in place (%matplotlib, %pip, !cmd; see autograder/magics.py) run nothing and return nothing."""
+    in place (%matplotlib, %pip, !cmd; see autograder/magics.py) run nothing and return nothing, and
+    so does any other shell method a notebook calls (`set_custom_exc`, `register_magic_function`):
+    grading has no display, so there is nothing for them to change."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _nothing
 
     @staticmethod
     def run_line_magic(*_args, **_kwargs):
@@ -156,6 +163,10 @@ def cell_limit(seconds):
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
+
+
+def _nothing(*_args, **_kwargs):
+    return None
 
 
 def no_shell() -> NoShell:

@@ -245,6 +245,25 @@ class SpecCell:
 SPEC_KINDS = {"markdown": 0, "setup": 0, "solution": 1, "provided": 1, "test": 2}
 
 
+NOTEBOOK_CHECKS = "course/notebook_checks.py"  # the check helpers every setup cell holds
+NOTEBOOK_CHECKS_MARK = "# <notebook checks>"  # where a spec's setup cell wants them
+NOTEBOOK_CHECKS_START = "# --- the notebooks' copy starts here ---"
+
+
+def notebook_checks_source() -> str:
+    """The part of course/notebook_checks.py that every notebook's setup cell holds (one source)."""
+    text = (ROOT / NOTEBOOK_CHECKS).read_text(encoding="utf-8")
+    if NOTEBOOK_CHECKS_START not in text:
+        raise BuildError(f"{NOTEBOOK_CHECKS}: the line {NOTEBOOK_CHECKS_START!r} is missing")
+    return text.split(NOTEBOOK_CHECKS_START + "\n", 1)[1].strip("\n")
+
+
+def with_notebook_checks(code: str) -> str:
+    """A setup cell's code with its `# <notebook checks>` line replaced by the helpers."""
+    lines = code.split("\n")
+    return "\n".join(notebook_checks_source() if line == NOTEBOOK_CHECKS_MARK else line for line in lines)
+
+
 def read_spec(path: Path) -> list[SpecCell]:
     """Split a spec file into cells; anything before the first `# %%` line is ignored."""
     cells: list[SpecCell] = []
@@ -407,7 +426,7 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT,
             cells.append(nbformat.v4.new_code_cell(code))
         elif cell.kind == "setup":
             meta = _nbgrader(_unique("setup", used), locked=True)
-            cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
+            cells.append(nbformat.v4.new_code_cell(with_notebook_checks(code), metadata=meta))
         elif cell.kind == "solution":
             (name,) = cell.args
             if name not in section.names:

@@ -21,6 +21,14 @@ sudo and no sysctl is changed: the test must not alter the machine it runs on.
 The class: alice hands in the correct notebooks, bob the partial ones, carol
 the blank template; the grades must come out as `grade` gives them, and each
 student's feedback report (`batch --report`) must reach the run's artifacts.
+
+The student workflows run on each student's own repository, as the runner
+runs them (a failed step skips the later ones unless their `if:` asks for the
+job's status; `after_script` runs with CI_JOB_STATUS): the job must fail for
+bob and carol and pass for alice, with the score in the summary (GitHub) or
+the log's last lines, the coverage and the JUnit report (GitLab), and the
+feedback report where the artifact step takes it; a failed install, or a
+self-check that cannot start, must fail it with one clear line.
 """
 from __future__ import annotations
 
@@ -56,10 +64,14 @@ def without_installs(script: str) -> str:
     return "\n".join(line for line in script.splitlines() if not INSTALL.match(line))
 
 
-def bash(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{script}\n--- exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def bash(script: str, cwd: Path, env: dict, check: bool = True, merged: bool = False) -> subprocess.CompletedProcess:
+    """Run `script` as runners do (bash -e -o pipefail); with `check`, it must succeed; `merged`:
+    stderr into stdout, in the order written, as in a job's log."""
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if merged else subprocess.PIPE, text=True, timeout=600)
+    done.stderr = done.stderr or ""
+    assert not check or done.returncode == 0, \
+        f"{script}\n--- exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
 
@@ -130,26 +142,44 @@ def fill(text: str, values: dict) -> str:
     return EXPRESSION.sub(one, text)
 
 
-def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path) -> None:
-    """Run one job's steps as a runner would: `if:`, `env:`, `run:`, `$GITHUB_PATH`; artifacts as
-    folder copies."""
+# `if:` conditions that run a step after a failed one; any other condition implies success() first
+STATUS_FUNCTIONS = ("always()", "cancelled()", "failure()")
+
+
+def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path,
+                 must_pass: bool = True) -> dict:
+    """Run one job's steps as a runner would: `if:` (a failed step skips the later steps but those
+    whose condition asks for the job's status), `env:`, `run:`, `$GITHUB_PATH`, `steps.<id>.outcome`;
+    artifacts as folder copies. Returns each step's outcome (by id, else name, else uses) and the
+    job's log; with `must_pass`, every step that runs must succeed."""
     github_path = cwd.parent / f"{cwd.name}.github_path"
     github_path.write_text("")
     env = {**env, "GITHUB_PATH": str(github_path),
            **{k: fill(str(v), values) for k, v in (job.get("env") or {}).items()}}
+    outcomes, log, failed = {}, [], False
     for step in job["steps"]:
+        key = step.get("id") or step.get("name") or step["uses"]
+        values = {**values, **{f"steps.{k}.outcome": v for k, v in outcomes.items()}}
         added = [line for line in reversed(github_path.read_text().splitlines()) if line]
         env["PATH"] = os.pathsep.join(added + [env["PATH"]])  # later lines come first, as on a runner
         github_path.write_text("")
         condition = step.get("if")
-        if condition is not None:
+        if condition is None:
+            runs = not failed
+        else:
             assert condition in values, f"no value for the condition {condition!r}"
-            if values[condition] != "true":
-                continue
+            runs = values[condition] == "true" and (not failed or any(f in condition for f in STATUS_FUNCTIONS))
+        if not runs:
+            outcomes[key] = "skipped"
+            continue
+        outcomes[key] = "success"
         uses = step.get("uses", "")
         if uses.startswith("actions/upload-artifact@"):
-            name = fill(step["with"]["name"], values)
-            shutil.copytree(cwd / fill(step["with"]["path"], values), artifacts / name)
+            name, path = fill(step["with"]["name"], values), cwd / fill(step["with"]["path"], values)
+            if path.exists():  # if-no-files-found: warn (the default) or ignore: a missing path is no error
+                shutil.copytree(path, artifacts / name)
+            else:
+                assert step["with"].get("if-no-files-found", "warn") in ("warn", "ignore"), step
         elif uses.startswith("actions/download-artifact@"):
             pattern, into = step["with"]["pattern"], cwd / step["with"]["path"]
             for artifact in sorted(artifacts.glob(pattern)):  # one folder per artifact, named after it
@@ -158,7 +188,11 @@ def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path)
             assert uses.split("@")[0] in ("actions/checkout", "actions/setup-python", "actions/cache"), uses
         else:
             step_env = {**env, **{k: fill(str(v), values) for k, v in (step.get("env") or {}).items()}}
-            bash(fill(without_installs(step["run"]), values), cwd, step_env)
+            done = bash(fill(without_installs(step["run"]), values), cwd, step_env, check=must_pass)
+            log.append(done.stdout + done.stderr)
+            if done.returncode != 0:
+                outcomes[key], failed = "failure", True
+    return {"outcomes": outcomes, "failed": failed, "log": "".join(log)}
 
 
 def plan(workflow: dict, tmp_path: Path, shards: int, gpu: bool) -> tuple[list, str]:
@@ -227,20 +261,101 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
 
 
-def test_github_student_workflow_writes_the_self_check_into_the_summary(tmp_path):
+SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)$", re.M)
+
+
+def assert_visible_score(student: str, score: float, best: float) -> None:
+    """alice gets every visible point, bob some (his partial notebooks), carol none (the blank template)."""
+    assert best > 0
+    assert {"alice": score == best, "bob": 0 < score < best, "carol": score == 0}[student], (student, score, best)
+
+
+GRADER_THAT_CANNOT_START = """#!/usr/bin/env bash
+# stands in for python: `-m autograder` stops at once with the grader's usage-error status, the rest runs
+case " $* " in *" -m autograder "*) echo "autograder: error: cannot start" >&2; exit 2 ;; esac
+exec "{python}" "$@"
+"""
+
+
+def grader_that_cannot_start(folder: Path) -> Path:
+    """A folder holding a stand-in `python` whose self-check cannot run (exit status 2)."""
+    folder.mkdir()
+    (folder / "python").write_text(GRADER_THAT_CANNOT_START.format(python=sys.executable))
+    (folder / "python").chmod(0o755)
+    return folder
+
+
+def github_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[dict, Path, Path]:
+    """The student workflow's job on `student`'s repository (as on Ubuntu): its result, the summary
+    file and the artifacts folder. `broken`: "install" makes the install step fail, "grader" makes
+    `python -m autograder` stop with exit status 2 before it checks anything."""
     workflow = yaml.safe_load((CI / "github" / "student-template.yml").read_text())
-    repo = student_repository(tmp_path / "bob", "bob")
-    summary = tmp_path / "summary.md"
-    env = {**base_env(), "GITHUB_STEP_SUMMARY": str(summary),
-           "TORCH_VERSION": workflow["env"]["TORCH_VERSION"]}
+    repo = student_repository(tmp_path / student, student)
+    summary, artifacts = tmp_path / "summary.md", tmp_path / "artifacts"
+    artifacts.mkdir()
+    env = {**base_env(), "GITHUB_STEP_SUMMARY": str(summary), "TORCH_VERSION": workflow["env"]["TORCH_VERSION"]}
     (job,) = workflow["jobs"].values()
+    if broken == "install":
+        (install,) = [step for step in job["steps"] if step.get("id") == "install"]
+        install["run"] = "echo 'ERROR: Could not find a version that satisfies the requirement torch' >&2\nexit 1"
+    elif broken == "grader":
+        env["PATH"] = os.pathsep.join([str(grader_that_cannot_start(tmp_path / "bin")), env["PATH"]])
     values = {"github.ref": "refs/heads/main", "runner.os": "Linux", "env.TORCH_VERSION": "2.13.0",
-              "hashFiles('grader/*.whl')": "0"}
-    github_steps(job, values, env, repo, tmp_path / "artifacts")
-    text = summary.read_text()
-    score, best = map(float, re.search(r"^## Attention course: ([\d.]+) / ([\d.]+)$", text, re.M).groups())
-    assert 0 < score < best  # bob's partial notebooks: some visible checks pass, not all
-    assert "01_scores" in text and "06_multihead" in text
+              "hashFiles('grader/*.whl')": "0", "matrix.os": "ubuntu-latest",
+              "always()": "true", "${{ !cancelled() }}": "true"}
+    result = github_steps(job, values, env, repo, artifacts, must_pass=False)
+    return result, summary, artifacts
+
+
+@pytest.mark.parametrize("student", sorted(CLASS))
+def test_github_student_workflow_is_red_while_a_visible_check_fails(tmp_path, student):
+    """The job fails for bob and carol and passes for alice; either way the summary holds the score
+    and the failing checks, and the feedback report is uploaded before the last step decides."""
+    result, summary, artifacts = github_student_run(tmp_path, student)
+    outcomes = result["outcomes"]
+    assert result["failed"] == (student != "alice"), (student, outcomes, result["log"][-2000:])
+    steps = list(outcomes)
+    # the self-check and the upload succeed; only the last step, after them, turns the job red
+    assert outcomes["check"] == "success" and outcomes["Upload the feedback report"] == "success", outcomes
+    assert steps[-1] == "Every visible check passes" and steps.index("Upload the feedback report") < len(steps) - 1
+    assert outcomes[steps[-1]] == ("success" if student == "alice" else "failure")
+    text = summary.read_text(encoding="utf-8")
+    score, best = map(float, SCORE_LINE.search(text).groups())
+    assert_visible_score(student, score, best)
+    assert "| 01_scores |" in text and "| 06_multihead |" in text
+    if student == "alice":
+        assert "some visible checks fail" not in text and "could not run" not in text
+        assert f"::notice title=Self-check::{score:g} / {best:g}: every visible check passes" in result["log"]
+    else:
+        assert "- **" in text  # the failing checks, by name, with their messages
+        verdict = f"{score:g} / {best:g}: some visible checks fail, so this commit is red"
+        assert f"::error title=Visible checks fail::{verdict}" in result["log"]
+        assert text.rstrip().endswith(verdict + ". The summary of this run says which and why; the artifact "
+                                      "feedback-ubuntu-latest holds the full report.**")
+    # the artifact: what `check` wrote to ./feedback, the report with the same score
+    uploaded = artifacts / "feedback-ubuntu-latest"
+    assert (uploaded / "report.html").is_file()
+    assert (uploaded / "report.md").read_text(encoding="utf-8").startswith(
+        f"## Attention course feedback: {score:g} / {best:g}")
+
+
+@pytest.mark.parametrize("broken, says", [
+    ("install", "The self-check could not run: installing Python, torch or the grader failed"),
+    ("grader", "The self-check could not run (exit status 2; its log says why): nothing was checked."),
+])
+def test_github_student_workflow_is_red_when_the_self_check_cannot_run(tmp_path, broken, says):
+    """A failed install, or a grader that stops before checking: red, with one clear line in the
+    summary and as an annotation, even for alice's correct notebooks."""
+    result, summary, artifacts = github_student_run(tmp_path, "alice", broken=broken)
+    outcomes = result["outcomes"]
+    assert result["failed"], outcomes
+    assert outcomes["check"] == ("skipped" if broken == "install" else "failure"), outcomes
+    assert outcomes["Upload the feedback report"] == "success"  # ran, found no report, warned
+    assert outcomes["Every visible check passes"] == "failure"
+    assert f"::error title=Self-check could not run::{says}" in result["log"]
+    assert says in summary.read_text(encoding="utf-8")
+    assert not SCORE_LINE.search(summary.read_text(encoding="utf-8"))
+    assert not any(artifacts.iterdir())
 
 
 def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
@@ -303,15 +418,22 @@ def gitlab_job(pipeline: dict, name: str) -> dict:
     return {**pipeline[parent], **job} if parent else job
 
 
-def gitlab_run(pipeline: dict, name: str, cwd: Path, env: dict) -> None:
+def gitlab_run(pipeline: dict, name: str, cwd: Path, env: dict, must_pass: bool = True) -> dict:
+    """Run a job as a runner would: before_script and script in one shell, then after_script in
+    another with CI_JOB_STATUS. Returns whether the job failed and its log (both scripts' output)."""
     job = gitlab_job(pipeline, name)
     variables = {**{k: str(v) for k, v in pipeline.get("variables", {}).items()},
                  **{k: str(v) for k, v in (job.get("variables") or {}).items()}}
     script = "\n".join(job.get("before_script", []) + job["script"])
     # GitLab exports every CI/CD variable, secrets included, to every job's scripts
     secrets = {"ROSTER_TOKEN": "not-a-real-token", "CI_JOB_TOKEN": "not-a-real-job-token"}
-    bash(without_installs(script), cwd, {**env, "CI_PROJECT_DIR": str(cwd), **secrets,
-                                         **{k: os.path.expandvars(v) for k, v in variables.items()}})
+    env = {**env, "CI_PROJECT_DIR": str(cwd), **secrets, **{k: os.path.expandvars(v) for k, v in variables.items()}}
+    done = bash(without_installs(script), cwd, env, check=must_pass, merged=True)
+    log = done.stdout
+    status = "success" if done.returncode == 0 else "failed"
+    if job.get("after_script"):
+        log += bash("\n".join(job["after_script"]), cwd, {**env, "CI_JOB_STATUS": status}, merged=True).stdout
+    return {"failed": status == "failed", "log": log}
 
 
 def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
@@ -330,11 +452,82 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
     assert_feedback(merge_dir / "feedback")
 
 
-def test_gitlab_student_pipeline_writes_junit_and_markdown(tmp_path):
+def gitlab_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[dict, dict, Path]:
+    """The student pipeline's job on `student`'s repository: its result, the job and the repository.
+    `broken` as in github_student_run."""
     pipeline = yaml.safe_load((CI / "gitlab" / "student.gitlab-ci.yml").read_text())
-    repo = student_repository(tmp_path / "bob", "bob")
-    gitlab_run(pipeline, "self-check", repo, base_env())
-    cases = list(ET.parse(repo / "report.xml").getroot().iter("testcase"))
+    repo = student_repository(tmp_path / student, student)
+    env = base_env()
+    if broken == "install":
+        pipeline["self-check"]["before_script"] = [
+            "echo 'ERROR: Could not find a version that satisfies the requirement torch' >&2", "exit 1"]
+    elif broken == "grader":
+        env["PATH"] = os.pathsep.join([str(grader_that_cannot_start(tmp_path / "bin")), env["PATH"]])
+    result = gitlab_run(pipeline, "self-check", repo, env, must_pass=False)
+    return result, gitlab_job(pipeline, "self-check"), repo
+
+
+def gitlab_coverage(pattern: str, log: str) -> str | None:
+    """What GitLab takes from the log as the job's coverage: the last line the `coverage:` regex
+    matches, its last group (or the whole match), the first number in that."""
+    assert pattern.startswith("/") and pattern.endswith("/"), pattern
+    regex = re.compile(pattern[1:-1])
+    for line in reversed(log.splitlines()):
+        found = regex.search(line)
+        if found:
+            number = re.search(r"\d+(\.\d+)?", found.group(found.lastindex or 0))
+            if number:
+                return number.group()
+    return None
+
+
+@pytest.mark.parametrize("student", sorted(CLASS))
+def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, student):
+    """The job fails for bob and carol and passes for alice; the score is in the log's last lines,
+    in the job's coverage and in the JUnit report, and the reports are where the artifacts are."""
+    result, job, repo = gitlab_student_run(tmp_path, student)
+    assert result["failed"] == (student != "alice"), (student, result["log"][-3000:])
+    log = result["log"]
+    score, best = map(float, SCORE_LINE.search((repo / "self-check.md").read_text(encoding="utf-8")).groups())
+    assert_visible_score(student, score, best)
+    percent = 100 * score / best
+    last = log.rstrip().splitlines()[-3:]
+    assert f"Self-check score: {percent:.2f}% of the visible points ({score:g} / {best:g})" in last, last
+    if student == "alice":
+        assert last[-1] == "Every visible check passes."
+    else:
+        assert last[-1].startswith("Some visible checks fail, so this commit is red"), last
+        assert "01_scores" in log and "- **" in log  # the failing checks, by name, in the log
+    assert gitlab_coverage(job["coverage"], log) == f"{percent:.2f}"
+    # the JUnit report: every visible check, and the score as one more case
+    root = ET.parse(repo / "report.xml").getroot()
+    cases = list(root.iter("testcase"))
     failed = [case for case in cases if case.find("failure") is not None]
-    assert 0 < len(failed) < len(cases)  # bob's partial notebooks: some visible checks pass, not all
-    assert "01_scores" in (repo / "self-check.md").read_text()
+    (score_case,) = [case for case in cases if case.get("classname") == "score"]
+    assert score_case.get("name").startswith(f"score {score:g} / {best:g} (")
+    assert (score_case in failed) == (student != "alice")
+    checks = [case for case in cases if case is not score_case]
+    assert {"alice": not failed, "bob": 0 < len(failed) - 1 < len(checks),
+            "carol": len(failed) - 1 == len(checks)}[student], [case.get("name") for case in failed]
+    # the artifacts: kept on a red job too, and the report files are where the paths point
+    assert job["artifacts"]["when"] == "always" and job["artifacts"]["reports"]["junit"] == "report.xml"
+    kept = [repo / path for path in job["artifacts"]["paths"]]
+    assert repo / "feedback" in kept and repo / "self-check.md" in kept
+    assert (repo / "feedback" / "report.html").is_file()
+    assert (repo / "feedback" / "report.md").read_text(encoding="utf-8").startswith(
+        f"## Attention course feedback: {score:g} / {best:g}")
+
+
+@pytest.mark.parametrize("broken, says", [
+    ("install", "The self-check could not run: installing torch or the grader failed"),
+    ("grader", "The self-check could not run (exit status 2; the lines above say why): nothing was checked."),
+])
+def test_gitlab_student_pipeline_is_red_when_the_self_check_cannot_run(tmp_path, broken, says):
+    """A failed install, or a grader that stops before checking: red, with a clear line at the end
+    of the log and no score, even for alice's correct notebooks."""
+    result, job, repo = gitlab_student_run(tmp_path, "alice", broken=broken)
+    assert result["failed"]
+    tail = "\n".join(result["log"].rstrip().splitlines()[-2:])
+    assert says in tail, result["log"][-2000:]
+    assert gitlab_coverage(job["coverage"], result["log"]) is None
+    assert not (repo / "feedback").exists()

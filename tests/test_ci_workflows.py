@@ -118,7 +118,22 @@ def test_github_student_template():
     assert "pip" in cache["with"]["path"]
     runs = "\n".join(github_runs(workflow))
     assert "--index-url https://download.pytorch.org/whl/cpu" in runs
-    assert 'python -m autograder check . --format markdown >> "$GITHUB_STEP_SUMMARY"' in runs
+    # the self-check's Markdown into the summary; its exit status read, so a red step can say why
+    check = next(s for s in job["steps"] if s.get("id") == "check")
+    assert "python -m autograder check . --format markdown --output self-check.md || status=$?" in check["run"]
+    assert 'cat self-check.md >> "$GITHUB_STEP_SUMMARY"' in check["run"]
+    assert "--report" not in check["run"]  # `check` writes ./feedback/, the folder the artifact uploads
+    # the feedback report as an artifact, uploaded on a red run too, before the verdict
+    (upload,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["uses"] == "actions/upload-artifact@v6" and upload["if"] == "always()"
+    assert upload["with"]["path"] == "feedback" and "${{ matrix.os }}" in upload["with"]["name"]
+    # the verdict last: after the summary and the artifact, not after a cancel, reads both outcomes
+    verdict = job["steps"][-1]
+    assert job["steps"].index(check) < job["steps"].index(upload) < len(job["steps"]) - 1
+    assert verdict["if"] == "${{ !cancelled() }}"
+    assert verdict["env"]["INSTALLED"] == "${{ steps.install.outcome }}"
+    assert verdict["env"]["CHECKED"] == "${{ steps.check.outcome }}"
+    assert any(s.get("id") == "install" and "pip install grader/*.whl" in s["run"] for s in job["steps"])
     assert_installs_the_template_grader("github-student", github_runs(workflow))
     assert_valid_commands(github_runs(workflow), {"check"})
     # Ubuntu alone unless asked (students' minutes); the three systems on request, one bash script for all
@@ -197,6 +212,19 @@ def test_gitlab_student():
     assert job["image"].startswith("python:3.11")
     assert ".cache/pip" in job["cache"]["paths"]
     assert "report.xml" == job["artifacts"]["reports"]["junit"]
+    # the reports are kept on a red job too: `check` writes ./feedback/, and the Markdown is kept
+    assert job["artifacts"]["when"] == "always"
+    assert {"feedback/", "self-check.md"} <= set(job["artifacts"]["paths"])
+    assert not any("--report" in line for line in job["script"])
+    # the score line of the log, as GitLab's `coverage:` regex reads it (the last match, first number)
+    regex = re.compile(job["coverage"].strip("/"))
+    line = "Self-check score: 29.63% of the visible points (4 / 13.5)"
+    found = regex.search(f"2026-01-01T00:00:00Z 01O {line}")  # a runner's timestamp prefix
+    assert found and found.group(1) == "29.63"
+    assert regex.search(line.replace("29.63", "100.00")).group(1) == "100.00"
+    assert not regex.search("$ python -m autograder check . --format markdown --output self-check.md")
+    # a failed install is told in after_script, which runs when before_script failed
+    assert any('"$CI_JOB_STATUS" = failed' in s and "could not run" in s for s in job["after_script"])
     scripts = gitlab_scripts(pipeline)
     assert any("--index-url https://download.pytorch.org/whl/cpu" in s for s in scripts)
     assert pipeline["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.cache/pip"  # the cached folder above
@@ -267,6 +295,9 @@ def test_actionlint_passes_every_github_workflow():
     ("github-os-matrix", "TORCH_VERSION: ${{ matrix.torch }}", "TORCH_VERSION: ${{ matrix.pytorch }}",
      "pytorch"),  # a matrix axis that does not exist
     ("github-student", "(inputs.all_os ||", "(inputs.all_systems ||", "all_systems"),  # an undeclared input
+    ("github-student", "steps.install.outcome", "steps.installed.outcome", "installed"),  # no such step id
+    ("github-student", "printf '\\n**%s**\\n' \"$line\" >> \"$GITHUB_STEP_SUMMARY\"",
+     "printf '\\n**%s**\\n' \"$line\" >> $GITHUB_STEP_SUMMARY", "SC2086"),  # shellcheck, through actionlint
 ])
 def test_actionlint_catches_a_broken_workflow(tmp_path, name, before, after, says):
     broken = tmp_path / FILES[name].name

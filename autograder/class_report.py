@@ -32,7 +32,7 @@ import re
 import sys
 from pathlib import Path
 
-from autograder.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe
+from autograder.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
 from autograder.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
@@ -327,7 +327,7 @@ img { max-width: 100%; height: auto; }
 
 def build(folder: Path, out: Path | None = None) -> Path:
     """Read GRADES_DIR, write the class report and its CSVs to `out` (default GRADES_DIR)."""
-    from autograder.report import CSP, SCRIPT, _write
+    from autograder.report import CSP, SCRIPT
 
     folder = Path(folder)
     out = Path(out) if out else folder
@@ -340,7 +340,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
               "class_kinds.csv": kinds, "class_problems.csv": problems}
     for name, frame in tables.items():
         # "replace": a lone surrogate read from a JSON file is written as "?"
-        _write(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
+        write_bytes_atomically(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
     png = histograms_png(grades, sections)
     image = base64.b64encode(png).decode("ascii")
     esc = html.escape
@@ -359,7 +359,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         '<h2 id="problems">Students whose grading went wrong</h2>', _html_table(problems),
         "</body>", "</html>"]
     path = out / "class_report.html"
-    _write(path, ("\n".join(body) + "\n").encode("utf-8", "replace"))
+    write_bytes_atomically(path, ("\n".join(body) + "\n").encode("utf-8", "replace"))
     return path
 
 

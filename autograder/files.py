@@ -13,7 +13,12 @@ os.umask(_UMASK)
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader (or a killed writer) never sees half a file.
+    """Write `text` (UTF-8) to `path` so that a reader (or a killed writer) never sees half a file."""
+    write_bytes_atomically(path, text.encode("utf-8"))
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file and os.replace: whole or not at all.
 
     A path that names something other than a regular file (/dev/null, a pipe,
     /dev/stdout) is written in place: replacing it would replace the device.
@@ -24,14 +29,14 @@ def write_atomically(path: Path, text: str) -> None:
     except FileNotFoundError:
         special = False
     if special:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(path, "wb") as handle:
+            handle.write(data)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are ordinary files

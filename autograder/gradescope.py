@@ -13,12 +13,12 @@ zip holds:
 """
 from __future__ import annotations
 
-import os
+import io
 import shlex
-import tempfile
 import zipfile
 from pathlib import Path
 
+from autograder.files import write_bytes_atomically
 from autograder.submission import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,19 +118,13 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 
 
 def export(out: Path) -> int:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w") as archive:
-            _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
-            _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
-            for name, path in members():
-                _add(archive, name, path.read_bytes())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
+        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        for name, path in members():
+            _add(archive, name, path.read_bytes())
+    write_bytes_atomically(out, buffer.getvalue())
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the Gradescope autograder")
     return 0
 

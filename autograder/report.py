@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 import re
-import tempfile
 from pathlib import Path
 
+from autograder.files import write_bytes_atomically
 from autograder.formats import markdown_notices, md_text, plain_text
 from autograder.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult
 
@@ -275,19 +274,6 @@ def _grid_shape(figure) -> tuple:
 # --------------------------------------------------------------------------- files
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_report(result: GradeResult, folder) -> Path:
     """Write DIR/report.html, DIR/report.md and DIR/heatmaps/*.png; returns the HTML's path."""
     folder = Path(folder)
@@ -298,9 +284,9 @@ def write_report(result: GradeResult, folder) -> Path:
             if old.name not in images:
                 old.unlink()
     for name, png in images.items():
-        _write(image_dir / name, png)
-    _write(folder / MARKDOWN_NAME, render_markdown(result).encode("utf-8"))
-    _write(folder / HTML_NAME, render_html(result, images).encode("utf-8"))
+        write_bytes_atomically(image_dir / name, png)
+    write_bytes_atomically(folder / MARKDOWN_NAME, render_markdown(result).encode("utf-8"))
+    write_bytes_atomically(folder / HTML_NAME, render_html(result, images).encode("utf-8"))
     return folder / HTML_NAME
 
 

@@ -21,13 +21,12 @@ import ast
 import base64
 import hashlib
 import io
-import os
 import re
-import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
 
+from autograder.files import write_bytes_atomically
 from autograder.submission import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,17 +150,8 @@ def build_wheel(root: Path = ROOT) -> tuple[str, bytes]:
 
 def export(out_dir: Path, root: Path = ROOT) -> Path:
     name, data = build_wheel(root)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / name
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    target = Path(out_dir) / name
+    write_bytes_atomically(target, data)
     return target
 
 

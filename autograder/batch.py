@@ -53,7 +53,7 @@ from pathlib import Path
 from autograder.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
 from autograder.grade import SandboxRefused
 from autograder.sections import SECTIONS, find
-from autograder.submission import UsageError, section_file
+from autograder.submission import UsageError, section_file, section_named
 from autograder.workers import Limits, fork_path_available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -667,13 +667,7 @@ def run_verb(args, resolve_device, limits_from) -> int:
         raise UsageError(f"--student-timeout ({args.student_timeout:g} s) must be longer than "
                          f"--submission-budget ({limits['submission_seconds']:g} s), so that a slow "
                          "student is graded within the budget rather than lost to the timeout")
-    section = None
-    if args.section is not None:
-        try:
-            section = find(args.section).id
-        except KeyError:
-            raise UsageError(f"unknown section {args.section!r}; sections are: "
-                             + ", ".join(s.id for s in SECTIONS)) from None
+    section = None if args.section is None else section_named(args.section).id
     if not args.submitted.is_dir():
         raise UsageError(f"{args.submitted}: no such folder")
     gradebook = getattr(args, "gradebook", None)

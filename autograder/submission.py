@@ -35,6 +35,15 @@ class SectionSource:
         return tampering(self.extracted.cells)
 
 
+def section_named(section_id: str) -> Section:
+    """The section a `--section` flag names; UsageError listing the sections when there is none."""
+    try:
+        return find(section_id)
+    except KeyError:
+        raise UsageError(f"unknown section {section_id!r}; sections are: "
+                         + ", ".join(s.id for s in SECTIONS)) from None
+
+
 def section_file(folder: Path, section: Section) -> str | None:
     """Where `section`'s file is inside `folder` (a path relative to it), or None.
 
@@ -58,13 +67,7 @@ def read_section(root: Path, relative: str, section: Section) -> SectionSource:
 def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
     if not os.path.lexists(path):
         raise UsageError(f"{path}: no such file or folder")
-    chosen = None
-    if section_id is not None:
-        try:
-            chosen = find(section_id)
-        except KeyError:
-            raise UsageError(f"unknown section {section_id!r}; sections are: "
-                             + ", ".join(s.id for s in SECTIONS)) from None
+    chosen = None if section_id is None else section_named(section_id)
     if path.is_dir():
         sources = []
         for section in [chosen] if chosen else SECTIONS:

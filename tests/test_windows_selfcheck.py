@@ -163,8 +163,10 @@ def test_the_notebooks_run_and_draw_their_heatmaps_without_a_display(windows_pyt
     script.write_text(RUN_NOTEBOOKS, encoding="utf-8")
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("PYTHON", "MPL")) and key not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    # the notebooks print what they check ("inputs[0] · inputs[3]"); Windows' console encodes it in its
+    # own code page (cp1252 here), so the bytes are read as they come, not as UTF-8
     done = subprocess.run([windows_python_exe, str(script), str(EXAMPLES / "correct")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT)
+                          capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     ran = [line for line in lines if line.startswith("ran ")]

@@ -5,15 +5,16 @@
 # correct .py files, partly correct, blank template). Run `bash ci/setup.sh` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=.venv/bin/python
+PY=${PY:-.venv/bin/python}  # the course venv (ci/setup.sh); the tests pass their own
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/class"
-ln -s "$PWD/examples/correct" "$work/class/correct"
-ln -s "$PWD/examples/correct_py" "$work/class/correct_py"
-ln -s "$PWD/examples/partial" "$work/class/partial"
-ln -s "$PWD/student_template" "$work/class/blank"
+# copies, not links: a batch grades real folders only (a linked student folder is left out)
+cp -R examples/correct "$work/class/correct"
+cp -R examples/correct_py "$work/class/correct_py"
+cp -R examples/partial "$work/class/partial"
+cp -R student_template "$work/class/blank"
 
 echo "== python -m autograder grade examples/partial"
 "$PY" -m autograder grade examples/partial

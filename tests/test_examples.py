@@ -47,3 +47,19 @@ def test_five_gradings_give_identical_json_apart_from_timing():
         data.pop("execution_time")
         outputs.append(data)
     assert all(o == outputs[0] for o in outputs[1:])
+
+
+def test_the_readme_main_job_grades_the_examples_as_a_class():
+    """README's first command (after setup): ci/run_examples.sh grades the four examples as a class."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(["bash", "ci/run_examples.sh"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PY=sys.executable))
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = done.stdout + done.stderr
+    for line in ("graded correct: 60 / 60", "graded correct_py: 60 / 60", "graded blank: 0 / 60",
+                 "4 graded, 0 unchanged, 0 with grader errors"):
+        assert line in said, said[-3000:]
+    assert "left out" not in said  # every example is a student of the class

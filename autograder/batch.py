@@ -683,18 +683,28 @@ def run_verb(args, resolve_device, limits_from) -> int:
     except SandboxRefused as error:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 1
-    if getattr(args, "report", False) and status in (0, 1):
-        write_reports(args.out, shard_results(args.submitted, args.out, shard))
-    if gradebook is not None:
-        status = record_in_gradebook(gradebook, args.submitted, args.out, shard, section_ids, status)
+    report = getattr(args, "report", False)
+    if status in (0, 1) and (report or gradebook is not None):  # this run's results, read once for both
+        results, folders = shard_results(args.submitted, args.out, shard)
+        if report:
+            write_reports(args.out, results)
+        if gradebook is not None:
+            status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status)
+    elif gradebook is not None:
+        print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+              file=sys.stderr)
     return status
 
 
-def shard_results(submitted: Path, out: Path, shard) -> dict[str, dict]:
-    """student -> their students/*.json, for this run's students (its shard)."""
+def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, dict], dict[str, Path]]:
+    """(student -> their students/*.json, student -> their folder), for this run's students (its shard)."""
     everyone = discover(submitted)
-    results = {name: read_result(out / STUDENTS / result_file_name(name)) for name in in_shard(list(everyone), shard)}
-    return {name: result for name, result in results.items() if result is not None}
+    results, folders = {}, {}
+    for name in in_shard(list(everyone), shard):
+        result = read_result(out / STUDENTS / result_file_name(name))
+        if result is not None:
+            results[name], folders[name] = result, everyone[name]
+    return results, folders
 
 
 def write_reports(out: Path, results: dict[str, dict]) -> int:
@@ -721,21 +731,11 @@ def write_reports(out: Path, results: dict[str, dict]) -> int:
     return written
 
 
-def record_in_gradebook(gradebook: str, submitted: Path, out: Path, shard, section_ids: list[str],
-                        status: int) -> int:
-    """`--gradebook`: write the results of this batch's students into nbgrader's gradebook."""
+def record_in_gradebook(gradebook: str, results: dict[str, dict], folders: dict[str, Path], out: Path,
+                        section_ids: list[str], status: int) -> int:
+    """`--gradebook`: write the results of this batch's students (shard_results) into nbgrader's gradebook."""
     from autograder.gradebook import record_results
 
-    if status not in (0, 1):
-        print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
-              file=sys.stderr)
-        return status
-    everyone = discover(submitted)
-    results, folders = {}, {}
-    for name in in_shard(list(everyone), shard):
-        result = read_result(out / STUDENTS / result_file_name(name))
-        if result is not None:
-            results[name], folders[name] = result, everyone[name]
     try:
         record_results(gradebook, results, folders, section_ids)
     except UsageError:

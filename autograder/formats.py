@@ -44,6 +44,14 @@ def md_text(text) -> str:
     return plain_text(text).translate(_MD_SPECIAL)
 
 
+def fenced(text: str) -> list[str]:
+    """`text` as the lines of a Markdown code block: shown as itself, whatever it holds, since its
+    fence is longer than any run of backticks inside (text inside can never close it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *text.splitlines(), fence]
+
+
 def terminal_text(text) -> str:
     """`text` for a terminal: control characters spelled out (\\x1b), so none reaches the terminal."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))

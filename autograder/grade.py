@@ -117,10 +117,9 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
 
     budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     workers = {
-        src.section.id: SectionWorker(zygote, src.section, src.extracted.cells, src.extracted.problem,
-                                      limits, device, src.banned_in_source,
+        src.section.id: SectionWorker(zygote, src.section, src.extracted, limits, device, src.banned_in_source,
                                       Budget(limits.section_seconds, parent=budget),
-                                      src.tampering if scan_source else [], src.extracted.kind)
+                                      src.tampering if scan_source else [])
         for src in sources
     }
     plugin = GradingPlugin(workers, visible_only=visible_only)

@@ -84,7 +84,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -395,11 +394,9 @@ def _source(cell) -> str:
 def as_plain_markdown(text: str) -> str:
     """Student text in a Markdown cell, shown as itself: a fenced block, which Markdown never interprets
     (the feedback page renders Markdown cells as HTML, and a student's cell could hold a script)."""
-    from autograder.formats import plain_text
+    from autograder.formats import fenced, plain_text
 
-    text = plain_text(text)
-    fence = "`" * max([3] + [len(run) + 1 for run in re.findall(r"`+", text)])  # longer than any run inside
-    return f"{fence}text\n{text}\n{fence}"
+    return "\n".join(fenced(plain_text(text)))
 
 
 def _read_notebook(root: Path, relative: str | None, limit: int = 16 * 1024 * 1024):
@@ -490,15 +487,10 @@ def rebuilt_cells(submitted, cells: dict, known_markdown: set[str]) -> list:
 def section_feedback(result: dict, section_id: str) -> list[str]:
     """The grader's notes and per-check results of one section, as plain lines."""
     from autograder.formats import plain_text
+    from autograder.results import notes_from_output
 
-    lines, inside = [], False
-    for line in str(result.get("output") or "").splitlines():
-        if line.startswith(f"{section_id}: "):
-            inside = True
-        elif inside and line.startswith("  "):
-            lines.append(f"note: {plain_text(line.strip())}")
-        else:
-            inside = False
+    notes = notes_from_output(str(result.get("output") or "")).get(section_id, [])
+    lines = [f"note: {plain_text(note.strip())}" for note in notes]
     prefix = f"{section_id}: "
     for test in result.get("tests", []):
         tags = test.get("tags") or []

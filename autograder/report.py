@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 
 from autograder.files import write_bytes_atomically
-from autograder.formats import markdown_notices, md_text, plain_text
-from autograder.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult
+from autograder.formats import fenced, markdown_notices, md_text, plain_text
+from autograder.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult, notes_from_output
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -123,13 +123,6 @@ def printed_excerpt(section) -> str:
     if len(text) > PRINTED_CAP:
         text = text[:PRINTED_CAP] + f"\n... ({len(text) - PRINTED_CAP} more characters not shown)"
     return text
-
-
-def _fenced(text: str) -> list[str]:
-    """`text` as a Markdown code block whose fence no backtick run inside can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence + "text", *text.splitlines(), fence]
 
 
 def _html(text) -> str:
@@ -245,7 +238,7 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
         if section.notes:
             lines.append("")
         if section.printed.strip():
-            lines += ["What your code printed while it was graded:", "", *_fenced(printed_excerpt(section)), ""]
+            lines += ["What your code printed while it was graded:", "", *fenced(printed_excerpt(section)), ""]
         shared = shared_failure(section)
         if shared:
             lines.append(f"- \u274c all {len(section.checks)} checks (0 / {_points(section.max_score)}): {_md(shared)}")
@@ -293,25 +286,6 @@ def write_report(result: GradeResult, folder) -> Path:
 # --------------------------------------------------------------------------- from a results.json
 
 
-_SECTION_LINE = re.compile(r"(?P<id>\S+): \S+ / \S+")
-
-
-def _notes(output: str) -> dict[str, list[str]]:
-    """section id -> its notes, from results.json's "output" (a `section: s / m` line, each note under
-    it indented by two spaces; a note's further lines follow as they were)."""
-    notes: dict[str, list[str]] = {}
-    current = None
-    for line in output.splitlines():
-        header = _SECTION_LINE.fullmatch(line)
-        if header:
-            current = notes.setdefault(header["id"], [])
-        elif current is not None and line.startswith("  "):
-            current.append(line[2:])
-        elif current:
-            current[-1] += "\n" + line
-    return notes
-
-
 def from_gradescope(data: dict) -> GradeResult:
     """The GradeResult a Gradescope results.json (`GradeResult.to_gradescope`, a batch's
     students/<student>.json) was made from, less what the JSON never carries: the heatmaps'
@@ -330,7 +304,7 @@ def from_gradescope(data: dict) -> GradeResult:
             sections[section_id] = SectionResult(section_id, known.title if known else section_id)
         return sections[section_id]
 
-    for section_id, notes in _notes(str(data.get("output") or "")).items():
+    for section_id, notes in notes_from_output(str(data.get("output") or "")).items():
         section(section_id).notes.extend(notes)
     for test in data.get("tests") or []:
         tags = [str(tag) for tag in test.get("tags") or []] or ["other"]

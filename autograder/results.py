@@ -21,6 +21,27 @@ WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code w
                 "so it could have read the answers or changed these results")
 
 
+# `section: s / m` in results.json's "output" (GradeResult.to_gradescope), each note under it
+_SECTION_LINE = re.compile(r"(?P<id>\S+): \S+ / \S+")
+
+
+def notes_from_output(output: str) -> dict[str, list[str]]:
+    """section id -> its notes, read back from results.json's "output" (to_gradescope writes a
+    `section: s / m` line, each note under it indented by two spaces; a note's further lines
+    follow as they were)."""
+    notes: dict[str, list[str]] = {}
+    current = None
+    for line in output.splitlines():
+        header = _SECTION_LINE.fullmatch(line)
+        if header:
+            current = notes.setdefault(header["id"], [])
+        elif current is not None and line.startswith("  "):
+            current.append(line[2:])
+        elif current:
+            current[-1] += "\n" + line
+    return notes
+
+
 # Gradescope's visibility of a hidden check's test: shown to the student after the due date
 # (the visible checks, which the self-check also runs, are "visible")
 HIDDEN_CHECK_VISIBILITY = "after_due_date"

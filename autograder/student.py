@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.extract import Extracted
 from autograder.sections import Section
 from autograder.worker import wire
 from autograder.workers import MAX_SPAWNS, Child, Limits, StudentFailure
@@ -70,12 +71,10 @@ class Budget:
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
-    def __init__(self, zygote, section: Section, cells, problem: str | None,
-                 limits: Limits, device: str, banned_in_source: dict, budget: Budget | None = None,
-                 tampering: list | None = None, problem_kind: str = "unreadable"):
-        self.zygote, self.section, self.cells = zygote, section, cells
-        self.problem = problem  # why the submission could not be read at all, if so
-        self.problem_kind = problem_kind  # "unreadable", or "not_handed_in"
+    def __init__(self, zygote, section: Section, extracted: Extracted, limits: Limits, device: str,
+                 banned_in_source: dict, budget: Budget | None = None, tampering: list | None = None):
+        self.zygote, self.section = zygote, section
+        self.extracted = extracted  # the cells, or why the file could not be read (problem, kind)
         self.limits, self.device = limits, device
         self.banned_in_source = banned_in_source  # graded name -> banned APIs seen in its code
         self.tampering = list(tampering or [])  # places the code reaches into the watch: nothing runs
@@ -90,8 +89,8 @@ class SectionWorker:
 
     # ------------------------------------------------------------ lifecycle
     def ensure(self) -> Child:
-        if self.problem:
-            raise StudentFailure(self.problem, kind=self.problem_kind)
+        if self.extracted.problem:
+            raise StudentFailure(self.extracted.problem, kind=self.extracted.kind)
         if self.tampering:
             raise StudentFailure(
                 f"not run: your notebook reaches into the grader's watch or torch's internals "
@@ -115,7 +114,7 @@ class SectionWorker:
         }
         child = self.zygote.spawn(self.limits, config)
         allowed = min(self.limits.load_seconds, self.budget.left())
-        reply, status = self._timed(child, {"op": "load", "cells": self.cells,
+        reply, status = self._timed(child, {"op": "load", "cells": self.extracted.cells,
                                             "cell_seconds": self.limits.cell_seconds}, allowed)
         if reply is None or not reply.get("ok"):
             self._retire(child)

@@ -10,11 +10,11 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.files import write_atomically
-from autograder.formats import FORMATS, render
-from autograder.submission import UsageError, locate
+from autograder.core.files import write_atomically
+from autograder.feedback.formats import FORMATS, render
+from autograder.core.submission import UsageError, locate
 from autograder.worker.namespaces import not_dumpable
-from autograder.workers import Limits
+from autograder.sandbox.limits import Limits
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,7 +68,7 @@ def build_parser() -> Parser:
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     common(check)
 
-    from autograder import batch, gradescope, selfcheck_export
+    from autograder.instructor import batch, gradescope, selfcheck_export
 
     batch.add_verbs(verbs, limits_only)
     gradescope.add_verb(verbs)
@@ -100,7 +100,7 @@ def write_feedback(result, folder: Path | None) -> None:
     """The student's report.html / report.md; a failure to write it is said on stderr, not fatal."""
     if folder is None:
         return
-    from autograder.report import write_report
+    from autograder.feedback.report import write_report
 
     try:
         path = write_report(result, folder)
@@ -133,16 +133,16 @@ def limits_from(args) -> Limits:
 def preload_trusted(report: bool) -> None:
     """Import what the trusted side runs after grading before any student code runs: no module
     of the grader is first read from disk once student code has had its chance at the disk."""
-    import autograder.formats  # noqa: F401
+    import autograder.feedback.formats  # noqa: F401
 
     if report:
-        import autograder.heatmaps  # noqa: F401
-        import autograder.report  # noqa: F401
+        import autograder.feedback.heatmaps  # noqa: F401
+        import autograder.feedback.report  # noqa: F401
 
 
 def run_instructor_verb(args) -> int:
     """batch, merge, export-gradescope: the instructor's side (UsageError is handled by main)."""
-    from autograder import batch, gradescope
+    from autograder.instructor import batch, gradescope
 
     if args.verb == "export-gradescope":
         return gradescope.run_verb(args)
@@ -156,11 +156,11 @@ def main(argv=None) -> int:
         if args.verb in ("batch", "merge", "export-gradescope"):
             return run_instructor_verb(args)
         if args.verb == "report":
-            from autograder import class_report
+            from autograder.instructor import class_report
 
             return class_report.run_verb(args)
         if args.verb == "export-selfcheck":
-            from autograder import selfcheck_export
+            from autograder.instructor import selfcheck_export
 
             return selfcheck_export.run_verb(args)
         sources = locate(args.submission, args.section)
@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     except UsageError as error:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
-    from autograder.workers import start_launcher
+    from autograder.sandbox.launch import start_launcher
 
     launcher = start_launcher(limits)  # started before our own `import torch`, so the two imports overlap
     try:
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
     visible_only = args.verb == "check"
-    from autograder.grade import HiddenChecksMissing, SandboxRefused, preload_checks, run_checks
+    from autograder.core.grade import HiddenChecksMissing, SandboxRefused, preload_checks, run_checks
 
     preload_trusted(report=visible_only or args.report is not None)
     if not visible_only:
@@ -191,7 +191,7 @@ def main(argv=None) -> int:
         if launcher.sandbox is not None:
             print(launcher.sandbox_line(limits), file=sys.stderr)
             if visible_only:
-                from autograder.tiers import protection_line
+                from autograder.sandbox.tiers import protection_line
 
                 print(protection_line(launcher.sandbox), file=sys.stderr)
     except (HiddenChecksMissing, SandboxRefused) as error:  # the self-check copy of the grader; no sandbox

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.sections import SECTIONS  # noqa: E402
+from autograder.core.sections import SECTIONS  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 

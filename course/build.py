@@ -12,7 +12,7 @@ Inputs (hand-written):
     solutions/<module>.py            reference code, one `# %% <name>` block per graded name
     course/partial_submissions.py    what the partial example submission holds
     course/student_readme.md         the students' README, with {{placeholders}} for the torch
-                                     releases the self-check accepts (autograder/selfcheck_export.py)
+                                     releases the self-check accepts (autograder/instructor/selfcheck_export.py)
     assignments/nbgrader_config.py   the nbgrader course configuration
 
 Outputs (generated, committed, never edited by hand):
@@ -57,8 +57,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import selfcheck_export
-from autograder.sections import SECTIONS, Section
+from autograder.instructor import selfcheck_export
+from autograder.core.sections import SECTIONS, Section
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
 
 ROOT = Path(__file__).resolve().parents[1]

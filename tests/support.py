@@ -29,7 +29,7 @@ _zygote = None
 def zygote():
     global _zygote
     if _zygote is None:
-        from autograder.workers import Zygote
+        from autograder.sandbox.zygote import Zygote
 
         _zygote = Zygote()
         atexit.register(_zygote.close)
@@ -56,8 +56,8 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
                  visible_only: bool = False, scan_source: bool = True):
     """Grade one section given as Python source; returns its SectionResult.
     scan_source=False: hostile code runs even where the tamper scan would refuse it (sandbox tests)."""
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{section_id}.py"

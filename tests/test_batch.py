@@ -78,7 +78,7 @@ def stored_grader_hashes(out: Path) -> set:
 
 def skip_if_the_grader_changed(before: set):
     """Results are tied to the grader's checks: an edit of them mid-test means everything is regraded."""
-    from autograder.batch import grader_hash
+    from autograder.instructor.batch import grader_hash
 
     if before != {grader_hash()}:
         pytest.skip("the grader's checks were edited while this test ran")
@@ -97,7 +97,7 @@ def graded_class(tmp_path_factory):
 
 
 def test_every_student_is_found_in_both_layouts(tmp_path):
-    from autograder.batch import discover
+    from autograder.instructor.batch import discover
 
     submitted = make_class(tmp_path)
     assert list(discover(submitted)) == ["alice", "bob", "carol"]
@@ -105,7 +105,7 @@ def test_every_student_is_found_in_both_layouts(tmp_path):
 
 
 def test_shards_split_the_sorted_class_exactly_once():
-    from autograder.batch import in_shard
+    from autograder.instructor.batch import in_shard
 
     names = [f"s{i:02d}" for i in range(11)]
     parts = [in_shard(list(reversed(names)), (k, 3)) for k in (1, 2, 3)]
@@ -137,7 +137,7 @@ def test_missing_or_empty_folders_exit_2(tmp_path):
 
 
 def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
-    from autograder.batch import write_atomically
+    from autograder.instructor.batch import write_atomically
 
     def result(score, graded_at):
         return {"score": score, "max_score": 3.0, "output": "", "tests": [
@@ -162,7 +162,7 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
 
 
 def test_merge_prefers_a_result_without_grader_errors(tmp_path):
-    from autograder.batch import write_atomically
+    from autograder.instructor.batch import write_atomically
 
     for shard, score, errors in (("a", 2.0, []), ("b", 0.0, ["the job process died"])):
         data = {"score": score, "max_score": 3.0, "output": "", "tests": [],
@@ -175,7 +175,7 @@ def test_merge_prefers_a_result_without_grader_errors(tmp_path):
 
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path):
-    from autograder.batch import remove_stale_temporaries, write_atomically
+    from autograder.instructor.batch import remove_stale_temporaries, write_atomically
 
     write_atomically(tmp_path / "x.json", "{}")
     (tmp_path / ".y.json.abc.tmp").write_text("half a fi")  # what a killed run leaves
@@ -184,9 +184,9 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 
 
 def test_class_table_matches_grade_on_each_student(graded_class):
-    from autograder.formats import as_json
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.feedback.formats import as_json
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     submitted, out, done = graded_class
     assert graded_names(done.stderr) == ["alice", "bob", "carol"]
@@ -285,7 +285,7 @@ def test_shards_merged_equal_the_unsharded_batch(graded_class, tmp_path):
 JOBS_SCRIPT = """
 import json, sys
 from pathlib import Path
-from autograder.batch import JobFailed, Jobs
+from autograder.instructor.batch import JobFailed, Jobs
 
 folder = Path(sys.argv[1])
 jobs = Jobs("cpu", {}, Path(sys.argv[2]), ["01_scores", "04_causal_mask"])

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.sections import BY_ID, SECTIONS
+from autograder.core.sections import BY_ID, SECTIONS
 from course import build
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
 
@@ -233,8 +233,8 @@ def nbgrader_points(notebook: Path) -> float:
 
 def autograder_maximum() -> dict[str, float]:
     """Each section's maximum as the grader gives it (grades.csv): the correct examples, graded."""
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
     from tests.support import EXAMPLES, zygote
 
     result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from autograder.sections import BY_ID, SECTIONS
+from autograder.core.sections import BY_ID, SECTIONS
 from documented_values import VALUES, batch, matches
 
 

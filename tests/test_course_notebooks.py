@@ -11,7 +11,7 @@ import types
 import nbformat
 import pytest
 
-from autograder.sections import SECTIONS, Section
+from autograder.core.sections import SECTIONS, Section
 from course import build
 from course.execute import run_notebook
 from course.partial_submissions import PARTIAL, SOLVED, STUB

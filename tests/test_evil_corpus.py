@@ -27,10 +27,10 @@ import time
 import pytest
 from support import ROOT, correct_source, failing, replace_def, zygote
 
-from autograder import tiers
-from autograder.grade import run_checks
-from autograder.submission import locate
-from autograder.workers import Limits
+from autograder.sandbox import tiers
+from autograder.core.grade import run_checks
+from autograder.core.submission import locate
+from autograder.sandbox.limits import Limits
 
 SUMMARY_LINE = "evil corpus"
 SECTION = "01_scores"
@@ -400,8 +400,8 @@ def test_environment_secrets(monkeypatch):
 def test_writing_outside_the_sandbox(layers, tmp_path):
     need(layers, "readonly", "hidden")
     worker_file = ROOT / "autograder" / "worker" / "serve.py"
-    grader_files = [ROOT / "autograder" / "tiers.py", ROOT / "autograder" / "checks" / "test_01_scores.py",
-                    ROOT / "autograder" / "report.py"]  # what the trusted side imports or reads
+    grader_files = [ROOT / "autograder" / "sandbox" / "tiers.py", ROOT / "autograder" / "checks" / "test_01_scores.py",
+                    ROOT / "autograder" / "feedback" / "report.py"]  # what the trusted side imports or reads
     before = {path: path.read_bytes() for path in [worker_file] + grader_files}
     targets = [ROOT / "evil-note.txt", ROOT / "autograder" / "evil-note.txt", tmp_path / "evil-note.txt",
                pathlib.Path(tempfile.gettempdir()) / "evil-note.txt", pathlib.Path("/tmp/evil-note.txt"),

@@ -4,10 +4,10 @@ import json
 import pytest
 from support import EXAMPLES, ROOT, zygote
 
-from autograder.formats import render
-from autograder.grade import run_checks
-from autograder.sections import SECTIONS
-from autograder.submission import locate
+from autograder.feedback.formats import render
+from autograder.core.grade import run_checks
+from autograder.core.sections import SECTIONS
+from autograder.core.submission import locate
 
 
 def grade(path, section=None):

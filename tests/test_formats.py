@@ -8,8 +8,8 @@ import os
 import pytest
 from support import ROOT
 
-from autograder.formats import FORMATS, render
-from autograder.results import CheckResult, GradeResult, SectionResult
+from autograder.feedback.formats import FORMATS, render
+from autograder.core.results import CheckResult, GradeResult, SectionResult
 
 GOLDEN = ROOT / "tests" / "golden"
 

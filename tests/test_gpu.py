@@ -3,8 +3,8 @@ import pytest
 import torch
 from support import EXAMPLES, zygote
 
-from autograder.grade import run_checks
-from autograder.submission import locate
+from autograder.core.grade import run_checks
+from autograder.core.submission import locate
 
 pytestmark = pytest.mark.gpu
 

@@ -41,7 +41,7 @@ def test_the_zip_has_gradescopes_entry_points_and_the_grader(exported):
         assert (source / script).is_file()
         assert modes[script] & stat.S_IXUSR, f"{script} must be executable"
         subprocess.run(["bash", "-n", str(source / script)], check=True)
-    for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/grade.py",
+    for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py",
                    "autograder/worker/main.py", "autograder/checks/pytest.ini",
                    "autograder/checks/test_01_scores.py", "autograder/checks/visible/test_01_scores.py",
                    "solutions/scores.py", "solutions/multihead.py"):
@@ -120,8 +120,8 @@ def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
     """Gradescope's own visibility model: a visible check at once, a hidden one after the due date."""
     from tests.support import zygote
 
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     result = run_checks(locate(EXAMPLES / "partial"), "cpu", zygote=zygote())
     data = result.to_gradescope()

@@ -20,11 +20,12 @@ import time
 import pytest
 from support import EXAMPLES, ROOT, correct_source, grade_source, replace_def, zygote
 
-from autograder.files import Refused, from_spreadsheet_safe, read_inside, safe_filename
-from autograder.grade import run_checks
-from autograder.submission import locate
+from autograder.core.files import Refused, from_spreadsheet_safe, read_inside, safe_filename
+from autograder.core.grade import run_checks
+from autograder.core.submission import locate
 from autograder.worker import wire
-from autograder.workers import Child, Limits
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.zygote import Child
 
 SECTIONS = sorted(p.stem for p in (EXAMPLES / "correct").glob("*.ipynb"))
 
@@ -127,7 +128,7 @@ def test_a_deeply_nested_notebook_costs_only_its_section(tmp_path):
     ('{"cells": [' + ",".join(['{"cell_type": "markdown"}'] * 6000) + "]}", "cells"),
 ])
 def test_malformed_notebooks_are_one_clear_message(cells, says):
-    from autograder.extract import from_notebook
+    from autograder.core.extract import from_notebook
 
     extracted = from_notebook("01_scores.ipynb", cells.encode())
     if says is None:
@@ -292,7 +293,7 @@ def test_reaching_into_the_watch_zeroes_the_section_and_is_flagged(code, finding
 
 
 def test_the_tamper_scan_never_flags_the_course_own_code():
-    from autograder.extract import tampering
+    from autograder.core.extract import tampering
 
     for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()) + [ROOT / "student_template"]:
         for source in locate(folder):

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from support import correct_source, grade_source, replace_def
 
-from autograder import class_report
-from autograder.files import safe_filename, spreadsheet_safe
-from autograder.harness import CheckFailed, expect, expect_close
-from autograder.plugin import _mistake
-from autograder.results import CheckResult, GradeResult, SectionResult
-from autograder.workers import StudentFailure
+from autograder.instructor import class_report
+from autograder.core.files import safe_filename, spreadsheet_safe
+from autograder.core.harness import CheckFailed, expect, expect_close
+from autograder.core.plugin import _mistake
+from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.sandbox.limits import StudentFailure
 
 FORGED = "this looks like owned"
 
@@ -174,7 +174,7 @@ def assert_no_markup(markdown: str):
 
 
 def test_markdown_format_shows_student_text_as_text():
-    from autograder.formats import render
+    from autograder.feedback.formats import render
 
     markdown = render(hostile_result(), "markdown")
     assert_no_markup(markdown)
@@ -185,7 +185,7 @@ def test_markdown_format_shows_student_text_as_text():
 
 
 def test_feedback_report_shows_student_text_as_text(tmp_path):
-    from autograder.report import render_html, render_markdown, write_report
+    from autograder.feedback.report import render_html, render_markdown, write_report
 
     markdown = render_markdown(hostile_result())
     assert_no_markup(markdown)
@@ -198,7 +198,7 @@ def test_feedback_report_shows_student_text_as_text(tmp_path):
 
 
 def test_junit_is_always_well_formed_xml():
-    from autograder.formats import render
+    from autograder.feedback.formats import render
 
     text = render(hostile_result(), "junit")
     root = ET.fromstring(text)
@@ -209,7 +209,7 @@ def test_junit_is_always_well_formed_xml():
 
 
 def test_table_and_json_formats_can_be_written():
-    from autograder.formats import render
+    from autograder.feedback.formats import render
 
     result = hostile_result()
     result.submission = "submitted/\x1b]0;owned\x07ada"  # a folder name is the student's choice too
@@ -234,7 +234,7 @@ def test_class_report_html_escapes_student_text(tmp_path):
 
 @pytest.mark.parametrize("text", ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "'quoted", "plain", "", "a=b"])
 def test_spreadsheet_cells_never_start_a_formula_and_read_back_exactly(text):
-    from autograder.files import from_spreadsheet_safe
+    from autograder.core.files import from_spreadsheet_safe
 
     cell = spreadsheet_safe(text)
     assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))

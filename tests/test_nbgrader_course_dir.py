@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sections import BY_ID
+from autograder.core.sections import BY_ID
 from course import build
 from tests.support import EXAMPLES, ROOT
 from tests.test_nbgrader_cycle import hand_in, nbgrader

@@ -7,7 +7,7 @@ them (and creates the gradebook). Three students hand in 01_scores in nbgrader's
 partial one, carol a file that is not JSON. The batch's grades.csv must equal
 `grade` of each student, and nbgrader's gradebook (read back with its API and
 with `nbgrader export`) must hold the same fraction of each section on nbgrader's
-points (see autograder/gradebook.py for the mapping).
+points (see autograder/instructor/gradebook.py for the mapping).
 
 nbgrader's own `autograde` is run too: the visible test cells of the released
 notebook give the correct submission full points, and a UserWarning emitted by
@@ -110,7 +110,7 @@ def test_a_gradebook_that_does_not_exist_is_refused_before_grading(tmp_path):
     assert not (tmp_path / "gradebook.db").exists()  # nbgrader would have created an empty one
     assert not (tmp_path / "out").exists()  # nothing graded
 
-    from autograder.gradebook import GradebookError, check_sections
+    from autograder.instructor.gradebook import GradebookError, check_sections
 
     with pytest.raises(GradebookError, match="no such file"):
         check_sections(str(tmp_path / "gradebook.db"), [GRADED])  # a path rather than a URL
@@ -118,7 +118,7 @@ def test_a_gradebook_that_does_not_exist_is_refused_before_grading(tmp_path):
 
 
 def test_a_file_that_is_no_gradebook_is_refused(tmp_path):
-    from autograder.gradebook import GradebookError, check_sections
+    from autograder.instructor.gradebook import GradebookError, check_sections
 
     not_a_database = tmp_path / "grades.csv"
     not_a_database.write_text("student,total\n")
@@ -156,7 +156,7 @@ def result(score: float, maximum: float, section=GRADED, errors=()) -> dict:
 def test_scores_are_recorded_as_fractions_of_nbgrader_points(tmp_path, capsys, monkeypatch):
     from nbgrader.api import Gradebook
 
-    from autograder.gradebook import GradebookError, check_sections, record_results
+    from autograder.instructor.gradebook import GradebookError, check_sections, record_results
 
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # a new gradebook asks `alembic` for its version
     path = small_gradebook(tmp_path / "gradebook.db")
@@ -208,9 +208,9 @@ def course(tmp_path_factory):
 def test_batch_records_in_the_gradebook_what_grade_gives(course):
     from nbgrader.api import Gradebook
 
-    from autograder.formats import as_json
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.feedback.formats import as_json
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     course, gradebook = course
     out = course / "grades"
@@ -316,7 +316,7 @@ def test_a_timestamp_committed_to_a_student_repository_is_not_recorded(tmp_path,
     """A git checkout's timestamp.txt is the student's own file: the gradebook gets the clone's time instead."""
     from nbgrader.api import Gradebook
 
-    from autograder.gradebook import record_results
+    from autograder.instructor.gradebook import record_results
 
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
     path = small_gradebook(tmp_path / "gradebook.db")

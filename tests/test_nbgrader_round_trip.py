@@ -103,7 +103,7 @@ def student_notebook(folder: Path) -> None:
 def test_the_autograded_notebook_shows_the_grader_and_never_the_students_markup(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
-    from autograder.gradebook import record_results
+    from autograder.instructor.gradebook import record_results
 
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # a new gradebook asks `alembic` for its version
     path = tiny_gradebook(tmp_path / "gradebook.db")
@@ -137,7 +137,7 @@ def test_the_autograded_notebook_shows_the_grader_and_never_the_students_markup(
 
 
 def test_a_file_that_is_no_notebook_gets_the_gradebooks_cells(tmp_path, monkeypatch):
-    from autograder.gradebook import record_results
+    from autograder.instructor.gradebook import record_results
 
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
     path = tiny_gradebook(tmp_path / "gradebook.db")
@@ -151,7 +151,7 @@ def test_a_file_that_is_no_notebook_gets_the_gradebooks_cells(tmp_path, monkeypa
 
 
 def test_a_student_name_that_cannot_be_a_folder_gets_no_notebook(tmp_path):
-    from autograder.gradebook import folder_name
+    from autograder.instructor.gradebook import folder_name
 
     assert folder_name("alice") == "alice" and folder_name("al ice") == "al ice"
     for name in ("", ".", "..", "a/b", "a\\b", "a\0b"):
@@ -163,8 +163,8 @@ def test_a_student_name_that_cannot_be_a_folder_gets_no_notebook(tmp_path):
 
 def graded(folder: Path, student: str, section: str | None = SECTION):
     """`grade`'s GradeResult of a folder, as the batch's job makes it (the submission: the student's id)."""
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     result = run_checks(locate(folder, section), "cpu", zygote=zygote())
     result.submission = student
@@ -179,7 +179,7 @@ def without_heatmaps(result):
 
 
 def test_a_report_from_results_json_is_the_report_grade_writes_without_heatmaps():
-    from autograder.report import from_gradescope, render_html, render_markdown
+    from autograder.feedback.report import from_gradescope, render_html, render_markdown
 
     for folder in (EXAMPLES / "partial", ROOT / "student_template"):  # every section: notes, stubs, failures
         result = graded(folder, f"{folder.name} <b>&", section=None)
@@ -209,8 +209,8 @@ def test_batch_report_writes_each_students_report(tmp_path):
     again = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--section", SECTION, "--report")
     assert again.returncode == 0, again.stderr
     assert again.stderr.count("unchanged ") == 2 and "2 feedback report(s) in" in again.stdout, again.stdout
-    from autograder.files import safe_filename
-    from autograder.report import render_html, render_markdown
+    from autograder.core.files import safe_filename
+    from autograder.feedback.report import render_html, render_markdown
 
     for student, source in (("alice", EXAMPLES / "correct"), ("bob o'neil", EXAMPLES / "partial")):
         folder = out / "feedback" / safe_filename(student)

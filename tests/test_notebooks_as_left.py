@@ -11,11 +11,11 @@ import shutil
 import pytest
 from support import EXAMPLES, zygote
 
-from autograder.extract import from_notebook
-from autograder.grade import run_checks
-from autograder.magics import to_python
-from autograder.submission import locate
-from autograder.workers import Limits
+from autograder.core.extract import from_notebook
+from autograder.core.grade import run_checks
+from autograder.core.magics import to_python
+from autograder.core.submission import locate
+from autograder.sandbox.limits import Limits
 
 
 def notebook_with(section: str, cells: list[tuple[int, str]], folder):
@@ -99,7 +99,7 @@ def test_magics_become_what_ipython_runs_with_the_line_numbers_kept():
 
 
 def test_code_inside_a_magic_is_scanned_like_any_other():
-    from autograder.extract import tampering
+    from autograder.core.extract import tampering
 
     extracted = from_notebook("02_softmax.ipynb", json.dumps({"cells": [
         {"cell_type": "code", "metadata": {}, "source": "%%time\nimport gc\n"}]}).encode())

@@ -13,11 +13,12 @@ import time
 import pytest
 from support import EXAMPLES, ROOT, correct_source
 
-from autograder import tiers
-from autograder.grade import SandboxRefused, run_checks
-from autograder.portable import Launcher
-from autograder.submission import locate
-from autograder.workers import OUTPUT_CAP, Limits, start_launcher
+from autograder.sandbox import tiers
+from autograder.core.grade import SandboxRefused, run_checks
+from autograder.sandbox.portable import Launcher
+from autograder.core.submission import locate
+from autograder.sandbox.launch import start_launcher
+from autograder.sandbox.limits import OUTPUT_CAP, Limits
 
 
 @pytest.fixture

@@ -25,13 +25,13 @@ import torch
 from PIL import Image
 from support import ROOT, correct_source, replace_def
 
-from autograder import heatmaps
+from autograder.feedback import heatmaps
 from autograder.checks.common import TOKENS, WORKED_INPUTS
 from autograder.cli import main
-from autograder.formats import FORMATS, render
-from autograder.harness import CheckFailed, expect_close
-from autograder.report import render_html, render_markdown, write_report
-from autograder.results import CheckResult, GradeResult, SectionResult
+from autograder.feedback.formats import FORMATS, render
+from autograder.core.harness import CheckFailed, expect_close
+from autograder.feedback.report import render_html, render_markdown, write_report
+from autograder.core.results import CheckResult, GradeResult, SectionResult
 
 GOLDEN = ROOT / "tests" / "golden" / "feedback_report.md"
 CHROMIUM = "/usr/bin/chromium"

@@ -15,9 +15,10 @@ import time
 import pytest
 from support import ROOT, zygote
 
-from autograder import tiers
+from autograder.sandbox import tiers
 from autograder.cli import build_parser
-from autograder.workers import Limits, kill_session, session_members
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.zygote import kill_session, session_members
 
 WORKER_DIR = ROOT / "autograder" / "worker"
 

@@ -63,7 +63,7 @@ def test_wheel_is_named_for_the_course_version(wheel):
 
 def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     names = set(members(wheel))
-    for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/grade.py", "autograder/plugin.py",
+    for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py", "autograder/core/plugin.py",
                    "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
                    *(f"autograder/checks/visible/test_{section}.py" for section in SECTIONS)):
         assert needed in names, needed
@@ -87,7 +87,7 @@ def test_no_shipped_file_imports_the_answers(wheel):
 
 
 def test_building_twice_gives_identical_bytes(wheel, tmp_path):
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
 
     done = subprocess.run([sys.executable, "-m", "autograder", "export-selfcheck", "--out", str(tmp_path)],
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
@@ -135,7 +135,7 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
     from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
 
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
 
     accepted = SpecifierSet(selfcheck_export.TORCH_RANGE)
     for version in (*selfcheck_export.TORCH_TESTED, "2.13.0+cpu", "2.14.1+cu128", "2.14.0"):
@@ -153,7 +153,7 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
 
 
 def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
     from course import build
 
     source = tmp_path / build.README_SOURCE
@@ -169,7 +169,7 @@ def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder
 
 
 def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
 
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2.3"\n')
     package = tmp_path / "autograder"
@@ -177,8 +177,9 @@ def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "checks" / "test_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
     assert selfcheck_export.build_wheel(tmp_path)[0] == "attention_course_selfcheck-1.2.3-py3-none-any.whl"
-    (package / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")
-    with pytest.raises(selfcheck_export.ExportError, match="autograder/report.py imports solutions.scores"):
+    (package / "feedback").mkdir()
+    (package / "feedback" / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")
+    with pytest.raises(selfcheck_export.ExportError, match="autograder/feedback/report.py imports solutions.scores"):
         selfcheck_export.build_wheel(tmp_path)
 
 
@@ -214,9 +215,9 @@ def comparable(report: dict) -> list:
 
 
 def test_check_runs_from_the_wheel_alone_with_the_same_results(wheel, tmp_path):
-    from autograder.formats import render
-    from autograder.grade import run_checks
-    from autograder.submission import locate
+    from autograder.feedback.formats import render
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
 
     wheel_dir = tmp_path / "wheel"
     with zipfile.ZipFile(wheel) as archive:
@@ -276,7 +277,7 @@ def _cached_torch_venv(version: str) -> Path:
             pytest.skip(f"cannot create a venv for torch {version}: {done.stderr.strip()[-300:]}")
     have = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                           capture_output=True, text=True).stdout.strip()
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
 
     others = [r for r in selfcheck_export.REQUIRES if not r.startswith("torch")]
     complete = subprocess.run([str(python), "-c", "import IPython, pytest, matplotlib, numpy"],
@@ -293,7 +294,7 @@ def _cached_torch_venv(version: str) -> Path:
 def test_check_keeps_the_students_torch_at_the_other_end_of_the_range(wheel, tmp_path):
     """A student who already has torch 2.14.1 installs the wheel: pip keeps that torch, and
     `check` gives the same visible results as under the course's 2.13.0."""
-    from autograder import selfcheck_export
+    from autograder.instructor import selfcheck_export
 
     version = selfcheck_export.TORCH_TESTED[-1]
     python = _cached_torch_venv(version)

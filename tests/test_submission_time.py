@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradebook import submission_time
+from autograder.instructor.gradebook import submission_time
 from tests.support import EXAMPLES, ROOT
 
 SECTION = "01_scores"
@@ -119,7 +119,7 @@ def test_clone_roster_records_fetch_and_commit_beside_the_clones(tmp_path):
 
 def test_the_roster_folder_is_no_student(tmp_path):
     """batch never takes .roster for a student's folder, and clone_roster refuses the name."""
-    from autograder.batch import discover
+    from autograder.instructor.batch import discover
 
     submitted = tmp_path / "submitted"
     student_folder(submitted, "ann", git=True)

@@ -8,9 +8,9 @@ import sys
 import pytest
 from support import EXAMPLES, ROOT
 
-from autograder import tiers
-from autograder.formats import render
-from autograder.results import WEAK_WARNING, GradeResult, SectionResult
+from autograder.sandbox import tiers
+from autograder.feedback.formats import render
+from autograder.core.results import WEAK_WARNING, GradeResult, SectionResult
 
 NAMESPACE_LAYERS = ["process group", "network namespace", "mount namespace", "answers hidden (/work covered)",
                     "read-only filesystem", "PID namespace", "private /proc", "unprivileged user (uid 200001)",
@@ -87,7 +87,7 @@ def test_a_weak_grading_is_marked_in_every_format(fmt, marker):
 def test_the_html_report_carries_the_banner():
     import html
 
-    from autograder.report import render_html
+    from autograder.feedback.report import render_html
 
     assert html.escape(WEAK_WARNING) in render_html(weak_result(), images={})
     strong = weak_result()
@@ -96,7 +96,7 @@ def test_the_html_report_carries_the_banner():
 
 
 def test_grades_csv_has_the_tier():
-    from autograder.batch import RESULT_KEY, class_table
+    from autograder.instructor.batch import RESULT_KEY, class_table
 
     weak = json.loads(render(weak_result(), "json"))
     weak[RESULT_KEY].update({"sections": ["01_scores"]})
@@ -108,7 +108,8 @@ def test_grades_csv_has_the_tier():
 
 TRACE_IMPORTS = """
 import json, sys
-from autograder import cli, student
+from autograder import cli
+from autograder.core import student
 first = {}
 ensure = student.SectionWorker.ensure
 def traced(self):

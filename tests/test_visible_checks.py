@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from autograder.checks import common
-from autograder.grade import CHECKS_DIR, VISIBLE_DIR, check_files
-from autograder.sections import SECTIONS
+from autograder.core.grade import CHECKS_DIR, VISIBLE_DIR, check_files
+from autograder.core.sections import SECTIONS
 from tests.support import ROOT
 
 IDS = [section.id for section in SECTIONS]
@@ -66,7 +66,7 @@ def test_grading_runs_both_files_visible_first_and_check_only_the_visible_ones()
 
 
 def test_grading_without_hidden_checks_is_refused(tmp_path, monkeypatch):
-    from autograder import grade
+    from autograder.core import grade
 
     monkeypatch.setattr(grade, "CHECKS_DIR", tmp_path)  # as in the self-check wheel: no test_*.py here
     with pytest.raises(grade.HiddenChecksMissing, match="only the visible checks"):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.harness import CheckFailed, StudentFailure, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, expect, expect_close
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your

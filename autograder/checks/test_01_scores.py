@@ -8,7 +8,7 @@ import torch
 
 from autograder.checks.common import (BATCHED_T, TRANSPOSE_HINT, expect_grads, expect_no_loop, expect_same_params,
                                       expect_unchanged, randn, reference_grads, seeded)
-from autograder.harness import CheckFailed, StudentFailure, check, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from solutions import scores as ref
 
 

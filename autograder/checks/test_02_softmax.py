@@ -6,7 +6,7 @@ import torch
 
 from autograder.checks.common import expect_sums_to_one, expect_unchanged, rand, randn
 from autograder.checks.visible.test_02_softmax import COLUMNS
-from autograder.harness import check, expect_close
+from autograder.core.harness import check, expect_close
 from solutions import softmax as ref
 
 INF = float("-inf")

@@ -10,7 +10,7 @@ from autograder.checks.common import (TRANSPOSE_HINT, expect_grads, expect_same_
                                       expect_unchanged, randn, reference_grads, seeded)
 from autograder.checks.visible.test_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, attend, attention_mistakes,
                                                              module_mistakes, unpack)
-from autograder.harness import CheckFailed, StudentFailure, check, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from solutions import trainable_qkv as ref
 
 NAMES = ("W_query", "W_key", "W_value")

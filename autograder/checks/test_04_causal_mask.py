@@ -7,7 +7,7 @@ import torch
 from autograder.checks.common import (expect_grads, expect_raises, expect_same_params, expect_unchanged, rand, randn,
                                       reference_grads, seeded)
 from autograder.checks.visible.test_04_causal_mask import DIAGONAL, INVERTED, attention_mistakes, weight_mistakes
-from autograder.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.worker.wire import TensorStub
 from solutions import causal_mask as ref
 

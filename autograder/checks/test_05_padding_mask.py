@@ -9,7 +9,7 @@ import torch
 from autograder.checks.common import (expect_grads, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, randn, reference_grads, seeded)
 from autograder.checks.visible.test_05_padding_mask import INVERTED
-from autograder.harness import CheckFailed, check, expect, expect_close, expect_shape
+from autograder.core.harness import CheckFailed, check, expect, expect_close, expect_shape
 from solutions import padding_mask as ref
 
 INF = float("-inf")

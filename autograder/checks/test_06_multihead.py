@@ -14,7 +14,7 @@ import torch
 from autograder.checks.common import (expect_grads, expect_no_loop, expect_raises, expect_same_params, expect_unchanged,
                                       randn, reference_grads, seeded)
 from autograder.checks.visible.test_06_multihead import BARE_SPLIT, BARE_SPLIT_IN_FORWARD, NamingViews, named_view_error
-from autograder.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
+from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
                                 expect_close, expect_shape)
 from autograder.worker.wire import TensorStub
 from solutions import multihead as ref

@@ -1,7 +1,7 @@
 """Which processes have a given parent or session, read from /proc/<pid>/stat.
 
 Both sides use it: the subreaper (confine.py) to find what is left below it,
-the trusted side (workers.py) to find what a child's session left behind.
+the trusted side (sandbox/zygote.py) to find what a child's session left behind.
 Where there is no /proc (not Linux) it finds nothing.
 """
 import os

@@ -98,7 +98,7 @@ def describe_error(error: BaseException, kind: str = "raised") -> dict:
 
 class NoShell:
     """What `get_ipython()` gives a graded notebook: IPython's calls for the magics the grader leaves
-    in place (%matplotlib, %pip, !cmd; see autograder/magics.py) run nothing and return nothing, and
+    in place (%matplotlib, %pip, !cmd; see autograder/core/magics.py) run nothing and return nothing, and
     so does any other shell method a notebook calls (`set_custom_exc`, `register_magic_function`):
     grading has no display, so there is nothing for them to change."""
 

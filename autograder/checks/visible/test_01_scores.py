@@ -5,7 +5,7 @@ The other 8 points are hidden, in autograder/checks/test_01_scores.py.
 import torch
 
 from autograder.checks.common import TOKENS, WORKED_INPUTS
-from autograder.harness import check, expect_close
+from autograder.core.harness import check, expect_close
 
 DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
 DOC_MATRIX = torch.tensor(

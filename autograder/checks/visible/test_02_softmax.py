@@ -7,7 +7,7 @@ import math
 import torch
 
 from autograder.checks.common import WORKED_INPUTS
-from autograder.harness import check, expect_close
+from autograder.core.harness import check, expect_close
 
 JOURNEY_SCORES = WORKED_INPUTS @ WORKED_INPUTS[1]  # the scores of query 'journey' (section 01)
 DOC_NORMALIZED = torch.tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])

@@ -8,7 +8,7 @@ import math
 import torch
 
 from autograder.checks.common import WORKED_INPUTS, seeded_projections
-from autograder.harness import CheckFailed, check, expect_close, expect_shape
+from autograder.core.harness import CheckFailed, check, expect_close, expect_shape
 
 DOC_RAND = {"query": [0.4306, 1.4551], "key": [0.4433, 1.1419], "value": [0.3951, 1.0037],
             "weights": [0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820], "context": [0.3061, 0.8210]}

@@ -8,7 +8,7 @@ import math
 import torch
 
 from autograder.checks.common import TOKENS, WORKED_BATCH, WORKED_INPUTS, seeded_projections
-from autograder.harness import check, expect_close
+from autograder.core.harness import check, expect_close
 
 INF = float("-inf")
 DOC_MASKED = torch.tensor(

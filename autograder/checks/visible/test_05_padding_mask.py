@@ -4,7 +4,7 @@ The other 9 points are hidden, in autograder/checks/test_05_padding_mask.py.
 """
 import torch
 
-from autograder.harness import check, expect_close
+from autograder.core.harness import check, expect_close
 
 DOC_MASK = torch.tensor([[False, False, False, False],
                          [False, False, False, True],

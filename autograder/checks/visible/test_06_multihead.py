@@ -7,7 +7,7 @@ import math
 import torch
 
 from autograder.checks.common import WORKED_BATCH, seeded_projections
-from autograder.harness import CheckFailed, StudentFailure, check, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect_close
 
 DOC_SPLIT = torch.tensor(
     [[[1, 2, 3, 4], [9, 10, 11, 12]], [[5, 6, 7, 8], [13, 14, 15, 16]],

@@ -12,7 +12,7 @@ both accepted (submission.locate reads either).
 The batch starts one zygote (torch imported and warmed once), imports the
 grader, then forks N job processes; each job grades students one at a time
 with its own copy of the zygote, and a job started later (to replace one that
-died) is a fresh `python -m autograder.batch --job` interpreter. The parent
+died) is a fresh `python -m autograder.instructor.batch --job` interpreter. The parent
 hands out students, writes every result as soon as it arrives, and never stops
 for one student: a job that dies or hangs is replaced and that student gets a
 zero with a grader error (and is graded again next run).
@@ -50,14 +50,15 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
-from autograder.grade import SandboxRefused
-from autograder.sections import SECTIONS, find
-from autograder.submission import UsageError, section_file, section_named
-from autograder.workers import Limits, fork_path_available
+from autograder.core.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
+from autograder.core.grade import SandboxRefused
+from autograder.core.sections import SECTIONS, find
+from autograder.core.submission import UsageError, section_file, section_named
+from autograder.sandbox.launch import fork_path_available
+from autograder.sandbox.limits import Limits
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "autograder"
 STUDENTS = "students"
 FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 GRADES = "grades.csv"
@@ -160,7 +161,7 @@ def grader_hash() -> str:
     """
     digest = hashlib.sha256()
     files = sorted((PACKAGE / "checks").rglob("*.py")) + sorted((ROOT / "solutions").rglob("*.py"))
-    files += [PACKAGE / "sections.py", PACKAGE / "checks" / "pytest.ini"]
+    files += [PACKAGE / "core" / "sections.py", PACKAGE / "checks" / "pytest.ini"]
     for path in files:
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
@@ -223,7 +224,7 @@ def class_table(results: dict[str, dict]):
 
 def markdown_table(table) -> str:
     """grades.csv as a Markdown table (a CI job's summary page): every cell plain text."""
-    from autograder.formats import md_text
+    from autograder.feedback.formats import md_text
 
     def row(cells) -> str:
         return "| " + " | ".join(md_text(str(cell)) for cell in cells) + " |"
@@ -296,7 +297,7 @@ class JobProcess:
         fd = zygote_socket.fileno()
         with open(log, "ab") as log_handle:
             process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.batch", "--job", device, json.dumps(limits), str(fd)],
+                [sys.executable, "-m", "autograder.instructor.batch", "--job", device, json.dumps(limits), str(fd)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env,
                 pass_fds=(fd,))
         zygote_socket.close()
@@ -379,7 +380,7 @@ class Jobs:
     """Makes the batch's job processes; owns the one zygote they all fork their workers from."""
 
     def __init__(self, device: str, limits: dict, logs: Path, sections: list[str]):
-        from autograder.workers import Zygote
+        from autograder.sandbox.zygote import Zygote
 
         self.device, self.limits, self.logs = device, limits, logs
         self.warm_meta = any(find(section).uses_meta for section in sections)
@@ -387,7 +388,7 @@ class Jobs:
         self.zygote = Zygote(warm_meta=self.warm_meta)  # first: its torch import overlaps ours
 
     def _zygote_copy(self):
-        from autograder.workers import Zygote
+        from autograder.sandbox.zygote import Zygote
 
         with self.lock:
             if not self.zygote.alive():
@@ -397,15 +398,15 @@ class Jobs:
 
     def fork_all(self, count: int) -> list[JobProcess]:
         """The first `count` jobs, forked once the grader's imports are done here (no threads yet)."""
-        import autograder.grade  # what every job would otherwise import itself
-        import autograder.plugin  # noqa: F401
-        import autograder.student  # noqa: F401
+        import autograder.core.grade  # what every job would otherwise import itself
+        import autograder.core.plugin  # noqa: F401
+        import autograder.core.student  # noqa: F401
         import pytest  # noqa: F401
         import torch
 
-        autograder.grade.preload_checks()  # so the first student of each job is not the slow one
+        autograder.core.grade.preload_checks()  # so the first student of each job is not the slow one
         limits = Limits(**self.limits)
-        autograder.grade.contained_tier(self.zygote, limits, visible_only=False)
+        autograder.core.grade.contained_tier(self.zygote, limits, visible_only=False)
         print(self.zygote.sandbox_line(limits), file=sys.stderr)
 
         torch.set_num_threads(1)
@@ -426,9 +427,10 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
 
     replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
-    from autograder.grade import run_checks
-    from autograder.submission import locate
-    from autograder.workers import Limits, Zygote
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
+    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.zygote import Zygote
 
     limits = Limits(**limits)
     zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
@@ -638,7 +640,7 @@ def add_verbs(verbs, common_limits) -> None:
                        help="seconds one student's whole grading may take (default %(default)s)")
     batch.add_argument("--gradebook", metavar="URL_OR_PATH",
                        help="afterwards, record each student's section scores in this existing nbgrader "
-                            "gradebook (sqlite:///.../gradebook.db or its path); see autograder/gradebook.py")
+                            "gradebook (sqlite:///.../gradebook.db or its path); see autograder/instructor/gradebook.py")
     batch.add_argument("--report", action="store_true",
                        help="also write each student's feedback report (report.html, report.md) to "
                             "OUT/feedback/<student>/, for handing back")
@@ -655,7 +657,7 @@ def run_verb(args, resolve_device, limits_from) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if not fork_path_available():
-        from autograder.tiers import platform_advice
+        from autograder.sandbox.tiers import platform_advice
 
         where, fix = platform_advice()
         print(f"autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
@@ -673,7 +675,7 @@ def run_verb(args, resolve_device, limits_from) -> int:
     gradebook = getattr(args, "gradebook", None)
     section_ids = [section] if section else [s.id for s in SECTIONS]
     if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
-        from autograder.gradebook import check_sections
+        from autograder.instructor.gradebook import check_sections
 
         check_sections(gradebook, section_ids)
     device = resolve_device(args.device)
@@ -709,8 +711,8 @@ def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, dict], d
 
 def write_reports(out: Path, results: dict[str, dict]) -> int:
     """`--report`: each student's report.html and report.md in OUT/feedback/<safe name>/; returns how many."""
-    from autograder.formats import terminal_text
-    from autograder.report import HTML_NAME, MARKDOWN_NAME, from_gradescope, write_report
+    from autograder.feedback.formats import terminal_text
+    from autograder.feedback.report import HTML_NAME, MARKDOWN_NAME, from_gradescope, write_report
 
     written = 0
     for name in sorted(results):
@@ -734,7 +736,7 @@ def write_reports(out: Path, results: dict[str, dict]) -> int:
 def record_in_gradebook(gradebook: str, results: dict[str, dict], folders: dict[str, Path], out: Path,
                         section_ids: list[str], status: int) -> int:
     """`--gradebook`: write the results of this batch's students (shard_results) into nbgrader's gradebook."""
-    from autograder.gradebook import record_results
+    from autograder.instructor.gradebook import record_results
 
     try:
         record_results(gradebook, results, folders, section_ids)
@@ -753,5 +755,5 @@ if __name__ == "__main__":
         status = job_main(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
         sys.stderr.flush()
         os._exit(status)  # no slow interpreter teardown: the batch waits for this exit
-    print("autograder.batch: run `python -m autograder batch ...`", file=sys.stderr)
+    print("autograder.instructor.batch: run `python -m autograder batch ...`", file=sys.stderr)
     sys.exit(2)

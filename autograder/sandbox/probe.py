@@ -6,9 +6,9 @@ with --measure, the cost of a section's worker with and without confinement.
 """
 from __future__ import annotations
 
-from autograder import tiers
-from autograder.sections import SECTIONS
-from autograder.workers import Limits, start_launcher
+from autograder.sandbox import tiers
+from autograder.sandbox.launch import start_launcher
+from autograder.sandbox.limits import Limits
 
 
 def measure(zygote, rounds: int = 10) -> dict:
@@ -59,10 +59,8 @@ def main(argv=None) -> int:
         print(launcher.sandbox_line(Limits()))
         if args.measure > 0 and launcher.kind == "fork":
             result = measure(launcher, args.measure)
-            count = len(SECTIONS)
-            print(f"per section: {result['on'] * 1000:.0f} ms with the sandbox, {result['off'] * 1000:.0f} ms "
-                  f"without: {(result['on'] - result['off']) * 1000:+.0f} ms "
-                  f"(x{count} sections: {(result['on'] - result['off']) * count:+.2f} s)")
+            print(f"per section's worker: {result['on'] * 1000:.0f} ms with the sandbox, "
+                  f"{result['off'] * 1000:.0f} ms without: {(result['on'] - result['off']) * 1000:+.0f} ms each")
     finally:
         launcher.close()
     return 0

@@ -13,13 +13,14 @@ import os
 import time
 from pathlib import Path
 
-from autograder import tiers
-from autograder.results import GradeResult, SectionResult
-from autograder.sections import SECTIONS
-from autograder.submission import SectionSource
-from autograder.workers import Limits, start_launcher
+from autograder.sandbox import tiers
+from autograder.core.results import GradeResult, SectionResult
+from autograder.core.sections import SECTIONS
+from autograder.core.submission import SectionSource
+from autograder.sandbox.launch import start_launcher
+from autograder.sandbox.limits import Limits
 
-CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 VISIBLE_DIR = CHECKS_DIR / "visible"
 
 
@@ -112,8 +113,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             zygote.close()
         raise
 
-    from autograder.plugin import GradingPlugin
-    from autograder.student import Budget, SectionWorker
+    from autograder.core.plugin import GradingPlugin
+    from autograder.core.student import Budget, SectionWorker
 
     budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     workers = {

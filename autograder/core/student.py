@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder.extract import Extracted
-from autograder.sections import Section
+from autograder.core.extract import Extracted
+from autograder.core.sections import Section
 from autograder.worker import wire
-from autograder.workers import MAX_SPAWNS, Child, Limits, StudentFailure
+from autograder.sandbox.limits import Limits, StudentFailure
+from autograder.sandbox.zygote import MAX_SPAWNS, Child
 
 
 @dataclass

@@ -22,9 +22,9 @@ import html
 import re
 from pathlib import Path
 
-from autograder.files import write_bytes_atomically
-from autograder.formats import fenced, markdown_notices, md_text, plain_text
-from autograder.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult, notes_from_output
+from autograder.core.files import write_bytes_atomically
+from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
+from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult, notes_from_output
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -106,7 +106,7 @@ def shared_failure(section) -> str:
 
 def render_images(result: GradeResult) -> dict[str, bytes]:
     """file name -> PNG bytes of every heatmap of the report."""
-    from autograder import heatmaps
+    from autograder.feedback import heatmaps
 
     return {name: heatmaps.render_figure(check.figure) for check, name in figures(result)}
 
@@ -206,7 +206,7 @@ _md = md_text  # every piece of text in report.md: one line, no markup, links, i
 def _grid(matrix, labels) -> list[str]:
     import numpy as np
 
-    from autograder.heatmaps import _as_array, _cell_text
+    from autograder.feedback.heatmaps import _as_array, _cell_text
 
     values = _as_array(matrix)
     rows, cols = labels if labels else (None, None)
@@ -290,7 +290,7 @@ def from_gradescope(data: dict) -> GradeResult:
     """The GradeResult a Gradescope results.json (`GradeResult.to_gradescope`, a batch's
     students/<student>.json) was made from, less what the JSON never carries: the heatmaps'
     matrices and the grader errors, which no report shows anyway."""
-    from autograder.sections import BY_ID
+    from autograder.core.sections import BY_ID
 
     extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
     result = GradeResult(submission=str(extra.get("student") or ""), device=str(extra.get("device") or ""),

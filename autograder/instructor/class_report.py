@@ -32,8 +32,8 @@ import re
 import sys
 from pathlib import Path
 
-from autograder.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
-from autograder.submission import UsageError
+from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
+from autograder.core.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
 SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
@@ -276,7 +276,7 @@ def histograms_png(grades, sections) -> bytes:
     import numpy as np
     from matplotlib.figure import Figure
 
-    from autograder.heatmaps import DPI, STYLE, figure_png
+    from autograder.feedback.heatmaps import DPI, STYLE, figure_png
 
     names = list(sections["section"])
     columns = 4
@@ -327,7 +327,7 @@ img { max-width: 100%; height: auto; }
 
 def build(folder: Path, out: Path | None = None) -> Path:
     """Read GRADES_DIR, write the class report and its CSVs to `out` (default GRADES_DIR)."""
-    from autograder.report import CSP, SCRIPT
+    from autograder.feedback.report import CSP, SCRIPT
 
     folder = Path(folder)
     out = Path(out) if out else folder

@@ -14,10 +14,10 @@ import traceback
 
 import pytest
 
-from autograder.harness import CheckFailed
-from autograder.results import CheckResult
-from autograder.student import Student
-from autograder.workers import StudentFailure
+from autograder.core.harness import CheckFailed
+from autograder.core.results import CheckResult
+from autograder.core.student import Student
+from autograder.sandbox.limits import StudentFailure
 
 GRADER_FAULT = ("the grader itself failed in this check (not your code's fault); "
                 "your instructor can see the details")

@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from autograder.workers import StudentFailure
+from autograder.sandbox.limits import StudentFailure
 
 __all__ = ["check", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
            "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes"]

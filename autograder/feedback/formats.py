@@ -13,7 +13,7 @@ import re
 import textwrap
 import xml.etree.ElementTree as ET
 
-from autograder.results import WEAK_WARNING, GradeResult, encodable
+from autograder.core.results import WEAK_WARNING, GradeResult, encodable
 
 FORMATS = ("table", "json", "junit", "markdown")
 

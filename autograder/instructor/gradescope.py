@@ -18,10 +18,10 @@ import shlex
 import zipfile
 from pathlib import Path
 
-from autograder.files import write_bytes_atomically
-from autograder.submission import UsageError
+from autograder.core.files import write_bytes_atomically
+from autograder.core.submission import UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TORCH_VERSION = "2.13.0"
 CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
 SOURCE = "/autograder/source"
@@ -59,7 +59,7 @@ fi
 {VENV}/bin/python -m pip install "torch=={TORCH_VERSION}" --index-url {CPU_INDEX_URL}
 {VENV}/bin/python -m pip install numpy pytest ipython
 # Warm up: import the grader once so the first student does not pay for the .pyc files.
-cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.grade"
+cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.core.grade"
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash

@@ -1,6 +1,6 @@
-"""The trusted side's handle on worker processes: one interface, two paths.
+"""The fork path (Linux): the trusted side's handle on worker processes.
 
-- **fork path** (Linux): `Zygote` starts `worker/main.py` in a fresh interpreter
+`Zygote` starts `worker/main.py` in a fresh interpreter
   (isolated mode, a fixed minimal environment) before the trusted process has
   computed any answer, so nothing secret can leak into it by fork, and asks it
   for a child per section. Each child confines itself in the strongest sandbox
@@ -8,11 +8,9 @@
   A child that dies or runs past its time is killed with everything it
   started (its PID namespace's init, or its subreaper, which kills all below
   it); the next request starts a new one.
-- **portable path** (Windows, macOS, wherever fork is unavailable or unsafe):
-  `portable.Launcher`, one spawned interpreter over pipes, killed on a timeout.
-
-`start_launcher()` picks one (`AUTOGRADER_WORKER=fork|spawn` forces it). Both
-give `spawn(limits, config) -> child`, where a child answers `request`,
+The portable path (portable.py) serves Windows, macOS and wherever fork is
+unavailable or unsafe; launch.py picks one (`AUTOGRADER_WORKER=fork|spawn`
+forces it). Both give `spawn(limits, config) -> child`, where a child answers `request`,
 `signal`, `finish`, `kill` and `printed`; `SectionWorker` (student.py) needs
 nothing more. `tiers.py` turns their reports into the sandbox tier.
 """
@@ -20,7 +18,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -29,110 +26,16 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env, remove_tree
 from autograder.worker import procfs, wire
 
-WORKER_MAIN = Path(__file__).resolve().parent / "worker" / "main.py"
-MAX_REPLY_BYTES = 96 * 1024 * 1024
-OUTPUT_CAP = 16 * 1024
 MAX_SPAWNS = 3
-
-
-@dataclass
-class Limits:
-    """Per-section limits. Every one has a command-line override."""
-
-    call_seconds: float = 10.0  # one call of a student function
-    cell_seconds: float = 30.0  # one notebook cell: interrupted past it, the rest still runs (nbgrader's way)
-    load_seconds: float = 60.0  # running all of the notebook's cells
-    memory_bytes: int = 4 * 1024**3
-    cpu_seconds: int = 120
-    file_bytes: int = 64 * 1024**2
-    processes: int = 256
-    # time budgets: what a section's loading and calls may take together, and all sections of a
-    # submission together, however the time is spread over calls (each under call_seconds)
-    section_seconds: float = 60.0
-    submission_seconds: float = 300.0
-    sandbox: str = "on"  # "on": hidden grading needs a tier that holds; "weak": grade at any tier
-    # (marked); "off": no confinement at all, for debugging only
-
-    def __post_init__(self):
-        if isinstance(self.sandbox, bool):  # the older spelling: True / False
-            self.sandbox = "on" if self.sandbox else "off"
-
-
-class StudentFailure(Exception):
-    """The student's code could not give an answer: the message says why, in their terms."""
-
-    def __init__(self, message: str, kind: str = "raised"):
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
-
-
-def minimal_env() -> dict:
-    """The worker's whole environment: nothing of the grader's (no tokens, no CI secrets)."""
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    for key in ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TMPDIR"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 def sandbox_wanted() -> bool:
     """AUTOGRADER_SANDBOX=off turns the namespaces off (debugging and measurement only)."""
     return os.environ.get("AUTOGRADER_SANDBOX", "on").lower() not in ("off", "0", "no", "false")
-
-
-def fork_path_available() -> bool:
-    """Linux with fork, AF_UNIX descriptor passing and `resource`: the fork path and its tiers.
-
-    macOS has fork, but forking a process that has imported torch is unsafe
-    there (Python's own multiprocessing spawns on macOS for that reason).
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import resource  # noqa: F401
-    except ImportError:
-        return False
-    return all(hasattr(os, name) for name in ("fork", "killpg", "setsid")) and all(
-        hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
-
-
-def start_launcher(limits: "Limits | None" = None, warm_meta: bool = False):
-    """The fork path's Zygote where it can run, else the portable launcher (started with `limits`)."""
-    choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
-    if choice == "fork" or (choice != "spawn" and fork_path_available()):
-        return Zygote(warm_meta=warm_meta)
-    from autograder.portable import Launcher
-
-    return Launcher(limits)
-
-
-def remove_tree(path: str) -> None:
-    """Remove a worker's directory whatever student code did to its modes (chmod 000 included)."""
-    def retry(function, failed, _info):
-        parent = os.path.dirname(failed)
-        try:
-            os.chmod(parent, 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-            function(failed)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
-    if os.path.exists(path):
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def session_members(sid: int) -> list[int]:
@@ -259,7 +162,7 @@ class Zygote:
 
     def sandbox_line(self, limits: Limits | None = None) -> str:
         """One line for the grader's log: the tier, the layers in force and the ones missing."""
-        from autograder.tiers import describe
+        from autograder.sandbox.tiers import describe
 
         return describe(self.sandbox, limits or Limits())
 

@@ -26,10 +26,10 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from autograder.files import write_bytes_atomically
-from autograder.submission import UsageError
+from autograder.core.files import write_bytes_atomically
+from autograder.core.submission import UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
@@ -114,7 +114,7 @@ def _metadata(version: str) -> bytes:
 
 
 def _wheel_info() -> bytes:
-    return (f"Wheel-Version: 1.0\nGenerator: autograder.selfcheck_export\nRoot-Is-Purelib: true\n"
+    return (f"Wheel-Version: 1.0\nGenerator: autograder.instructor.selfcheck_export\nRoot-Is-Purelib: true\n"
             f"Tag: {TAG}\n").encode()
 
 

@@ -24,7 +24,7 @@ import tempfile
 import threading
 
 from autograder.worker import wire
-from autograder.workers import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env, remove_tree
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env, remove_tree
 
 START_SECONDS = 120.0  # importing torch on a slow laptop, first run after install included
 _EOF = object()
@@ -198,7 +198,7 @@ class Launcher:
         return self.sandbox
 
     def sandbox_line(self, limits: Limits | None = None) -> str:
-        from autograder.tiers import describe
+        from autograder.sandbox.tiers import describe
 
         return describe(self.sandbox, limits or Limits())
 

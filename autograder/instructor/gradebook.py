@@ -90,8 +90,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.files import Refused, lexists_inside, read_inside
-from autograder.submission import UsageError
+from autograder.core.files import Refused, lexists_inside, read_inside
+from autograder.core.submission import UsageError
 
 
 class GradebookError(UsageError):
@@ -252,8 +252,8 @@ def _nbgrader_time(folder: Path, section_id: str) -> str | None:
 
 def _file_time(folder: Path, section_id: str) -> str | None:
     """When the section's file was written into the folder (its mtime, not followed if a link)."""
-    from autograder.sections import BY_ID
-    from autograder.submission import section_file
+    from autograder.core.sections import BY_ID
+    from autograder.core.submission import section_file
 
     relative = section_file(folder, BY_ID[section_id]) if section_id in BY_ID else None
     try:
@@ -317,8 +317,8 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
 def record_results(text: str, results: dict[str, dict], folders: dict[str, Path], section_ids: list[str],
                    log=None) -> Recorded:
     """Record every student's score of each of `section_ids` (results: student -> results.json)."""
-    from autograder.sections import BY_ID
-    from autograder.submission import section_file
+    from autograder.core.sections import BY_ID
+    from autograder.core.submission import section_file
 
     log = log or (lambda line: print(line, file=sys.stderr))
     summary = Recorded()
@@ -394,7 +394,7 @@ def _source(cell) -> str:
 def as_plain_markdown(text: str) -> str:
     """Student text in a Markdown cell, shown as itself: a fenced block, which Markdown never interprets
     (the feedback page renders Markdown cells as HTML, and a student's cell could hold a script)."""
-    from autograder.formats import fenced, plain_text
+    from autograder.feedback.formats import fenced, plain_text
 
     return "\n".join(fenced(plain_text(text)))
 
@@ -486,8 +486,8 @@ def rebuilt_cells(submitted, cells: dict, known_markdown: set[str]) -> list:
 
 def section_feedback(result: dict, section_id: str) -> list[str]:
     """The grader's notes and per-check results of one section, as plain lines."""
-    from autograder.formats import plain_text
-    from autograder.results import notes_from_output
+    from autograder.feedback.formats import plain_text
+    from autograder.core.results import notes_from_output
 
     notes = notes_from_output(str(result.get("output") or "")).get(section_id, [])
     lines = [f"note: {plain_text(note.strip())}" for note in notes]
@@ -535,8 +535,8 @@ def autograded_notebook(notebook, folder: Path | None, section_id: str, result: 
     """nbgrader's autograded copy of the student's notebook, with the grader's results in it."""
     import nbformat
 
-    from autograder.sections import BY_ID
-    from autograder.submission import section_file
+    from autograder.core.sections import BY_ID
+    from autograder.core.submission import section_file
 
     relative = section_file(folder, BY_ID[section_id]) if folder is not None and section_id in BY_ID else None
     submitted = _read_notebook(folder, relative) if relative else None
@@ -553,7 +553,7 @@ def write_autograded(gradebook, course: Path, student: str, section_id: str, res
     """Write autograded/<student>/<section>/<section>.ipynb, which generate_feedback and the formgrader read."""
     import nbformat
 
-    from autograder.files import write_atomically
+    from autograder.core.files import write_atomically
 
     name = folder_name(student)
     if name is None:

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.extract import Extracted, banned_uses, extract, tampering
-from autograder.files import Refused, lexists_inside, read_inside
-from autograder.sections import SECTIONS, Section, find
+from autograder.core.extract import Extracted, banned_uses, extract, tampering
+from autograder.core.files import Refused, lexists_inside, read_inside
+from autograder.core.sections import SECTIONS, Section, find
 
 
 class UsageError(ValueError):

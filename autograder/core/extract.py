@@ -14,7 +14,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 
-from autograder import magics
+from autograder.core import magics
 
 MAX_CELLS = 5_000
 

@@ -1,0 +1,37 @@
+"""Which launch path a grading uses: the fork path's Zygote where it can run, else the portable one."""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+from autograder.sandbox.limits import Limits
+
+def fork_path_available() -> bool:
+    """Linux with fork, AF_UNIX descriptor passing and `resource`: the fork path and its tiers.
+
+    macOS has fork, but forking a process that has imported torch is unsafe
+    there (Python's own multiprocessing spawns on macOS for that reason).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return False
+    return all(hasattr(os, name) for name in ("fork", "killpg", "setsid")) and all(
+        hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
+
+
+def start_launcher(limits: "Limits | None" = None, warm_meta: bool = False):
+    """The fork path's Zygote where it can run, else the portable launcher (started with `limits`)."""
+    choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
+    if choice == "fork" or (choice != "spawn" and fork_path_available()):
+        from autograder.sandbox.zygote import Zygote
+
+        return Zygote(warm_meta=warm_meta)
+    from autograder.sandbox.portable import Launcher
+
+    return Launcher(limits)
+
+

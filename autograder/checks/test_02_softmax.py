@@ -2,6 +2,16 @@
 
 The 3 documented points are checked in visible/test_02_softmax.py.
 """
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "From scores to weights to context vectors",
+    "solution": "solutions.softmax",
+    "names": ("normalize_by_sum", "softmax_naive", "softmax", "context_vectors", "simple_self_attention"),
+    "forbidden": "softmax",
+    "forbidden_in": ("softmax_naive", "softmax"),
+    "provided": ("solutions.scores:score_matrix",),
+}
+
 import torch
 
 from autograder.checks.common import expect_sums_to_one, expect_unchanged, rand, randn

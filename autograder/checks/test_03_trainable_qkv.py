@@ -2,6 +2,16 @@
 
 The 3 documented points are checked in visible/test_03_trainable_qkv.py.
 """
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Scaled dot-product attention with trainable weights",
+    "solution": "solutions.trainable_qkv",
+    "names": ("project_qkv", "scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2",
+              "copy_v2_weights_into_v1"),
+    "forbidden": "attention",
+    "forbidden_in": ("scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2"),
+}
+
 import math
 
 import torch

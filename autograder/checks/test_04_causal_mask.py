@@ -2,6 +2,16 @@
 
 The 2 documented points are checked in visible/test_04_causal_mask.py.
 """
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Hiding the future",
+    "solution": "solutions.causal_mask",
+    "names": ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
+    "forbidden": "attention",
+    "forbidden_in": ("causal_attention_weights", "CausalAttention"),
+    "uses_meta": True,
+}
+
 import torch
 
 from autograder.checks.common import (expect_grads, expect_raises, expect_same_params, expect_unchanged, rand, randn,

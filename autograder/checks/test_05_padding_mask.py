@@ -2,6 +2,15 @@
 
 The documented point is checked in visible/test_05_padding_mask.py.
 """
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Batches of sentences of different lengths",
+    "solution": "solutions.padding_mask",
+    "names": ("key_padding_mask", "mask_padded_scores", "padded_attention", "PaddedSelfAttention"),
+    "forbidden": "attention",
+    "forbidden_in": ("padded_attention", "PaddedSelfAttention"),
+}
+
 import math
 
 import torch

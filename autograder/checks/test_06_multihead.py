@@ -7,6 +7,17 @@ dropout, gradients, batch items) judge the student's module against itself where
 that one mistake in the attention maths costs the value checks, not every check; where they do
 compare with the reference, they do it only once the plain forward pass matches it.
 """
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Split into heads, attend, rebuild",
+    "solution": "solutions.multihead",
+    "names": ("split_heads", "combine_heads", "MultiHeadAttentionWrapper", "MultiHeadAttention"),
+    "forbidden": "attention",
+    "forbidden_in": ("MultiHeadAttentionWrapper", "MultiHeadAttention"),
+    "provided": ("solutions.causal_mask:CausalAttention",),
+    "uses_meta": True,
+}
+
 import math
 
 import torch

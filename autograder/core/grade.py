@@ -50,25 +50,33 @@ def contained_tier(launcher, limits: Limits, visible_only: bool) -> str:
 
 
 def check_file(section_id: str) -> Path:
-    """The section's hidden checks (absent from the self-check wheel)."""
+    """The section's checks, visible and hidden (the self-check wheel holds only the visible ones)."""
     return CHECKS_DIR / f"test_{section_id}.py"
 
 
 def visible_check_file(section_id: str) -> Path:
-    """The section's visible checks: what `check` runs, and the first part of a full grading."""
+    """The section's separate file of visible checks, where it still has one."""
     return VISIBLE_DIR / f"test_{section_id}.py"
+
+
+def hidden_checks_present() -> bool:
+    """Whether this copy of the grader can grade: the hidden checks compare with solutions/,
+    which the students' self-check wheel does not hold."""
+    import importlib.util
+
+    return importlib.util.find_spec("solutions") is not None
 
 
 def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
     """The pytest files to run, per section the visible file first: a report lists the documented
-    checks before the hidden ones, as each notebook shows the documented values first."""
-    files = []
-    for section_id in section_ids:
-        wanted = [visible_check_file(section_id)] + ([] if visible_only else [check_file(section_id)])
-        files += [str(path) for path in wanted if path.exists()]
-    if not visible_only and section_ids and not any(check_file(s).exists() for s in section_ids):
+    checks before the hidden ones, as each notebook shows the documented values first. A
+    self-check runs the same files; the plugin keeps only their visible checks."""
+    if not visible_only and section_ids and not hidden_checks_present():
         raise HiddenChecksMissing("this copy of the grader holds only the visible checks: "
                                   "use `python -m autograder check` (grading needs the course repository)")
+    files = []
+    for section_id in section_ids:
+        files += [str(path) for path in (visible_check_file(section_id), check_file(section_id)) if path.exists()]
     return files
 
 
@@ -79,9 +87,8 @@ def preload_checks() -> None:
     stay in sys.modules: a batch imports them once, before forking its jobs.
     """
     import importlib
-    import importlib.util
 
-    with_solutions = importlib.util.find_spec("solutions") is not None  # absent from the self-check wheel
+    with_solutions = hidden_checks_present()
     for section in SECTIONS:
         if visible_check_file(section.id).exists():
             importlib.import_module(f"autograder.checks.visible.test_{section.id}")

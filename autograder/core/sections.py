@@ -1,12 +1,22 @@
-"""The six graded sections: what each one asks for and what it forbids.
+"""The course's sections: what each one asks for and what it forbids.
 
-This registry is the one place that turns CURRICULUM.md's contract into data:
-the course builder, the extractor, the worker's forbidden-API watch and the
-hidden checks all read it.
+The registry is derived, not written: each section declares itself in its own
+check file, `autograder/checks/test_<id>.py`, as a literal `SECTION = {...}`
+at the top (title, reference module, graded names, forbidden APIs, ...). This
+module reads those declarations with `ast` (nothing is imported, so reading
+the registry never imports torch or a check's reference solution) and turns
+them into `Section`s, in the order of their ids. Adding a section is adding
+its files (docs/adding-a-section.md); nothing here changes.
+
+The course builder, the extractor, the worker's forbidden-API watch, the
+reports and the instructor's tools all read SECTIONS: counts, lists and
+totals come from here, never from literals.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SOFTMAX_APIS = (
     "torch.softmax",
@@ -24,6 +34,14 @@ ATTENTION_APIS = (
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
 )
+API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a SECTION's "forbidden" may name
+
+CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
+CHECK_FILE = "test_{id}.py"
+
+
+class SectionError(Exception):
+    """A check file's SECTION declaration cannot be read (the message starts with path:line)."""
 
 
 @dataclass(frozen=True)
@@ -36,67 +54,73 @@ class Section:
     forbidden_in: tuple[str, ...] = ()  # which graded names the ban applies to
     provided: tuple[str, ...] = field(default=())  # "module:name" given in locked cells
     uses_meta: bool = False  # some checks run code on the meta device (a batch warms it up front)
+    bonus: bool = False  # its points come on top of the course's total (see results.GradeResult)
 
     @property
     def notebook(self) -> str:
         return f"{self.id}.ipynb"
 
 
-SECTIONS: tuple[Section, ...] = (
-    Section(
-        "01_scores",
-        "Attention scores without trainable weights",
-        "solutions.scores",
-        ("dot_scores", "score_matrix", "AdditiveScore", "DotProductScore", "SelfAttentionScore"),
-    ),
-    Section(
-        "02_softmax",
-        "From scores to weights to context vectors",
-        "solutions.softmax",
-        ("normalize_by_sum", "softmax_naive", "softmax", "context_vectors", "simple_self_attention"),
-        forbidden=SOFTMAX_APIS,
-        forbidden_in=("softmax_naive", "softmax"),
-        provided=("solutions.scores:score_matrix",),
-    ),
-    Section(
-        "03_trainable_qkv",
-        "Scaled dot-product attention with trainable weights",
-        "solutions.trainable_qkv",
-        ("project_qkv", "scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2",
-         "copy_v2_weights_into_v1"),
-        forbidden=ATTENTION_APIS,
-        forbidden_in=("scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2"),
-    ),
-    Section(
-        "04_causal_mask",
-        "Hiding the future",
-        "solutions.causal_mask",
-        ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
-        forbidden=ATTENTION_APIS,
-        forbidden_in=("causal_attention_weights", "CausalAttention"),
-        uses_meta=True,
-    ),
-    Section(
-        "05_padding_mask",
-        "Batches of sentences of different lengths",
-        "solutions.padding_mask",
-        ("key_padding_mask", "mask_padded_scores", "padded_attention", "PaddedSelfAttention"),
-        forbidden=ATTENTION_APIS,
-        forbidden_in=("padded_attention", "PaddedSelfAttention"),
-    ),
-    Section(
-        "06_multihead",
-        "Split into heads, attend, rebuild",
-        "solutions.multihead",
-        ("split_heads", "combine_heads", "MultiHeadAttentionWrapper", "MultiHeadAttention"),
-        forbidden=ATTENTION_APIS,
-        forbidden_in=("MultiHeadAttentionWrapper", "MultiHeadAttention"),
-        provided=("solutions.causal_mask:CausalAttention",),
-        uses_meta=True,
-    ),
-)
+FIELDS = {"title": str, "solution": str, "names": tuple, "forbidden": str, "forbidden_in": tuple,
+          "provided": tuple, "uses_meta": bool, "bonus": bool}
+REQUIRED = ("title", "solution", "names")
 
+
+def declaration(path: Path) -> tuple[dict, int]:
+    """The literal SECTION dict of the check file at `path`, and its line."""
+    where = f"{path}:1"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError) as error:
+        raise SectionError(f"{where}: cannot read the section's check file ({type(error).__name__}: {error})") \
+            from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SECTION"]:
+            where = f"{path}:{node.lineno}"
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                raise SectionError(f"{where}: SECTION must be a literal dict (strings, tuples, booleans)") from None
+            if not isinstance(value, dict):
+                raise SectionError(f"{where}: SECTION must be a dict, not {type(value).__name__}")
+            return value, node.lineno
+    raise SectionError(f"{where}: no SECTION = {{...}} declaration at the top of the check file")
+
+
+def read_section(path: Path) -> Section:
+    """The Section that the check file at `path` (checks/test_<id>.py) declares."""
+    data, line = declaration(path)
+    where = f"{path}:{line}"
+    for key in REQUIRED:
+        if key not in data:
+            raise SectionError(f"{where}: SECTION lacks {key!r}")
+    for key, value in data.items():
+        if key not in FIELDS:
+            raise SectionError(f"{where}: SECTION has an unknown key {key!r} (known: {', '.join(FIELDS)})")
+        if not isinstance(value, FIELDS[key]):
+            raise SectionError(f"{where}: SECTION[{key!r}] must be a {FIELDS[key].__name__}")
+    family = data.get("forbidden")
+    if family is not None and family not in API_FAMILIES:
+        raise SectionError(f"{where}: SECTION['forbidden'] must name one of {', '.join(API_FAMILIES)}")
+    unknown = [name for name in data.get("forbidden_in", ()) if name not in data["names"]]
+    if unknown:
+        raise SectionError(f"{where}: SECTION['forbidden_in'] names {', '.join(unknown)}, not graded names")
+    return Section(
+        id=path.stem[len("test_"):], title=data["title"], solution_module=data["solution"],
+        names=tuple(data["names"]), forbidden=API_FAMILIES[family] if family else (),
+        forbidden_in=tuple(data.get("forbidden_in", ())), provided=tuple(data.get("provided", ())),
+        uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False))
+
+
+def discover(checks_dir: Path = CHECKS_DIR) -> tuple[Section, ...]:
+    """Every section with a check file in `checks_dir`, in the order of their ids."""
+    return tuple(read_section(path) for path in sorted(checks_dir.glob("test_[0-9][0-9]_*.py")))
+
+
+SECTIONS: tuple[Section, ...] = discover()
 BY_ID = {section.id: section for section in SECTIONS}
+CORE = tuple(section for section in SECTIONS if not section.bonus)  # the sections the course's total counts
+BONUS = tuple(section for section in SECTIONS if section.bonus)
 
 
 def find(section_id: str) -> Section:

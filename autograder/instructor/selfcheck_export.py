@@ -45,7 +45,8 @@ REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy", "ipython")  
 REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out
-HIDDEN_CHECK = re.compile(r"autograder/checks/test_[^/]*\.py")
+CHECK_FILE = re.compile(r"autograder/checks/test_[^/]*\.py")  # a section's checks, visible and hidden
+ALWAYS_KEPT = {"SECTION", "pytestmark"}  # what a shipped check file keeps even if no visible check uses it
 # Modules a shipped file may not import: they hold the answers, and are not in the wheel anyway.
 ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\.test_")
 
@@ -67,11 +68,81 @@ def wheel_name(version: str) -> str:
     return f"{WHEEL_STEM}-{version}-{TAG}.whl"
 
 
+def _decorated_check(node: ast.AST) -> dict | None:
+    """The keywords of `@check(...)` on a top-level function, or None when it is not a check."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "check":
+            return {k.arg: k.value for k in decorator.keywords}
+    return None
+
+
+def _is_visible(keywords: dict) -> bool:
+    return any(isinstance(keywords.get(name), ast.Constant) and keywords[name].value is True
+               for name in ("visible", "documented"))
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _used_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+
+
+def visible_part(source: str) -> str:
+    """A check file as students get it: its hidden checks left out, and whatever only they used.
+
+    Every top-level `@check(...)` function without `visible=True` (or `documented=True`)
+    goes; then, until nothing changes, every top-level definition, assignment or import
+    that nothing kept still uses (SECTION, the registry's entry, always stays). Lines are
+    cut from the source as written, so what is kept keeps its comments and formatting.
+    """
+    tree = ast.parse(source)
+    body = list(tree.body)
+    docstring = body[0] if body and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) else None
+    kept = [node for node in body if (_decorated_check(node) is None or _is_visible(_decorated_check(node)))]
+    while True:
+        roots = [n for n in kept if _decorated_check(n) is not None or _bound_names(n) & ALWAYS_KEPT
+                 or not _bound_names(n)]
+        used = set().union(*(_used_names(n) for n in roots)) if roots else set()
+        # what a kept definition uses counts too (a helper that calls a helper)
+        changed = True
+        while changed:
+            changed = False
+            for node in kept:
+                if _bound_names(node) & used and not _used_names(node) <= used:
+                    used |= _used_names(node)
+                    changed = True
+        still = [n for n in kept if n in roots or _bound_names(n) & used]
+        if len(still) == len(kept):
+            break
+        kept = still
+    lines = source.splitlines(keepends=True)
+    dropped = [n for n in body if n not in kept and n is not docstring]
+    gone = set()
+    for node in dropped:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        gone.update(range(first - 1, node.end_lineno))
+    text = "".join(line for index, line in enumerate(lines) if index not in gone)
+    return re.sub(r"\n{4,}", "\n\n\n", text)
+
+
 def is_shipped(rel: str) -> bool:
     """Whether the file at `rel` (a path under the repository, with '/') goes into the wheel."""
     parts = rel.split("/")
     return (parts[0] == "autograder" and rel.endswith(SHIPPED_SUFFIXES) and "__pycache__" not in parts
-            and not any(part.startswith(".") for part in parts) and not HIDDEN_CHECK.fullmatch(rel))
+            and not any(part.startswith(".") for part in parts))
 
 
 def answer_imports(source: str) -> list[str]:
@@ -95,6 +166,8 @@ def package_files(root: Path = ROOT) -> list[tuple[str, bytes]]:
         rel = path.relative_to(root).as_posix()
         if path.is_file() and is_shipped(rel):
             data = path.read_bytes()
+            if CHECK_FILE.fullmatch(rel):  # only its visible checks: the hidden ones compare with the answers
+                data = visible_part(data.decode("utf-8")).encode("utf-8")
             if rel.endswith(".py"):
                 leaked = answer_imports(data.decode("utf-8"))
                 if leaked:  # fail the build: a student's `check` would break or, worse, show the answers

@@ -59,7 +59,7 @@ import nbformat
 
 from autograder.instructor import selfcheck_export
 from autograder.core.sections import SECTIONS, Section
-from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake
+from course.partial_submissions import SOLVED, STUB, Mistake, plan_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -597,9 +597,7 @@ def correct_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
 
 def partial_answers(section: Section, root: Path = ROOT) -> dict[str, str]:
     """What the partial example holds for each graded name (see course/partial_submissions.py)."""
-    plan = PARTIAL.get(section.id)
-    if plan is None:
-        raise BuildError(f"course/partial_submissions.py: no entry for {section.id}")
+    plan = plan_for(section.id)
     if isinstance(plan, str):
         plan = {name: plan for name in section.names}
     unknown = set(plan) - set(section.names)

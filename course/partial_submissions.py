@@ -6,7 +6,9 @@ still the untouched stub. The grader's tests use it to check that each mistake
 loses points and that the feedback names it.
 
 Per section, either one value for every graded name (SOLVED or STUB) or a dict
-giving one value per graded name:
+giving one value per graded name; a section not listed is the untouched stub
+(a student halfway through has not reached it yet), so a new section needs no
+entry here:
     SOLVED        the reference code (taken from solutions/, not repeated here)
     STUB          the released stub (raise NotImplementedError())
     Mistake(...)  one replacement per BEGIN/END SOLUTION region of the reference
@@ -97,3 +99,8 @@ PARTIAL: dict[str, object] = {
     },
     "06_multihead": STUB,
 }
+
+
+def plan_for(section_id: str):
+    """The partial example's plan for a section: SOLVED, STUB, or {graded name: entry}."""
+    return PARTIAL.get(section_id, STUB)

@@ -14,7 +14,7 @@ import pytest
 from autograder.core.sections import SECTIONS, Section
 from course import build
 from course.execute import run_notebook
-from course.partial_submissions import PARTIAL, SOLVED, STUB
+from course.partial_submissions import SOLVED, STUB, plan_for
 from documented_values import for_section, matches
 
 ROOT = build.ROOT
@@ -168,7 +168,7 @@ def test_partial_example_follows_its_plan(section):
     released = generated(build.RELEASED_NB, section)
     reference = build.correct_answers(section)
     cells = {meta(c)["grade_id"]: c.source for c in partial.cells if meta(c).get("solution")}
-    plan = PARTIAL[section.id]
+    plan = plan_for(section.id)
     for name in section.names:
         entry = plan if isinstance(plan, str) else plan[name]
         if entry == SOLVED:

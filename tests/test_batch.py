@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, zygote
 
 SECTION = "01_scores"  # the class is graded on one section: the mechanics, not the checks, are tested here
 SECTION_IDS = ["01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask",

@@ -46,7 +46,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from tests.support import EXAMPLES, ROOT, venv_path  # noqa: E402
+from support import EXAMPLES, ROOT, venv_path  # noqa: E402
 
 CI = ROOT / "ci"
 CLASS = {"alice": EXAMPLES / "correct", "bob": EXAMPLES / "partial", "carol": ROOT / "student_template"}

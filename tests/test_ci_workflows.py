@@ -16,7 +16,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from tests.support import ROOT, venv_path  # noqa: E402
+from support import ROOT, venv_path  # noqa: E402
 
 CI = ROOT / "ci"
 FILES = {
@@ -47,7 +47,7 @@ def github_runs(workflow: dict) -> list[str]:
 
 def gitlab_scripts(pipeline: dict) -> list[str]:
     lines = []
-    for name, job in pipeline.items():
+    for job in pipeline.values():
         if isinstance(job, dict):
             for key in ("before_script", "script", "after_script"):
                 lines.extend(job.get(key) or [])

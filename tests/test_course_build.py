@@ -235,7 +235,7 @@ def autograder_maximum() -> dict[str, float]:
     """Each section's maximum as the grader gives it (grades.csv): the correct examples, graded."""
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
-    from tests.support import EXAMPLES, zygote
+    from support import EXAMPLES, zygote
 
     result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
     assert not result.grader_errors, result.grader_errors

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,8 @@ def exported(tmp_path_factory):
 
 
 def grading_line(run_autograder: str) -> list[str]:
-    (line,) = [l for l in run_autograder.splitlines() if " -m autograder " in l and not l.lstrip().startswith("#")]
+    (line,) = [text for text in run_autograder.splitlines()
+                if " -m autograder " in text and not text.lstrip().startswith("#")]
     words = shlex.split(line)
     return words[words.index("autograder") + 1:]
 
@@ -118,7 +119,7 @@ def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
 
 def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
     """Gradescope's own visibility model: a visible check at once, a hidden one after the due date."""
-    from tests.support import zygote
+    from support import zygote
 
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate

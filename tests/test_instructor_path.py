@@ -23,7 +23,7 @@ import shutil
 import nbformat
 import pytest
 
-from tests.support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT
 from tests.test_nbgrader_cycle import export_rows, hand_in, hand_in_class, nbgrader, run_cli
 
 SECTION = "02_softmax"

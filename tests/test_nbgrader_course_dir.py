@@ -19,7 +19,7 @@ import pytest
 
 from autograder.core.sections import BY_ID
 from course import build
-from tests.support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT
 from tests.test_nbgrader_cycle import hand_in, nbgrader
 
 ASSIGNMENTS = ROOT / "assignments"

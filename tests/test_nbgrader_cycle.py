@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, zygote
 
 SECTIONS = ("01_scores", "02_softmax")
 GRADED = "01_scores"  # the batch grades one section: one nbgrader assignment

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, zygote
 from tests.test_nbgrader_cycle import export_rows, hand_in_class, make_course, nbgrader_env, run_cli
 
 SECTION = "02_softmax"  # examples/partial scores 3 of its 10 points
@@ -212,7 +212,7 @@ def test_batch_report_writes_each_students_report(tmp_path):
     from autograder.core.files import safe_filename
     from autograder.feedback.report import render_html, render_markdown
 
-    for student, source in (("alice", EXAMPLES / "correct"), ("bob o'neil", EXAMPLES / "partial")):
+    for student, _source in (("alice", EXAMPLES / "correct"), ("bob o'neil", EXAMPLES / "partial")):
         folder = out / "feedback" / safe_filename(student)
         assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.md"], student
         expected = without_heatmaps(graded(submitted / student, student))

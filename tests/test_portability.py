@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from support import ROOT
 
 POSIX_ONLY_MODULES = {"resource", "fcntl", "pwd", "grp", "termios", "pty", "tty", "posix"}
 NON_INTERACTIVE_BACKENDS = {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template", "module://matplotlib_inline.backend_inline"}

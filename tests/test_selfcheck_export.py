@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, zygote
 
 SECTIONS = ("01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
 ANSWER_PACKAGES = ("solutions", "course")

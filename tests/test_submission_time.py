@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.instructor.gradebook import submission_time
-from tests.support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT
 
 SECTION = "01_scores"
 FORGED = "2000-01-01 00:00:00.000000 UTC"

@@ -15,7 +15,7 @@ import torch
 from autograder.checks import common
 from autograder.core.grade import CHECKS_DIR, VISIBLE_DIR, check_files
 from autograder.core.sections import SECTIONS
-from tests.support import ROOT
+from support import ROOT
 
 IDS = [section.id for section in SECTIONS]
 
@@ -104,7 +104,7 @@ NAMED_IN_THE_SELF_CHECK = [
 @pytest.mark.parametrize("section_id, mistake_id, title", NAMED_IN_THE_SELF_CHECK,
                          ids=[f"{s}:{m}" for s, m, _ in NAMED_IN_THE_SELF_CHECK])
 def test_the_self_check_names_the_mistake_as_grading_does(section_id, mistake_id, title):
-    from tests.support import failing, grade_source
+    from support import failing, grade_source
 
     catalogue = importlib.import_module(f"tests.test_checks_{section_id}").MISTAKES
     mistake = next(m for m in catalogue if m.id == mistake_id)

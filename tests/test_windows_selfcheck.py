@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import windows_python
-from tests.support import EXAMPLES
+import windows_python
+from support import EXAMPLES
 
 SECTIONS = ("01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
 TIMEOUT = 120

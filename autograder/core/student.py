@@ -299,7 +299,7 @@ class Student:
             arg_grads = wire.decode(grads.get("args", [])) if grads else []
         except wire.WireError as error:
             raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
-                                 kind="garbled")
+                                 kind="garbled") from None
         for info in infos:
             if info["kind"] != "Tensor":
                 raise StudentFailure(

@@ -1,0 +1,157 @@
+"""The house's shape, checked: the linter passes, the grader's layers import one way, no circles.
+
+The grader's packages, bottom to top (docs/architecture.md):
+    worker      what runs inside a worker process, beside student code
+    sandbox     the trusted side's handle on workers: limits, launch paths, tiers
+    core        the grading data path: submission -> cells -> worker -> checks -> results
+    checks      the section's checks (run by the core's pytest plugin)
+    feedback    rendering of the one result model
+    instructor  batch, gradebook, Gradescope, class report, self-check wheel
+    cli         the command line, dispatching to the above
+A module may import its own package and the packages below it, never one above.
+"""
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from support import ROOT, venv_path
+
+PACKAGE = ROOT / "autograder"
+LAYERS = ("worker", "sandbox", "core", "checks", "feedback", "instructor", "cli")
+# what each layer may import besides itself and the layers below it
+EXCEPTIONS: dict[str, set[str]] = {}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("__main__", "cli"):
+        return "cli"
+    return parts[1]
+
+
+def imports_of(path: Path, top_level_only: bool = False) -> set[str]:
+    """The autograder modules `path` imports (anywhere in it, or at module level only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    return {name for name in found if name in modules and name.startswith("autograder")}
+
+
+GRAPH = {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_imports_flow_down_the_layers(module):
+    mine = LAYERS.index(layer(module))
+    upward = sorted(dep for dep in GRAPH[module] if LAYERS.index(layer(dep)) > mine
+                    and dep not in EXCEPTIONS.get(module, set()))
+    assert not upward, f"{module} ({layer(module)}) imports {upward} from a layer above it"
+
+
+def test_the_worker_imports_nothing_of_the_trusted_side():
+    for module, deps in GRAPH.items():
+        if layer(module) == "worker":
+            assert all(layer(dep) == "worker" for dep in deps), (module, deps)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every circle of imports in `graph` (a depth-first search that reports back edges)."""
+    found, state, stack = [], {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep == node or dep not in graph:
+                continue
+            if state.get(dep) == "open":
+                found.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_no_import_circles():
+    # a package's __init__ is "imported" by its submodules' absolute imports; only module edges count
+    graph = {m: {d for d in deps if not (m.startswith(d + ".") or d == m)} for m, deps in GRAPH.items()}
+    assert cycles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_grader_modules_share_a_name():
+    names = defaultdict(list)
+    for path in PACKAGE.rglob("*.py"):
+        if path.stem not in ("__init__", "__main__") and not path.stem.startswith("test_"):
+            names[path.stem].append(path.relative_to(ROOT).as_posix())
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
+
+
+def test_tests_import_their_helpers_one_way():
+    """`support` as a top-level module only: importing it also as tests.support would run two copies
+    (two zygotes, two sets of fixtures)."""
+    offenders = [p.name for p in (ROOT / "tests").glob("*.py")
+                 if any(m == "tests.support" or m.startswith("tests.support.")
+                        for m in _all_imports(p))]
+    assert offenders == []
+
+
+def _all_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def ruff() -> str:
+    found = shutil.which("ruff", path=venv_path()) or shutil.which("ruff")
+    if not found:
+        pytest.skip("ruff is not installed (it comes with the course's [test] extras)")
+    return found
+
+
+def test_ruff_passes():
+    done = subprocess.run([ruff(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_catches_an_unused_import(tmp_path):
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    (tmp_path / "broken.py").write_text("import os\n")
+    done = subprocess.run([ruff(), "check", "--no-cache", "."], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "F401" in done.stdout, done.stdout + done.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))

@@ -348,13 +348,16 @@ def section_maximum(section: Section) -> float:
     points its checks declare with @check, visible and hidden (autograder/checks/), counted
     as the grader's pytest run collects them (module-level functions named test_*)."""
     total = 0.0
-    for module_name in (f"autograder.checks.visible.test_{section.id}", f"autograder.checks.test_{section.id}"):
+    for module_name, required in ((f"autograder.checks.visible.test_{section.id}", False),
+                                  (f"autograder.checks.test_{section.id}", True)):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            raise BuildError(f"{section.id}: no check file {module_name}") from None
+            if error.name not in (module_name, "autograder.checks.visible"):
+                raise  # the check file exists but imports something missing: show that
+            if required:
+                raise BuildError(f"{section.id}: no check file {module_name}") from None
+            continue  # no separate file of visible checks: they are in the section's one check file
         total += sum(function.grading["points"] for name, function in vars(module).items()
                      if name.startswith("test_") and hasattr(function, "grading"))
     if total <= 0:
@@ -480,12 +483,25 @@ def helper_text(root: Path = ROOT) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def notebook_table(sections: tuple[Section, ...] = SECTIONS) -> str:
+    """The students' list of notebooks, from the registry: a new section appears in it by itself."""
+    core = [s for s in sections if not s.bonus]
+    lines = [f"{len(core)} notebooks, one per section, to work through in order"
+             + (f", and {len(sections) - len(core)} bonus" if len(core) < len(sections) else "") + ":", "",
+             "| notebook | section | you implement |", "|---|---|---|"]
+    for s in sections:
+        names = ", ".join(f"`{name}`" for name in s.names)
+        lines.append(f"| `{s.notebook}` | {s.title}{' (bonus)' if s.bonus else ''} | {names} |")
+    return "\n".join(lines)
+
+
 def student_readme(root: Path = ROOT) -> str:
-    """The students' README: its source with the torch releases of the self-check filled in."""
+    """The students' README: its source with the notebooks and the self-check's torch releases filled in."""
     path = root / README_SOURCE
     if not path.is_file():
         raise BuildError(f"{path}: missing students' README source")
     values = {
+        "notebooks": notebook_table(),
         "torch_pin": selfcheck_export.TORCH_TESTED[0],  # the course's own release, what students install
         "torch_range": selfcheck_export.TORCH_RANGE,
         "torch_tested": " and ".join(selfcheck_export.TORCH_TESTED),

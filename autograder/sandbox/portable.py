@@ -6,7 +6,7 @@ no fork, no AF_UNIX, no `select` on pipes, no process groups are needed.
 same minimal environment as the fork path) and talks to it over its stdin and
 stdout; a reader thread turns stdout into lines, so a request waits with a
 plain queue timeout. Every section gets a session in that one process (one
-torch import for all six: a spawn costs seconds, a fork milliseconds); the
+torch import for all of them: a spawn costs seconds, a fork milliseconds); the
 worker restores the interpreter's baseline between sessions. A call past its
 time, a crash or a garbled reply kills the process, and the next spawn starts
 a fresh one. No sandbox holds here: the tier is "none", and hidden grading

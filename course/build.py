@@ -248,20 +248,28 @@ SPEC_KINDS = {"markdown": 0, "setup": 0, "solution": 1, "provided": 1, "test": 2
 NOTEBOOK_CHECKS = "course/notebook_checks.py"  # the check helpers every setup cell holds
 NOTEBOOK_CHECKS_MARK = "# <notebook checks>"  # where a spec's setup cell wants them
 NOTEBOOK_CHECKS_START = "# --- the notebooks' copy starts here ---"
+NOTEBOOK_SETUP = "course/notebook_setup.py"  # the start every setup cell shares: torch, plots, the example
+NOTEBOOK_SETUP_MARK = "# <common setup>"
+
+
+def copied_part(source: str) -> str:
+    """The part of a shared notebook file (notebook_checks.py, notebook_setup.py) that notebooks hold."""
+    text = (ROOT / source).read_text(encoding="utf-8")
+    if NOTEBOOK_CHECKS_START not in text:
+        raise BuildError(f"{source}: the line {NOTEBOOK_CHECKS_START!r} is missing")
+    return text.split(NOTEBOOK_CHECKS_START + "\n", 1)[1].strip("\n")
 
 
 def notebook_checks_source() -> str:
     """The part of course/notebook_checks.py that every notebook's setup cell holds (one source)."""
-    text = (ROOT / NOTEBOOK_CHECKS).read_text(encoding="utf-8")
-    if NOTEBOOK_CHECKS_START not in text:
-        raise BuildError(f"{NOTEBOOK_CHECKS}: the line {NOTEBOOK_CHECKS_START!r} is missing")
-    return text.split(NOTEBOOK_CHECKS_START + "\n", 1)[1].strip("\n")
+    return copied_part(NOTEBOOK_CHECKS)
 
 
 def with_notebook_checks(code: str) -> str:
-    """A setup cell's code with its `# <notebook checks>` line replaced by the helpers."""
-    lines = code.split("\n")
-    return "\n".join(notebook_checks_source() if line == NOTEBOOK_CHECKS_MARK else line for line in lines)
+    """A setup cell's code with its `# <common setup>` and `# <notebook checks>` lines replaced by
+    the shared text they stand for."""
+    shared = {NOTEBOOK_SETUP_MARK: NOTEBOOK_SETUP, NOTEBOOK_CHECKS_MARK: NOTEBOOK_CHECKS}
+    return "\n".join(copied_part(shared[line]) if line in shared else line for line in code.split("\n"))
 
 
 def read_spec(path: Path) -> list[SpecCell]:

@@ -20,27 +20,7 @@
 # The second needs two small reshaping functions, which come first.
 
 # %% [setup]
-import warnings
-warnings.filterwarnings("ignore")
-
-import torch
-from torch import nn
-
-try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
-    from attention_plots import show_weights
-except ImportError:  # without it the heatmaps are simply skipped
-    def show_weights(*args, **kwargs):
-        pass
-
-inputs = torch.tensor(
-    [[0.43, 0.15, 0.89],  # Your     (x^1)
-     [0.55, 0.87, 0.66],  # journey  (x^2)
-     [0.57, 0.85, 0.64],  # starts   (x^3)
-     [0.22, 0.58, 0.33],  # with     (x^4)
-     [0.77, 0.25, 0.10],  # one      (x^5)
-     [0.05, 0.80, 0.55]]  # step     (x^6)
-)
-batch = torch.stack((inputs, inputs))  # (2, 6, 3)
+# <common setup>
 
 
 # <notebook checks>

@@ -1,0 +1,29 @@
+"""The start of every notebook's setup cell: the build copies what follows the marker below
+into each setup cell, where the section's own `# <common setup>` line stands.
+
+It holds what every section works on: torch, the heatmap helper (or a stand-in
+that draws nothing), and the book's six-token example sentence as `inputs`
+and as a batch of two. A section's own data follows in its spec.
+"""
+# --- the notebooks' copy starts here ---
+import warnings
+warnings.filterwarnings("ignore")
+
+import torch
+from torch import nn
+
+try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
+    from attention_plots import show_weights
+except ImportError:  # without it the heatmaps are simply skipped
+    def show_weights(*args, **kwargs):
+        pass
+
+inputs = torch.tensor(
+    [[0.43, 0.15, 0.89],  # Your     (x^1)
+     [0.55, 0.87, 0.66],  # journey  (x^2)
+     [0.57, 0.85, 0.64],  # starts   (x^3)
+     [0.22, 0.58, 0.33],  # with     (x^4)
+     [0.77, 0.25, 0.10],  # one      (x^5)
+     [0.05, 0.80, 0.55]]  # step     (x^6)
+)
+batch = torch.stack((inputs, inputs))  # (2, 6, 3)

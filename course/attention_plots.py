@@ -72,7 +72,7 @@ def _axis_labels(labels, shape):
     return row_labels, col_labels
 
 
-def _cell_text(value: float, is_mask: bool) -> str:
+def cell_text(value: float, is_mask: bool) -> str:
     if is_mask:
         return str(int(value))
     if math.isnan(value):
@@ -150,7 +150,7 @@ def show_weights(weights, labels=None, title=None):
                 for j in range(cols):
                     value = matrix[i, j]
                     dark = np.isfinite(value) and value > middle
-                    axes.text(j, i, _cell_text(value, is_mask), ha="center", va="center",
+                    axes.text(j, i, cell_text(value, is_mask), ha="center", va="center",
                               fontsize=7, color="white" if dark else "black")
         if not is_mask:
             figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)

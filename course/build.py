@@ -355,19 +355,15 @@ def section_maximum(section: Section) -> float:
     """The most points the grader gives `section` (its maximum in grades.csv): the sum of the
     points its checks declare with @check, visible and hidden (autograder/checks/), counted
     as the grader's pytest run collects them (module-level functions named test_*)."""
-    total = 0.0
-    for module_name, required in ((f"autograder.checks.visible.test_{section.id}", False),
-                                  (f"autograder.checks.test_{section.id}", True)):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name not in (module_name, "autograder.checks.visible"):
-                raise  # the check file exists but imports something missing: show that
-            if required:
-                raise BuildError(f"{section.id}: no check file {module_name}") from None
-            continue  # no separate file of visible checks: they are in the section's one check file
-        total += sum(function.grading["points"] for name, function in vars(module).items()
-                     if name.startswith("test_") and hasattr(function, "grading"))
+    module_name = f"autograder.checks.test_{section.id}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name != module_name:
+            raise  # the check file exists but imports something missing: show that
+        raise BuildError(f"{section.id}: no check file {module_name}") from None
+    total = sum(function.grading["points"] for name, function in vars(module).items()
+                if name.startswith("test_") and hasattr(function, "grading"))
     if total <= 0:
         raise BuildError(f"{section.id}: its checks carry no points")
     return total
@@ -476,8 +472,11 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT,
     if sorted(provided) != sorted(section.provided):
         raise BuildError(f"{spec_path}: [provided] cells {provided} do not match the registry {list(section.provided)}")
     maximum = section_maximum(section) if maximum is None else maximum
-    for (cell, _), points in zip(tests, apportion(maximum, [weight for _, weight in tests], str(spec_path))):
-        cell.metadata["nbgrader"]["points"] = points
+    shares = apportion(maximum, [weight for _, weight in tests], str(spec_path))
+    for (cell, _), points in zip(tests, shares):
+        # a bonus section's test cells carry 0 points: nbgrader's maximum leaves the bonus out, as ours
+        # does, and `batch --gradebook` writes its points as extra credit (instructor/gradebook.py)
+        cell.metadata["nbgrader"]["points"] = 0 if section.bonus else points
     return _new_notebook(cells)
 
 

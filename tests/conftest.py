@@ -3,20 +3,36 @@
 A test module may set `SUMMARY_LINE = "label"`: the run then ends with one line
 for it, "label: N/M contained" (passed / collected), plus how many tests were
 skipped as degraded (their reason starts with "degraded") and how many failed.
+
+A run that collects tests/test_selfcheck_share.py ends with its line too:
+"self-check flags N/M catalogue mistakes (P%); K named mistakes in the catalogue".
 """
 from __future__ import annotations
 
 _labels: dict = {}  # nodeid -> label, for the modules that ask for a summary line
+_share: list = []  # the self-check's share of the catalogue is printed when its test module was collected
 
 
 def pytest_collection_modifyitems(session, config, items):
+    _share[:] = [True] if any(item.nodeid.split("::")[0].endswith("test_selfcheck_share.py") for item in items) else []
     for item in items:
         label = getattr(getattr(item, "module", None), "SUMMARY_LINE", None)
         if label:
             _labels[item.nodeid] = label
 
 
+def _share_line(terminalreporter):
+    try:
+        from test_selfcheck_share import summary_line
+
+        terminalreporter.write_line(summary_line())
+    except Exception as error:  # the line is a report: its test says what is wrong
+        terminalreporter.write_line(f"self-check share not measured: {type(error).__name__}: {error}")
+
+
 def pytest_terminal_summary(terminalreporter):
+    if _share:
+        _share_line(terminalreporter)
     if not _labels:
         return
     counts: dict = {}

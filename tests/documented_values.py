@@ -188,6 +188,47 @@ def _no_grad(fn):
     return run
 
 
+# 07_positional_encoding: the demo table of seed 001 (its encoding doubles the even column index in the
+# exponent; the notebook rebuilds the table and asks the student to spot that slip)
+NOTES_W_Q = [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]
+NOTES_W_K = [[0.2, 0.1, 0.4], [0.3, 0.2, 0.5], [0.4, 0.3, 0.6]]
+NOTES_W_V = [[0.5, 0.4, 0.3], [0.6, 0.5, 0.2], [0.7, 0.6, 0.1]]
+ENCODING_4x4 = [
+    [0.0000, 1.0000, 0.0000, 1.0000],
+    [0.8415, 0.5403, 0.0100, 0.9999],
+    [0.9093, -0.4161, 0.0200, 0.9998],
+    [0.1411, -0.9900, 0.0300, 0.9996],
+]
+ENCODING_WORKED = [  # sinusoidal_encoding(6, 3, start=1): positions 1..6 of the worked example
+    [0.8415, 0.5403, 0.0022],
+    [0.9093, -0.4161, 0.0043],
+    [0.1411, -0.9900, 0.0065],
+    [-0.7568, -0.6536, 0.0086],
+    [-0.9589, 0.2837, 0.0108],
+    [-0.2794, 0.9602, 0.0129],
+]
+NOTES_TABLE_ROWS = [  # x1..x3, T1..T6, o1..o3 of the first and the last token, as 001 prints them
+    [1.271471, 0.690302, 0.890005, 0.315381, 0.239435, 0.105702, 0.044346, 0.066093, 0.229044,
+     1.273928, 1.060221, 0.435727],
+    [-0.229415, 1.760170, 0.550028, 0.288950, 0.230573, 0.118408, 0.058350, 0.080746, 0.222973,
+     1.221021, 1.016597, 0.414371],
+]
+
+
+def _notes_table_rows(ns=None) -> torch.Tensor:
+    """Seed 001's table (inputs + its encoding at positions 1..6, softmax(QK^T / sqrt(3)), output), rows 1 and 6."""
+    d = 3
+    positions = torch.arange(1, 7, dtype=torch.float64).unsqueeze(1)
+    even = torch.tensor([0, 0, 2], dtype=torch.float64)  # the notes' loop variable i for columns 0, 1, 2
+    angles = positions / 10000 ** (2 * even / d)
+    encoding = torch.where(torch.arange(d) % 2 == 0, torch.sin(angles), torch.cos(angles)).float()
+    x = inputs() + encoding
+    q, k, v = x @ torch.tensor(NOTES_W_Q), x @ torch.tensor(NOTES_W_K), x @ torch.tensor(NOTES_W_V)
+    weights = torch.softmax(q @ k.T / math.sqrt(d), dim=-1)
+    table = torch.cat((x, weights, weights @ v), dim=1)  # (6, 12)
+    return table[[0, -1]]
+
+
 V = Documented
 VALUES: tuple[Documented, ...] = (
     # 01_scores
@@ -295,6 +336,14 @@ VALUES: tuple[Documented, ...] = (
       "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), each item",
       both(MULTIHEAD_123),
       _no_grad(lambda ns: _module(ns, "MultiHeadAttention", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+    # 07_positional_encoding (bonus)
+    V("07_positional_encoding/encoding_4x4", "07_positional_encoding", "sinusoidal_encoding",
+      "sinusoidal_encoding(4, 4)", ENCODING_4x4, lambda ns: ns.sinusoidal_encoding(4, 4)),
+    V("07_positional_encoding/encoding_worked_example", "07_positional_encoding", "sinusoidal_encoding",
+      "sinusoidal_encoding(6, 3, start=1)", ENCODING_WORKED, lambda ns: ns.sinusoidal_encoding(6, 3, start=1)),
+    V("07_positional_encoding/notes_table", "07_positional_encoding", "",
+      "seed 001's table: inputs + its encoding (exponent 2*i/d, i the even column), W_Q/W_K/W_V, "
+      "softmax(QK^T / sqrt(3)), output; first and last rows", NOTES_TABLE_ROWS, _notes_table_rows, atol=1e-6),
 )
 
 BY_ID = {value.id: value for value in VALUES}

@@ -83,7 +83,9 @@ class Mistake:
     """A wrong implementation that is common in practice, and what grading must say about it.
 
     replacements: graded name -> the wrong code that replaces its definition.
-    loses: substrings of the titles of the checks that must lose points.
+    loses: substrings of the titles of the checks that must lose points, each matching
+        exactly one check of the section; together EXACTLY the checks that lose points
+        (one mistake, one deduction: no other check may fail because of it).
     says: a substring the feedback of the first check in `loses` must contain
         (the mistake named in the student's terms), or "" where no name applies.
     """
@@ -101,14 +103,30 @@ class Mistake:
         return source
 
 
+def matched_titles(mistake: Mistake, titles) -> list[str]:
+    """The check titles `mistake.loses` names, in its order; each entry must match exactly one title."""
+    titles = list(titles)
+    named = []
+    for part in mistake.loses:
+        matches = [title for title in titles if part in title]
+        assert len(matches) == 1, (f"{mistake.id}: {part!r} should match exactly one check title; "
+                                   f"it matches {matches or 'none'} of {titles}")
+        named.append(matches[0])
+    return named
+
+
 def assert_mistake_caught(section_id: str, mistake: Mistake):
+    """Grading `mistake` loses points in exactly the checks its `loses` names, and in no other."""
     result = grade_source(section_id, mistake.source(section_id))
     lost = failing(result)
-    for part in mistake.loses:
-        matches = [title for title in lost if part in title]
-        assert matches, f"{mistake.id}: no failing check matches {part!r}; failing: {lost}"
+    named = matched_titles(mistake, [c.name for c in result.checks])
+    missed = [title for title in named if title not in lost]
+    assert not missed, f"{mistake.id}: these checks should lose points but pass: {missed}; failing: {lost}"
+    extra = {title: message for title, message in lost.items() if title not in named}
+    assert not extra, (f"{mistake.id}: one mistake, one deduction: these checks also lose points, "
+                       f"though `loses` does not name them: {extra}")
     if mistake.says:
-        first = next(title for title in lost if mistake.loses[0] in title)
+        first = named[0]
         assert mistake.says.lower() in lost[first].lower(), (
             f"{mistake.id}: feedback of {first!r} should name the mistake ({mistake.says!r}); it says: {lost[first]}")
     assert result.score < result.max_score
@@ -148,10 +166,21 @@ def assert_every_visible_check_catches(section_id: str, mistakes: list):
     assert not untested, f"visible checks no catalogued mistake fails: {sorted(untested)}"
 
 
+def assert_hard_coded_scores_at_most_40_percent(section_id: str, hard_coded: dict):
+    """Copying the values the notebook prints earns at most 40% of the section."""
+    result = grade_source(section_id, Mistake("hard-coded", hard_coded, []).source(section_id))
+    passed = sorted(c.name for c in result.checks if c.passed)
+    assert result.score <= 0.4 * result.max_score, (result.score, passed)
+    documented = sum(c.max_points for c in result.checks if c.documented)
+    assert documented <= 0.4 * result.max_score
+
+
 def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: dict | None = None) -> dict:
     """The tests every section's catalogue runs, for a test module to adopt:
 
         globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
+
+    (a module may as well write them out, calling the assert_* helpers above).
     """
     import pytest
 
@@ -177,11 +206,7 @@ def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: d
                                      test_every_visible_check_catches_a_mistake_in_the_self_check)}
     if hard_coded:
         def test_hard_coded_printed_values_score_at_most_40_percent():
-            result = grade_source(section_id, Mistake("hard-coded", hard_coded, []).source(section_id))
-            passed = sorted(c.name for c in result.checks if c.passed)
-            assert result.score <= 0.4 * result.max_score, (result.score, passed)
-            documented = sum(c.max_points for c in result.checks if c.documented)
-            assert documented <= 0.4 * result.max_score
+            assert_hard_coded_scores_at_most_40_percent(section_id, hard_coded)
 
         tests[test_hard_coded_printed_values_score_at_most_40_percent.__name__] = \
             test_hard_coded_printed_values_score_at_most_40_percent

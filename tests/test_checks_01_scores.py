@@ -1,5 +1,5 @@
-"""Section 01's hidden checks against the catalogue of common mistakes and other correct styles."""
-from support import catalogue_tests, Mistake
+"""Section 01's checks against the catalogue of common mistakes and other correct styles."""
+from support import (Mistake)
 
 SECTION = "01_scores"
 
@@ -15,7 +15,7 @@ MISTAKES = [
                 import torch
                 return torch.zeros(6, 6)
             """}, ["dot_scores matches the reference", "score_matrix gives the documented",
-                   "score_matrix works on"]),
+                   "score_matrix matches the reference", "score_matrix on a batch"]),
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
                 return (inputs * query).sum(dim=0)
@@ -29,15 +29,16 @@ MISTAKES = [
     Mistake(".T on a batch", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.T if inputs.dim() == 2 else inputs @ inputs.permute(2, 1, 0)
-            """}, ["score_matrix works on"], says=".T on a batched (3-D) tensor"),
+            """}, ["score_matrix on a batch"], says=".T on a batched (3-D) tensor"),
     Mistake("inputs @ inputs.T on a batch", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.T
-            """}, ["score_matrix works on"], says="transpose only the last two dims"),
+            """}, ["score_matrix on a batch"], says="transpose only the last two dims"),
     Mistake("transpose on the wrong side", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs.transpose(-2, -1) @ inputs
-            """}, ["score_matrix works on"], says="transpose on the wrong side"),
+            """}, ["score_matrix matches the reference", "score_matrix gives the documented"],
+            says="transpose on the wrong side"),
     Mistake("dot_scores modifies its input", {"dot_scores": """
             def dot_scores(query, inputs):
                 inputs.mul_(1.0)
@@ -45,7 +46,7 @@ MISTAKES = [
                 result = inputs @ query
                 inputs[0] = 0
                 return result
-            """}, ["dot_scores matches the reference"], says="modified its argument"),
+            """}, ["dot_scores leaves its arguments unchanged"], says="modified its argument"),
     Mistake("additive parameters created out of order", {"AdditiveScore": """
             class AdditiveScore(nn.Module):
                 def __init__(self, hidden_size):
@@ -56,7 +57,18 @@ MISTAKES = [
                     self.w = nn.Linear(hidden_size, 1, bias=False)
                 def forward(self, X):
                     return self.w(torch.tanh(self.W_k(X) + self.W_q(self.q))).squeeze(-1)
-            """}, ["AdditiveScore: parameters in order"], says="order"),
+            """}, ["AdditiveScore creates W_q, W_k, w, q"], says="order"),
+    Mistake("additive score without tanh", {"AdditiveScore": """
+            class AdditiveScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.w = nn.Linear(hidden_size, 1, bias=False)
+                    self.q = nn.Parameter(torch.randn(1, hidden_size))
+                def forward(self, X):
+                    return self.w(self.W_k(X) + self.W_q(self.q)).squeeze(-1)
+            """}, ["AdditiveScore: w(tanh"], says="no tanh"),
     Mistake("self-attention scores scaled", {"SelfAttentionScore": """
             class SelfAttentionScore(nn.Module):
                 def __init__(self, hidden_size):
@@ -73,7 +85,17 @@ MISTAKES = [
                     self.register_buffer("q", torch.randn(hidden_size, 1))
                 def forward(self, X):
                     return (X @ self.q).squeeze(-1)
-            """}, ["DotProductScore: (X @ q)", "gradients reach every parameter"]),
+            """}, ["DotProductScore: (X @ q)"]),
+    # the keys taken out of the graph (a .detach() left from debugging): right values, W_k never learns
+    Mistake("keys detached from the graph", {"SelfAttentionScore": """
+            class SelfAttentionScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                def forward(self, X):
+                    return self.W_q(X) @ self.W_k(X).detach().transpose(-2, -1)
+            """}, ["gradients reach every parameter"], says="W_k"),
 ]
 
 STYLES = [
@@ -111,6 +133,3 @@ STYLES = [
                 return torch.einsum("bld,dk->blk", X, self.q)[..., 0]
         """},
 ]
-
-
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, None))

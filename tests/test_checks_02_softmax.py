@@ -1,5 +1,5 @@
-"""Section 02's hidden checks against the catalogue of common mistakes and other correct styles."""
-from support import (catalogue_tests, Mistake)
+"""Section 02's checks against the catalogue of common mistakes and other correct styles."""
+from support import (Mistake)
 
 SECTION = "02_softmax"
 
@@ -34,11 +34,17 @@ HARD_CODED = {
         """,
 }
 
+# a title part of every check of the section: a notebook that reaches into the grader's watch loses them all
+EVERY_CHECK = ["normalize_by_sum gives the documented", "softmax_naive and softmax give the documented",
+               "context vector z(2)", "simple_self_attention gives the documented", "softmax_naive equals",
+               "softmax matches", "sum to 1 along dim", "magnitude 1000", "rows that contain -inf",
+               "no built-in softmax", "leave their input unchanged", "normalize_by_sum divides",
+               "context_vectors: weighted", "simple_self_attention on new"]
+
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
             ["normalize_by_sum divides", "softmax_naive equals", "softmax matches", "sum to 1 along dim",
-             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new",
-             "no built-in softmax", "leave their input unchanged"]),
+             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new"]),
     Mistake("normalize_by_sum with F.normalize", {"normalize_by_sum": """
             def normalize_by_sum(scores, dim=-1):
                 return torch.nn.functional.normalize(scores, dim=dim)
@@ -55,13 +61,14 @@ MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.amax(dim=0, keepdim=True))
                 return exps / exps.sum(dim=0, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"],
-            says="wrong dim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim", "magnitude 1000",
+                   "rows that contain -inf", "simple_self_attention gives the documented", "simple_self_attention on new"], says="wrong dim"),
     Mistake("softmax max without keepdim", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)
                 return exps / exps.sum(dim=dim, keepdim=True)
-            """}, ["softmax matches"], says="keepdim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim", "magnitude 1000",
+                   "rows that contain -inf", "simple_self_attention gives the documented", "simple_self_attention on new"], says="keepdim"),
     Mistake("softmax without the max subtraction", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x)
@@ -81,35 +88,42 @@ MISTAKES = [
     Mistake("built-in softmax", {"softmax": """
             def softmax(x, dim=-1):
                 return torch.softmax(x, dim=dim)
-            """}, ["no built-in softmax", "softmax matches"], says="forbids"),
+            """}, ["no built-in softmax", "softmax matches", "softmax_naive and softmax give the documented",
+                   "sum to 1 along dim", "magnitude 1000", "rows that contain -inf", "leave their input unchanged"],
+            says="forbids"),
     Mistake("built-in softmax behind an alias", {"softmax_naive": """
             def softmax_naive(x, dim=-1):
                 smooth = torch.nn.functional.softmax
                 return smooth(x, dim)
-            """}, ["no built-in softmax"], says="forbids"),
+            """}, ["no built-in softmax", "softmax_naive and softmax give the documented", "softmax_naive equals",
+                   "leave their input unchanged"], says="forbids"),
     # a name assembled at run time is how code hides from the watch: the whole section is refused
     Mistake("built-in softmax behind a computed name", {"softmax_naive": """
             def softmax_naive(x, dim=-1):
                 smooth = getattr(torch.nn.functional, "soft" + "max")
                 return smooth(x, dim)
-            """}, ["no built-in softmax", "softmax_naive equals"], says="computed attribute name"),
+            """}, ["no built-in softmax", *(title for title in EVERY_CHECK if title != "no built-in softmax")],
+            says="computed attribute name"),
     Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
             def context_vectors(weights, inputs):
                 return (weights.unsqueeze(-1) * inputs).sum(dim=-1)
-            """}, ["context vector z(2)", "context_vectors: weighted"], says="embedding dim"),
+            """}, ["context vector z(2)", "context_vectors: weighted", "simple_self_attention gives the documented",
+                   "simple_self_attention on new"], says="embedding dim"),
     Mistake("context_vectors with transposed weights", {"context_vectors": """
             def context_vectors(weights, inputs):
                 if weights.dim() == 1:
                     return weights @ inputs
                 return weights.transpose(-2, -1) @ inputs
-            """}, ["context_vectors: weighted"], says="transposed"),
+            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
+                   "simple_self_attention on new"], says="transposed"),
     Mistake("context_vectors for a single query only", {"context_vectors": """
             def context_vectors(weights, inputs):
                 context = torch.zeros(inputs.shape[-1])
                 for i, x_i in enumerate(inputs):
                     context += weights[i] * x_i
                 return context
-            """}, ["context_vectors: weighted"]),
+            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
+                   "simple_self_attention on new"]),
     Mistake("simple_self_attention softmax over dim 0", {"simple_self_attention": """
             def simple_self_attention(inputs):
                 return context_vectors(softmax(score_matrix(inputs), dim=0), inputs)
@@ -118,7 +132,7 @@ MISTAKES = [
             def simple_self_attention(inputs):
                 scores = score_matrix(inputs) / inputs.shape[-1] ** 0.5
                 return context_vectors(softmax(scores, dim=-1), inputs)
-            """}, ["simple_self_attention on new"], says="sqrt(d)"),
+            """}, ["simple_self_attention on new", "simple_self_attention gives the documented"], says="sqrt(d)"),
 ]
 
 STYLES = [
@@ -174,6 +188,3 @@ STYLES = [
             return (weights.unsqueeze(-1) * inputs.unsqueeze(-3)).sum(dim=-2)
         """},
 ]
-
-
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))

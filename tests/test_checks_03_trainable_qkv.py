@@ -1,5 +1,5 @@
-"""Section 03's hidden checks against the catalogue of common mistakes and other correct styles."""
-from support import (catalogue_tests, Mistake)
+"""Section 03's checks against the catalogue of common mistakes and other correct styles."""
+from support import (Mistake)
 
 SECTION = "03_trainable_qkv"
 
@@ -79,9 +79,8 @@ def copy_function(body):
 
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
-            ["project_qkv on new", "divides the scores by sqrt(d_k)", "single query (d,)", "sum to 1 over the keys",
-             "other seeds and sizes", "works on a batch", "qkv_bias=True", "copy_v2_weights_into_v1",
-             "gradients reach", "without F.scaled_dot_product_attention", "leave their inputs unchanged"]),
+            ["project_qkv on new", "divides the scores by sqrt(d_k)", "sum to 1 over the keys", "query 2 of the worked",
+             "other seeds and sizes", "works on a batch", "qkv_bias=True", "leading batch dims", "gradients reach"]),
     Mistake("project_qkv returns keys first", {"project_qkv": """
             def project_qkv(x, W_query, W_key, W_value):
                 return x @ W_key, x @ W_query, x @ W_value
@@ -98,13 +97,16 @@ MISTAKES = [
             "    scores = queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5\n"
             "    weights = torch.softmax(scores, dim=-2)\n"
             "    return weights @ values, weights\n")},
-            ["sum to 1 over the keys", "divides the scores by sqrt(d_k)"], says="wrong dim"),
+            ["sum to 1 over the keys", "divides the scores by sqrt(d_k)", "query 2 of the worked example"],
+            says="wrong dim"),
     Mistake("keys.T on a batch", {"scaled_dot_product_attention": attention(
             "    weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
-            "    return weights @ values, weights\n")}, ["single query (d,)"], says="transpose(-2, -1)"),
+            "    return weights @ values, weights\n")}, ["leading batch dims"], says="transpose(-2, -1)"),
     Mistake("returns (weights, context)", {"scaled_dot_product_attention": attention(
             "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
-            "    return weights, weights @ values\n")}, ["divides the scores by sqrt(d_k)"], says="wrong order"),
+            "    return weights, weights @ values\n")},
+            ["divides the scores by sqrt(d_k)", "sum to 1 over the keys", "query 2 of the worked example"],
+            says="wrong order"),
     Mistake("queries scaled in place", {"scaled_dot_product_attention": attention(
             "    queries /= keys.shape[-1] ** 0.5\n"
             "    weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)\n"
@@ -114,7 +116,8 @@ MISTAKES = [
             "    context = F.scaled_dot_product_attention(queries, keys, values)\n"
             "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "    return context, weights\n")},
-            ["without F.scaled_dot_product_attention", "divides the scores by sqrt(d_k)"], says="forbids"),
+            ["without F.scaled_dot_product_attention", "divides the scores by sqrt(d_k)", "sum to 1 over the keys",
+             "leave their inputs unchanged", "query 2 of the worked example", "leading batch dims"], says="forbids"),
     Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             " / keys.shape[-1] ** 0.5", ""))},
             ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "other seeds and sizes"], says="no scaling"),
@@ -130,12 +133,13 @@ MISTAKES = [
             "        self.W_query = torch.rand(d_in, d_out)\n"
             "        self.W_key = torch.rand(d_in, d_out)\n"
             "        self.W_value = torch.rand(d_in, d_out)\n", V1_FORWARD)},
-            ["gradients reach", "in the documented order"], says="Parameter"),
+            ["in the documented order"], says="parameter"),
     Mistake("v2 scaled by sqrt(d_in)", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n")},
-            ["other seeds and sizes", "SelfAttention_v2(3, 2) with torch.manual_seed(789)"], says="sqrt(d_in)"),
+            ["other seeds and sizes", "SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True"],
+            says="sqrt(d_in)"),
     Mistake("v2 uses keys.T", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
@@ -230,6 +234,3 @@ STYLES = [
         "        for name in ('W_query', 'W_key', 'W_value'):\n"
         "            getattr(v1, name).copy_(getattr(v2, name).weight.t())\n")},
 ]
-
-
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))

@@ -1,5 +1,7 @@
-"""Section 04's hidden checks against the catalogue of common mistakes and other correct styles."""
-from support import catalogue_tests, Mistake
+"""Section 04's checks against the catalogue of common mistakes and other correct styles.
+
+Each mistake's `loses` lists exactly the checks that lose points for it."""
+from support import Mistake
 
 SECTION = "04_causal_mask"
 
@@ -36,19 +38,30 @@ def causal_attention(init=BUFFER, check=CHECK, mask=MASK, dropout=DROPOUT):
     return CAUSAL_ATTENTION.format(init=init, check=check, mask=mask, dropout=dropout)
 
 
+# the checks of the functions that call causal_mask: a wrong mask makes their values wrong too
+USES_THE_MASK = ["mask_and_renormalize gives the documented", "causal_attention_weights gives the documented",
+                 "mask_and_renormalize zeroes", "causal_attention_weights masks before"]
+OTHER_SIZES = "CausalAttention matches the reference at other sizes"
+# a forbidden API fails every check that runs the class
+EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is causal", "items of a batch",
+                                "raises ValueError naming both numbers", "eval mode disables dropout",
+                                "gradients reach every parameter", "works on any device", OTHER_SIZES,
+                                "dropout on the attention weights as nn.Dropout"]
+
+
 MISTAKES = [
     Mistake("diagonal masked", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool", "gives the documented masked weights"], says="diagonal masked"),
+            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="diagonal masked"),
     Mistake("inverted causal mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool"], says="inverted mask"),
+            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="inverted mask"),
     Mistake("float mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)
-            """}, ["causal_mask: (T, T) bool"], says="dtype bool"),
+            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="dtype bool"),
     Mistake("causal_mask ignores device", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
@@ -62,7 +75,12 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1]), 0.0)
                 return attn_weights / attn_weights.sum(dim=-1, keepdim=True)
-            """}, ["mask_and_renormalize zeroes"], says="modified its argument"),
+            """}, ["leave their arguments unchanged"], says="modified its argument"),
+    Mistake("causal_attention_weights fills its scores in place", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                attn_scores.masked_fill_(causal_mask(attn_scores.shape[-1]), float("-inf"))
+                return torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
+            """}, ["leave their arguments unchanged"], says="causal_attention_weights modified its argument"),
     Mistake("masked after softmax without renormalising", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 weights = torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
@@ -78,7 +96,8 @@ MISTAKES = [
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
                 return torch.softmax(attn_scores.masked_fill(causal_mask(T), -torch.inf) / T ** 0.5, dim=-1)
-            """}, ["causal_attention_weights masks before"], says="number of tokens"),
+            """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
+            says="number of tokens"),
     Mistake("mask filled with 0 instead of -inf", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), 0)
@@ -87,29 +106,31 @@ MISTAKES = [
             says="filled with 0 instead of -inf"),
     Mistake("CausalAttention fills the mask with 0", {"CausalAttention": causal_attention(
         mask=MASK.replace('float("-inf")', "0"))},
-        ["CausalAttention: parameters in order", "with seed 123 gives the documented", "CausalAttention is causal"],
+        ["with seed 123 gives the documented", "CausalAttention is causal", OTHER_SIZES],
         says="filled with 0 instead of -inf"),
     Mistake("CausalAttention hides the past (tril, diagonal kept)", {"CausalAttention": causal_attention(
         init=BUFFER.replace("torch.triu(", "torch.tril(").replace("diagonal=1", "diagonal=-1"))},
-        ["CausalAttention: parameters in order", "with seed 123 gives the documented", "CausalAttention is causal"],
+        ["with seed 123 gives the documented", "CausalAttention is causal", OTHER_SIZES],
         says="the past hidden instead of the future"),
     Mistake("CausalAttention hides the past and the diagonal (tril)", {"CausalAttention": causal_attention(
         init=BUFFER.replace("torch.triu(", "torch.tril(").replace(", diagonal=1", ""))},
-        ["CausalAttention: parameters in order", "with seed 123 gives the documented"],
+        ["with seed 123 gives the documented", "CausalAttention is causal", OTHER_SIZES],
         says="the past and the diagonal hidden instead of the future"),
     Mistake("parameters created out of order", {"CausalAttention": causal_attention().replace(
         "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n", "").replace(
         "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n",
         "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
         "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n")},
-        ["CausalAttention: parameters in order", "with seed 123 gives the documented"], says="order"),
+        ["in the documented order", "with seed 123 gives the documented"], says="order"),
     Mistake("attention scaled by sqrt(d_in)", {"CausalAttention": causal_attention().replace(
         "keys.shape[-1] ** 0.5", "x.shape[-1] ** 0.5")},
-        ["CausalAttention: parameters in order", "with seed 123 gives the documented"], says="sqrt(d_in)"),
+        ["with seed 123 gives the documented", OTHER_SIZES], says="sqrt(d_in)"),
     Mistake("no causal mask in forward", {"CausalAttention": causal_attention(mask="pass")},
-            ["CausalAttention is causal", "CausalAttention: parameters in order"], says="future leaks"),
+            ["CausalAttention is causal", "with seed 123 gives the documented", OTHER_SIZES], says="future leaks"),
     Mistake("softmax over the batch", {"CausalAttention": causal_attention(mask=MASK.replace('float("-inf")', "-1e9"))
-            .replace("dim=-1)", "dim=0)")}, ["items of a batch do not influence"], says="keep the batch dim apart"),
+            .replace("dim=-1)", "dim=0)")},
+            ["items of a batch do not influence", "CausalAttention is causal", "with seed 123 gives the documented",
+             OTHER_SIZES], says="keep the batch dim apart"),
     Mistake("no ValueError for too-long input", {"CausalAttention": causal_attention(check="pass")},
             ["raises ValueError naming both numbers"], says="should raise ValueError"),
     Mistake("ValueError without the numbers", {"CausalAttention": causal_attention(check=(
@@ -123,7 +144,7 @@ MISTAKES = [
         "return weights @ values", "return self.dropout(weights @ values)")},
         ["dropout on the attention weights as nn.Dropout"], says="context vectors"),
     Mistake("qkv_bias ignored", {"CausalAttention": causal_attention().replace("bias=qkv_bias", "bias=False")},
-            ["gradients reach every parameter", "CausalAttention: parameters in order"], says="W_query.bias"),
+            ["in the documented order"], says="W_query.bias"),
     Mistake("mask built on the CPU inside forward", {"CausalAttention": causal_attention(init="", mask=(
         "scores = scores.masked_fill(torch.triu(torch.ones(num_tokens, num_tokens), 1).bool(), -torch.inf)"))},
         ["works on any device"], says="register the mask"),
@@ -134,10 +155,15 @@ MISTAKES = [
         "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n", "").replace(
         "        weights = self.dropout(weights)\n        return weights @ values",
         "        return nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)")},
-        ["with seed 123 gives the documented", "CausalAttention: parameters in order"], says="forbids"),
+        ["with seed 123 gives the documented", *EVERY_CAUSAL_ATTENTION_CHECK], says="forbids"),
 ]
 
 HARD_CODED = {
+    "causal_mask": """
+        def causal_mask(num_tokens, device=None):
+            return torch.tensor([[False, True, True, True], [False, False, True, True],
+                                 [False, False, False, True], [False, False, False, False]])
+        """,
     "mask_and_renormalize": """
         DOC = [[1.0, 0, 0, 0, 0, 0], [0.5517, 0.4483, 0, 0, 0, 0], [0.3800, 0.3097, 0.3103, 0, 0, 0],
                [0.2758, 0.2460, 0.2462, 0.2319, 0, 0], [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0],
@@ -235,6 +261,3 @@ STYLES = [
          "        weights = weights.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)\n"
          "        weights = weights / weights.sum(dim=-1, keepdim=True)\n")},
 ]
-
-
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))

@@ -1,5 +1,7 @@
-"""Section 05's hidden checks against the catalogue of common mistakes and other correct styles."""
-from support import catalogue_tests, Mistake
+"""Section 05's checks against the catalogue of common mistakes and other correct styles.
+
+Each mistake's `loses` lists exactly the checks that lose points for it."""
+from support import Mistake
 
 SECTION = "05_padding_mask"
 
@@ -34,43 +36,61 @@ def padded_self_attention(init=INIT, scale=SCALE, masks=MASKS, out=OUT):
     return PADDED_SELF_ATTENTION.format(init=init, scale=scale, masks=masks, out=out)
 
 
-MISTAKES = [
-    Mistake("inverted padding mask", {"key_padding_mask": """
-            def key_padding_mask(seq_lens, max_len):
-                lengths = torch.as_tensor(seq_lens)
-                return torch.arange(max_len)[None, :] < lengths[:, None]
-            """}, ["True at padding, from a list", "gives the documented mask"], says="inverted padding mask"),
-    Mistake("off by one", {"key_padding_mask": """
-            def key_padding_mask(seq_lens, max_len):
-                lengths = torch.as_tensor(seq_lens)
-                return torch.arange(max_len)[None, :] > lengths[:, None]
-            """}, ["True at padding, from a list"], says="off-by-one"),
-    Mistake("a list of lengths not turned into a tensor", {"key_padding_mask": """
-            def key_padding_mask(seq_lens, max_len):
-                if (seq_lens < 1).any() or (seq_lens > max_len).any():
-                    raise ValueError(f"lengths {seq_lens.tolist()} outside [1, {max_len}]")
-                return torch.arange(max_len)[None, :] >= seq_lens[:, None]
-            """}, ["True at padding, from a list", "gives the documented mask"], says="TypeError"),
-    Mistake("bad lengths accepted", {"key_padding_mask": """
-            def key_padding_mask(seq_lens, max_len):
-                lengths = torch.as_tensor(seq_lens)
-                return torch.arange(max_len)[None, :] >= lengths[:, None]
-            """}, ["raises ValueError naming a length"], says="should raise ValueError"),
-    Mistake("ValueError that does not name the entry", {"key_padding_mask": """
-            def key_padding_mask(seq_lens, max_len):
+CHECK_LENGTHS = """
                 lengths = torch.as_tensor(seq_lens)
                 if ((lengths < 1) | (lengths > max_len)).any():
-                    raise ValueError("every length must be between 1 and max_len")
-                return torch.arange(max_len)[None, :] >= lengths[:, None]
-            """}, ["raises ValueError naming a length"], says="should name 0"),
+                    raise ValueError(f"seq_lens {lengths.tolist()} must lie in [1, {max_len}]")"""
+
+
+def key_padding_mask(mask, check=CHECK_LENGTHS):
+    """key_padding_mask with the lengths checked as `check` says, returning `mask` (of positions, lengths)."""
+    return f"""
+            def key_padding_mask(seq_lens, max_len):{check}
+                positions = torch.arange(max_len)
+                return {mask}
+            """
+
+
+# the checks of padded_attention that judge its masking: a wrong mask_padded_scores makes them fail too
+PADDED_ATTENTION_MASKING = ["padded key columns get weight 0", "padded_attention equals softmax",
+                            "padded_attention matches the reference"]
+MODULE_VALUES = ["equals nn.MultiheadAttention", "matches the reference with both masks"]
+# a forbidden API fails every check that runs the class
+EVERY_MODULE_CHECK = ["created in order", *MODULE_VALUES, "attn_mask of shape", "outputs at real positions ignore",
+                      "gradients reach W_q"]
+CORRECT_MASK = "positions[None, :] >= lengths[:, None]"
+
+MISTAKES = [
+    Mistake("inverted padding mask", {"key_padding_mask": key_padding_mask("positions[None, :] < lengths[:, None]")},
+            ["True at padding, from a list", "gives the documented mask"], says="inverted padding mask"),
+    Mistake("off by one", {"key_padding_mask": key_padding_mask("positions[None, :] > lengths[:, None]")},
+            ["True at padding, from a list", "gives the documented mask"], says="off-by-one"),
+    Mistake("float 0/1 padding mask", {"key_padding_mask": key_padding_mask(f"({CORRECT_MASK}).float()")},
+            ["True at padding, from a list", "gives the documented mask"], says="dtype bool"),
+    Mistake("a list of lengths not turned into a tensor", {"key_padding_mask": key_padding_mask(
+        "positions[None, :] >= seq_lens[:, None]", check="""
+                if (seq_lens < 1).any() or (seq_lens > max_len).any():
+                    raise ValueError(f"lengths {seq_lens.tolist()} outside [1, {max_len}]")""")},
+        ["True at padding, from a list", "gives the documented mask"], says="TypeError"),
+    Mistake("bad lengths accepted", {"key_padding_mask": key_padding_mask(
+        CORRECT_MASK, check="\n                lengths = torch.as_tensor(seq_lens)")},
+        ["raises ValueError naming a length"], says="should raise ValueError"),
+    Mistake("ValueError that does not name the entry", {"key_padding_mask": key_padding_mask(
+        CORRECT_MASK, check=CHECK_LENGTHS.replace('f"seq_lens {lengths.tolist()} must lie in [1, {max_len}]"',
+                                                  '"every length must be between 1 and max_len"'))},
+        ["raises ValueError naming a length"], says="should name 0"),
     Mistake("query-side padding mask", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(key_padding_mask[:, :, None], float("-inf"))
-            """}, ["hides the padded key columns", "padded_attention matches"], says="padded queries (rows)"),
+            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="padded queries (rows)"),
     Mistake("inverted mask when filling", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(~key_padding_mask[:, None, :], -1e9)
-            """}, ["hides the padded key columns"], says="inverted padding mask"),
+            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="inverted padding mask"),
+    Mistake("padded keys filled with 0 instead of -inf", {"mask_padded_scores": """
+            def mask_padded_scores(scores, key_padding_mask):
+                return scores.masked_fill(key_padding_mask[:, None, :], 0)
+            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="filled with 0 instead of -inf"),
     Mistake("mask_padded_scores fills its argument in place", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill_(key_padding_mask[:, None, :], float("-inf"))
@@ -79,28 +99,35 @@ MISTAKES = [
             def padded_attention(queries, keys, values, key_padding_mask):
                 weights = torch.softmax(mask_padded_scores(queries @ keys.transpose(-2, -1), key_padding_mask), -1)
                 return weights @ values, weights
-            """}, ["padded_attention matches"], says="sqrt(d)"),
+            """}, ["padded_attention equals softmax", "padded_attention matches the reference"], says="sqrt(d)"),
     Mistake("masked after softmax without renormalising", {"padded_attention": """
             def padded_attention(queries, keys, values, key_padding_mask):
                 weights = torch.softmax(queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5, dim=-1)
                 weights = weights.masked_fill(key_padding_mask[:, None, :], 0.0)
                 return weights @ values, weights
-            """}, ["every row sums to 1", "padded_attention matches"], says="sum to 1"),
+            """}, ["each real query's weights sum to 1", "padded_attention equals softmax",
+                   "padded_attention matches the reference"], says="sum to 1"),
     Mistake("parameters created out of order", {"PaddedSelfAttention": padded_self_attention(init=(
         INIT.replace("        self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)", "")
         .replace("self.W_q =", "self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)\n        self.W_q =")))},
-        ["parameters W_q, W_k, W_v, W_out created in order", "equals nn.MultiheadAttention"], says="order"),
+        ["parameters W_q, W_k, W_v, W_out created in order"], says="order"),
     Mistake("no W_out", {"PaddedSelfAttention": padded_self_attention(out="weights @ values")},
-            ["equals nn.MultiheadAttention", "gradients reach every parameter"], says="no W_out"),
+            MODULE_VALUES, says="no W_out"),
     Mistake("unscaled module", {"PaddedSelfAttention": padded_self_attention(scale="")},
-            ["equals nn.MultiheadAttention"], says="sqrt(d)"),
+            MODULE_VALUES, says="sqrt(d)"),
     Mistake("query-side padding mask in the module", {"PaddedSelfAttention": padded_self_attention(
         masks=MASKS.replace("key_padding_mask[:, None, :]", "key_padding_mask[:, :, None]"))},
-        ["equals nn.MultiheadAttention", "outputs at real positions ignore"], says="padded queries (rows)"),
+        [*MODULE_VALUES, "outputs at real positions ignore"], says="padded queries (rows)"),
     Mistake("key_padding_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=ATTN_MASK)},
-            ["outputs at real positions ignore", "equals nn.MultiheadAttention"], says="padded keys still get weight"),
+            ["outputs at real positions ignore", *MODULE_VALUES], says="padded keys still get weight"),
     Mistake("attn_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=PADDING)},
-            ["attn_mask of shape"], says="attn_mask ignored"),
+            ["attn_mask of shape", "matches the reference with both masks"], says="attn_mask ignored"),
+    Mistake("inverted attn_mask", {"PaddedSelfAttention": padded_self_attention(
+        masks=MASKS.replace("masked_fill(attn_mask,", "masked_fill(~attn_mask,"))},
+        ["attn_mask of shape", "matches the reference with both masks"], says="inverted attn_mask"),
+    Mistake("attention weights detached", {"PaddedSelfAttention": padded_self_attention().replace(
+        "weights = torch.softmax(scores, dim=-1)", "weights = torch.softmax(scores, dim=-1).detach()")},
+        ["gradients reach W_q"], says="received no gradient"),
     Mistake("wraps nn.MultiheadAttention", {"PaddedSelfAttention": """
             class PaddedSelfAttention(nn.Module):
                 def __init__(self, embed_dim):
@@ -108,7 +135,7 @@ MISTAKES = [
                     self.inner = nn.MultiheadAttention(embed_dim, 1, bias=False, batch_first=True)
                 def forward(self, q, k, v, key_padding_mask=None, attn_mask=None):
                     return self.inner(q, k, v, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
-            """}, ["equals nn.MultiheadAttention", "attn_mask of shape"], says="forbids"),
+            """}, EVERY_MODULE_CHECK, says="forbids"),
 ]
 
 STUB = "    raise NotImplementedError\n"
@@ -210,26 +237,51 @@ STYLES = [
 ]
 
 
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
-
-
-def test_reference_equals_torch_multihead_attention_with_the_same_weights():
-    """What the hidden check 'equals nn.MultiheadAttention' relies on, at the sizes it uses."""
+def test_what_the_visible_checks_compute_equals_the_reference():
+    """The visible checks build their expected values without the reference: the mask from the lengths,
+    softmax(q k^T / sqrt(d)) @ v with the padded keys hidden, and nn.MultiheadAttention holding the
+    weights created in the documented order. At the sizes they use, these are the reference's."""
     import torch
 
     from autograder.checks.common import randn, seeded
-    from autograder.checks.test_05_padding_mask import lengths_mask
-    from solutions.padding_mask import PaddedSelfAttention
+    from autograder.checks.test_05_padding_mask import attend, documented_layers, lengths_mask, multihead_attention
+    from solutions import padding_mask as ref
 
+    for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7), ([4, 3, 2], 4)):
+        assert torch.equal(lengths_mask(seq_lens, max_len), ref.key_padding_mask(seq_lens, max_len))
+    queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
+    mask = lengths_mask([5, 2, 3], 5)
+    for ours, theirs in zip(attend(queries, keys, values, mask[:, None, :]),
+                            ref.padded_attention(queries, keys, values, mask)):
+        torch.testing.assert_close(ours, theirs)
     for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
         x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
         mask = lengths_mask(seq_lens, max(seq_lens))
-        ours = seeded(PaddedSelfAttention, dim, seed=seed)
-        theirs = torch.nn.MultiheadAttention(dim, 1, bias=False, batch_first=True).eval()
+        reference = seeded(ref.PaddedSelfAttention, dim, seed=seed)
         with torch.no_grad():
-            theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
-            theirs.out_proj.weight.copy_(ours.W_out.weight)
-            expected_out, expected_weights = theirs(x, x, x, key_padding_mask=mask)
-            out, weights = ours(x, x, x, key_padding_mask=mask)
+            expected_out, expected_weights = reference(x, x, x, key_padding_mask=mask)
+        out, weights = multihead_attention(documented_layers(dim, seed), x, key_padding_mask=mask)
+        torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)
+
+
+def test_reference_equals_torch_multihead_attention_with_both_masks():
+    """What the hidden check 'matches the reference with both masks' stands for: nn.MultiheadAttention."""
+    import torch
+
+    from autograder.checks.common import rand, randn, seeded
+    from autograder.checks.test_05_padding_mask import documented_layers, lengths_mask, multihead_attention
+    from solutions.padding_mask import PaddedSelfAttention
+
+    x = randn(522, 4, 6, 5)
+    mask = lengths_mask([6, 3, 5, 1], 6)
+    per_item = rand(523, 4, 6, 6) > 0.6
+    per_item[:, :, 0] = False
+    ours = seeded(PaddedSelfAttention, 5, seed=57)
+    for attn_mask in (torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1), per_item):
+        with torch.no_grad():
+            out, weights = ours(x, x, x, key_padding_mask=mask, attn_mask=attn_mask)
+        expected_out, expected_weights = multihead_attention(documented_layers(5, 57), x, key_padding_mask=mask,
+                                                             attn_mask=attn_mask)
         torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)

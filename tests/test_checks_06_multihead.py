@@ -1,7 +1,7 @@
-"""Section 06's hidden checks against the catalogue of common mistakes and other correct styles."""
+"""Section 06's checks against the catalogue of common mistakes and other correct styles."""
 import pytest
 import torch
-from support import (catalogue_tests, Mistake)
+from support import (Mistake)
 from torch import nn
 
 SECTION = "06_multihead"
@@ -59,6 +59,8 @@ def mha(*edits):
 
 
 SOFTMAX_LINE = "weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))"
+EQUALS_TORCH = "equals nn.MultiheadAttention run with its own weights"
+OTHER_SIZES = "MultiHeadAttention matches the reference at other sizes"
 
 MISTAKES = [
     Mistake("split_heads with a bare view", {"split_heads": """
@@ -82,8 +84,7 @@ MISTAKES = [
             def combine_heads(x):
                 b, h, t, hd = x.shape
                 return x.reshape(b, t, h * hd)
-            """}, ["combine_heads(split_heads(x)) == x", "combine_heads works on a contiguous"],
-            says="without swapping"),
+            """}, ["combine_heads undoes the documented split"], says="without swapping"),
     Mistake("wrapper concatenates along the token dim", {"MultiHeadAttentionWrapper": """
             class MultiHeadAttentionWrapper(nn.Module):
                 def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
@@ -102,21 +103,21 @@ MISTAKES = [
                         [CausalAttention(d_in, d_out, context_length, dropout) for _ in range(num_heads)])
                 def forward(self, x):
                     return torch.cat([head(x) for head in self.heads], dim=-1)
-            """}, ["MultiHeadAttentionWrapper matches the reference"], says="qkv_bias not passed"),
+            """}, ["MultiHeadAttentionWrapper creates its heads in order"], says="qkv_bias not passed"),
     Mistake("scale by sqrt(d_out)", mha(("self.head_dim ** 0.5", "self.d_out ** 0.5")),
-            ["MultiHeadAttention matches the seeded reference", "MultiHeadAttention gives the documented"],
+            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES],
             says="sqrt(d_out) instead of sqrt(head_dim)"),
     Mistake("bare view when splitting heads", mha(
         ("y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)", "y.view(b, self.num_heads, t, self.head_dim)")),
-        ["MultiHeadAttention matches the seeded reference", "MultiHeadAttention gives the documented"],
+        ["MultiHeadAttention gives the documented", EQUALS_TORCH, "causality", OTHER_SIZES],
         says="bare view to (B, H, T, head_dim) when splitting heads"),
     Mistake("bare view of the transposed context in forward", mha(
         ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)",
          "(weights @ v).transpose(1, 2).view(b, t, self.d_out)")),
-        ["MultiHeadAttention matches the seeded reference", "causality"], says="bare .view of the transposed tensor"),
+        [EQUALS_TORCH, OTHER_SIZES], says="bare .view of the transposed tensor"),
     Mistake("no out_proj", mha(("return self.out_proj(context)", "return context")),
-            ["MultiHeadAttention matches the seeded reference", "gradients reach every parameter"],
-            says="no out_proj"),
+            [EQUALS_TORCH, "MultiHeadAttention gives the documented", "gradients reach every parameter",
+             OTHER_SIZES], says="no out_proj"),
     Mistake("loop over heads", mha(("scores = q @ k.transpose(2, 3)", "scores = torch.stack(["
                                     "q[:, i] @ k[:, i].transpose(1, 2) for i in range(self.num_heads)], dim=1)")),
             ["no Python loop over heads"], says="Python loop over heads"),
@@ -128,11 +129,15 @@ MISTAKES = [
             ["eval mode disables dropout"], says="dropout active in eval"),
     Mistake("no dropout in train mode",
             mha((SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)")),
-            ["train mode applies dropout"], says="no dropout applied"),
+            ["dropout acts in train mode"], says="no dropout applied"),
+    Mistake("dropout on the context vectors", mha(
+        (SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)"),
+        ("context = (weights @ v).transpose(1, 2)", "context = self.dropout(weights @ v).transpose(1, 2)")),
+        ["dropout on the attention weights as nn.Dropout"], says="context vectors"),
     Mistake("diagonal masked", mha(("torch.triu(full, diagonal=1)", "torch.triu(full, diagonal=0)")),
-            ["MultiHeadAttention matches the seeded reference"], says="diagonal masked"),
+            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="diagonal masked"),
     Mistake("no causal mask", mha(("hidden = self.mask[:t, :t]", "hidden = torch.zeros_like(self.mask[:t, :t])")),
-            ["causality", "MultiHeadAttention matches the seeded reference"], says="causal mask"),
+            ["causality", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="causal mask"),
     Mistake("padding mask replaces the causal mask", mha(
         ("        hidden = self.mask[:t, :t]\n        if key_padding_mask is not None:\n"
          "            hidden = hidden | key_padding_mask[:, None, None, :]\n",
@@ -146,13 +151,14 @@ MISTAKES = [
          "        self.out_proj = nn.Linear(d_out, d_out)\n"
          "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"),
         ("        self.out_proj = nn.Linear(d_out, d_out)\n        self.dropout", "        self.dropout")),
-        ["MultiHeadAttention creates its parameters in the documented order"], says="in exactly this order"),
+        ["MultiHeadAttention creates its parameters in the documented order", "MultiHeadAttention gives the documented"],
+        says="in exactly this order"),
     Mistake("no ValueError for d_out % num_heads", mha(
         ("        if d_out % num_heads != 0:\n            raise ValueError(f\"d_out={d_out} must be a multiple of "
          "num_heads={num_heads}\")\n", "")),
         ["raises ValueError when d_out"], says="should raise ValueError"),
     Mistake("qkv_bias ignored", mha(("bias=qkv_bias", "bias=False")),
-            ["equals nn.MultiheadAttention"], says="qkv_bias ignored"),
+            ["honours qkv_bias"], says="qkv_bias ignored"),
     Mistake("batch dim dropped: all tokens of the batch attend to each other", mha(
         ("return y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)",
          "return y.view(-1, self.num_heads, self.head_dim).transpose(0, 1)"),
@@ -160,7 +166,8 @@ MISTAKES = [
         ("hidden = hidden | key_padding_mask[:, None, None, :]", "hidden = hidden | key_padding_mask.reshape(1, -1)"),
         ("scores = q @ k.transpose(2, 3)", "scores = q @ k.transpose(1, 2)"),
         ("(weights @ v).transpose(1, 2).contiguous()", "(weights @ v).transpose(0, 1).contiguous()")),
-        ["batch items independent"]),
+        ["batch items independent", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES],
+        says="keep the batch dim apart"),
 ]
 
 HARD_CODED = {
@@ -284,9 +291,6 @@ STYLES = [
 ]
 
 
-globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
-
-
 def torch_multihead(reference):
     """nn.MultiheadAttention carrying the reference's weights (d_in == d_out, qkv_bias=True)."""
     theirs = torch.nn.MultiheadAttention(reference.d_out, reference.num_heads, batch_first=True)
@@ -318,3 +322,26 @@ def test_reference_equals_torch_multihead_attention():
         q, k, v = (split_heads(layer(x), 2) for layer in (ours.W_query, ours.W_key, ours.W_value))
         per_head = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         torch.testing.assert_close(ours(x), ours.out_proj(combine_heads(per_head)), rtol=1e-5, atol=1e-6)
+
+
+def test_the_visible_checks_rebuild_the_forward_from_the_module_s_own_weights():
+    """What the visible checks compute from a student's parameters (own_layers) is the reference's forward:
+    attend and nn.MultiheadAttention in eval mode, and in train mode the dropout of the attention weights
+    under the same seed, so the checks judge the student's module by its own weights."""
+    from autograder.checks.test_06_multihead import attend, causal_torch_output, own_layers
+    from solutions.multihead import MultiHeadAttention
+
+    torch.manual_seed(3)
+    ours = MultiHeadAttention(8, 8, 6, 0.5, num_heads=2, qkv_bias=True).eval()
+    own = own_layers(dict(ours.named_parameters()), 8, 8, 2)
+    x = torch.randn(2, 6, 8)
+    with torch.no_grad():
+        expected = ours(x)
+        torch.testing.assert_close(attend(own, x), expected, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(causal_torch_output(own, x), expected, rtol=1e-5, atol=1e-6)
+        torch.manual_seed(6)
+        trained = ours.train()(x)
+    torch.manual_seed(6)
+    dropped = attend(own, x, weights_dropout=lambda w: nn.functional.dropout(w, 0.5))
+    torch.testing.assert_close(dropped, trained, rtol=1e-5, atol=1e-6)
+    assert own_layers({"W_query.weight": torch.zeros(8, 8)}, 8, 8, 2) is None  # not the documented parameters

@@ -33,6 +33,7 @@ self-check that cannot start, must fail it with one clear line.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import re
@@ -46,11 +47,23 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-from support import EXAMPLES, ROOT, venv_path  # noqa: E402
+from support import EXAMPLES, ROOT, venv_path, zygote  # noqa: E402
 
 CI = ROOT / "ci"
 CLASS = {"alice": EXAMPLES / "correct", "bob": EXAMPLES / "partial", "carol": ROOT / "student_template"}
-EXPECTED_TOTALS = {"alice": 60.0, "bob": 21.0, "carol": 0.0}
+
+
+@functools.cache
+def expected_totals() -> dict:
+    """Each student's total as `grade` gives it (the bonus section's points included), graded here."""
+    from autograder.core.grade import run_checks
+    from autograder.core.submission import locate
+
+    totals = {student: run_checks(locate(folder), "cpu", zygote=zygote()).score for student, folder in CLASS.items()}
+    assert totals["alice"] > totals["bob"] > totals["carol"] == 0.0, totals
+    return totals
+
+
 INSTALL = re.compile(r"^\s*python -m (pip install|venv)\b")
 SUDO = """#!/usr/bin/env bash
 # stands in for sudo: records the command, then runs it as the test's own user
@@ -117,7 +130,7 @@ def checkout(folder: Path, host: Path) -> Path:
 def assert_feedback(folder: Path) -> None:
     """One report per student of the class, with their score; bob's says which check failed."""
     assert sorted(p.name for p in folder.iterdir()) == sorted(CLASS), folder
-    for student, total in EXPECTED_TOTALS.items():
+    for student, total in expected_totals().items():
         markdown = (folder / student / "report.md").read_text(encoding="utf-8")
         assert markdown.startswith(f"## Attention course feedback: {total:g} / "), (student, markdown[:80])
         assert (folder / student / "report.html").is_file(), student
@@ -253,15 +266,30 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     cwd = checkout(tmp_path / "merge", host)
     summary = tmp_path / "summary.md"
     github_steps(workflow["jobs"]["merge"], {}, {**env, "GITHUB_STEP_SUMMARY": str(summary)}, cwd, artifacts)
-    assert read_grades(cwd / "grades") == EXPECTED_TOTALS
-    assert read_grades(artifacts / "grades") == EXPECTED_TOTALS  # the uploaded artifact
+    assert read_grades(cwd / "grades") == expected_totals()
+    assert read_grades(artifacts / "grades") == expected_totals()  # the uploaded artifact
     assert_feedback(artifacts / "feedback")  # the students' reports, gathered from the shards
     text = summary.read_text()
     assert "## Class grades" in text and "| alice |" in text
     assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
 
 
-SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)$", re.M)
+# "S / M", or with a bonus section "S / M (including B / BM bonus)": B adds to S, not to M
+SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?: \(including ([\d.]+) / ([\d.]+) bonus\))?$",
+                        re.M)
+
+
+def core_score(text: str) -> tuple[float, float]:
+    """(the core sections' visible points, their maximum) of a self-check's score line: the CI's
+    red or green (a bonus section is optional: its points are read apart)."""
+    total, best, bonus, bonus_max = (float(value or 0) for value in SCORE_LINE.search(text).groups())
+    assert bonus <= bonus_max
+    return total - bonus, best
+
+
+def total_of(text: str) -> str:
+    """The total as the score line writes it ("S / M", with its bonus part if any): the report's too."""
+    return SCORE_LINE.search(text).group(0).removeprefix("## Attention course: ")
 
 
 def assert_visible_score(student: str, score: float, best: float) -> None:
@@ -320,7 +348,7 @@ def test_github_student_workflow_is_red_while_a_visible_check_fails(tmp_path, st
     assert steps[-1] == "Every visible check passes" and steps.index("Upload the feedback report") < len(steps) - 1
     assert outcomes[steps[-1]] == ("success" if student == "alice" else "failure")
     text = summary.read_text(encoding="utf-8")
-    score, best = map(float, SCORE_LINE.search(text).groups())
+    score, best = core_score(text)
     assert_visible_score(student, score, best)
     assert "| 01_scores |" in text and "| 06_multihead |" in text
     if student == "alice":
@@ -336,7 +364,7 @@ def test_github_student_workflow_is_red_while_a_visible_check_fails(tmp_path, st
     uploaded = artifacts / "feedback-ubuntu-latest"
     assert (uploaded / "report.html").is_file()
     assert (uploaded / "report.md").read_text(encoding="utf-8").startswith(
-        f"## Attention course feedback: {score:g} / {best:g}")
+        f"## Attention course feedback: {total_of(text)}")
 
 
 @pytest.mark.parametrize("broken, says", [
@@ -381,7 +409,10 @@ def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
     # every step after the venv's creation ran its python: the GITHUB_PATH line activated it
     assert sum(line.startswith("-m autograder check . ") for line in used.read_text().splitlines()) == 2
     correct, partial = (json.loads((temp / f"{name}.json").read_text()) for name in ("correct", "partial"))
-    assert correct["score"] == correct["max_score"] > partial["score"] > 0
+    from autograder.core.results import check_max_points
+
+    full = sum(check_max_points(test) for test in correct["tests"])  # the bonus checks' points included
+    assert correct["score"] == full >= correct["max_score"] > 0 and full > partial["score"] > 0
 
 
 @pytest.mark.parametrize("correct, partial, torch, says", [
@@ -399,6 +430,27 @@ def test_the_os_matrix_assertion_step(tmp_path, correct, partial, torch, says):
     for name, score in (("correct", correct), ("partial", partial)):
         (tmp_path / f"{name}.json").write_text(json.dumps(
             {"score": score, "max_score": 13.5, "tests": [], "extra_data": {"torch": torch}}))
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env={**base_env(), "RUNNER_TEMP": str(tmp_path), "TORCH_VERSION": "2.13.0"},
+                          timeout=60)
+    if says:
+        assert done.returncode != 0 and says in done.stderr, done.stdout + done.stderr
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("bonus_score, says", [(2.5, ""), (1.5, "not the full visible score")])
+def test_the_os_matrix_assertion_step_counts_the_bonus_checks(tmp_path, bonus_score, says):
+    """Full marks include a bonus check's points, which its test keeps in extra_data (its max_score is 0)."""
+    workflow = yaml.safe_load((CI / "github" / "selfcheck-os-matrix.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    (step,) = [s for s in job["steps"] if "max_score" in s.get("run", "")]
+    bonus_test = {"name": "07: a bonus check", "score": bonus_score, "max_score": 0.0,
+                  "extra_data": {"max_points": 2.5}}
+    for name, score, bonus in (("correct", 13.5, bonus_score), ("partial", 4.0, 0.0)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"score": score + bonus, "max_score": 13.5, "tests": [{**bonus_test, "score": bonus}],
+             "extra_data": {"torch": "2.13.0"}}))
     done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
                           env={**base_env(), "RUNNER_TEMP": str(tmp_path), "TORCH_VERSION": "2.13.0"},
                           timeout=60)
@@ -447,7 +499,7 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
         for artifact in cwd.glob("grades-shard-*/"):  # artifacts: paths, restored into the merge job
             shutil.copytree(artifact, merge_dir / artifact.name)
     gitlab_run(pipeline, "merge", merge_dir, env)
-    assert read_grades(merge_dir / "grades") == EXPECTED_TOTALS
+    assert read_grades(merge_dir / "grades") == expected_totals()
     assert "feedback/" in gitlab_job(pipeline, "merge")["artifacts"]["paths"]
     assert_feedback(merge_dir / "feedback")
 
@@ -488,7 +540,8 @@ def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, st
     result, job, repo = gitlab_student_run(tmp_path, student)
     assert result["failed"] == (student != "alice"), (student, result["log"][-3000:])
     log = result["log"]
-    score, best = map(float, SCORE_LINE.search((repo / "self-check.md").read_text(encoding="utf-8")).groups())
+    text = (repo / "self-check.md").read_text(encoding="utf-8")
+    score, best = core_score(text)
     assert_visible_score(student, score, best)
     percent = 100 * score / best
     last = log.rstrip().splitlines()[-3:]
@@ -515,7 +568,7 @@ def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, st
     assert repo / "feedback" in kept and repo / "self-check.md" in kept
     assert (repo / "feedback" / "report.html").is_file()
     assert (repo / "feedback" / "report.md").read_text(encoding="utf-8").startswith(
-        f"## Attention course feedback: {score:g} / {best:g}")
+        f"## Attention course feedback: {total_of(text)}")
 
 
 @pytest.mark.parametrize("broken, says", [

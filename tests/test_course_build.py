@@ -248,12 +248,14 @@ def test_nbgrader_points_of_each_section_are_the_autograders_maximum():
     maximum = autograder_maximum()
     assert set(sections) == set(maximum), "every graded section has an nbgrader source notebook"
     for section_id in sections:
+        # a bonus section's test cells carry 0 points: its points are nbgrader's extra credit, outside the maximum
+        expected = 0 if BY_ID[section_id].bonus else maximum[section_id]
         for pattern in (build.SOURCE_NB, build.RELEASED_NB):
             points = nbgrader_points(ROOT / pattern.format(id=section_id))
-            assert points == maximum[section_id], f"{pattern.format(id=section_id)}: {points} != {maximum[section_id]}"
+            assert points == expected, f"{pattern.format(id=section_id)}: {points} != {expected}"
         assert build.section_maximum(BY_ID[section_id]) == maximum[section_id]
     total = sum(nbgrader_points(ROOT / build.RELEASED_NB.format(id=s)) for s in sections)
-    assert total == sum(maximum.values())
+    assert total == sum(points for section_id, points in maximum.items() if not BY_ID[section_id].bonus)
 
 
 def test_points_are_shared_out_in_proportion_on_a_quarter_grid():
@@ -302,7 +304,7 @@ def raised_in(function_name: str, error: Exception):
 @pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
 def test_check_cells_give_the_grader_s_hints_for_an_error(section):
     from autograder.checks.common import BATCHED_T, TRANSPOSE_HINT
-    from autograder.checks.visible.test_06_multihead import BARE_VIEW_HINT
+    from autograder.checks.test_06_multihead import BARE_VIEW_HINT
 
     hint_for = setup_namespace(section)["hint_for"]
     view_error = RuntimeError("view size is not compatible with input tensor's size and stride")

@@ -35,8 +35,28 @@ from autograder.sandbox.limits import Limits
 SUMMARY_LINE = "evil corpus"
 SECTION = "01_scores"
 FULL = 10.0
-DOT_POINTS = 2.0  # dot_scores: documented (1) + random inputs (1)
-DOCUMENTED_POINTS = 2.0  # the two checks against values printed in the notebook
+
+
+def section_checks(section_id: str = SECTION) -> dict:
+    """title -> grading record of each check of the section, as its check file declares them."""
+    import importlib
+
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    return {f.grading["title"]: f.grading for f in vars(module).values() if hasattr(f, "grading")}
+
+
+def titled(*starts: str) -> set:
+    return {title for title in section_checks() if title.startswith(starts)}
+
+
+def points(titles) -> float:
+    return sum(section_checks()[title]["points"] for title in titles)
+
+
+# what a wrong dot_scores loses: the checks of its values (the mutation check passes a wrong value)
+DOT_VALUES = titled("dot_scores gives", "dot_scores matches")
+DOT_POINTS = points(DOT_VALUES)
+SCORE_MATRIX_VALUES = titled("score_matrix gives", "score_matrix on a batch", "score_matrix matches")
 BROKEN_DOT = "def dot_scores(query, inputs):\n    return torch.zeros(inputs.shape[0])\n"
 
 
@@ -154,7 +174,16 @@ def sabotage_if(condition_code: str) -> str:
 
 
 def dot_checks(result):
-    return [c for c in result.checks if c.name.startswith("dot_scores")]
+    """The checks of dot_scores' values (each lost by a dot_scores that is wrong, raises or dies)."""
+    return [c for c in result.checks if c.name in DOT_VALUES]
+
+
+def assert_only_dot_scores_lost(result):
+    """The checks of dot_scores' values lost, and nothing outside dot_scores' own checks (its mutation
+    check may go too, where the worker died under it)."""
+    lost = {c.name for c in result.checks if not c.passed}
+    everything_of_dot = {c.name for c in result.checks if c.name.startswith("dot_scores")}
+    assert DOT_VALUES <= lost <= everything_of_dot, lost
 
 
 # ----------------------------------------------------------------- cases
@@ -174,7 +203,7 @@ def test_forged_output_and_results_files():
                 print("could not write", path, error.strerror)
         """, broken_dot())
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS
+    assert_only_dot_scores_lost(result)
     assert all(not c.passed for c in dot_checks(result))
     assert "10 passed" in result.printed  # shown as the student's output, never parsed
     for target in targets:
@@ -193,7 +222,7 @@ def test_monkeypatched_comparisons():
         numpy.allclose = lambda *a, **k: True
         """, broken_dot())
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS  # comparisons happen in the grader's process
+    assert_only_dot_scores_lost(result)  # comparisons happen in the grader's process
 
 
 def test_snooping_frames_and_gc_for_answers():
@@ -223,7 +252,7 @@ def test_snooping_frames_and_gc_for_answers():
         """)
     result = grade(hostile)
     assert "found: []" in result.printed
-    assert result.score == FULL - DOT_POINTS  # nothing to find: the answers are not in the worker
+    assert_only_dot_scores_lost(result)  # nothing to find: the answers are not in the worker
 
 
 def test_tensor_subclass_claiming_equality():
@@ -240,7 +269,7 @@ def test_tensor_subclass_claiming_equality():
             return torch.zeros(inputs.shape[0]).as_subclass(Always)
         """)
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS
+    assert_only_dot_scores_lost(result)
     assert all("subclass" in c.message for c in dot_checks(result)), [c.message for c in dot_checks(result)]
 
 
@@ -260,10 +289,9 @@ def test_unpickling_payload_is_never_unpickled(tmp_path):
         """)
     result = grade(hostile)
     assert not marker.exists()
-    # every check of a value lost; only "no Python loop" (1 point) observes op counts, not values
-    assert result.score <= FULL - DOT_POINTS - 2.5
-    assert all(not c.passed for c in result.checks if c.name.startswith(("dot_scores", "score_matrix gives",
-                                                                          "score_matrix works")))
+    # every check of a value lost; only "no Python loop" observes op counts, not values
+    assert result.score <= FULL - DOT_POINTS - points(SCORE_MATRIX_VALUES)
+    assert all(not c.passed for c in result.checks if c.name in DOT_VALUES | SCORE_MATRIX_VALUES)
 
 
 @pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(3)", "pytest.exit('stop')", "raise KeyboardInterrupt"])
@@ -274,8 +302,7 @@ def test_exits_cost_only_that_check(how):
             {how}
         """)
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS
-    assert {c.name for c in result.checks if not c.passed} == {c.name for c in dot_checks(result)}
+    assert_only_dot_scores_lost(result)  # its mutation check too, where the worker died under it
 
 
 def test_infinite_loop_in_one_function():
@@ -286,8 +313,11 @@ def test_infinite_loop_in_one_function():
         """)
     started = time.monotonic()
     result = grade(hostile, Limits(call_seconds=1.5))
-    assert result.score == FULL - DOT_POINTS
-    assert all("ran past the 1.5 s limit" in c.message for c in dot_checks(result))
+    assert_only_dot_scores_lost(result)
+    # twice run to its limit, then not called again: the rest of the section is graded as usual
+    messages = [c.message for c in dot_checks(result)]
+    assert all("ran past the 1.5 s limit" in m or "ran past the time limit in two earlier checks" in m
+               for m in messages), messages
     assert time.monotonic() - started < 30
 
 
@@ -316,7 +346,7 @@ def test_memory_bomb():
             return _honest_matrix(inputs)
         """)
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS - 3.5
+    assert {c.name for c in result.checks if not c.passed} == DOT_VALUES | SCORE_MATRIX_VALUES
     lost = failing(result)
     assert all("tried to allocate more than the 4 GiB limit" in m for m in lost.values()), lost
 
@@ -457,7 +487,7 @@ def test_output_flood_and_huge_exception_message():
         """)
     started = time.monotonic()
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS
+    assert_only_dot_scores_lost(result)
     assert len(result.printed) <= 5000
     assert all(len(c.message) <= 1000 for c in result.checks)
     assert time.monotonic() - started < 60
@@ -470,7 +500,7 @@ def test_segfault():
             return ctypes.string_at(0)
         """)
     result = grade(hostile)
-    assert result.score == FULL - DOT_POINTS
+    assert_only_dot_scores_lost(result)
     assert all("stopped the grading worker" in c.message for c in dot_checks(result))
 
 
@@ -514,10 +544,10 @@ def test_hard_coded_printed_outputs():
         """)
     result = grade(hostile)
     assert result.score <= 0.4 * result.max_score
-    # the documented values, and "no Python loop" (a constant has none); nothing else
-    assert result.score <= DOCUMENTED_POINTS + 1
+    # the documented values, "no Python loop" (a constant has none) and "leaves its arguments
+    # unchanged" (a constant touches none); nothing else
     assert {c.name for c in result.checks if c.passed} <= {
-        c.name for c in result.checks if c.documented or "no Python loop" in c.name}
+        c.name for c in result.checks if c.documented or "no Python loop" in c.name or "unchanged" in c.name}
 
 
 def test_reading_the_answers_by_absolute_path(layers):

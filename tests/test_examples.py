@@ -6,7 +6,7 @@ from support import EXAMPLES, ROOT, zygote
 
 from autograder.feedback.formats import render
 from autograder.core.grade import run_checks
-from autograder.core.sections import SECTIONS
+from autograder.core.sections import BONUS, CORE, SECTIONS
 from autograder.core.submission import locate
 
 
@@ -21,12 +21,14 @@ def test_correct_notebook_and_python_file_get_full_marks(section):
     for path in (EXAMPLES / "correct", EXAMPLES / "correct_py" / f"{section}.py"):
         result = grade(path, section)
         failing = {c.name: c.message for s in result.sections for c in s.checks if not c.passed}
-        assert result.score == result.max_score > 0, (path, failing)
+        assert all(s.score == s.max_score > 0 for s in result.sections), (path, failing)
+        # a bonus section's points add to the score, not to the maximum
+        assert result.score == result.max_score + result.bonus_max, (path, failing)
 
 
 def test_blank_template_gets_zero_with_a_message_per_check():
     result = grade(ROOT / "student_template")
-    assert result.score == 0 and result.max_score == 10 * len(SECTIONS)
+    assert result.score == 0 and result.max_score == 10 * len(CORE) and result.bonus_max == 10 * len(BONUS)
     for section in result.sections:
         for check in section.checks:
             assert check.message and check.kind in {"stub", "missing", "raised", "load"}, (check.name, check.message)
@@ -59,7 +61,9 @@ def test_the_readme_main_job_grades_the_examples_as_a_class():
                           env=dict(os.environ, PY=sys.executable))
     assert done.returncode == 0, done.stderr[-3000:]
     said = done.stdout + done.stderr
-    for line in ("graded correct: 60 / 60", "graded correct_py: 60 / 60", "graded blank: 0 / 60",
+    core, bonus = 10 * len(CORE), 10 * len(BONUS)  # a bonus section adds to the score, not to the maximum
+    for line in (f"graded correct: {core + bonus} / {core}", f"graded correct_py: {core + bonus} / {core}",
+                 f"graded blank: 0 / {core}",
                  "4 graded, 0 unchanged, 0 with grader errors"):
         assert line in said, said[-3000:]
     assert "left out" not in said  # every example is a student of the class

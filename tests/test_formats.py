@@ -28,7 +28,14 @@ def fixed_result() -> GradeResult:
                           notes=["06_multihead.ipynb is missing from the submission"])
     blank.checks = [CheckResult("06_multihead", "split_heads | combine_heads round trip", 1, 0,
                                 "06_multihead.ipynb is missing from the submission", "unreadable")]
-    return GradeResult("submissions/ada", "cpu", [softmax, blank], execution_time=1.25)
+    # a bonus section: its points add to the score, not to the maximum
+    bonus = SectionResult("07_positional_encoding", "Sinusoidal positional encoding")
+    bonus.checks = [CheckResult("07_positional_encoding", "every value of the encoding lies in [-1, 1]", 0.5, 0.5,
+                                visible=True, visibility="visible"),
+                    CheckResult("07_positional_encoding", "sinusoidal_encoding matches the reference on new sizes",
+                                2, 0, "sinusoidal_encoding(5, 6): wrong values. This looks like sin and cos swapped",
+                                "check", mistake="sin and cos swapped")]
+    return GradeResult("submissions/ada", "cpu", [softmax, blank, bonus], execution_time=1.25)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -42,6 +49,10 @@ def test_report_matches_golden_file(fmt):
 
 def test_gradescope_json_totals():
     data = json.loads(render(fixed_result(), "json"))
-    assert data["score"] == 2 and data["max_score"] == 6.5
-    assert [t["status"] for t in data["tests"]] == ["passed", "failed", "failed", "failed"]
+    # the bonus section's 0.5 counts in the score, its 2.5 not in the maximum (Gradescope's extra credit:
+    # its tests have max_score 0, their own points in extra_data)
+    assert data["score"] == 2.5 and data["max_score"] == 6.5
+    assert sum(t["score"] for t in data["tests"]) == data["score"]
+    assert sum(t["max_score"] for t in data["tests"]) == data["max_score"]
+    assert [t["status"] for t in data["tests"]] == ["passed", "failed", "failed", "failed", "passed", "failed"]
     assert data["tests"][1]["tags"] == ["02_softmax", "check"]

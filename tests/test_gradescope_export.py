@@ -44,7 +44,7 @@ def test_the_zip_has_gradescopes_entry_points_and_the_grader(exported):
         subprocess.run(["bash", "-n", str(source / script)], check=True)
     for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py",
                    "autograder/worker/main.py", "autograder/checks/pytest.ini",
-                   "autograder/checks/test_01_scores.py", "autograder/checks/visible/test_01_scores.py",
+                   "autograder/checks/test_01_scores.py", "autograder/checks/common.py",
                    "solutions/scores.py", "solutions/multihead.py"):
         assert (source / needed).is_file(), needed
     assert not [p for p in source.rglob("*") if "__pycache__" in p.parts or p.suffix == ".pyc"]
@@ -118,7 +118,8 @@ def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
 
 
 def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
-    """Gradescope's own visibility model: a visible check at once, a hidden one after the due date."""
+    """Gradescope's own visibility model, as each check declares it (@check(..., visibility=...)):
+    a visible check at once, a hidden one after the due date (or once grades are published)."""
     from support import zygote
 
     from autograder.core.grade import run_checks
@@ -131,6 +132,18 @@ def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
     seen = {test["visibility"] for test in data["tests"]}
     assert seen == {"visible", "after_due_date"}
     for check, test in zip(checks, data["tests"]):
-        assert test["visibility"] == ("visible" if check.visible else "after_due_date"), test["name"]
+        assert test["visibility"] == check.visibility == ("visible" if check.visible else "after_due_date"), test["name"]
     assert data["output_format"] == data["test_output_format"] == "text"
     assert data["stdout_visibility"] == "hidden"
+
+
+def test_a_check_s_declared_visibility_reaches_gradescope():
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+
+    declared = [CheckResult("01_scores", "shown at once", 1, 1, visible=True, visibility="visible"),
+                CheckResult("01_scores", "after the due date", 1, 0, "wrong", "check", visibility="after_due_date"),
+                CheckResult("01_scores", "once published", 1, 1, visibility="after_published"),
+                CheckResult("01_scores", "read back without one", 1, 1)]  # e.g. from an older results.json
+    result = GradeResult("a student", "cpu", [SectionResult("01_scores", "Scores", declared)])
+    assert [test["visibility"] for test in result.to_gradescope()["tests"]] == [
+        "visible", "after_due_date", "after_published", "after_due_date"]

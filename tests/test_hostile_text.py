@@ -14,7 +14,7 @@ from support import correct_source, grade_source, replace_def
 from autograder.instructor import class_report
 from autograder.core.files import safe_filename, spreadsheet_safe
 from autograder.core.harness import CheckFailed, expect, expect_close
-from autograder.core.plugin import _mistake
+from autograder.core.plugin import mistake_of
 from autograder.core.results import CheckResult, GradeResult, SectionResult
 from autograder.sandbox.limits import StudentFailure
 
@@ -46,10 +46,10 @@ class _Info:
 
 
 def test_only_a_check_verdict_carries_a_mistake_into_the_result():
-    assert _mistake(_Info(CheckFailed("... This looks like X", "X"))) == "X"
-    assert _mistake(_Info(StudentFailure(f"softmax raised ValueError: {FORGED}", "raised"))) == ""
-    assert _mistake(_Info(AssertionError(FORGED))) == ""
-    assert _mistake(None) == ""
+    assert mistake_of(_Info(CheckFailed("... This looks like X", "X"))) == "X"
+    assert mistake_of(_Info(StudentFailure(f"softmax raised ValueError: {FORGED}", "raised"))) == ""
+    assert mistake_of(_Info(AssertionError(FORGED))) == ""
+    assert mistake_of(None) == ""
 
 
 def _grades_dir(folder, results: dict):

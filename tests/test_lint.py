@@ -115,12 +115,34 @@ def test_no_two_grader_modules_share_a_name():
 
 
 def test_tests_import_their_helpers_one_way():
-    """`support` as a top-level module only: importing it also as tests.support would run two copies
-    (two zygotes, two sets of fixtures)."""
+    """`support` (and every other module of tests/) as a top-level module only: importing it also as
+    tests.support would run two copies (two zygotes, two sets of fixtures, two catalogues)."""
     offenders = [p.name for p in (ROOT / "tests").glob("*.py")
-                 if any(m == "tests.support" or m.startswith("tests.support.")
-                        for m in _all_imports(p))]
+                 if any(m == "tests" or m.startswith("tests.") for m in _all_imports(p))]
     assert offenders == []
+
+
+def private_imports(path: Path) -> list[str]:
+    """`module._name` for each private name `path` imports from another grader module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("autograder"):
+            found += [f"{node.module}.{alias.name}" for alias in node.names
+                      if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_s_private_names():
+    """A name with a leading underscore is its module's own business; what others use is public."""
+    offenders = {p.relative_to(ROOT).as_posix(): private_imports(p)
+                 for p in sorted(PACKAGE.rglob("*.py")) + sorted((ROOT / "tests").glob("*.py")) if private_imports(p)}
+    assert offenders == {}
+
+
+def test_the_private_import_finder_finds_one(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from autograder.core.submission import _in_folder, locate\n")
+    assert private_imports(path) == ["autograder.core.submission._in_folder"]
 
 
 def _all_imports(path: Path) -> set[str]:

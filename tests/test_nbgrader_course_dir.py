@@ -20,7 +20,7 @@ import pytest
 from autograder.core.sections import BY_ID
 from course import build
 from support import EXAMPLES, ROOT
-from tests.test_nbgrader_cycle import hand_in, nbgrader
+from test_nbgrader_cycle import hand_in, nbgrader
 
 ASSIGNMENTS = ROOT / "assignments"
 SECTION = "01_scores"

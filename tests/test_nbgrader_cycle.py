@@ -330,3 +330,32 @@ def test_a_timestamp_committed_to_a_student_repository_is_not_recorded(tmp_path,
 
     now = datetime.now(timezone.utc).replace(tzinfo=None)  # nbgrader keeps UTC without a zone
     assert stamp is not None and abs(now - stamp) < timedelta(hours=1), stamp  # the clone's time, not 2000
+
+
+@pytest.mark.slow
+def test_a_bonus_section_is_extra_credit_in_nbgrader(tmp_path):
+    """nbgrader counts a bonus section as we do: its points add to the score, not to the maximum
+    (its test cells carry 0 points; `batch --gradebook` writes the points as extra credit)."""
+    from autograder.core.sections import BONUS
+
+    if not BONUS:
+        pytest.skip("the course has no bonus section")
+    section = BONUS[0].id
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "assignments" / "source" / section, course / "source" / section)
+    nbgrader(course, "generate_assignment", section, "--force")
+    hand_in(course, "alice", section, EXAMPLES / "correct" / f"{section}.ipynb")
+    hand_in(course, "bob", section, EXAMPLES / "partial" / f"{section}.ipynb")
+    out = tmp_path / "grades"
+    done = run_cli("batch", course / "submitted", "--out", out, "--device", "cpu", "--section", section,
+                   "--gradebook", course / "gradebook.db")
+    assert done.returncode == 0, done.stderr
+    assert "(bonus: as extra credit)" in done.stderr
+    with open(out / "grades.csv", newline="") as handle:
+        table = {row["student"]: (float(row[section]), float(row["max_score"])) for row in csv.DictReader(handle)}
+    assert table["alice"][0] > 0 and table["alice"][1] == 0  # ours: a bonus adds nothing to the maximum
+    rows = export_rows(course)
+    for student, (score, _) in table.items():
+        assert rows[(section, student)] == (score, 0.0), student  # nbgrader's: the same score, a maximum of 0

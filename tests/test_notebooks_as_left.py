@@ -133,4 +133,5 @@ def test_the_course_notebooks_load_in_grading_without_a_failing_cell():
     result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
     assert not result.grader_errors
     assert {s.id: s.notes for s in result.sections if s.notes} == {}
-    assert result.score == result.max_score
+    assert all(s.score == s.max_score > 0 for s in result.sections), [(s.id, s.score) for s in result.sections]
+    assert result.score == result.max_score + result.bonus_max  # a bonus section adds to the score, not the maximum

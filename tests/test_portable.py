@@ -88,6 +88,18 @@ def test_sections_do_not_see_each_others_global_changes(launcher):
     assert reply["value"] == ["torch.float32", True, 2.0]
 
 
+def test_a_submodule_one_section_imported_stays_importable_for_the_next(launcher):
+    """numpy loads numpy.random on first use (its __getattr__ imports it): restoring numpy's namespace
+    between sections must keep that attribute, or `import numpy.random as random` (pandas does it)
+    recurses without end in the next section."""
+    first = launcher.spawn(Limits(), {"names": []})
+    reply, _ = load(first, "import numpy.random\n")
+    assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply
+    second = launcher.spawn(Limits(), {"names": []})
+    reply, _ = load(second, "import numpy.random as random\nrandom.default_rng(0)\n")
+    assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
+
+
 def test_a_student_exception_reads_as_the_students(launcher, tmp_path):
     source = correct_source("01_scores").replace(
         "def dot_scores(query, inputs):", "def dot_scores(query, inputs):\n    raise ValueError('my own bug')", 1)

@@ -24,7 +24,10 @@ import pytest
 
 from support import EXAMPLES, ROOT, zygote
 
-SECTIONS = ("01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
+from autograder.core.results import check_max_points
+from autograder.core.sections import SECTIONS as REGISTRY
+
+SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
 ANSWER_PACKAGES = ("solutions", "course")
 
 
@@ -65,7 +68,7 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     names = set(members(wheel))
     for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py", "autograder/core/plugin.py",
                    "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
-                   *(f"autograder/checks/visible/test_{section}.py" for section in SECTIONS)):
+                   *(f"autograder/checks/test_{section}.py" for section in SECTIONS)):
         assert needed in names, needed
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
     for name in names:
@@ -93,7 +96,8 @@ def checks_declared(source: str) -> dict:
         for decorator in getattr(node, "decorator_list", []):
             if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "check":
                 flags = {k.arg: getattr(k.value, "value", None) for k in decorator.keywords}
-                found[node.name] = flags.get("visible") is True or flags.get("documented") is True
+                found[node.name] = (flags.get("visible") is True or flags.get("documented") is True
+                                    or flags.get("visibility") == "visible")
     return found
 
 
@@ -276,9 +280,11 @@ def test_check_runs_from_the_wheel_alone_with_the_same_results(wheel, tmp_path):
     expected = json.loads(render(in_repo, "json"))
     assert comparable(from_wheel["partial"]) == comparable(expected)
     assert 0 < from_wheel["partial"]["score"] < from_wheel["partial"]["max_score"]
-    assert all("documented" in t["tags"] for t in from_wheel["partial"]["tests"])
+    assert all(t["visibility"] == "visible" for t in from_wheel["partial"]["tests"])  # the visible checks only
     correct = from_wheel["correct"]
-    assert correct["score"] == correct["max_score"] == sum(t["max_score"] for t in expected["tests"]) > 0
+    # full marks: every visible check's points, the bonus ones included (their max_score is 0: extra credit)
+    full = sum(check_max_points(t) for t in expected["tests"])
+    assert correct["score"] == full >= correct["max_score"] == expected["max_score"] > 0
     assert {t["tags"][0] for t in correct["tests"]} == set(SECTIONS)
 
 
@@ -356,4 +362,5 @@ def test_check_keeps_the_students_torch_at_the_other_end_of_the_range(wheel, tmp
         assert (theirs["score"], theirs["max_score"]) == (ours["score"], ours["max_score"]), name
         assert comparable(theirs) == comparable(ours), name
     correct = reports[version, "correct"]
-    assert correct["score"] == correct["max_score"] > reports[version, "partial"]["score"] > 0
+    full = sum(check_max_points(t) for t in correct["tests"])  # the bonus checks' points included
+    assert correct["score"] == full >= correct["max_score"] > 0 and full > reports[version, "partial"]["score"] > 0

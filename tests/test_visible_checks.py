@@ -1,8 +1,11 @@
-"""The split of each section's checks: visible ones in autograder/checks/visible/, hidden ones beside it.
+"""The visible checks: declared next to the hidden ones, and shippable to students.
 
-The visible files are shipped to students (the self-check wheel), so they may
-import neither the reference solutions nor a hidden check file; together with
-the hidden file they must still make exactly the section's 10 points.
+A check is visible when its `@check(...)` says visibility="visible" (or its
+shorthands visible=True, documented=True). The self-check wheel ships each
+section's check file with its visible checks only (selfcheck_export.visible_part),
+so what is left of a file after that cut may import neither the reference
+solutions nor the course, nor a test; together the checks of a section make
+exactly its 10 points.
 """
 from __future__ import annotations
 
@@ -13,22 +16,24 @@ import pytest
 import torch
 
 from autograder.checks import common
-from autograder.core.grade import CHECKS_DIR, VISIBLE_DIR, check_files
+from autograder.core.grade import CHECKS_DIR, check_file, check_files
+from autograder.core.harness import VISIBILITIES, check
 from autograder.core.sections import SECTIONS
+from autograder.instructor.selfcheck_export import visible_part
 from support import ROOT
 
 IDS = [section.id for section in SECTIONS]
 
 
-def imports(path) -> set[str]:
+def imports(source: str, name: str) -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             names |= {module} | {f"{module}.{alias.name}" for alias in node.names}
-            assert node.level == 0, f"{path.name}: a relative import (checks are imported by file path)"
+            assert node.level == 0, f"{name}: a relative import (checks are imported by file path)"
     return names
 
 
@@ -39,30 +44,113 @@ def checks_of(module_name: str) -> dict:
             if name.startswith("test_") and callable(f) and hasattr(f, "grading")}
 
 
-@pytest.mark.parametrize("path", sorted(VISIBLE_DIR.glob("*.py")) + [CHECKS_DIR / "common.py"],
-                         ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_public_check_files_import_no_answers(path):
-    leaked = {m for m in imports(path)
+def section_checks(section_id: str) -> dict:
+    """title -> grading record of every check of the section (its one check file)."""
+    return checks_of(f"autograder.checks.test_{section_id}")
+
+
+PUBLIC_FILES = sorted(CHECKS_DIR.glob("test_*.py")) + [CHECKS_DIR / "common.py"]
+
+
+@pytest.mark.parametrize("path", PUBLIC_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_what_students_get_of_a_check_file_imports_no_answers(path):
+    """Judged on the file as the wheel holds it: a check file's visible part, any other file whole."""
+    source = path.read_text()
+    shipped = visible_part(source) if path.parent == CHECKS_DIR and path.name.startswith("test_") else source
+    leaked = {m for m in imports(shipped, path.name)
               if m.split(".")[0] in ("solutions", "course", "tests") or m.startswith("autograder.checks.test_")}
-    assert not leaked, f"{path.relative_to(ROOT)} imports {sorted(leaked)}"
+    assert not leaked, f"{path.relative_to(ROOT)} ships with {sorted(leaked)}"
+    names = {n.id for n in ast.walk(ast.parse(shipped)) if isinstance(n, ast.Name)}
+    assert "ref" not in names, f"{path.relative_to(ROOT)}: a visible check uses the reference (ref)"
+
+
+@pytest.mark.parametrize("path", sorted(CHECKS_DIR.glob("test_*.py")), ids=lambda p: p.name)
+def test_the_shipped_part_holds_exactly_the_visible_checks(path):
+    """Every visible check of the file is shipped, and no other."""
+    module = importlib.import_module(f"autograder.checks.{path.stem}")
+    visible = {name for name, f in vars(module).items() if getattr(f, "grading", {}).get("visible")}
+    shipped = {node.name for node in ast.parse(visible_part(path.read_text())).body
+               if isinstance(node, ast.FunctionDef) and node.decorator_list}
+    assert shipped == visible
 
 
 @pytest.mark.parametrize("section_id", IDS)
-def test_visible_and_hidden_checks_split_the_section_s_10_points(section_id):
-    visible = checks_of(f"autograder.checks.visible.test_{section_id}")
-    hidden = checks_of(f"autograder.checks.test_{section_id}")
-    assert visible and hidden
-    assert all(g["visible"] for g in visible.values()), "a visible file holds a check the self-check would skip"
-    assert not any(g["visible"] for g in hidden.values()), "a visible check is left in the hidden file"
-    assert not set(visible) & set(hidden)
-    assert sum(g["points"] for g in (*visible.values(), *hidden.values())) == 10
+def test_a_section_s_checks_make_its_10_points_with_some_visible_and_some_hidden(section_id):
+    checks = section_checks(section_id)
+    assert any(g["visible"] for g in checks.values()) and not all(g["visible"] for g in checks.values())
+    assert all(g["visibility"] in VISIBILITIES for g in checks.values())
+    assert all(g["visible"] == (g["visibility"] == "visible") for g in checks.values())
+    assert sum(g["points"] for g in checks.values()) == 10
 
 
-def test_grading_runs_both_files_visible_first_and_check_only_the_visible_ones():
-    full = check_files(["02_softmax", "05_padding_mask"], visible_only=False)
-    assert full == [str(VISIBLE_DIR / "test_02_softmax.py"), str(CHECKS_DIR / "test_02_softmax.py"),
-                    str(VISIBLE_DIR / "test_05_padding_mask.py"), str(CHECKS_DIR / "test_05_padding_mask.py")]
-    assert check_files(["02_softmax"], visible_only=True) == full[:2]  # the plugin keeps the visible checks
+@pytest.mark.parametrize("section_id", IDS)
+def test_a_merged_file_lists_its_visible_checks_first(section_id):
+    """One file per section: the visible checks, then the hidden ones (a report keeps that order)."""
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    order = [f.grading["visible"] for name, f in vars(module).items() if hasattr(f, "grading")]
+    assert order == sorted(order, reverse=True), "a visible check after a hidden one"
+
+
+def test_check_declares_its_visibility():
+    def grading(**keywords):
+        return check(1, "a title", **keywords)(lambda student: None).grading
+
+    assert grading()["visibility"] == "after_due_date" and not grading()["visible"]
+    assert grading(visibility="visible")["visible"]
+    assert grading(visible=True)["visibility"] == "visible"
+    documented = grading(documented=True)
+    assert documented["visibility"] == "visible" and documented["visible"] and documented["documented"]
+    assert grading(visibility="after_published") == {"points": 1.0, "title": "a title", "documented": False,
+                                                     "visible": False, "visibility": "after_published"}
+    for wrong in ({"visibility": "hidden"}, {"visibility": "after_due_date", "visible": True},
+                  {"visibility": "after_published", "documented": True}):
+        with pytest.raises(ValueError):
+            grading(**wrong)
+
+
+def test_the_wheel_keeps_the_checks_declared_visible():
+    source = '''from autograder.core.harness import check
+
+
+def helper():
+    return 1
+
+
+@check(1, "shipped", visibility="visible")
+def test_a(student):
+    return helper()
+
+
+@check(1, "shipped too", visible=True)
+def test_b(student):
+    pass
+
+
+@check(1, "after the due date", visibility="after_due_date")
+def test_c(student):
+    pass
+
+
+@check(1, "after publication", visibility="after_published")
+def test_d(student):
+    pass
+
+
+@check(1, "the default")
+def test_e(student):
+    pass
+'''
+    kept = visible_part(source)
+    assert "def test_a" in kept and "def test_b" in kept and "def helper" in kept
+    assert not any(f"def test_{name}" in kept for name in "cde")
+
+
+def test_grading_runs_each_section_s_one_file():
+    for section_id in IDS:
+        assert check_files([section_id], visible_only=False) == [str(check_file(section_id))]
+        # the plugin keeps the visible checks of the same file
+        assert check_files([section_id], visible_only=True) == [str(check_file(section_id))]
+    assert not (CHECKS_DIR / "visible").exists(), "each section is one check file"
 
 
 def test_grading_without_hidden_checks_is_refused(tmp_path, monkeypatch):
@@ -93,6 +181,10 @@ def test_seeded_projections_equal_the_seeded_reference_weights(raw, cls, seed):
 # (section, catalogued mistake id, visible check title part): mistakes the visible checks catch too;
 # the student's self-check must name them as grading does (the catalogue entry's `says`)
 NAMED_IN_THE_SELF_CHECK = [
+    ("02_softmax", "softmax without the max subtraction", "magnitude 1000"),
+    ("02_softmax", "softmax shifts its input in place", "leave their input unchanged"),
+    ("03_trainable_qkv", "softmax over the queries", "sum to 1 over the keys"),
+    ("03_trainable_qkv", "copy without the transpose", "copy_v2_weights_into_v1"),
     ("04_causal_mask", "mask filled with 0 instead of -inf", "causal_attention_weights gives the documented"),
     ("04_causal_mask", "CausalAttention fills the mask with 0", "with seed 123 gives the documented"),
     ("04_causal_mask", "CausalAttention hides the past (tril, diagonal kept)", "with seed 123 gives the documented"),

@@ -22,7 +22,9 @@ import pytest
 import windows_python
 from support import EXAMPLES
 
-SECTIONS = ("01_scores", "02_softmax", "03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
+from autograder.core.sections import SECTIONS as REGISTERED
+
+SECTIONS = tuple(section.id for section in REGISTERED)
 TIMEOUT = 120
 
 # Run in the emulated interpreter, and again in a child it spawns as the portable worker path
@@ -170,9 +172,8 @@ def test_the_notebooks_run_and_draw_their_heatmaps_without_a_display(windows_pyt
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     ran = [line for line in lines if line.startswith("ran ")]
-    # the helper, not the notebooks' fallback stub (01_scores draws nothing)
-    assert ran == [f"ran {section}.ipynb {'-' if section == '01_scores' else 'attention_plots'}"
-                   for section in SECTIONS], ran
+    # the helper, not the notebooks' fallback stub (the shared setup cell imports it in every notebook)
+    assert ran == [f"ran {section}.ipynb attention_plots" for section in SECTIONS], ran
     assert not [line for line in lines if line.startswith("show_weights:")], lines  # it says so when it cannot draw
     drawn = lines[-1].split()
     assert int(drawn[1]) >= 5 and drawn[3].lower() == "agg", lines[-1]
@@ -186,8 +187,12 @@ def test_check_gives_the_correct_example_full_visible_marks(windows_python_exe, 
     protection = [line for line in done.stderr.splitlines() if line.startswith("self-check: ")]
     assert len(protection) == 1, done.stderr
     assert "no sandbox" in protection[0], protection  # the portable path: no tier holds
-    totals = re.findall(r"^Total: ([\d.]+) / ([\d.]+)", done.stdout, flags=re.MULTILINE)
-    assert len(totals) == 1 and totals[0][0] == totals[0][1] and float(totals[0][1]) > 0, done.stdout[-2000:]
+    # full marks: the score is the core maximum plus the whole bonus ("Total: 55.5 / 49 (including 6.5 / 6.5 bonus)")
+    totals = re.findall(r"^Total: ([\d.]+) / ([\d.]+)(?: \(including ([\d.]+) / ([\d.]+) bonus\))?",
+                        done.stdout, flags=re.MULTILINE)
+    assert len(totals) == 1, done.stdout[-2000:]
+    score, maximum, bonus, bonus_max = (float(value or 0) for value in totals[0])
+    assert maximum > 0 and bonus == bonus_max and score == maximum + bonus, done.stdout[-2000:]
     for section in SECTIONS:
         assert re.search(rf"^{section} .* ([\d.]+) / \1$", done.stdout, flags=re.MULTILINE), section
     assert "FAIL" not in done.stdout

@@ -1,5 +1,13 @@
-"""The checks, one pair of pytest files per section, run only by the grader.
+"""The checks: one pytest file per section, test_<section>.py, run only by the grader.
 
-test_<section>.py here: the hidden checks (they compare with solutions/; never released).
-visible/test_<section>.py: the documented-value checks a student's self-check runs too.
+Import rule: a check file imports the core (harness, the `student` fixture's
+types), common.py and torch; its hidden checks alone import solutions/, after
+the visible ones.
+
+A file starts with the section's SECTION dict (the registry reads it), then its
+visible checks (@check(..., visibility="visible"), or documented=True): the
+documented values and the properties that need no reference, which a student's
+self-check runs too; then the hidden checks, which compare with solutions/ on
+fresh inputs. The self-check wheel ships each file with its hidden part cut out
+(autograder/instructor/selfcheck_export.visible_part).
 """

@@ -1,4 +1,4 @@
-"""Shared tools of the hidden and visible checks: inputs, reference modules, recurring checks.
+"""Shared tools of the checks (hidden and visible): inputs, seeded modules, recurring checks.
 
 Every random input is made on the CPU from a fixed hidden seed, so a regrade
 sees the same inputs and every device grades the same numbers. This module is
@@ -72,8 +72,26 @@ def seeded_projections(d_in: int, d_out: int, *, seed: int, raw: bool = False) -
     return SimpleNamespace(W_query=make(), W_key=make(), W_value=make())
 
 
+def run_unless_raised(run, *args, **kwargs):
+    """`run(*args, **kwargs)` (a student.run or module.run), or None when the student's code raised.
+
+    For a check of one convention (arguments left unchanged, no Python loop, no forbidden
+    API): an exception is a wrong result, which the checks of the values already grade;
+    a forbidden API, a stub, a timeout or a crash still fails the check.
+    """
+    try:
+        return run(*args, **kwargs)
+    except StudentFailure as failure:
+        if failure.kind == "raised":
+            return None
+        raise
+
+
 def expect_unchanged(reply, originals, name: str) -> None:
-    """The call must not have modified its tensor arguments (reply made with return_args=True)."""
+    """The call must not have modified its tensor arguments (reply made with return_args=True;
+    None, from run_unless_raised, when the call raised: nothing to compare)."""
+    if reply is None:
+        return
     for index, (before, after) in enumerate(zip(originals, reply.args_after)):
         if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
             same = before.shape == after.shape and torch.equal(before.nan_to_num(), after.nan_to_num())
@@ -114,23 +132,71 @@ def reference_grads(module: torch.nn.Module, grad_output: torch.Tensor, *inputs,
     return out
 
 
-def expect_same_params(module, reference: torch.nn.Module, name: str, order: str) -> None:
+UNUSED_PARAMETER = "is it used in forward? was it created as a Parameter / Linear?"
+
+
+def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER) -> None:
+    """Every parameter in `names` gets a gradient; finite ones where the output itself is finite
+    (NaN in the forward is the value checks' business: its gradients are NaN too).
+    unused: the hint for a parameter that got none."""
+    out = reply.value
+    if isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all()):
+        expect(reply.graph, f"{what}: the output has no autograd graph (no requires_grad): "
+                            "avoid .detach(), torch.no_grad() and .data in forward")
+        missing = [name for name in names if not isinstance(reply.param_grads.get(name), torch.Tensor)]
+        expect(not missing, f"{what}: parameter {missing[0] if missing else ''} received no gradient ({unused})")
+        return
+    expect_grads_flow(reply, names, what, unused)
+
+
+def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER) -> None:
+    """The output has an autograd graph and each parameter in `names` gets a finite gradient.
+
+    Only that the gradients flow: their values follow from the forward, which other checks grade.
+    """
+    expect(reply.graph, f"{name}: the output has no autograd graph (no requires_grad): "
+                        "avoid .detach(), torch.no_grad() and .data in forward, and create the weights "
+                        "as nn.Parameter / nn.Linear")
+    for param_name in names:
+        grad = reply.param_grads.get(param_name)
+        if not isinstance(grad, torch.Tensor):
+            raise CheckFailed(f"{name}: parameter {param_name} received no gradient ({unused})")
+        expect(bool(torch.isfinite(grad).all()), f"{name}: the gradient of {param_name} is not finite")
+
+
+def expect_same_params(module, reference, name: str, order: str) -> None:
     """Same parameter names and shapes as the reference, and the same seeded values.
 
-    Equal values under the same seed show the parameters were created in the
-    documented order (each creation draws from the random stream in turn).
+    reference: a seeded module, or a dict name -> tensor (e.g. layers made with torch ops
+    after torch.manual_seed, as the notebook says). Equal values under the same seed show
+    the parameters were created in the documented order (each creation draws from the
+    random stream in turn).
     """
     got = module.params()
-    expected = dict(reference.named_parameters())
+    got = got if isinstance(got, dict) else {}
+    expected = dict(reference) if isinstance(reference, dict) else dict(reference.named_parameters())
     expect(sorted(got) == sorted(expected),
            f"{name} should have the parameters {sorted(expected)}; found {sorted(got)}")
     for param_name, value in expected.items():
-        expect(tuple(got[param_name].shape) == tuple(value.shape),
-               f"{name}.{param_name} should have shape {tuple(value.shape)}, got {tuple(got[param_name].shape)}")
+        expect(isinstance(got[param_name], torch.Tensor) and tuple(got[param_name].shape) == tuple(value.shape),
+               f"{name}.{param_name} should have shape {tuple(value.shape)}, got "
+               f"{tuple(getattr(got[param_name], 'shape', ()))}")
     for param_name, value in expected.items():
         expect(torch.allclose(got[param_name], value.detach()),
-               f"{name}.{param_name} differs from the seeded reference: create the parameters in "
+               f"{name}.{param_name} differs from the seeded weights: create the parameters in "
                f"exactly this order: {order}")
+
+
+def with_params(reference: torch.nn.Module, params) -> torch.nn.Module:
+    """`reference` holding the student's parameter values where their names and shapes match
+    its own (else left as seeded): an output check then grades forward alone, not the creation order."""
+    own = dict(reference.named_parameters())
+    if (isinstance(params, dict) and sorted(params) == sorted(own)
+            and all(isinstance(v, torch.Tensor) and v.shape == own[k].shape for k, v in params.items())):
+        with torch.no_grad():
+            for key, value in params.items():
+                own[key].copy_(value)
+    return reference
 
 
 # "(code cell 5, line 12)": where the worker says the student's exception was raised

@@ -1,6 +1,13 @@
-"""Hidden checks of section 01: attention scores without trainable weights (8 of the section's 10 points).
+"""Checks of section 01: attention scores without trainable weights (10 points).
 
-The 2 documented points are checked in visible/test_01_scores.py.
+Visible checks come first: the documented scores of the worked example and the
+properties that need no reference (arguments left unchanged, a batch scored
+item by item, no Python loop, parameters created in the documented order, each
+module's documented formula evaluated with its own parameters,
+gradients that flow). The self-check runs them; the student's wheel holds only
+them (selfcheck_export.visible_part), so they use neither `solutions` nor a
+hidden seed's expected output. The hidden checks after them compare with the
+reference solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -13,26 +20,50 @@ import math
 
 import torch
 
-from autograder.checks.common import (BATCHED_T, TRANSPOSE_HINT, expect_grads, expect_no_loop, expect_same_params,
-                                      expect_unchanged, randn, reference_grads, seeded)
+from autograder.checks.common import (BATCHED_T, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow,
+                                      expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
+                                      run_unless_raised)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
-from solutions import scores as ref
+
+DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
+DOC_MATRIX = torch.tensor(
+    [[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+     [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
+     [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
+     [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
+     [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
+     [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
+
+ADDITIVE_ORDER = "W_q, W_k, w, q"
+
+# ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "dot_scores matches the reference on new inputs")
-def test_dot_scores_random(student):
-    inputs, query = randn(101, 7, 5), randn(102, 5)
-    reply = student.run("dot_scores", query, inputs, return_args=True)
-    expect_close(reply.value, ref.dot_scores(query, inputs), "dot_scores on a (7, 5) input",
-                 mistakes={"a sum of |x_i - q| instead of a dot product": (inputs - query).abs().sum(-1)})
+@check(1, "dot_scores gives the documented scores of 'journey'", documented=True)
+def test_dot_scores_documented(student):
+    got = student.call("dot_scores", WORKED_INPUTS[1], WORKED_INPUTS)
+    expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
+
+
+@check(1, "score_matrix gives the documented 6x6 scores", documented=True)
+def test_score_matrix_documented(student):
+    got = student.call("score_matrix", WORKED_INPUTS)
+    expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
+
+
+# ---------------------------------------------------------------- visible: properties
+
+
+@check(0.5, "dot_scores leaves its arguments unchanged", visibility="visible")
+def test_dot_scores_unchanged(student):
+    inputs, query = randn(151, 6, 4), randn(152, 4)
+    reply = run_unless_raised(student.run, "dot_scores", query, inputs, return_args=True)
     expect_unchanged(reply, [query, inputs], "dot_scores")
 
 
-@check(1.5, "score_matrix works on (T, d) and batched (B, T, d) inputs")
-def test_score_matrix_random(student):
-    single, batch = randn(103, 5, 4), randn(104, 3, 5, 4)
-    expect_close(student.call("score_matrix", single), ref.score_matrix(single), "score_matrix on a (5, 4) input",
-                 mistakes={"inputs.T @ inputs (the transpose on the wrong side)": single.T @ single})
+@check(0.75, "score_matrix on a batch (B, T, d): each item scored as on its own, symmetric", visibility="visible")
+def test_score_matrix_batch(student):
+    batch = randn(153, 3, 5, 4)
     try:
         got = student.call("score_matrix", batch)
     except StudentFailure as failure:
@@ -40,39 +71,86 @@ def test_score_matrix_random(student):
             raise
         raise CheckFailed(f"score_matrix on a (3, 5, 4) batch: {failure.message}. This looks like {BATCHED_T}: "
                           f"{TRANSPOSE_HINT}", mistake=BATCHED_T) from None
-    expect_close(got, ref.score_matrix(batch), "score_matrix on a (3, 5, 4) batch",
+    items = [student.call("score_matrix", item) for item in batch]
+    expect(all(isinstance(item, torch.Tensor) for item in items),
+           "score_matrix on a (5, 4) input should return a tensor")
+    try:
+        expected = torch.stack(items)
+    except RuntimeError as error:
+        raise CheckFailed(f"score_matrix returned tensors of different shapes for the items of a batch: "
+                          f"{error}") from None
+    expect_close(got, expected, "score_matrix on a (3, 5, 4) batch, compared with score_matrix of each item",
                  hint="Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, batch included")
     expect(torch.allclose(got, got.transpose(-2, -1), atol=1e-5),
            "score_matrix must be symmetric: x_i . x_j == x_j . x_i")
 
 
-@check(1, "score_matrix has no Python loop over tokens")
+@check(1, "score_matrix has no Python loop over tokens", visibility="visible")
 def test_score_matrix_no_loop(student):
     counts = {}
     for t in (4, 9):
-        x = randn(105, t, 4)
-        reply = student.run("score_matrix", x)
-        # only a correct result counts: a constant would dispatch the same ops at every size
-        expect_close(reply.value, ref.score_matrix(x), f"score_matrix on a ({t}, 4) input")
+        reply = run_unless_raised(student.run, "score_matrix", randn(154, t, 4))
+        if reply is None:  # no count to compare: the checks of the values grade the exception
+            return
         counts[t] = reply.ops
     expect_no_loop(counts, "score_matrix", "tokens")
 
 
-@check(1.5, "AdditiveScore: parameters in order, seeded output matches the reference")
+def additive_layers(hidden_size: int, *, seed: int) -> dict:
+    """AdditiveScore's parameters as the notebook says to create them, with torch's own layers."""
+    manual_seed(seed)
+    return {"W_q.weight": torch.nn.Linear(hidden_size, hidden_size, bias=False).weight,
+            "W_k.weight": torch.nn.Linear(hidden_size, hidden_size, bias=False).weight,
+            "w.weight": torch.nn.Linear(hidden_size, 1, bias=False).weight,
+            "q": torch.randn(1, hidden_size)}
+
+
+@check(0.5, "AdditiveScore creates W_q, W_k, w, q in the documented order", visibility="visible")
+def test_additive_parameter_order(student):
+    module = student.new("AdditiveScore", 4, seed=11)
+    expect_same_params(module, additive_layers(4, seed=11), "AdditiveScore", ADDITIVE_ORDER)
+
+
+@check(1, "gradients reach every parameter of the three score modules", visibility="visible")
+def test_gradients(student):
+    for name, seed in (("AdditiveScore", 21), ("DotProductScore", 22), ("SelfAttentionScore", 23)):
+        X = randn(seed, 2, 3, 4)
+        module = student.new(name, 4, seed=seed)
+        out = module(X)
+        expect(isinstance(out, torch.Tensor), f"{name}(4)(X) returned {type(out).__name__}, not a tensor")
+        params = module.params()  # which ones it should have is the other checks' business
+        reply = module.run(X, mode="train", backward=randn(seed + 100, *out.shape))
+        expect_grads_flow(reply, list(params or {}), name)
+
+
+# ---------------------------------------------------------------- visible: each module's formula, on the checks' side
+# The expected outputs are the docstrings' formulas evaluated here with the student's own parameters
+# (or, where those are not as documented, with the documented seeded ones): no reference code needed.
+
+
+def own_or_documented(params, documented: dict) -> dict:
+    """The student's parameters where names and shapes are the documented ones, else the documented seeded ones:
+    a value check then grades forward alone; the creation order is the order check's business."""
+    if (isinstance(params, dict) and sorted(params) == sorted(documented)
+            and all(isinstance(v, torch.Tensor) and v.shape == documented[k].shape for k, v in params.items())):
+        return params
+    return documented
+
+
+@check(1, "AdditiveScore: w(tanh(W_k(X) + W_q(q))) with its own parameters", visibility="visible")
 def test_additive_score(student):
     X = randn(106, 2, 5, 4)
     module = student.new("AdditiveScore", 4, seed=11)
-    reference = seeded(ref.AdditiveScore, 4, seed=11)
-    expect_same_params(module, reference, "AdditiveScore", "W_q, W_k, w, q")
+    p = own_or_documented(module.params(), additive_layers(4, seed=11))
     with torch.no_grad():
-        expected = reference(X)
-    expect_close(module(X), expected, "AdditiveScore(4)(X) with torch.manual_seed(11)",
-                 mistakes={"W_q applied to X instead of to the query q": reference.w(torch.tanh(
-                     reference.W_k(X) + reference.W_q(X))).squeeze(-1).detach(),
-                     "no tanh": reference.w(reference.W_k(X) + reference.W_q(reference.q)).squeeze(-1).detach()})
+        W_q, W_k, w, q = p["W_q.weight"], p["W_k.weight"], p["w.weight"], p["q"]
+        expected = (torch.tanh(X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)  # (B, L)
+        mistakes = {"W_q applied to X instead of to the query q": (torch.tanh(X @ W_k.T + X @ W_q.T) @ w.T).squeeze(-1),
+                    "no tanh": ((X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)}
+    expect_close(module(X), expected, "AdditiveScore(4)(X) with torch.manual_seed(11)", mistakes=mistakes)
 
 
-@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)")
+@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible")
 def test_dot_product_score(student):
     X = randn(107, 3, 6, 5)
     module = student.new("DotProductScore", 5, seed=12)
@@ -80,33 +158,40 @@ def test_dot_product_score(student):
     expect(list(params) == ["q"] and tuple(params["q"].shape) == (5, 1),
            f"DotProductScore should have one parameter q of shape (5, 1); found "
            f"{[(n, tuple(p.shape)) for n, p in params.items()]}")
-    with torch.no_grad():
-        expected = seeded(ref.DotProductScore, 5, seed=12)(X)
-    expect_close(module(X), expected, "DotProductScore(5)(X) with torch.manual_seed(12)")
+    manual_seed(12)
+    q = torch.randn(5, 1)  # as documented: torch.randn(hidden_size, 1) right after the seed
+    expect_close(module(X), (X @ q).squeeze(-1), "DotProductScore(5)(X) with torch.manual_seed(12)")
 
 
-@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled")
+@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible")
 def test_self_attention_score(student):
     X = randn(108, 2, 5, 6)
     module = student.new("SelfAttentionScore", 6, seed=13)
-    reference = seeded(ref.SelfAttentionScore, 6, seed=13)
+    manual_seed(13)  # W_q, then W_k, as documented
+    W_q, W_k = (torch.nn.Linear(6, 6, bias=False) for _ in range(2))
     with torch.no_grad():
-        expected = reference(X)
+        expected = W_q(X) @ W_k(X).transpose(-2, -1)  # (B, L, L)
     expect_close(module(X), expected, "SelfAttentionScore(6)(X) with torch.manual_seed(13)",
                  mistakes={"scores divided by sqrt(D) (this one is unscaled)": expected / math.sqrt(6),
                            "keys @ queries^T (queries and keys swapped)": expected.transpose(-2, -1)})
 
 
-@check(1, "gradients reach every parameter of the three score modules")
-def test_gradients(student):
-    for name, cls, dim, seed in (("AdditiveScore", ref.AdditiveScore, 4, 21),
-                                 ("DotProductScore", ref.DotProductScore, 4, 22),
-                                 ("SelfAttentionScore", ref.SelfAttentionScore, 4, 23)):
-        X = randn(seed, 2, 3, dim)
-        reference = seeded(cls, dim, seed=seed)
-        out = reference_grads(reference, torch.ones(1), X)
-        grad_output = randn(seed + 100, *out.shape)
-        reference_grads(reference, grad_output, X)
-        module = student.new(name, dim, seed=seed)
-        reply = module.run(X, mode="train", backward=grad_output)
-        expect_grads(reply, reference, name)
+# ---------------------------------------------------------------- hidden: the reference on new inputs
+
+from solutions import scores as ref  # noqa: E402  (only the hidden checks below use the reference)
+
+
+@check(0.5, "dot_scores matches the reference on new inputs")
+def test_dot_scores_random(student):
+    inputs, query = randn(101, 7, 5), randn(102, 5)
+    expect_close(student.call("dot_scores", query, inputs), ref.dot_scores(query, inputs), "dot_scores on a (7, 5) input",
+                 mistakes={"a sum of |x_i - q| instead of a dot product": (inputs - query).abs().sum(-1)})
+
+
+@check(0.75, "score_matrix matches the reference on new (T, d) inputs")
+def test_score_matrix_random(student):
+    for seed, shape in ((103, (5, 4)), (104, (7, 3))):
+        single = randn(seed, *shape)
+        expect_close(student.call("score_matrix", single), ref.score_matrix(single),
+                     f"score_matrix on a {shape} input",
+                     mistakes={"inputs.T @ inputs (the transpose on the wrong side)": single.T @ single})

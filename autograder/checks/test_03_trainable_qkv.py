@@ -1,6 +1,15 @@
-"""Hidden checks of section 03: scaled dot-product attention with trainable weights (7 of the section's 10 points).
+"""Checks of section 03: scaled dot-product attention with trainable weights (10 points).
 
-The 3 documented points are checked in visible/test_03_trainable_qkv.py.
+Visible checks come first: the documented projections and outputs of the worked
+example, and the properties that need no reference (weights summing to 1 over
+the keys, a batch computed item by item, parameters created in the documented
+order, copy_v2_weights_into_v1 against the student's own v2, gradients that
+flow, no built-in attention, arguments left unchanged), and the attention and
+the biases of SelfAttention_v2 against torch's own F.scaled_dot_product_attention
+and nn.Linear layers. The self-check runs
+them; the student's wheel holds only them (selfcheck_export.visible_part), so
+they use neither `solutions` nor a hidden seed's expected output. The hidden
+checks after them compare with the reference solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -13,37 +22,92 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 }
 
 import math
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 
-from autograder.checks.common import (TRANSPOSE_HINT, expect_grads, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, randn, reference_grads, seeded)
-from autograder.checks.visible.test_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, attend, attention_mistakes,
-                                                             module_mistakes, unpack)
-from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
-from solutions import trainable_qkv as ref
+from autograder.checks.common import (TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
+                                      expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
+                                      seeded, seeded_projections, with_params)
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 
 NAMES = ("W_query", "W_key", "W_value")
+DOC_RAND = {"query": [0.4306, 1.4551], "key": [0.4433, 1.1419], "value": [0.3951, 1.0037],
+            "weights": [0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820], "context": [0.3061, 0.8210]}
+DOC_RANDN = {"query": [-1.1729, -0.0048],
+             "weights": [0.1704, 0.1611, 0.1652, 0.1412, 0.2505, 0.1117], "context": [0.2854, 0.4081]}
+DOC_V1 = torch.tensor(
+    [[0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
+     [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040]])
+DOC_V2 = torch.tensor(
+    [[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
+     [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]])
+
+V1_ORDER = "W_query, W_key, W_value, each nn.Parameter(torch.rand(d_in, d_out))"
+V2_ORDER = "W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bias)"
+NO_SCALING = "no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)"
+OVER_QUERIES = "softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim"
+ORDER_HINT = "the seeded weights depend on creating the parameters in this order: "
 
 
-def expect_attention(reply_value, queries, keys, values, what):
-    """The student's (context, weights) must equal the reference's; common mistakes are named."""
-    context, weights = unpack(reply_value, 2, what, "(context, weights)")
-    expected_context, expected_weights = ref.scaled_dot_product_attention(queries, keys, values)
-    wrong = attention_mistakes(queries, keys, values)
-    order = "(context, weights) in the wrong order: return the context first"
-    expect_close(weights, expected_weights, f"the weights of {what}",
-                 mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}})
-    expect_close(context, expected_context, f"the context of {what}",
-                 mistakes={order: expected_weights, **{k: c for k, (c, w) in wrong.items()}})
+def seeded_weights(draw, seed=123):
+    """W_query, W_key, W_value drawn one after the other, as after torch.manual_seed(seed)."""
+    generator = torch.Generator().manual_seed(seed)
+    return [draw(3, 2, generator=generator) for _ in range(3)]
 
 
-def without_bias(reference, x):
-    """The output of a SelfAttention_v2 with biases that forgets to add them."""
+def unpack(value, count, what, names):
+    """The student's returned tuple of `count` items (a list is accepted too)."""
+    if not isinstance(value, (tuple, list)) or len(value) != count:
+        got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
+            else (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
+                  else type(value).__name__)
+        raise CheckFailed(f"{what} should return {names}, a tuple of {count} tensors; it returned {got}")
+    return list(value)
+
+
+def attend(queries, keys, values, scale, dim=-1):
+    """(context, weights) of softmax(queries keys^T / scale) along `dim`, computed in the grader."""
+    weights = torch.softmax(queries @ keys.transpose(-2, -1) / scale, dim=dim)
+    return weights @ values, weights
+
+
+def attention_mistakes(queries, keys, values):
+    """description -> (context, weights) that a common wrong scaled_dot_product_attention returns."""
+    d_k, d_v, num_keys = keys.shape[-1], values.shape[-1], keys.shape[-2]
+    wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
+             "scores divided by d_k instead of sqrt(d_k)": attend(queries, keys, values, d_k)}
+    if d_v != d_k:
+        wrong[f"scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
+              f"sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_v))
+    if num_keys != d_k:
+        wrong["scores divided by the square root of the number of keys instead of sqrt(d_k)"] = \
+            attend(queries, keys, values, math.sqrt(num_keys))
+    if queries.dim() >= 2:
+        wrong[OVER_QUERIES] = attend(queries, keys, values, math.sqrt(d_k), dim=-2)
+    return wrong
+
+
+def module_mistakes(reference, x):
+    """description -> output of a common wrong forward, with the weights of `reference`
+    (a seeded reference module, or seeded_projections: anything with W_query, W_key, W_value)."""
     with torch.no_grad():
-        layers = (reference.W_query, reference.W_key, reference.W_value)
-        queries, keys, values = (x @ layer.weight.T for layer in layers)
-    return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
+        if isinstance(reference.W_query, torch.nn.Linear):
+            queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
+        else:
+            queries, keys, values = x @ reference.W_query, x @ reference.W_key, x @ reference.W_value
+    d_in, d_k = x.shape[-1], keys.shape[-1]
+    wrong = {NO_SCALING: attend(queries, keys, values, 1.0)[0],
+             OVER_QUERIES: attend(queries, keys, values, math.sqrt(d_k), dim=-2)[0],
+             "queries and keys swapped (keys @ queries^T, or W_key created before W_query)":
+                 attend(keys, queries, values, math.sqrt(d_k))[0],
+             "scores divided by d_k instead of sqrt(d_k)": attend(queries, keys, values, d_k)[0]}
+    if d_in != d_k:
+        wrong[f"scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
+              f"sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_in))[0]
+    return wrong
+
 
 
 def forward_with_hint(module, x, what):
@@ -56,7 +120,250 @@ def forward_with_hint(module, x, what):
         raise CheckFailed(f"{what}: {failure.message}. Hint: {TRANSPOSE_HINT}") from None
 
 
-# ---------------------------------------------------------------- the math on new inputs
+# ---------------------------------------------------------------- visible: documented values
+
+
+@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True)
+def test_query_2_documented(student):
+    for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
+        weights = seeded_weights(draw)
+        seeded_as = f"torch.manual_seed(123) and torch.{draw.__name__}(3, 2) three times"
+        projected = unpack(student.call("project_qkv", WORKED_INPUTS, *weights), 3,
+                           f"project_qkv(inputs, W_query, W_key, W_value) with {seeded_as}", "(queries, keys, values)")
+        for kind, got in zip(("query", "key", "value"), projected):
+            expect_shape(got, (6, 2), f"the {kind}s of project_qkv(inputs, ...) with {seeded_as}")
+            if kind in doc:
+                expect_close(got[1], torch.tensor(doc[kind]), f"{kind}_2 with {seeded_as}", atol=1e-4)
+        queries, keys, values = (WORKED_INPUTS @ w for w in weights)
+        what = f"scaled_dot_product_attention(query_2, keys, values) with {seeded_as}"
+        context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
+                               "(context, weights)")
+        wrong = attention_mistakes(queries[1], keys, values)
+        expect_close(attn, torch.tensor(doc["weights"]), f"the weights of {what}", atol=1e-4,
+                     mistakes={k: w for k, (c, w) in wrong.items()})
+        expect_close(context, torch.tensor(doc["context"]), f"the context of {what}", atol=1e-4,
+                     mistakes={k: c for k, (c, w) in wrong.items()})
+
+
+@check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True)
+def test_v1_documented(student):
+    module = student.new("SelfAttention_v1", 3, 2, seed=123)
+    expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
+                 mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
+                 hint=ORDER_HINT + V1_ORDER)
+
+
+@check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True)
+def test_v2_documented(student):
+    module = student.new("SelfAttention_v2", 3, 2, seed=789)
+    expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
+                 mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
+                 hint=ORDER_HINT + V2_ORDER)
+
+
+# ---------------------------------------------------------------- visible: properties
+
+
+@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible")
+def test_attention_weights_sum_to_one(student):
+    queries, keys, values = randn(368, 6, 4, scale=2.0), randn(369, 9, 4, scale=2.0), randn(370, 9, 3)
+    what = "scaled_dot_product_attention with queries (6, 4), keys (9, 4), values (9, 3)"
+    _, weights = unpack(student.call("scaled_dot_product_attention", queries, keys, values), 2, what,
+                        "(context, weights)")
+    expect_sums_to_one(weights, (6, 9), f"the weights of {what}")
+
+
+@check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible")
+def test_attention_batch(student):
+    for queries, keys, values in ((randn(362, 2, 5, 4), randn(363, 2, 7, 4), randn(364, 2, 7, 6)),
+                                  (randn(365, 2, 3, 5, 4), randn(366, 2, 3, 7, 4), randn(367, 2, 3, 7, 6))):
+        what = (f"scaled_dot_product_attention with queries {tuple(queries.shape)}, keys {tuple(keys.shape)}, "
+                f"values {tuple(values.shape)}")
+        try:
+            value = student.call("scaled_dot_product_attention", queries, keys, values)
+        except StudentFailure as failure:
+            if failure.kind != "raised":
+                raise
+            raise CheckFailed(f"{failure.message}. Hint: {TRANSPOSE_HINT}") from None
+        context, weights = unpack(value, 2, what, "(context, weights)")
+        flat = [unpack(student.call("scaled_dot_product_attention", q, k, v), 2,
+                       f"scaled_dot_product_attention on one item of {tuple(queries.shape)}", "(context, weights)")
+                for q, k, v in zip(queries.flatten(0, -3), keys.flatten(0, -3), values.flatten(0, -3))]
+        for index, kind in ((1, "weights"), (0, "context")):
+            items = [pair[index] for pair in flat]
+            expect(all(isinstance(item, torch.Tensor) for item in items),
+                   "scaled_dot_product_attention on one item should return tensors (context, weights)")
+            try:
+                expected = torch.stack(items).reshape(*queries.shape[:-2], *items[0].shape)
+            except RuntimeError as error:
+                raise CheckFailed(f"the {kind} of scaled_dot_product_attention have different shapes for the "
+                                  f"items of a batch: {error}") from None
+            expect_close((context, weights)[index], expected, f"the {kind} of {what}, compared with each item on its own",
+                         hint=TRANSPOSE_HINT)
+
+
+@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible")
+def test_parameter_order(student):
+    module = student.new("SelfAttention_v1", 4, 3, seed=41)
+    params = module.params()
+    tensors = [p for p in params.values() if isinstance(p, torch.Tensor)] if isinstance(params, dict) else []
+    if any(bool((p < 0).any()) for p in tensors):
+        raise CheckFailed("SelfAttention_v1's weights have negative entries: create them with torch.rand "
+                          "(uniform in [0, 1)), not torch.randn")
+    raw = seeded_projections(4, 3, seed=41, raw=True)
+    expect_same_params(module, {name: getattr(raw, name) for name in NAMES}, "SelfAttention_v1", V1_ORDER)
+    module = student.new("SelfAttention_v2", 4, 3, seed=42)
+    layers = seeded_projections(4, 3, seed=42)
+    expect_same_params(module, {f"{name}.weight": getattr(layers, name).weight for name in NAMES},
+                       "SelfAttention_v2", V2_ORDER)
+
+
+@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in): each item as on its own", visibility="visible")
+def test_v2_batch(student):
+    batch = randn(371, 2, 5, 4)
+    module = student.new("SelfAttention_v2", 4, 3, seed=51)
+    got = forward_with_hint(module, batch, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch")
+    items = [module(item) for item in batch]
+    expect(all(isinstance(item, torch.Tensor) for item in items),
+           "SelfAttention_v2(4, 3) on a (5, 4) input should return a tensor")
+    try:
+        expected = torch.stack(items)
+    except RuntimeError as error:
+        raise CheckFailed(f"SelfAttention_v2 returned outputs of different shapes for the items of a batch: "
+                          f"{error}") from None
+    expect_close(got, expected, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch, compared with each item on its own",
+                 hint=TRANSPOSE_HINT)
+
+
+@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible")
+def test_copy_weights(student):
+    """Against the student's own v2: the copy alone is graded, not the two forwards."""
+    for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
+        v1 = student.new("SelfAttention_v1", d_in, d_out, seed=seed)
+        v2 = student.new("SelfAttention_v2", d_in, d_out, seed=seed + 1)
+        source = v2.params()  # the student's own v2 weights are what must be copied
+        source = source if isinstance(source, dict) else {}
+        missing = [f"{n}.weight" for n in NAMES if not isinstance(source.get(f"{n}.weight"), torch.Tensor)]
+        expect(not missing, f"SelfAttention_v2 has no parameter {missing[0] if missing else ''}: "
+                            f"it should have the layers {V2_ORDER}")
+        own = v1.params()  # v1's Parameters: whether it has them at all is the other checks' business
+        targets = [name for name in NAMES if isinstance(own, dict) and isinstance(own.get(name), torch.Tensor)]
+        x, grad_output = randn(seed + 350, 6, d_in), randn(seed + 450, 6, d_out)
+        before = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
+        trained = {name for name in NAMES if before is not None and isinstance(before.param_grads.get(name), torch.Tensor)}
+        try:
+            student.call("copy_v2_weights_into_v1", v1.arg, v2.arg)
+        except StudentFailure as failure:
+            if failure.kind == "raised" and "in-place" in failure.message:
+                raise CheckFailed(f"{failure.message}. Copy inside `with torch.no_grad():` so that autograd "
+                                  "does not record the copy into v1's Parameters") from None
+            raise
+        copied = v1.params()
+        copied = copied if isinstance(copied, dict) else {}
+        size = f"d_in={d_in}, d_out={d_out}"
+        for name in targets:
+            weight = source[f"{name}.weight"]
+            mistakes = {"Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))": weight}
+            mistakes.update({f"v2.{other}.weight copied into v1.{name} (the projections mixed up)":
+                             source[f"{other}.weight"].T for other in NAMES if other != name})
+            expect_close(copied.get(name), weight.T, f"v1.{name} after copy_v2_weights_into_v1(v1, v2) with {size}",
+                         mistakes=mistakes)
+        # the parameters that were trained before the copy still are after it
+        after = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
+        for name in sorted(trained):
+            expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
+                   f"after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
+                   "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
+                   "off requires_grad)")
+
+
+@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible")
+def test_gradients(student):
+    for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
+        x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
+        module = student.new(name, 4, 3, seed=seed, **kwargs)
+        params = module.params()  # which ones it should have is the parameter checks' business
+        expect_grads_flow(module.run(x, mode="train", backward=grad_output), list(params or {}), name)
+
+
+@check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention",
+       visibility="visible")
+def test_no_builtin_attention(student):
+    """Only that they run without the section's forbidden APIs: their values are other checks' business."""
+    queries, keys, values = randn(380, 4, 3), randn(381, 6, 3), randn(382, 6, 5)
+    run_unless_raised(student.run, "scaled_dot_product_attention", queries, keys, values)
+    x = randn(383, 5, 3)
+    for name, seed in (("SelfAttention_v1", 91), ("SelfAttention_v2", 92)):
+        run_unless_raised(student.new(name, 3, 2, seed=seed).run, x)
+
+
+@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged", visibility="visible")
+def test_inputs_unchanged(student):
+    x, weights = randn(384, 5, 4), [randn(seed, 4, 3) for seed in (385, 386, 387)]
+    reply = run_unless_raised(student.run, "project_qkv", x, *weights, return_args=True)
+    expect_unchanged(reply, [x, *weights], "project_qkv")
+    queries, keys, values = randn(388, 5, 3), randn(389, 6, 3), randn(390, 6, 2)
+    reply = run_unless_raised(student.run, "scaled_dot_product_attention", queries, keys, values, return_args=True)
+    expect_unchanged(reply, [queries, keys, values], "scaled_dot_product_attention")
+
+
+# ---------------------------------------------------------------- visible: against torch's own attention
+
+
+def torch_attention(queries, keys, values):
+    """(context, weights) as torch's own F.scaled_dot_product_attention computes them, in float64
+    (the weights are what it gives with the identity as the values); queries may be one query (d,)."""
+    single = queries.dim() == 1
+    q, k, v = (queries.unsqueeze(0) if single else queries).double(), keys.double(), values.double()
+    identity = torch.eye(k.shape[-2], dtype=torch.float64).expand(*k.shape[:-2], -1, -1)
+    context = F.scaled_dot_product_attention(q, k, v).float()
+    weights = F.scaled_dot_product_attention(q, k, identity).float()
+    return (context[0], weights[0]) if single else (context, weights)
+
+
+def expect_attention(reply_value, queries, keys, values, what):
+    """The student's (context, weights) must equal torch's own; common mistakes are named."""
+    context, weights = unpack(reply_value, 2, what, "(context, weights)")
+    expected_context, expected_weights = torch_attention(queries, keys, values)
+    wrong = attention_mistakes(queries, keys, values)
+    order = "(context, weights) in the wrong order: return the context first"
+    expect_close(weights, expected_weights, f"the weights of {what}",
+                 mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}})
+    expect_close(context, expected_context, f"the context of {what}",
+                 mistakes={order: expected_weights, **{k: c for k, (c, w) in wrong.items()}})
+
+
+@check(1.25, "scaled_dot_product_attention divides the scores by sqrt(d_k), d_k = keys.shape[-1], for one query "
+             "or many", visibility="visible")
+def test_attention_scaling(student):
+    queries, keys, values = randn(356, 5, 4, scale=1.5), randn(357, 7, 4, scale=1.5), randn(358, 7, 6)
+    expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
+                     "scaled_dot_product_attention with queries (5, 4), keys (7, 4), values (7, 6)")
+    queries, keys, values = randn(359, 4), randn(360, 7, 4), randn(361, 7, 6)
+    expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
+                     "scaled_dot_product_attention with a single query (4,), keys (7, 4), values (7, 6)")
+
+
+@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible")
+def test_v2_bias(student):
+    module = student.new("SelfAttention_v2", 4, 3, qkv_bias=True, seed=61)
+    manual_seed(61)  # the documented creation order, with torch's own layers
+    layers = SimpleNamespace(**{name: torch.nn.Linear(4, 3, bias=True) for name in NAMES})
+    expect_same_params(module, {f"{name}.{kind}": getattr(getattr(layers, name), kind)
+                                for name in NAMES for kind in ("weight", "bias")},
+                       "SelfAttention_v2(4, 3, qkv_bias=True)", V2_ORDER)
+    x = randn(372, 5, 4)
+    with torch.no_grad():
+        expected = torch_attention(*(getattr(layers, name)(x) for name in NAMES))[0]
+        without_bias = torch_attention(*(x @ getattr(layers, name).weight.T for name in NAMES))[0]
+    expect_close(module(x), expected, "torch.manual_seed(61); SelfAttention_v2(4, 3, qkv_bias=True)(x)",
+                 mistakes={"the biases left out of the projections": without_bias,
+                           **module_mistakes(layers, x)})
+
+
+# ---------------------------------------------------------------- hidden: the reference on new inputs
+
+from solutions import trainable_qkv as ref  # noqa: E402  (only the hidden checks below use the reference)
 
 
 @check(0.5, "project_qkv on new (T, d_in) and batched (B, T, d_in) inputs")
@@ -73,167 +380,16 @@ def test_project_qkv_random(student):
             expect_close(got[index], expected[index], f"the {kind} of {what}", mistakes=mistakes)
 
 
-@check(1, "scaled_dot_product_attention divides the scores by sqrt(d_k), d_k = keys.shape[-1]")
-def test_attention_scaling(student):
-    queries, keys, values = randn(306, 5, 4, scale=1.5), randn(307, 7, 4, scale=1.5), randn(308, 7, 6)
-    expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
-                     "scaled_dot_product_attention with queries (5, 4), keys (7, 4), values (7, 6)")
-
-
-@check(0.75, "scaled_dot_product_attention with a single query (d,) and with leading batch dims")
-def test_attention_shapes(student):
-    cases = ((randn(309, 4), randn(310, 7, 4), randn(311, 7, 6)),
-             (randn(312, 2, 5, 4), randn(313, 2, 7, 4), randn(314, 2, 7, 6)),
-             (randn(315, 2, 3, 5, 4), randn(316, 2, 3, 7, 4), randn(317, 2, 3, 7, 6)))
-    for queries, keys, values in cases:
-        what = (f"scaled_dot_product_attention with queries {tuple(queries.shape)}, keys {tuple(keys.shape)}, "
-                f"values {tuple(values.shape)}")
-        try:
-            value = student.call("scaled_dot_product_attention", queries, keys, values)
-        except StudentFailure as failure:
-            if failure.kind != "raised" or keys.dim() < 3:
-                raise
-            raise CheckFailed(f"{failure.message}. Hint: {TRANSPOSE_HINT}") from None
-        expect_attention(value, queries, keys, values, what)
-
-
-@check(0.5, "attention weights are positive and sum to 1 over the keys")
-def test_attention_weights_sum_to_one(student):
-    queries, keys, values = randn(318, 6, 4, scale=2.0), randn(319, 9, 4, scale=2.0), randn(320, 9, 3)
-    what = "scaled_dot_product_attention with queries (6, 4), keys (9, 4), values (9, 3)"
-    _, weights = unpack(student.call("scaled_dot_product_attention", queries, keys, values), 2, what,
-                        "(context, weights)")
-    expect_sums_to_one(weights, (6, 9), f"the weights of {what}")
-
-
 @check(0.75, "SelfAttention_v1 and SelfAttention_v2 match the reference with other seeds and sizes")
 def test_modules_random(student):
     for name, cls, d_in, d_out, seed, order in (("SelfAttention_v1", ref.SelfAttention_v1, 4, 5, 31, V1_ORDER),
                                                 ("SelfAttention_v2", ref.SelfAttention_v2, 5, 3, 32, V2_ORDER)):
         x = randn(seed + 300, 7, d_in)
-        reference = seeded(cls, d_in, d_out, seed=seed)
+        module = student.new(name, d_in, d_out, seed=seed)
+        # with the student's own weights where they have the reference's names and shapes:
+        # forward alone is graded here, the creation order by its own check
+        reference = with_params(seeded(cls, d_in, d_out, seed=seed), module.params())
         with torch.no_grad():
             expected = reference(x)
-        module = student.new(name, d_in, d_out, seed=seed)
         expect_close(module(x), expected, f"torch.manual_seed({seed}); {name}({d_in}, {d_out})(x) on a (7, {d_in}) x",
                      mistakes=module_mistakes(reference, x), hint=ORDER_HINT + order)
-
-
-@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order")
-def test_parameter_order(student):
-    module = student.new("SelfAttention_v1", 4, 3, seed=41)
-    params = module.params()
-    tensors = [p for p in params.values() if isinstance(p, torch.Tensor)] if isinstance(params, dict) else []
-    if any(bool((p < 0).any()) for p in tensors):
-        raise CheckFailed("SelfAttention_v1's weights have negative entries: create them with torch.rand "
-                          "(uniform in [0, 1)), not torch.randn")
-    expect_same_params(module, seeded(ref.SelfAttention_v1, 4, 3, seed=41), "SelfAttention_v1", V1_ORDER)
-    module = student.new("SelfAttention_v2", 4, 3, seed=42)
-    expect_same_params(module, seeded(ref.SelfAttention_v2, 4, 3, seed=42), "SelfAttention_v2", V2_ORDER)
-
-
-@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in)")
-def test_v2_batch(student):
-    batch = randn(321, 2, 5, 4)
-    reference = seeded(ref.SelfAttention_v2, 4, 3, seed=51)
-    with torch.no_grad():
-        expected = reference(batch)
-    module = student.new("SelfAttention_v2", 4, 3, seed=51)
-    got = forward_with_hint(module, batch, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch")
-    expect_close(got, expected, "torch.manual_seed(51); SelfAttention_v2(4, 3)(x) on a (2, 5, 4) batch",
-                 mistakes=module_mistakes(reference, batch), hint=TRANSPOSE_HINT)
-
-
-@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases")
-def test_v2_bias(student):
-    reference = seeded(ref.SelfAttention_v2, 4, 3, qkv_bias=True, seed=61)
-    module = student.new("SelfAttention_v2", 4, 3, qkv_bias=True, seed=61)
-    expect_same_params(module, reference, "SelfAttention_v2(4, 3, qkv_bias=True)", V2_ORDER)
-    x = randn(322, 5, 4)
-    with torch.no_grad():
-        expected = reference(x)
-    expect_close(module(x), expected, "torch.manual_seed(61); SelfAttention_v2(4, 3, qkv_bias=True)(x)",
-                 mistakes={"the biases left out of the projections": without_bias(reference, x),
-                           **module_mistakes(reference, x)})
-
-
-@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters")
-def test_copy_weights(student):
-    for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
-        v1 = student.new("SelfAttention_v1", d_in, d_out, seed=seed)
-        v2 = student.new("SelfAttention_v2", d_in, d_out, seed=seed + 1)
-        source = v2.params()  # the student's own v2 weights are what must be copied
-        source = source if isinstance(source, dict) else {}
-        missing = [f"{n}.weight" for n in NAMES if not isinstance(source.get(f"{n}.weight"), torch.Tensor)]
-        expect(not missing, f"SelfAttention_v2 has no parameter {missing[0] if missing else ''}: "
-                            f"it should have the layers {V2_ORDER}")
-        try:
-            student.call("copy_v2_weights_into_v1", v1.arg, v2.arg)
-        except StudentFailure as failure:
-            if failure.kind == "raised" and "in-place" in failure.message:
-                raise CheckFailed(f"{failure.message}. Copy inside `with torch.no_grad():` so that autograd "
-                                  "does not record the copy into v1's Parameters") from None
-            raise
-        copied = v1.params()
-        copied = copied if isinstance(copied, dict) else {}
-        size = f"d_in={d_in}, d_out={d_out}"
-        for name in NAMES:
-            weight = source[f"{name}.weight"]
-            mistakes = {"Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))": weight}
-            mistakes.update({f"v2.{other}.weight copied into v1.{name} (the projections mixed up)":
-                             source[f"{other}.weight"].T for other in NAMES if other != name})
-            expect_close(copied.get(name), weight.T, f"v1.{name} after copy_v2_weights_into_v1(v1, v2) with {size}",
-                         mistakes=mistakes)
-        x, grad_output = randn(seed + 300, 6, d_in), randn(seed + 400, 6, d_out)
-        reply = v1.run(x, mode="train", backward=grad_output)
-        for name in NAMES:
-            expect(isinstance(reply.param_grads.get(name), torch.Tensor),
-                   f"after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
-                   "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
-                   "off requires_grad)")
-        target = v2(x)
-        expect(isinstance(target, torch.Tensor), f"SelfAttention_v2(x) returned {type(target).__name__}, not a tensor")
-        expect_close(reply.value, target, f"v1(x) after the copy, compared with v2(x) ({size})",
-                     hint="v1's weights are right, so SelfAttention_v1 and SelfAttention_v2 compute different things")
-
-
-@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2")
-def test_gradients(student):
-    for name, cls, kwargs, seed in (("SelfAttention_v1", ref.SelfAttention_v1, {}, 81),
-                                    ("SelfAttention_v2", ref.SelfAttention_v2, {"qkv_bias": True}, 82)):
-        x, grad_output = randn(seed + 300, 5, 4), randn(seed + 400, 5, 3)
-        reference = seeded(cls, 4, 3, seed=seed, **kwargs)
-        reference_grads(reference, grad_output, x)
-        module = student.new(name, 4, 3, seed=seed, **kwargs)
-        expect_grads(module.run(x, mode="train", backward=grad_output), reference, name)
-
-
-# ---------------------------------------------------------------- conventions
-
-
-@check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention")
-def test_no_builtin_attention(student):
-    queries, keys, values = randn(330, 4, 3), randn(331, 6, 3), randn(332, 6, 5)
-    expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
-                     "scaled_dot_product_attention with queries (4, 3), keys (6, 3), values (6, 5)")
-    x = randn(333, 5, 3)
-    for name, cls, seed in (("SelfAttention_v1", ref.SelfAttention_v1, 91),
-                            ("SelfAttention_v2", ref.SelfAttention_v2, 92)):
-        with torch.no_grad():
-            expected = seeded(cls, 3, 2, seed=seed)(x)
-        expect_close(student.new(name, 3, 2, seed=seed)(x), expected, f"torch.manual_seed({seed}); {name}(3, 2)(x)")
-
-
-@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged")
-def test_inputs_unchanged(student):
-    x, weights = randn(334, 5, 4), [randn(seed, 4, 3) for seed in (335, 336, 337)]
-    reply = student.run("project_qkv", x, *weights, return_args=True)
-    expected = ref.project_qkv(x, *weights)
-    for got, want, kind in zip(unpack(reply.value, 3, "project_qkv", "(queries, keys, values)"), expected,
-                               ("queries", "keys", "values")):
-        expect_close(got, want, f"the {kind} of project_qkv")
-    expect_unchanged(reply, [x, *weights], "project_qkv")
-    queries, keys, values = expected
-    reply = student.run("scaled_dot_product_attention", queries, keys, values, return_args=True)
-    expect_attention(reply.value, queries, keys, values, "scaled_dot_product_attention on project_qkv's output")
-    expect_unchanged(reply, [queries, keys, values], "scaled_dot_product_attention")

@@ -1,6 +1,15 @@
-"""Hidden checks of section 04: hiding the future (8 of the section's 10 points).
+"""Checks of section 04: hiding the future (10 points).
 
-The 2 documented points are checked in visible/test_04_causal_mask.py.
+Visible checks come first: the documented masked weights and output of the worked
+example, and the properties that need no reference (the causal mask itself, made on
+the device it is given; arguments left unchanged; parameters created in the
+documented order; causality; batch items kept apart; the ValueError for a too-long
+input; dropout off in eval mode; gradients reaching every parameter; a module that
+follows .to(device)). The self-check runs them; the student's wheel holds only them
+(selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
+expected output. Each property check judges one idea, against the student's own
+module where it needs a comparison, so that a wrong value costs the value checks
+only. The hidden checks after them compare with the reference solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -12,31 +21,97 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "uses_meta": True,
 }
 
+import math
+
 import torch
 
-from autograder.checks.common import (expect_grads, expect_raises, expect_same_params, expect_unchanged, rand, randn,
-                                      reference_grads, seeded)
-from autograder.checks.visible.test_04_causal_mask import DIAGONAL, INVERTED, attention_mistakes, weight_mistakes
-from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_raises,
+                                      expect_same_params, expect_unchanged, manual_seed, rand, randn,
+                                      run_unless_raised, seeded, seeded_projections, with_params)
+from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.worker.wire import TensorStub
-from solutions import causal_mask as ref
+
+INF = float("-inf")
+DOC_MASKED = torch.tensor(
+    [[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+     [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
+     [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
+     [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
+     [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
+     [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
+DOC_CAUSAL_ATTENTION = torch.tensor(
+    [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
+     [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]])
+DIAGONAL = "the diagonal masked too (use diagonal=1: every token may look at itself)"
+INVERTED = "an inverted mask (True must mean hidden: True strictly above the diagonal)"
+AFTER_SOFTMAX = "masking after the softmax without renormalising (rows no longer sum to 1)"
+NO_SCALING = "no 1/sqrt(d_k) scaling"
+ZERO_FILL = ("the mask filled with 0 instead of -inf before the softmax (exp(0) = 1: the future keeps its weight; "
+             "use masked_fill(mask, float('-inf')))")
+PAST = ("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
+        "torch.triu(..., diagonal=1))")
+PAST_AND_DIAGONAL = ("the past and the diagonal hidden instead of the future (torch.tril where "
+                     "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
+
+
+def future_mask(num_tokens):
+    """(T, T) bool, True strictly above the diagonal: the keys each query may not see."""
+    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+
+
+def documented_scores():
+    """The worked example's unscaled scores with the weights of torch.manual_seed(789); SelfAttention_v2(3, 2)."""
+    projection = seeded_projections(3, 2, seed=789)
+    with torch.no_grad():
+        return projection.W_query(WORKED_INPUTS) @ projection.W_key(WORKED_INPUTS).T
+
+
+def weight_mistakes(scores, d_k):
+    """What common wrong versions of causal_attention_weights return."""
+    num_tokens = scores.shape[-1]
+    future = future_mask(num_tokens)
+    with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
+    plain = torch.softmax(scores / math.sqrt(d_k), dim=-1)
+    return {
+        NO_SCALING: torch.softmax(scores.masked_fill(future, INF), dim=-1),
+        "scores divided by d_k instead of sqrt(d_k)": torch.softmax(scores.masked_fill(future, INF) / d_k, dim=-1),
+        "scores scaled by the square root of the number of tokens instead of sqrt(d_k)":
+            torch.softmax(scores.masked_fill(future, INF) / math.sqrt(num_tokens), dim=-1),
+        AFTER_SOFTMAX: plain.masked_fill(future, 0.0),
+        DIAGONAL: torch.softmax(scores.masked_fill(with_diagonal, INF) / math.sqrt(d_k), dim=-1),
+        DIAGONAL.replace("too", "too, with -1e9"):
+            torch.softmax(scores.masked_fill(with_diagonal, -1e9) / math.sqrt(d_k), dim=-1),
+        INVERTED: torch.softmax(scores.masked_fill(~future, -1e9) / math.sqrt(d_k), dim=-1),
+        ZERO_FILL: torch.softmax(scores.masked_fill(future, 0.0) / math.sqrt(d_k), dim=-1),
+        PAST: torch.softmax(scores.masked_fill(future.T, INF) / math.sqrt(d_k), dim=-1),
+        PAST_AND_DIAGONAL: torch.softmax(scores.masked_fill(~future, INF) / math.sqrt(d_k), dim=-1),
+        "no causal mask at all": plain,
+        "softmax over dim=-2 (the columns) instead of the last dim":
+            torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),
+    }
+
+
+def attention_mistakes(reference, x):
+    """What common wrong versions of CausalAttention return (dropout off), with the weights of `reference`
+    (a seeded reference module, or seeded_projections: anything with W_query, W_key, W_value)."""
+    with torch.no_grad():
+        queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
+        scores = queries @ keys.transpose(-2, -1)
+        wrong = {description: weights @ values
+                 for description, weights in weight_mistakes(scores, keys.shape[-1]).items()}
+        future = future_mask(x.shape[-2])
+        wrong[f"scores scaled by sqrt(d_in) = sqrt({x.shape[-1]}) instead of sqrt(d_k) = sqrt(d_out)"] = \
+            torch.softmax(scores.masked_fill(future, INF) / math.sqrt(x.shape[-1]), dim=-1) @ values
+        swapped = scores.transpose(-2, -1).masked_fill(future, INF) / math.sqrt(keys.shape[-1])
+        wrong["queries and keys swapped (keys @ queries^T)"] = torch.softmax(swapped, dim=-1) @ values
+    return wrong
+
 
 ORDER = "W_query, W_key, W_value (Linear), then the Dropout"
-
-
-def reference_output(reference, x, *, train_seed=None, device="cpu"):
-    """The reference's forward; with train_seed, in train mode right after torch.manual_seed(train_seed).
-
-    Dropout masks differ between devices: in train mode, run on the device the student's code runs on.
-    """
-    device = "cpu" if device == "meta" else device
-    reference.train(train_seed is not None)
-    if train_seed is not None:
-        torch.manual_seed(train_seed)
-    with torch.no_grad():
-        out = reference.to(device)(x.to(device)).cpu()
-    reference.to("cpu").eval()
-    return out
+NAMES = ("W_query", "W_key", "W_value")
+EVAL_DROPOUT = ("dropout active in eval mode (use self.dropout, or F.dropout(..., training=self.training), "
+                "which eval() switches off)")
+NO_TRAIN_DROPOUT = "no dropout in train mode (apply self.dropout to the attention weights)"
 
 
 def expect_finite(value, what):
@@ -46,12 +121,51 @@ def expect_finite(value, what):
                "(is the diagonal masked too? it must stay visible)")
 
 
-# ---------------------------------------------------------------- the mask (1.5 points)
+def expect_output(out, shape, what):
+    """A tensor of `shape` that differs between batch items (their inputs differ): a property check
+    earns nothing for a forward that ignores its input."""
+    expect_shape(out, shape, what)
+    expect(not close(out[0], out[1]),
+           f"{what}: every batch item gave the same output, though their inputs differ; "
+           "the output must depend on the input")
 
-@check(1, "causal_mask: (T, T) bool, True strictly above the diagonal")
+
+# ---------------------------------------------------------------- visible: documented values (2 points)
+
+@check(0.5, "mask_and_renormalize gives the documented masked weights", documented=True)
+def test_mask_and_renormalize_documented(student):
+    weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
+    got = student.call("mask_and_renormalize", weights)
+    expect_close(got, DOC_MASKED, "mask_and_renormalize(attn_weights) of the worked example", atol=1e-4,
+                 heatmap_labels=TOKENS,
+                 mistakes={"zeroed above the diagonal but not renormalised (divide each row by its sum)":
+                           weights.masked_fill(future_mask(6), 0.0)})
+
+
+@check(0.5, "causal_attention_weights gives the documented masked weights", documented=True)
+def test_causal_attention_weights_documented(student):
+    scores = documented_scores()
+    got = student.call("causal_attention_weights", scores, 2)
+    expect_close(got, DOC_MASKED, "causal_attention_weights(attn_scores, 2) of the worked example", atol=1e-4,
+                 heatmap_labels=TOKENS,
+                 mistakes=weight_mistakes(scores, 2))
+
+
+@check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True)
+def test_causal_attention_documented(student):
+    module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
+    reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
+    expect_close(module(WORKED_BATCH), torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
+                 "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)", atol=1e-4,
+                 mistakes=attention_mistakes(reference, WORKED_BATCH))
+
+
+# ---------------------------------------------------------------- visible: properties (5.25 points)
+
+@check(1, "causal_mask: (T, T) bool, True strictly above the diagonal", visibility="visible")
 def test_causal_mask(student):
     for num_tokens in (7, 1):
-        expected = ref.causal_mask(num_tokens)
+        expected = future_mask(num_tokens)
         with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
         expect_close(student.call("causal_mask", num_tokens), expected, f"causal_mask({num_tokens})",
                      mistakes={DIAGONAL: with_diagonal,
@@ -60,65 +174,42 @@ def test_causal_mask(student):
                      hint="Masks are bool and True means hidden: torch.triu(..., diagonal=1)", heatmap_labels=True)
 
 
-@check(0.5, "causal_mask creates the mask on the device it is given")
+@check(0.5, "causal_mask creates the mask on the device it is given", visibility="visible")
 def test_causal_mask_device(student):
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
     got = f"a tensor on {reply.output_devices[0]}" if reply.output_devices else type(reply.value).__name__
     expect(reply.output_devices == ["meta"],
            f"causal_mask(5, device='meta') returned {got}: create the mask directly on `device` "
            "(torch.ones(..., device=device)), so attention on a GPU needs no copy")
-    stub = reply.value
-    expect(isinstance(stub, TensorStub) and stub.shape == (5, 5) and stub.dtype == "bool",
-           f"causal_mask(5, device='meta') should be a (5, 5) bool tensor; got {stub!r}")
+    stub = reply.value  # its values and dtype are the other check's business
+    expect(isinstance(stub, TensorStub) and stub.shape == (5, 5),
+           f"causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub!r}")
 
 
-# ---------------------------------------------------------------- the two ways to mask (2 points)
-
-@check(1, "mask_and_renormalize zeroes the future and renormalises each row")
-def test_mask_and_renormalize(student):
-    single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
-    batch = torch.softmax(randn(402, 3, 4, 4, scale=2.0), dim=-1)
-    for weights, what in ((single, "a (5, 5)"), (batch, "a (3, 4, 4) batch of")):
-        reply = student.run("mask_and_renormalize", weights, return_args=True)
-        future = ref.causal_mask(weights.shape[-1])
-        zeroed = weights.masked_fill(future, 0.0)
-        past = weights.masked_fill(~torch.tril(torch.ones_like(future), diagonal=-1), 0.0)
-        expect_close(reply.value, ref.mask_and_renormalize(weights), f"mask_and_renormalize of {what} weights",
-                     device=student.device,
-                     mistakes={"zeroed above the diagonal but not renormalised (divide each row by its sum)": zeroed,
-                               "divided by the column sums (dim=-2) instead of the row sums":
-                                   zeroed / zeroed.sum(dim=-2, keepdim=True),
-                               "divided by the sum of all the weights instead of each row's sum":
-                                   zeroed / zeroed.sum(),
-                               DIAGONAL: past / past.sum(dim=-1, keepdim=True)})
-        expect_unchanged(reply, [weights], "mask_and_renormalize")
+@check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",
+       visibility="visible")
+def test_arguments_unchanged(student):
+    """Only that the arguments are left as they were: the values are other checks' business."""
+    weights = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1)
+    reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
+    expect_unchanged(reply, [weights], "mask_and_renormalize")
+    scores = randn(422, 2, 5, 5, scale=3.0)
+    reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
+    expect_unchanged(reply, [scores], "causal_attention_weights")
 
 
-@check(1, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
-def test_causal_attention_weights(student):
-    for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, "(5, 5) scores, d_k=4"),
-                              (randn(404, 2, 6, 6, scale=3.0), 9, "(2, 6, 6) scores, d_k=9")):
-        reply = student.run("causal_attention_weights", scores, d_k, return_args=True)
-        expect_close(reply.value, ref.causal_attention_weights(scores, d_k),
-                     f"causal_attention_weights on {what}", mistakes=weight_mistakes(scores, d_k),
-                     device=student.device)
-        expect_unchanged(reply, [scores], "causal_attention_weights")
-
-
-# ---------------------------------------------------------------- CausalAttention (4 points)
-
-@check(1, "CausalAttention: parameters in order, seeded output matches the reference for T < context_length")
-def test_causal_attention_seeded(student):
-    x = randn(405, 2, 5, 6)
+@check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",
+       visibility="visible")
+def test_causal_attention_params(student):
     module = student.new("CausalAttention", 6, 3, 8, 0.0, qkv_bias=True, seed=41)
-    reference = seeded(ref.CausalAttention, 6, 3, 8, 0.0, qkv_bias=True, seed=41)
-    expect_same_params(module, reference, "CausalAttention(6, 3, 8, 0.0, qkv_bias=True)", ORDER)
-    expect_close(module(x), reference_output(reference, x),
-                 "CausalAttention(6, 3, 8, 0.0, qkv_bias=True) with torch.manual_seed(41) on 5 of 8 tokens",
-                 mistakes=attention_mistakes(reference, x), device=student.device)
+    manual_seed(41)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
+    layers = [torch.nn.Linear(6, 3, bias=True) for _ in NAMES]
+    expect_same_params(module, {f"{name}.{kind}": getattr(layer, kind)
+                                for name, layer in zip(NAMES, layers) for kind in ("weight", "bias")},
+                       "CausalAttention(6, 3, 8, 0.0, qkv_bias=True)", ORDER)
 
 
-@check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs")
+@check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible")
 def test_causality(student):
     x = randn(406, 2, 7, 4)
     changed, first_changed = x.clone(), x.clone()
@@ -138,12 +229,12 @@ def test_causality(student):
                       "the diagonal) with -inf before the softmax")
 
 
-@check(0.5, "CausalAttention: the items of a batch do not influence each other")
+@check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible")
 def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
     together = module(x)
-    expect_shape(together, (3, 5, 3), "CausalAttention(4, 3, 6, 0.0) on a (3, 5, 4) batch")
+    expect_output(together, (3, 5, 3), "CausalAttention(4, 3, 6, 0.0) on a (3, 5, 4) batch")
     for item in range(3):
         alone = module(x[item:item + 1])
         expect_shape(alone, (1, 5, 3), "CausalAttention(4, 3, 6, 0.0) on a (1, 5, 4) batch")
@@ -153,59 +244,41 @@ def test_batch_independent(student):
                           "(keys.transpose(1, 2), softmax over the last dim)")
 
 
-@check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length")
+@check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible")
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
                   "CausalAttention(3, 2, context_length=5, 0.0) on 8 tokens", naming=(8, 5))
 
 
-@check(0.5, "CausalAttention: eval mode disables dropout")
+@check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible")
 def test_eval_disables_dropout(student):
+    """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
+    in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
     x = randn(410, 2, 6, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.5, seed=45)
-    reference = seeded(ref.CausalAttention, 4, 3, 6, 0.5, seed=45)
-    expected = reference_output(reference, x)
+    without = student.new("CausalAttention", 4, 3, 6, 0.0, seed=45)
+    expected = without(x, mode="eval")
+    expect_output(expected, (2, 6, 3), "CausalAttention(4, 3, 6, dropout=0.0) in eval mode")
     for seed in (1, 2):
         expect_close(module(x, mode="eval", seed=seed), expected,
-                     "CausalAttention(4, 3, 6, dropout=0.5) in eval mode", device=student.device,
-                     mistakes={"dropout active in eval mode (use self.dropout, or F.dropout(..., "
-                               "training=self.training))":
-                               reference_output(reference, x, train_seed=seed, device=student.device)})
+                     "CausalAttention(4, 3, 6, dropout=0.5) in eval mode, compared with the same module built "
+                     "with dropout=0.0", device=student.device,
+                     hint=f"In eval mode the output must not depend on the dropout rate: {EVAL_DROPOUT}?")
 
 
-@check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does")
-def test_train_dropout(student):
-    x = randn(411, 2, 6, 4)
-    module = student.new("CausalAttention", 4, 3, 6, 0.5, seed=46)
-    reference = seeded(ref.CausalAttention, 4, 3, 6, 0.5, seed=46)
-    with torch.no_grad():
-        eval_out = reference_output(reference, x)
-        weights = ref.causal_attention_weights(reference.W_query(x) @ reference.W_key(x).transpose(1, 2), 3)
-        values = reference.W_value(x)
-        torch.manual_seed(7)
-        on_context = torch.nn.functional.dropout(weights @ values, 0.5)
-    expected = reference_output(reference, x, train_seed=7, device=student.device)
-    expect_close(module(x, mode="train", seed=7), expected,
-                 "CausalAttention(4, 3, 6, dropout=0.5) in train mode after torch.manual_seed(7)",
-                 device=student.device,
-                 mistakes={"no dropout in train mode (apply self.dropout to the attention weights)": eval_out,
-                           "dropout on the context vectors instead of the attention weights": on_context},
-                 hint="Apply self.dropout once, to the attention weights after the softmax, before @ values")
-
-
-@check(0.5, "CausalAttention: gradients reach every parameter")
+@check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible")
 def test_gradients(student):
+    """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(412, 2, 5, 4)
     grad_output = randn(413, 2, 5, 3)
-    reference = seeded(ref.CausalAttention, 4, 3, 6, 0.0, qkv_bias=True, seed=47)
-    reference_grads(reference, grad_output, x)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, qkv_bias=True, seed=47)
+    params = module.params()  # which ones it should have is the parameter check's business
     reply = module.run(x, mode="train", backward=grad_output)
-    expect_grads(reply, reference, "CausalAttention(4, 3, 6, 0.0, qkv_bias=True)", device=student.device)
+    expect_gradients(reply, list(params or {}), "CausalAttention(4, 3, 6, 0.0, qkv_bias=True)")
 
 
-@check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward")
+@check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible")
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
     advice = ("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
@@ -222,3 +295,119 @@ def test_device_portability(student):
     expect(reply.output_devices == ["meta"],
            f"after .to(device), CausalAttention.forward returned {reply.value!r:.100} instead of one tensor "
            "on that device")
+
+
+def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, device: str = "cpu"):
+    """CausalAttention's forward as the notebook documents it, with the given parameters (a dict of
+    W_query/W_key/W_value weights and optional biases): scores / sqrt(d_out), the future at -inf, softmax,
+    in train mode (train_seed) dropout on the weights right after torch.manual_seed(train_seed), @ values.
+    None where the parameters are not named as documented. Returns (out, dropped context vectors):
+    the second is the slip of dropping out the context vectors instead of the weights."""
+    names = [f"{layer}.weight" for layer in ("W_query", "W_key", "W_value")]
+    if not isinstance(params, dict) or not all(isinstance(params.get(name), torch.Tensor) for name in names):
+        return None
+    device = "cpu" if device == "meta" else device  # dropout masks differ between devices: draw them on the student's
+    x = x.to(device)
+
+    def project(layer):
+        bias = params.get(f"{layer}.bias")
+        return torch.nn.functional.linear(x, params[f"{layer}.weight"].to(device),
+                                          None if bias is None else bias.to(device))
+
+    with torch.no_grad():
+        queries, keys, values = project("W_query"), project("W_key"), project("W_value")  # (b, T, d_out)
+        hidden = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=device), diagonal=1)
+        weights = torch.softmax((queries @ keys.transpose(1, 2)).masked_fill(hidden, INF) / math.sqrt(keys.shape[-1]),
+                                dim=-1)  # (b, T, T)
+        if train_seed is None:
+            return (weights @ values).cpu(), None
+        torch.manual_seed(train_seed)
+        out = torch.nn.functional.dropout(weights, dropout) @ values
+        torch.manual_seed(train_seed)
+        on_context = torch.nn.functional.dropout(weights @ values, dropout)
+    return out.cpu(), on_context.cpu()
+
+
+@check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",
+       visibility="visible")
+def test_train_dropout(student):
+    """That dropout is applied in train mode; where the eval-mode forward is the documented one with the
+    student's own parameters, that it is applied as nn.Dropout on the weights does (a wrong forward costs
+    the value checks, not this one)."""
+    x = randn(411, 2, 6, 4)
+    module = student.new("CausalAttention", 4, 3, 6, 0.5, seed=46)
+    what = "CausalAttention(4, 3, 6, dropout=0.5) in train mode after torch.manual_seed(7)"
+    got = module(x, mode="train", seed=7)
+    expect_shape(got, (2, 6, 3), what)
+    eval_out = module(x, mode="eval")
+    expect_shape(eval_out, (2, 6, 3), "CausalAttention(4, 3, 6, dropout=0.5) in eval mode")
+    expect(not close(got, eval_out), f"{what}: the output equals the eval-mode output. This looks like "
+                                     f"{NO_TRAIN_DROPOUT}", mistake=NO_TRAIN_DROPOUT)
+    params = module.params()
+    documented = documented_forward(params, x)
+    if documented is None or not close(eval_out, documented[0], student.device):
+        return  # the forward itself is off (the value checks say where); dropout is applied, at least
+    expected, on_context = documented_forward(params, x, dropout=0.5, train_seed=7, device=student.device)
+    expect_close(got, expected, what, device=student.device,
+                 mistakes={"dropout on the context vectors instead of the attention weights": on_context},
+                 hint="Apply self.dropout once, to the attention weights after the softmax, before @ values")
+
+
+# ---------------------------------------------------------------- hidden: the reference on new inputs (2.25 points)
+
+from solutions import causal_mask as ref  # noqa: E402  (only the hidden checks below use the reference)
+
+
+def reference_output(reference, x, *, train_seed=None, device="cpu"):
+    """The reference's forward; with train_seed, in train mode right after torch.manual_seed(train_seed).
+
+    Dropout masks differ between devices: in train mode, run on the device the student's code runs on.
+    """
+    device = "cpu" if device == "meta" else device
+    reference.train(train_seed is not None)
+    if train_seed is not None:
+        torch.manual_seed(train_seed)
+    with torch.no_grad():
+        out = reference.to(device)(x.to(device)).cpu()
+    reference.to("cpu").eval()
+    return out
+
+
+@check(0.75, "mask_and_renormalize zeroes the future and renormalises each row")
+def test_mask_and_renormalize(student):
+    single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
+    batch = torch.softmax(randn(402, 3, 4, 4, scale=2.0), dim=-1)
+    for weights, what in ((single, "a (5, 5)"), (batch, "a (3, 4, 4) batch of")):
+        future = ref.causal_mask(weights.shape[-1])
+        zeroed = weights.masked_fill(future, 0.0)
+        past = weights.masked_fill(~torch.tril(torch.ones_like(future), diagonal=-1), 0.0)
+        expect_close(student.call("mask_and_renormalize", weights.clone()), ref.mask_and_renormalize(weights),
+                     f"mask_and_renormalize of {what} weights", device=student.device,
+                     mistakes={"zeroed above the diagonal but not renormalised (divide each row by its sum)": zeroed,
+                               "divided by the column sums (dim=-2) instead of the row sums":
+                                   zeroed / zeroed.sum(dim=-2, keepdim=True),
+                               "divided by the sum of all the weights instead of each row's sum":
+                                   zeroed / zeroed.sum(),
+                               DIAGONAL: past / past.sum(dim=-1, keepdim=True)})
+
+
+@check(1, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
+def test_causal_attention_weights(student):
+    for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, "(5, 5) scores, d_k=4"),
+                              (randn(404, 2, 6, 6, scale=3.0), 9, "(2, 6, 6) scores, d_k=9")):
+        expect_close(student.call("causal_attention_weights", scores.clone(), d_k),
+                     ref.causal_attention_weights(scores, d_k),
+                     f"causal_attention_weights on {what}", mistakes=weight_mistakes(scores, d_k),
+                     device=student.device)
+
+
+@check(0.5, "CausalAttention matches the reference at other sizes, for T < context_length")
+def test_causal_attention_seeded(student):
+    x = randn(405, 2, 5, 6)
+    module = student.new("CausalAttention", 6, 3, 8, 0.0, seed=40)
+    # with the student's own weights where they have the reference's names and shapes:
+    # forward alone is graded here, the creation order by its own check
+    reference = with_params(seeded(ref.CausalAttention, 6, 3, 8, 0.0, seed=40), module.params())
+    expect_close(module(x), reference_output(reference, x),
+                 "CausalAttention(6, 3, 8, 0.0) with torch.manual_seed(40) on 5 of 8 tokens",
+                 mistakes=attention_mistakes(reference, x), device=student.device)

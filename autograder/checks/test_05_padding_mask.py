@@ -1,6 +1,18 @@
-"""Hidden checks of section 05: batches of sentences of different lengths (9 of the section's 10 points).
+"""Checks of section 05: batches of sentences of different lengths (10 points).
 
-The documented point is checked in visible/test_05_padding_mask.py.
+Visible checks come first: the documented padding mask of the worked example, and
+the properties that need no reference (the mask from the lengths and its ValueError;
+padded key columns hidden and the scores left unchanged; padded keys getting weight
+0, each query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d))
+@ v computed here from the student's inputs; parameters created in the documented
+order; PaddedSelfAttention equal to nn.MultiheadAttention holding the student's own
+weights; attn_mask honoured; outputs blind to the padding; gradients reaching the
+projections). The self-check runs them; the student's wheel holds only them
+(selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
+expected output. Each property check judges one idea, against the student's own
+module (its own weights) where it needs a comparison, so that a wrong value costs
+the value checks only. The hidden checks after them compare with the reference
+solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -12,23 +24,37 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 }
 
 import math
+from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (expect_grads, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, randn, reference_grads, seeded)
-from autograder.checks.visible.test_05_padding_mask import INVERTED
-from autograder.core.harness import CheckFailed, check, expect, expect_close, expect_shape
-from solutions import padding_mask as ref
+from autograder.checks.common import (expect_grads_flow, expect_raises, expect_same_params, expect_sums_to_one,
+                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, seeded,
+                                      with_params)
+from autograder.core.harness import CheckFailed, check, close, expect, expect_close, expect_shape
 
 INF = float("-inf")
+DOC_MASK = torch.tensor([[False, False, False, False],
+                         [False, False, False, True],
+                         [False, False, True, True]])
+NAMES = ("W_q", "W_k", "W_v", "W_out")
 ORDER = "W_q, W_k, W_v, W_out"
+INVERTED = "an inverted padding mask (True should mean hidden: True at the padding)"
+OFF_BY_ONE = "an off-by-one: position seq_len is padding too (use >=, not >)"
 QUERY_SIDE = "masking the padded queries (rows) instead of the padded keys (columns): use mask[:, None, :]"
 NO_SCALING = "no 1/sqrt(d) scaling"
+ZERO_FILL = ("the padded keys filled with 0 instead of -inf (exp(0) = 1: they keep their weight; "
+             "use masked_fill(mask[:, None, :], float('-inf')))")
+AFTER_SOFTMAX = "masking after the softmax without renormalising (rows no longer sum to 1)"
+NO_PADDING = "no padding mask applied (key_padding_mask ignored)"
+NO_W_OUT = "no W_out on the context vectors"
+ATTN_IGNORED = "attn_mask ignored"
+ATTN_INVERTED = "an inverted attn_mask (True must mean not allowed)"
 
 
 def lengths_mask(seq_lens, max_len):
-    return ref.key_padding_mask(torch.as_tensor(seq_lens), max_len)
+    """(B, max_len) bool, True at the positions j >= seq_lens[b]: the padding."""
+    return torch.arange(max_len)[None, :] >= torch.as_tensor(seq_lens)[:, None]
 
 
 def hidden_as_inf(value):
@@ -60,29 +86,63 @@ def padding_mistakes(queries, keys, values, mask):
     keys_hidden, queries_hidden = mask[:, None, :], mask[:, :, None]
     scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
     after = torch.softmax(scores, dim=-1).masked_fill(keys_hidden, 0.0)
+    zero_filled = torch.softmax(scores.masked_fill(keys_hidden, 0.0), dim=-1)
     return {
         NO_SCALING: attend(queries, keys, values, keys_hidden, scale=False),
         QUERY_SIDE: attend(queries, keys, values, queries_hidden),
         INVERTED: attend(queries, keys, values, ~keys_hidden),
-        "masking after the softmax without renormalising (rows no longer sum to 1)": (after @ values, after),
-        "no padding mask applied": attend(queries, keys, values, torch.zeros_like(keys_hidden)),
+        AFTER_SOFTMAX: (after @ values, after),
+        ZERO_FILL: (zero_filled @ values, zero_filled),
+        NO_PADDING: attend(queries, keys, values, torch.zeros_like(keys_hidden)),
     }
 
 
-def module_mistakes(reference, x, mask, attn_mask=None):
-    """(out, weights) of common wrong versions of PaddedSelfAttention (q = k = v = x)."""
+def documented_layers(dim, seed):
+    """W_q, W_k, W_v, W_out = nn.Linear(dim, dim, bias=False), created in this order after torch.manual_seed(seed)."""
+    manual_seed(seed)
+    return SimpleNamespace(**{name: torch.nn.Linear(dim, dim, bias=False) for name in NAMES})
+
+
+def own_layers(module, dim, seed):
+    """The four projections holding the student's own weights, where its parameters have the documented
+    names and shapes (else the documented seeded ones): an output check then grades forward alone."""
+    layers = documented_layers(dim, seed)
+    params = module.params()
+    params = params if isinstance(params, dict) else {}
     with torch.no_grad():
-        queries, keys, values = reference.W_q(x), reference.W_k(x), reference.W_v(x)
-        padded = mask[:, None, :]
-        if attn_mask is None:
-            wrong, hidden = padding_mistakes(queries, keys, values, mask), padded
-        else:
-            wrong = {"attn_mask ignored": attend(queries, keys, values, padded),
-                     "an inverted attn_mask (True must mean not allowed)":
-                         attend(queries, keys, values, ~attn_mask | padded)}
-            hidden = attn_mask | padded
-        wrong = {description: (reference.W_out(out), weights) for description, (out, weights) in wrong.items()}
-        wrong["no W_out on the context vectors"] = attend(queries, keys, values, hidden)
+        for name in NAMES:
+            value = params.get(f"{name}.weight")
+            if isinstance(value, torch.Tensor) and tuple(value.shape) == (dim, dim):
+                getattr(layers, name).weight.copy_(value)
+    return layers
+
+
+def multihead_attention(layers, x, **masks):
+    """torch's nn.MultiheadAttention(D, 1, bias=False) holding the weights of `layers`, on q = k = v = x."""
+    dim = x.shape[-1]
+    reference = torch.nn.MultiheadAttention(dim, 1, bias=False, batch_first=True).eval()
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(torch.cat([layers.W_q.weight, layers.W_k.weight, layers.W_v.weight]))
+        reference.out_proj.weight.copy_(layers.W_out.weight)
+        return reference(x, x, x, **masks)
+
+
+def module_mistakes(layers, x, mask, attn_mask=None):
+    """(out, weights) of common wrong versions of PaddedSelfAttention (q = k = v = x), with the weights of
+    `layers` (anything with W_q, W_k, W_v, W_out: the student's own, or a reference module)."""
+    with torch.no_grad():
+        queries, keys, values = layers.W_q(x), layers.W_k(x), layers.W_v(x)
+        keys_hidden, queries_hidden = mask[:, None, :], mask[:, :, None]
+        other = torch.zeros_like(keys_hidden) if attn_mask is None else attn_mask
+        hidden = other | keys_hidden
+        wrong = {NO_SCALING: attend(queries, keys, values, hidden, scale=False),
+                 QUERY_SIDE: attend(queries, keys, values, other | queries_hidden),
+                 NO_PADDING: attend(queries, keys, values, other | torch.zeros_like(keys_hidden))}
+        if attn_mask is not None:
+            wrong[ATTN_IGNORED] = attend(queries, keys, values, keys_hidden)
+            wrong[ATTN_INVERTED] = attend(queries, keys, values, ~attn_mask | keys_hidden)
+        wrong = {description: (layers.W_out(out), weights) for description, (out, weights) in wrong.items()}
+        wrong[NO_W_OUT] = attend(queries, keys, values, hidden)
     return wrong
 
 
@@ -95,9 +155,21 @@ def expect_pair_close(got, expected, what, mistakes, device):
                  mistakes={description: wrong[0] for description, wrong in mistakes.items()})
 
 
-# ---------------------------------------------------------------- key_padding_mask (1.5 points, 1 more visible)
+def largest(values):
+    """The largest magnitude among `values` (NaN counts as infinite), 0 for none."""
+    return values.double().abs().nan_to_num(nan=math.inf).max().item() if values.numel() else 0.0
 
-@check(1, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor")
+
+# ---------------------------------------------------------------- visible: key_padding_mask (2 points)
+
+@check(1, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True)
+def test_key_padding_mask_documented(student):
+    expect_close(student.call("key_padding_mask", [4, 3, 2], 4), DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
+                 mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
+                 heatmap_labels=True)
+
+
+@check(0.5, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor", visible=True)
 def test_key_padding_mask(student):
     for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7)):
         expected = lengths_mask(seq_lens, max_len)
@@ -108,115 +180,146 @@ def test_key_padding_mask(student):
         expect_close(student.call("key_padding_mask", seq_lens, max_len), expected,
                      f"key_padding_mask({shown}, {max_len}) with the lengths as a {kind}",
                      mistakes={INVERTED: ~expected,
-                               "an off-by-one: position seq_len is padding too (use >=, not >)":
-                                   positions > lengths,
-                               "the mask transposed, (max_len, B) instead of (B, max_len)": expected.T})
+                               OFF_BY_ONE: positions > lengths,
+                               "the mask transposed, (max_len, B) instead of (B, max_len)": expected.T},
+                     hint="Masks are bool and True means hidden (here: padding): positions >= lengths",
+                     heatmap_labels=True)
 
 
-@check(0.5, "key_padding_mask raises ValueError naming a length < 1 or > max_len")
+@check(0.5, "key_padding_mask raises ValueError naming a length < 1 or > max_len", visible=True)
 def test_key_padding_mask_errors(student):
-    expect_raises(lambda: student.call("key_padding_mask", [3, 0, 2], 4), "ValueError",
-                  "key_padding_mask([3, 0, 2], 4) (a sentence of length 0)", naming=(0,))
+    """With the lengths as tensors: whether a list is accepted is the other check's business."""
+    expect_raises(lambda: student.call("key_padding_mask", torch.tensor([3, 0, 2]), 4), "ValueError",
+                  "key_padding_mask(tensor([3, 0, 2]), 4) (a sentence of length 0)", naming=(0,))
     expect_raises(lambda: student.call("key_padding_mask", torch.tensor([5, 9, 1]), 6), "ValueError",
                   "key_padding_mask(tensor([5, 9, 1]), 6) (a length above max_len)", naming=(9,))
 
 
-# ---------------------------------------------------------------- mask_padded_scores (1.5 points)
+# ---------------------------------------------------------------- visible: mask_padded_scores (1 point)
 
-@check(1, "mask_padded_scores hides the padded key columns")
+@check(0.75, "mask_padded_scores hides the padded key columns and keeps the rest", visible=True)
 def test_mask_padded_scores(student):
     scores = randn(501, 3, 5, 5, scale=2.0)
     mask = lengths_mask([5, 3, 1], 5)
     got = hidden_as_inf(student.call("mask_padded_scores", scores, mask))
-    expect_close(got, ref.mask_padded_scores(scores, mask), "mask_padded_scores(scores, key_padding_mask) "
+    expect_close(got, scores.masked_fill(mask[:, None, :], INF), "mask_padded_scores(scores, key_padding_mask) "
                  "(hidden entries below -1e8 are read as -inf)", device=student.device,
                  mistakes={QUERY_SIDE: scores.masked_fill(mask[:, :, None], INF),
                            INVERTED: scores.masked_fill(~mask[:, None, :], INF),
                            "both the padded rows and the padded columns masked":
-                               scores.masked_fill(mask[:, :, None] | mask[:, None, :], INF)})
+                               scores.masked_fill(mask[:, :, None] | mask[:, None, :], INF),
+                           ZERO_FILL: scores.masked_fill(mask[:, None, :], 0.0)},
+                 hint="Every padded KEY column (key_padding_mask[:, None, :]) must be -inf, every other "
+                      "score as it was")
 
 
-@check(0.5, "mask_padded_scores leaves its argument unchanged")
+@check(0.25, "mask_padded_scores leaves its argument unchanged", visible=True)
 def test_mask_padded_scores_unchanged(student):
+    """Only that the arguments are left as they were: the values are the other check's business."""
     scores, mask = randn(502, 2, 4, 4), lengths_mask([2, 4], 4)
-    reply = student.run("mask_padded_scores", scores, mask, return_args=True)
-    expect_shape(reply.value, (2, 4, 4), "mask_padded_scores(scores, key_padding_mask)")
+    reply = run_unless_raised(student.run, "mask_padded_scores", scores, mask, return_args=True)
     expect_unchanged(reply, [scores, mask], "mask_padded_scores")
 
 
-# ---------------------------------------------------------------- padded_attention (1.5 points)
+# ---------------------------------------------------------------- visible: padded_attention (1.75 points)
 
-@check(1, "padded_attention matches the reference: softmax(masked q k^T / sqrt(d)) @ v")
-def test_padded_attention(student):
-    queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
-    mask = lengths_mask([5, 2, 3], 5)
-    got = student.call("padded_attention", queries, keys, values, mask)
-    expect_pair_close(got, ref.padded_attention(queries, keys, values, mask),
-                      "padded_attention on (3, 5, 4) inputs with lengths [5, 2, 3]",
-                      padding_mistakes(queries, keys, values, mask), student.device)
-
-
-@check(0.5, "padded_attention: weights are 0 at padded keys and every row sums to 1")
-def test_padded_attention_properties(student):
+@check(0.5, "padded_attention: padded key columns get weight 0", visible=True)
+def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
     _, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
     expect_shape(weights, (2, 6, 6), "padded_attention's weights")
-    expect(weights.is_floating_point() and bool(torch.isfinite(weights).all()),
-           "padded_attention's weights should be finite floats (a NaN row has every key hidden: "
-           "is the mask on the keys, and True only at padding?)")
-    leaked = weights.masked_select(mask[:, None, :].expand(2, 6, 6)).abs().max().item()
+    leaked = largest(weights.masked_select(mask[:, None, :].expand(2, 6, 6)))
+    expect(not math.isinf(leaked), "padded_attention's weights at padded keys are NaN or inf: a row whose "
+                                   "every key is hidden gives NaN (is the mask on the keys, mask[:, None, :]?)")
     expect(leaked <= 1e-6, f"padded_attention gives weight {leaked:.4g} to a padded key: padded key columns "
-                           "must get weight 0 (fill them with -inf before the softmax)")
-    expect_sums_to_one(weights, (2, 6, 6), "padded_attention's weights (mask before the softmax, not after)")
+                           "must get weight 0 (fill them with -inf before the softmax; is the mask on the keys, "
+                           "and True at the padding?)")
 
 
-# ---------------------------------------------------------------- PaddedSelfAttention (4.5 points)
+@check(0.5, "padded_attention: each real query's weights sum to 1", visible=True)
+def test_padded_attention_sums_to_one(student):
+    """Over the queries at real positions: what a padded query sees is the other checks' business."""
+    queries, keys, values = randn(509, 2, 6, 3), randn(510, 2, 6, 3), randn(511, 2, 6, 3)
+    mask = lengths_mask([4, 6], 6)
+    _, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+    expect_shape(weights, (2, 6, 6), "padded_attention's weights")
+    real = ~mask
+    expect_sums_to_one(weights[real], (int(real.sum()), 6),
+                       "padded_attention's weights of the real queries (mask before the softmax, not after)")
 
-@check(0.5, "PaddedSelfAttention: parameters W_q, W_k, W_v, W_out created in order")
+
+@check(0.75, "padded_attention equals softmax(q k^T / sqrt(d), padded keys at -inf) @ v", visible=True)
+def test_padded_attention_formula(student):
+    queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
+    mask = lengths_mask([5, 2, 3], 5)
+    got = student.call("padded_attention", queries, keys, values, mask)
+    expect_pair_close(got, attend(queries, keys, values, mask[:, None, :]),
+                      "padded_attention on (3, 5, 4) inputs with lengths [5, 2, 3]",
+                      padding_mistakes(queries, keys, values, mask), student.device)
+
+
+# ---------------------------------------------------------------- visible: PaddedSelfAttention (2.75 points)
+
+@check(0.5, "PaddedSelfAttention: parameters W_q, W_k, W_v, W_out created in order", visible=True)
 def test_padded_self_attention_params(student):
     module = student.new("PaddedSelfAttention", 5, seed=51)
-    expect_same_params(module, seeded(ref.PaddedSelfAttention, 5, seed=51), "PaddedSelfAttention(5)", ORDER)
+    layers = documented_layers(5, seed=51)  # torch's own layers, created in the documented order
+    expect_same_params(module, {f"{name}.weight": getattr(layers, name).weight for name in NAMES},
+                       "PaddedSelfAttention(5)", ORDER)
 
 
-@check(1.5, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) with the same weights")
+@check(1, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) holding its weights", visible=True)
 def test_matches_multihead_attention(student):
+    """Against torch's layer holding the student's own weights: the creation order is the parameter
+    check's business."""
     for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
         x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
         mask = lengths_mask(seq_lens, max(seq_lens))
-        reference = seeded(ref.PaddedSelfAttention, dim, seed=seed)
-        with torch.no_grad():  # the reference equals nn.MultiheadAttention with these weights (a project
-            expected = reference(x, x, x, key_padding_mask=mask)  # test shows it; torch's import here costs ~1 s)
         module = student.new("PaddedSelfAttention", dim, seed=seed)
-        expect_pair_close(module(x, x, x, key_padding_mask=mask), expected,
+        layers = own_layers(module, dim, seed)
+        expect_pair_close(module(x, x, x, key_padding_mask=mask), multihead_attention(layers, x, key_padding_mask=mask),
                           f"PaddedSelfAttention({dim})(x, x, x, key_padding_mask) with lengths {seq_lens}, "
                           f"compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",
-                          module_mistakes(reference, x, mask), student.device)
+                          module_mistakes(layers, x, mask), student.device)
 
 
-@check(1, "PaddedSelfAttention: attn_mask of shape (L, L) or (B, L, L), True = not allowed")
+@check(0.5, "PaddedSelfAttention: attn_mask of shape (L, L) or (B, L, L) hides the pairs where it is True",
+       visible=True)
 def test_attn_mask(student):
-    x = randn(510, 3, 5, 4)
-    mask = lengths_mask([5, 3, 4], 5)
-    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
-    per_item = torch.rand(3, 5, 5, generator=torch.Generator().manual_seed(511)) > 0.6
-    per_item[:, :, 0] = False  # key 0 is real and always allowed: no row is hidden entirely
-    module = student.new("PaddedSelfAttention", 4, seed=54)
-    reference = seeded(ref.PaddedSelfAttention, 4, seed=54)
-    for attn_mask, what in ((causal, "a causal (5, 5) attn_mask"), (per_item, "a (3, 5, 5) attn_mask")):
-        with torch.no_grad():
-            expected = reference(x, x, x, key_padding_mask=mask, attn_mask=attn_mask)
-        expect_pair_close(module(x, x, x, key_padding_mask=mask, attn_mask=attn_mask), expected,
-                          f"PaddedSelfAttention(4) with a key_padding_mask and {what}",
-                          module_mistakes(reference, x, mask, attn_mask), student.device)
-
-
-@check(1, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions")
-def test_padding_invariance(student):
+    """Only that the pairs attn_mask hides get weight 0 (no key_padding_mask given): the values are the
+    other checks' business."""
     x = randn(512, 3, 5, 4)
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+    per_item = rand(513, 3, 5, 5) > 0.6
+    per_item[:, :, 0] = False  # key 0 is always allowed: no row is hidden entirely
+    module = student.new("PaddedSelfAttention", 4, seed=54)
+    for attn_mask, what in ((causal, "a causal (5, 5) attn_mask"), (per_item, "a (3, 5, 5) attn_mask")):
+        label = f"PaddedSelfAttention(4)(x, x, x, attn_mask) with {what}"
+        _, weights = pair(module(x, x, x, attn_mask=attn_mask), label)
+        expect_shape(weights, (3, 5, 5), f"{label}: the weights")
+        hidden = attn_mask.expand(3, 5, 5)
+        leaked = largest(weights[hidden])
+        if leaked <= 1e-6:
+            continue
+        _, plain = pair(module(x, x, x), "PaddedSelfAttention(4)(x, x, x) without masks")
+        if close(weights, plain, student.device):
+            named = ATTN_IGNORED
+        elif largest(weights[~hidden]) <= 1e-6 or math.isinf(largest(weights[~hidden])):
+            named = ATTN_INVERTED
+        else:
+            named = ""
+        raise CheckFailed(f"{label}: a pair the mask hides gets weight {leaked:.4g}; attn_mask (True = not "
+                          "allowed) must hide those (query, key) pairs: masked_fill(attn_mask, float('-inf')) "
+                          f"on the scores before the softmax{f'. This looks like {named}' if named else ''}", named)
+
+
+@check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True)
+def test_padding_invariance(student):
+    x = randn(514, 3, 5, 4)
     mask = lengths_mask([5, 2, 4], 5)
     real = ~mask
-    changed = torch.where(mask[:, :, None], randn(513, 3, 5, 4, scale=5.0), x)
+    changed = torch.where(mask[:, :, None], randn(515, 3, 5, 4, scale=5.0), x)
     other_real = torch.where(real[:, :, None], randn(516, 3, 5, 4), x)
     module = student.new("PaddedSelfAttention", 4, seed=55)
     before, after, moved = (pair(module(v, v, v, key_padding_mask=mask), "PaddedSelfAttention")[0]
@@ -231,13 +334,58 @@ def test_padding_invariance(student):
                       "(key_padding_mask[:, None, :]) before the softmax")
 
 
-@check(0.5, "PaddedSelfAttention: gradients reach every parameter")
+@check(0.25, "PaddedSelfAttention: gradients reach W_q, W_k and W_v", visible=True)
 def test_gradients(student):
-    x = randn(514, 2, 4, 3)
+    """Only that the gradients flow back through the attention to the input projections: their values
+    follow from the forward, and whether W_out is applied is the output check's business."""
+    x = randn(517, 2, 4, 3)
     mask = lengths_mask([4, 2], 4)
-    grad_output = randn(515, 2, 4, 3)
-    reference = seeded(ref.PaddedSelfAttention, 3, seed=56)
-    reference_grads(reference, grad_output, x, x, x, key_padding_mask=mask)
+    grad_output = randn(518, 2, 4, 3)
     module = student.new("PaddedSelfAttention", 3, seed=56)
+    params = module.params()  # which ones it should have is the parameter check's business
+    names = [name for name in (params if isinstance(params, dict) else {}) if not name.startswith("W_out.")]
     reply = module.run(x, x, x, key_padding_mask=mask, mode="train", backward=grad_output)
-    expect_grads(reply, reference, "PaddedSelfAttention(3)", device=student.device)
+    out = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else reply.value
+    if isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all()):
+        # NaN in the forward is the value checks' business: its gradients are NaN too
+        expect(reply.graph, "PaddedSelfAttention(3): the output has no autograd graph (no requires_grad): "
+                            "avoid .detach(), torch.no_grad() and .data in forward")
+        missing = [name for name in names if not isinstance(reply.param_grads.get(name), torch.Tensor)]
+        expect(not missing, f"PaddedSelfAttention(3): parameter {missing[0] if missing else ''} received no "
+                            "gradient (is it used in forward? are the weights detached?)")
+        return
+    expect_grads_flow(reply, names, "PaddedSelfAttention(3)")
+
+
+# ---------------------------------------------------------------- hidden: the reference on new inputs (2.5 points)
+
+from solutions import padding_mask as ref  # noqa: E402  (only the hidden checks below use the reference)
+
+
+@check(1, "padded_attention matches the reference on new inputs")
+def test_padded_attention(student):
+    queries, keys, values = randn(519, 4, 7, 5, scale=2.0), randn(520, 4, 7, 5), randn(521, 4, 7, 5)
+    mask = ref.key_padding_mask([7, 2, 5, 1], 7)
+    got = student.call("padded_attention", queries, keys, values, mask)
+    expect_pair_close(got, ref.padded_attention(queries, keys, values, mask),
+                      "padded_attention on (4, 7, 5) inputs with lengths [7, 2, 5, 1]",
+                      padding_mistakes(queries, keys, values, mask), student.device)
+
+
+@check(1.5, "PaddedSelfAttention matches the reference with both masks, at another size")
+def test_padded_self_attention_seeded(student):
+    x = randn(522, 4, 6, 5)
+    mask = ref.key_padding_mask([6, 3, 5, 1], 6)
+    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+    per_item = rand(523, 4, 6, 6) > 0.6
+    per_item[:, :, 0] = False  # key 0 is real in every item and always allowed: no row is hidden entirely
+    module = student.new("PaddedSelfAttention", 5, seed=57)
+    # with the student's own weights where they have the reference's names and shapes:
+    # forward alone is graded here, the creation order by its own check
+    reference = with_params(seeded(ref.PaddedSelfAttention, 5, seed=57), module.params())
+    for attn_mask, what in ((causal, "a causal (6, 6) attn_mask"), (per_item, "a (4, 6, 6) attn_mask")):
+        with torch.no_grad():
+            expected = reference(x, x, x, key_padding_mask=mask, attn_mask=attn_mask)
+        expect_pair_close(module(x, x, x, key_padding_mask=mask, attn_mask=attn_mask), expected,
+                          f"PaddedSelfAttention(5) with lengths [6, 3, 5, 1] and {what}",
+                          module_mistakes(reference, x, mask, attn_mask), student.device)

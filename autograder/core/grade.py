@@ -1,8 +1,8 @@
 """The `grade` verb: a submission in, a GradeResult out.
 
 notebook -> extracted cells (extract) -> worker child per section (workers,
-student) -> checks (checks/visible/: documented values; checks/: hidden ones,
-which compare with solutions/; via plugin) -> GradeResult (results) -> report
+student) -> checks (checks/test_<id>.py: the visible checks first, then the
+hidden ones, which compare with solutions/; via plugin) -> GradeResult (results) -> report
 (formats).
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.limits import Limits
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
-VISIBLE_DIR = CHECKS_DIR / "visible"
 
 
 class HiddenChecksMissing(RuntimeError):
@@ -54,11 +53,6 @@ def check_file(section_id: str) -> Path:
     return CHECKS_DIR / f"test_{section_id}.py"
 
 
-def visible_check_file(section_id: str) -> Path:
-    """The section's separate file of visible checks, where it still has one."""
-    return VISIBLE_DIR / f"test_{section_id}.py"
-
-
 def hidden_checks_present() -> bool:
     """Whether this copy of the grader can grade: the hidden checks compare with solutions/,
     which the students' self-check wheel does not hold."""
@@ -68,20 +62,20 @@ def hidden_checks_present() -> bool:
 
 
 def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
-    """The pytest files to run, per section the visible file first: a report lists the documented
-    checks before the hidden ones, as each notebook shows the documented values first. A
-    self-check runs the same files; the plugin keeps only their visible checks."""
+    """The pytest files to run, one per section. Each lists its visible checks first, so a report
+    shows the documented values before the hidden checks, as the notebook does. A self-check runs
+    the same files; the plugin keeps only their visible checks."""
     if not visible_only and section_ids and not hidden_checks_present():
         raise HiddenChecksMissing("this copy of the grader holds only the visible checks: "
                                   "use `python -m autograder check` (grading needs the course repository)")
     files = []
     for section_id in section_ids:
-        files += [str(path) for path in (visible_check_file(section_id), check_file(section_id)) if path.exists()]
+        files.append(str(check_file(section_id)))
     return files
 
 
 def preload_checks() -> None:
-    """Import what the check files import: each section's visible checks and reference solution.
+    """Import what the check files import: each section's reference solution.
 
     pytest loads the check files afresh for every grading, but the modules they import
     stay in sys.modules: a batch imports them once, before forking its jobs.
@@ -90,8 +84,6 @@ def preload_checks() -> None:
 
     with_solutions = hidden_checks_present()
     for section in SECTIONS:
-        if visible_check_file(section.id).exists():
-            importlib.import_module(f"autograder.checks.visible.test_{section.id}")
         if with_solutions:
             importlib.import_module(section.solution_module)
 
@@ -110,8 +102,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     limits = limits or Limits()
     own_zygote = zygote is None
     zygote = zygote or start_launcher(limits)  # started first: it imports torch while we import pytest
-    import pytest  # noqa: E402  (deferred: the zygote's start overlaps this import)
-    import torch
+    import pytest  # noqa: F401  (imported here, where it overlaps the zygote's start; run_pytest uses it)
 
     try:
         contained_tier(zygote, limits, visible_only)
@@ -119,41 +110,15 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         if own_zygote:
             zygote.close()
         raise
+    import torch
 
     from autograder.core.plugin import GradingPlugin
-    from autograder.core.student import Budget, SectionWorker
 
-    budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
-    workers = {
-        src.section.id: SectionWorker(zygote, src.section, src.extracted, limits, device, src.banned_in_source,
-                                      Budget(limits.section_seconds, parent=budget),
-                                      src.tampering if scan_source else [])
-        for src in sources
-    }
+    workers = section_workers(sources, zygote, limits, device, scan_source)
     plugin = GradingPlugin(workers, visible_only=visible_only)
-    args = files + ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
-                    "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
-                    "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
-                    "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
-    # no traceback formatting, no log capture (each costs pytest tens of ms per student)
-    saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
-    saved_autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the grader's plugin: none of the site's
-    sink = io.StringIO()
-    # the checks' own reference computations are tiny: one thread, so that no idle
-    threads = torch.get_num_threads()  # OpenMP thread spins on a core the student's worker needs
-    torch.set_num_threads(1)
     try:
-        with contextlib.redirect_stdout(sink):
-            exit_code = pytest.main(args, plugins=[plugin]) if files else 0
+        exit_code, printed = run_pytest(files, plugin)
     finally:
-        torch.set_num_threads(threads)
-        if saved_addopts is not None:
-            os.environ["PYTEST_ADDOPTS"] = saved_addopts
-        if saved_autoload is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_autoload
         for worker in workers.values():  # all children signalled first: their teardowns overlap
             worker.stop()
         for worker in workers.values():
@@ -164,25 +129,76 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
                          sandbox=tiers.tier(zygote.sandbox),  # the latest child's: what this grading got
                          torch=torch.__version__.split("+")[0])
     result.weak = not visible_only and result.sandbox == tiers.NONE
-    if int(exit_code) not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
-        result.grader_errors.append(f"pytest stopped with exit code {int(exit_code)}:\n{sink.getvalue()[-3000:]}")
-    for src in sources:
-        worker = workers[src.section.id]
-        section = SectionResult(src.section.id, src.section.title)
-        section.checks = [c for c in plugin.results if c.section == src.section.id]
-        if src.extracted.problem:
-            section.notes.append(src.extracted.problem)
-        section.notes.extend(src.extracted.notes)
-        section.notes.extend(worker.failed_cells())
-        if worker.load_failure:
-            section.notes.append(worker.load_failure)
-        if worker.tampering:
-            section.notes.append("flagged for the instructor: the code reaches into the grader's watch or "
-                                 "torch's internals: " + "; ".join(worker.tampering[:5]))
-        if worker.budget_spent:
-            section.notes.append(f"your code used up {worker.budget.which()}; the checks it left "
-                                 "unrun score 0 (see each one)")
-        section.printed = "\n".join(worker.printed)[:4000]
-        result.sections.append(section)
+    if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
+        result.grader_errors.append(f"pytest stopped with exit code {exit_code}:\n{printed[-3000:]}")
+    result.sections = [section_result(src, workers[src.section.id], plugin.results) for src in sources]
     result.execution_time = time.monotonic() - started
     return result
+
+
+def section_workers(sources: list[SectionSource], zygote, limits: Limits, device: str, scan_source: bool) -> dict:
+    """A worker per section (not yet started: each starts on its first call), under one submission budget."""
+    from autograder.core.student import Budget, SectionWorker
+
+    budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
+    return {
+        src.section.id: SectionWorker(zygote, src.section, src.extracted, limits, device, src.banned_in_source,
+                                      Budget(limits.section_seconds, parent=budget),
+                                      src.tampering if scan_source else [])
+        for src in sources
+    }
+
+
+PYTEST_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
+               "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
+               "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
+               "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
+# no traceback formatting, no log capture (each costs pytest tens of ms per student)
+
+
+def run_pytest(files: list[str], plugin) -> tuple[int, str]:
+    """Run the check files under the grader's plugin alone, quietly: (exit code, what pytest printed)."""
+    import pytest
+    import torch
+
+    if not files:
+        return 0, ""
+    saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+    saved_autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the grader's plugin: none of the site's
+    sink = io.StringIO()
+    # the checks' own reference computations are tiny: one thread, so that no idle
+    threads = torch.get_num_threads()  # OpenMP thread spins on a core the student's worker needs
+    torch.set_num_threads(1)
+    try:
+        with contextlib.redirect_stdout(sink):
+            exit_code = pytest.main(files + PYTEST_ARGS, plugins=[plugin])
+    finally:
+        torch.set_num_threads(threads)
+        if saved_addopts is not None:
+            os.environ["PYTEST_ADDOPTS"] = saved_addopts
+        if saved_autoload is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_autoload
+    return int(exit_code), sink.getvalue()
+
+
+def section_result(src: SectionSource, worker, results: list) -> SectionResult:
+    """One section's checks, with the notes that say why some of them could not pass."""
+    section = SectionResult(src.section.id, src.section.title)
+    section.checks = [c for c in results if c.section == src.section.id]
+    if src.extracted.problem:
+        section.notes.append(src.extracted.problem)
+    section.notes.extend(src.extracted.notes)
+    section.notes.extend(worker.failed_cells())
+    if worker.load_failure:
+        section.notes.append(worker.load_failure)
+    if worker.tampering:
+        section.notes.append("flagged for the instructor: the code reaches into the grader's watch or "
+                             "torch's internals: " + "; ".join(worker.tampering[:5]))
+    if worker.budget_spent:
+        section.notes.append(f"your code used up {worker.budget.which()}; the checks it left "
+                             "unrun score 0 (see each one)")
+    section.printed = "\n".join(worker.printed)[:4000]
+    return section

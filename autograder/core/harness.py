@@ -19,7 +19,7 @@ import torch
 
 from autograder.sandbox.limits import StudentFailure
 
-__all__ = ["check", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
+__all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
            "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes"]
 
 # (rtol, atol) per device; atol is scaled by the magnitude of the values compared
@@ -45,17 +45,39 @@ class CheckFailed(AssertionError):
         self.mistake = mistake
 
 
-def check(points: float, title: str, *, documented: bool = False, visible: bool = False):
+# Who sees a check's result, and when (Gradescope's own words for a test's visibility):
+#   "visible": the student, at once; the self-check, the notebooks and the per-push workflow run it too,
+#       so it may use only public values (no `solutions`, no hidden seed's expected output);
+#   "after_due_date": hidden until the assignment's due date (grading only; the default);
+#   "after_published": hidden until the instructor publishes the grades (grading only).
+VISIBILITIES = ("visible", "after_due_date", "after_published")
+DEFAULT_VISIBILITY = "after_due_date"
+
+
+def check(points: float, title: str, *, visibility: str | None = None, documented: bool = False,
+          visible: bool = False):
     """Mark a test function as a graded check worth `points`.
 
+    visibility: one of VISIBILITIES; left out, "visible" where `visible` or
+        `documented` is set, else "after_due_date".
     documented: it compares with values printed in the notebook (these together
-        carry at most 40% of a section, so copying printed numbers cannot pass).
-    visible: the student's self-check (`python -m autograder check`) runs it too.
+        carry at most 40% of a section, so copying printed numbers cannot pass);
+        implies visibility "visible".
+    visible: shorthand for visibility="visible".
+
+    The function's `grading` dict: points, title, documented, visible (whether the
+    self-check runs it: visibility == "visible") and visibility.
     """
+    if visibility is None:
+        visibility = "visible" if (visible or documented) else DEFAULT_VISIBILITY
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"check {title!r}: visibility {visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    if (visible or documented) and visibility != "visible":
+        raise ValueError(f"check {title!r}: a visible or documented check cannot have visibility {visibility!r}")
 
     def mark(function):
-        function.grading = {"points": float(points), "title": title,
-                            "documented": documented, "visible": visible or documented}
+        function.grading = {"points": float(points), "title": title, "documented": documented,
+                            "visible": visibility == "visible", "visibility": visibility}
         return function
 
     return mark

@@ -2,8 +2,7 @@
 
 It gives each check module the `student` fixture for its section and turns
 every test outcome into a `CheckResult`. Only the grader's check files are
-collected (checks/test_<section>.py, hidden, and checks/visible/test_<section>.py:
-both map to the section by their file name), with the grader's own ini file and
+collected (checks/test_<section>.py, mapped to its section by the file name), with the grader's own ini file and
 rootdir: the submission's folder is never pytest's rootdir, never on sys.path,
 never a source of conftest.py.
 """
@@ -34,7 +33,7 @@ def _figure(excinfo):
     return error.figure if isinstance(error, CheckFailed) else None
 
 
-def _mistake(excinfo) -> str:
+def mistake_of(excinfo) -> str:
     """The catalogued mistake a CheckFailed named, else "": only the check's own verdict names one,
     never a message that merely quotes the student (an exception, printed output)."""
     error = excinfo.value if excinfo else None
@@ -87,8 +86,9 @@ class GradingPlugin:
                 kind=kind,
                 documented=grading["documented"],
                 visible=grading["visible"],
+                visibility=grading.get("visibility", ""),
                 figure=_figure(call.excinfo) if failed else None,
-                mistake=_mistake(call.excinfo) if failed else "",
+                mistake=mistake_of(call.excinfo) if failed else "",
             ))
 
     def _explain(self, item, excinfo):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from autograder.core.sections import BY_ID
+
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -42,8 +44,10 @@ def notes_from_output(output: str) -> dict[str, list[str]]:
     return notes
 
 
-# Gradescope's visibility of a hidden check's test: shown to the student after the due date
-# (the visible checks, which the self-check also runs, are "visible")
+# Gradescope's visibility of a hidden check's test when its check declares none (a result read
+# back from results.json, or made by hand): shown to the student after the due date. A check
+# declares its own with @check(..., visibility=...) (harness.VISIBILITIES); the visible ones,
+# which the self-check also runs, are "visible"
 HIDDEN_CHECK_VISIBILITY = "after_due_date"
 
 
@@ -57,6 +61,9 @@ class CheckResult:
     kind: str = ""  # why it failed: check, stub, missing, raised, timeout, forbidden, ...
     documented: bool = False
     visible: bool = False
+    # Gradescope's visibility of its test, as the check declared it ("visible", "after_due_date",
+    # "after_published"); "" when unknown: then "visible" if `visible`, else HIDDEN_CHECK_VISIBILITY
+    visibility: str = ""
     # the catalogued mistake the check recognised (harness.CheckFailed.mistake), "" if none;
     # serialised as the test's extra_data["mistake"], which the class report counts
     mistake: str = ""
@@ -85,6 +92,40 @@ class SectionResult:
     def max_score(self) -> float:
         return sum(c.max_points for c in self.checks)
 
+    @property
+    def bonus(self) -> bool:
+        """Whether the registry marks this section as a bonus: its points add to the score, not to the maximum."""
+        known = BY_ID.get(self.id)
+        return bool(known and known.bonus)
+
+    @property
+    def heading(self) -> str:
+        """The section's title as reports show it: a bonus section says so."""
+        return f"{self.title} (bonus)" if self.bonus else self.title
+
+
+def check_max_points(test: dict) -> float:
+    """A results.json test's own points: a bonus check's test has `max_score` 0 (Gradescope's
+    extra credit) and keeps its points in extra_data["max_points"] (GradeResult.to_gradescope)."""
+    extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+    value = extra.get("max_points", test.get("max_score"))
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def total_text(score: float, max_score: float, bonus_score: float | None = None, bonus_max: float = 0.0,
+               number=lambda value: f"{value:g}") -> str:
+    """"56 / 60", or with a bonus section graded "64 / 60 (including 4 / 10 bonus)", or with
+    only a bonus section graded "4 / 10 bonus"."""
+    if bonus_max and not max_score:
+        return f"{number(bonus_score or 0.0)} / {number(bonus_max)} bonus"
+    text = f"{number(score)} / {number(max_score)}"
+    if bonus_max:
+        text += f" (including {number(bonus_score or 0.0)} / {number(bonus_max)} bonus)"
+    return text
+
 
 @dataclass
 class GradeResult:
@@ -103,13 +144,28 @@ class GradeResult:
         parts = ([f"sandbox: {self.sandbox}"] if self.sandbox else []) + ([f"torch {self.torch}"] if self.torch else [])
         return ", ".join(parts)
 
+    # The bonus rule: a bonus section's points add to the score but not to the maximum, so that
+    # a student can pass the maximum ("64 / 60 (including 4 / 10 bonus)").
     @property
     def score(self) -> float:
+        """Every section's points, the bonus sections' included."""
         return round(sum(s.score for s in self.sections), 4)
 
     @property
     def max_score(self) -> float:
-        return round(sum(s.max_score for s in self.sections), 4)
+        """The maximum of the core sections only (a bonus section adds nothing to it)."""
+        return round(sum(s.max_score for s in self.sections if not s.bonus), 4)
+
+    @property
+    def bonus_score(self) -> float:
+        return round(sum(s.score for s in self.sections if s.bonus), 4)
+
+    @property
+    def bonus_max(self) -> float:
+        return round(sum(s.max_score for s in self.sections if s.bonus), 4)
+
+    def total_text(self, number=lambda value: f"{value:g}") -> str:
+        return total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
 
     def to_gradescope(self) -> dict:
         lines = []
@@ -119,20 +175,25 @@ class GradeResult:
         tests = []
         for section in self.sections:
             for c in section.checks:
+                # a bonus check is Gradescope's extra credit: max_score 0, its earned points as the score
+                # (its own points kept in extra_data["max_points"]), so that Gradescope's total is ours
                 tags = [c.section] + (["documented"] if c.documented else []) + ([c.kind] if c.kind else [])
                 test = {
                     "name": f"{c.section}: {c.name}",
                     "score": c.points,
-                    "max_score": c.max_points,
+                    "max_score": 0.0 if section.bonus else c.max_points,
                     "status": "passed" if c.passed else "failed",
                     "output": encodable(c.message),
                     "tags": tags,
-                    # a visible check (the self-check runs it too) is shown at once; a hidden one
-                    # (fresh seeds against the reference) once the assignment's due date has passed
-                    "visibility": "visible" if c.visible else HIDDEN_CHECK_VISIBILITY,
+                    # as the check declared it: a visible check (the self-check runs it too) is shown
+                    # at once; a hidden one (fresh seeds against the reference) after the due date,
+                    # or once the grades are published
+                    "visibility": c.visibility or ("visible" if c.visible else HIDDEN_CHECK_VISIBILITY),
                 }
                 if c.mistake and not c.passed:  # Gradescope keeps a test's extra_data as it is
                     test["extra_data"] = {"mistake": c.mistake}
+                if section.bonus:
+                    test.setdefault("extra_data", {})["max_points"] = c.max_points
                 tests.append(test)
         data = {
             "score": self.score,

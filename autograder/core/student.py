@@ -83,6 +83,11 @@ class SectionWorker:
         self.budget_spent = False  # a call was refused or stopped for lack of time
         self.child: Child | None = None
         self.spawns = 0
+        # graded name -> why no call of it is made again: it stopped the worker (exit, crash, memory)
+        # once, or ran past its time twice. Its later checks fail at once, and the worker's restarts (MAX_SPAWNS)
+        # stay for the other names: one broken function costs its own checks, not the section's rest
+        self.refused: dict[str, str] = {}
+        self.timeouts: dict[str, int] = {}
         self.load_report: list = []
         self.defined: list = []
         self.printed: list[str] = []
@@ -179,7 +184,10 @@ class SectionWorker:
                 f"not run: your code used up {self.budget.which()} (calls that each take long add up); "
                 "make it faster, the checks before this one were graded", kind="budget")
 
-    def request(self, message: dict, label: str, timeout: float | None = None) -> dict:
+    def request(self, message: dict, label: str, timeout: float | None = None, culprit: str = "") -> dict:
+        """The worker's answer to `message`; `culprit`: the graded name whose code the request runs."""
+        if culprit in self.refused:
+            raise StudentFailure(f"{label} was not called again: {self.refused[culprit]}", kind="died")
         child = self.ensure()
         self._check_budget()
         limit = timeout or self.limits.call_seconds
@@ -192,6 +200,12 @@ class SectionWorker:
                 raise StudentFailure(
                     f"{label} was stopped when your code had used up {self.budget.which()} "
                     "(calls that each take long add up)", kind="budget")
+            if culprit and status == "died":
+                self.refused[culprit] = f"{culprit} stopped the grading worker in an earlier check"
+            elif culprit and status == "timeout":  # twice: a slow function may still pass on smaller inputs
+                self.timeouts[culprit] = self.timeouts.get(culprit, 0) + 1
+                if self.timeouts[culprit] >= 2:
+                    self.refused[culprit] = f"{culprit} ran past the time limit in two earlier checks"
             if status == "timeout":
                 raise StudentFailure(
                     f"{label} ran past the {timeout or self.limits.call_seconds:g} s limit and was stopped "
@@ -248,7 +262,7 @@ class Student:
         layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output."""
         self._check_source_bans(name)
         target = {"name": name}
-        return self._send(target, name, args, kwargs, seed=seed, return_args=return_args,
+        return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
                           device=device, backward=backward, noncontiguous=noncontiguous)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
@@ -266,65 +280,95 @@ class Student:
                 f"{name} uses {', '.join(apis)}, which this section forbids: "
                 "write the computation yourself", kind="forbidden")
 
-    def _send(self, target, label, args, kwargs, *, seed=None, mode=None, return_args=False,
+    def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
               device=None, backward=None, noncontiguous=False) -> Reply:
-        message = {
-            "op": "call",
-            "target": target,
-            "args": wire.encode_args(args),
-            "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
-            "seed": seed,
-            "mode": mode,
-            "return_args": return_args,
-            "device": device,
-        }
-        if backward is not None:
-            message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
-        if noncontiguous:
-            message["noncontiguous"] = True
-        reply = self.worker.request(message, label)
-        seen = reply.get("forbidden") or []
-        if seen:
-            raise StudentFailure(
-                f"{label} calls {', '.join(map(str, seen[:3]))}, which this section forbids: "
-                "write the computation yourself", kind="forbidden")
-        if not reply.get("ok"):
-            raise _describe(label, reply.get("error") or {})
-        infos = []
-        try:
-            value = wire.decode(reply.get("value"), on_tensor=infos.append)
-            args_after = [wire.decode(a) for a in reply.get("args_after", [])]
-            grads = reply.get("grads") or {}
-            param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
-            arg_grads = wire.decode(grads.get("args", [])) if grads else []
-        except wire.WireError as error:
-            raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
-                                 kind="garbled") from None
-        for info in infos:
-            if info["kind"] != "Tensor":
-                raise StudentFailure(
-                    f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
-                    kind="convention")
+        """One call of student code in the worker: the request, the answer checked and decoded.
+        culprit: the graded function or class whose code runs."""
+        message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
+                               device=device, backward=backward, noncontiguous=noncontiguous)
+        reply = self.worker.request(message, label, culprit=culprit)
+        refuse_failed_call(label, reply)
+        decoded = decode_reply(label, reply)
         has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \
             or "handle" in target
-        expected_device = device or self.device
-        if has_tensor_input and expected_device != "meta":
-            wrong = [i["device"] for i in infos if i["device"] != torch.device(expected_device).type]
-            if wrong:
-                raise StudentFailure(
-                    f"{label} returned a tensor on {wrong[0]} while its inputs were on "
-                    f"{torch.device(expected_device).type}: create new tensors with device=x.device",
-                    kind="convention")
-        return Reply(
-            value=value,
-            ops=int(reply.get("ops", 0) or 0),
-            args_after=args_after,
-            param_grads=param_grads if isinstance(param_grads, dict) else {},
-            arg_grads=arg_grads if isinstance(arg_grads, list) else [],
-            graph=bool((reply.get("grads") or {}).get("graph", True)),
-            mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
-            output_devices=[i["device"] for i in infos],
-        )
+        check_output_tensors(label, decoded.output_infos, device or self.device, has_tensor_input)
+        return decoded.reply
+
+
+def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous) -> dict:
+    """The worker's "call" request: the arguments as plain data (wire.py), never pickled."""
+    message = {
+        "op": "call",
+        "target": target,
+        "args": wire.encode_args(args),
+        "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
+        "seed": seed,
+        "mode": mode,
+        "return_args": return_args,
+        "device": device,
+    }
+    if backward is not None:
+        message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
+    if noncontiguous:
+        message["noncontiguous"] = True
+    return message
+
+
+def refuse_failed_call(label: str, reply: dict) -> None:
+    """StudentFailure when the call used a forbidden API or raised; nothing when it answered."""
+    seen = reply.get("forbidden") or []
+    if seen:
+        raise StudentFailure(
+            f"{label} calls {', '.join(map(str, seen[:3]))}, which this section forbids: "
+            "write the computation yourself", kind="forbidden")
+    if not reply.get("ok"):
+        raise _describe(label, reply.get("error") or {})
+
+
+@dataclass
+class Decoded:
+    reply: Reply
+    output_infos: list  # wire's description of every tensor in the returned value (kind, device)
+
+
+def decode_reply(label: str, reply: dict) -> Decoded:
+    """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor."""
+    infos = []
+    try:
+        value = wire.decode(reply.get("value"), on_tensor=infos.append)
+        args_after = [wire.decode(a) for a in reply.get("args_after", [])]
+        grads = reply.get("grads") or {}
+        param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
+        arg_grads = wire.decode(grads.get("args", [])) if grads else []
+    except wire.WireError as error:
+        raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
+                             kind="garbled") from None
+    for info in infos:
+        if info["kind"] != "Tensor":
+            raise StudentFailure(
+                f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
+                kind="convention")
+    return Decoded(Reply(
+        value=value,
+        ops=int(reply.get("ops", 0) or 0),
+        args_after=args_after,
+        param_grads=param_grads if isinstance(param_grads, dict) else {},
+        arg_grads=arg_grads if isinstance(arg_grads, list) else [],
+        graph=bool((reply.get("grads") or {}).get("graph", True)),
+        mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
+        output_devices=[i["device"] for i in infos],
+    ), infos)
+
+
+def check_output_tensors(label: str, infos: list, expected_device: str, has_tensor_input: bool) -> None:
+    """The convention: what a call returns lies on its inputs' device (not checked on meta)."""
+    if has_tensor_input and expected_device != "meta":
+        wrong = [i["device"] for i in infos if i["device"] != torch.device(expected_device).type]
+        if wrong:
+            raise StudentFailure(
+                f"{label} returned a tensor on {wrong[0]} while its inputs were on "
+                f"{torch.device(expected_device).type}: create new tensors with device=x.device",
+                kind="convention")
 
 
 class StudentModule:
@@ -340,13 +384,14 @@ class StudentModule:
             backward=None, **kwargs) -> Reply:
         self.student._check_source_bans(self.class_name)
         target = {"handle": self.handle.index, "method": None}
-        return self.student._send(target, f"{self.class_name}.forward", args, kwargs, seed=seed,
+        return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
+                                  seed=seed,
                                   mode=mode, return_args=return_args, device=device, backward=backward)
 
     def params(self) -> dict:
         """name -> tensor for every parameter, in creation order."""
         target = {"handle": self.handle.index, "method": "params"}
-        return self.student._send(target, f"{self.class_name} parameters", (), {}).value
+        return self.student._send(target, f"{self.class_name} parameters", (), {}, culprit=self.class_name).value
 
     @property
     def arg(self) -> wire.Handle:

@@ -70,7 +70,7 @@ def table(result: GradeResult) -> str:
              + (f" ({result.provenance})" if result.provenance else "")]
     lines += [f"!! {WEAK_WARNING}", ""] if result.weak else [""]
     for section in result.sections:
-        lines.append(f"{section.id}  {section.title}  {section.score:g} / {section.max_score:g}")
+        lines.append(f"{section.id}  {section.heading}  {section.score:g} / {section.max_score:g}")
         for note in section.notes:
             lines.append(f"  ! {terminal_text(note)}")
         for c in section.checks:
@@ -80,7 +80,7 @@ def table(result: GradeResult) -> str:
                 for piece in textwrap.wrap(terminal_text(c.message), 96):
                     lines.append(f"              {piece}")
         lines.append("")
-    lines.append(f"Total: {result.score:g} / {result.max_score:g}   ({result.execution_time:.1f} s)")
+    lines.append(f"Total: {result.total_text()}   ({result.execution_time:.1f} s)")
     return "\n".join(lines) + "\n"
 
 
@@ -91,7 +91,7 @@ def markdown_notices(result: GradeResult, escape=md_text) -> list[str]:
 
 
 def markdown(result: GradeResult) -> str:
-    lines = [f"## Attention course: {result.score:g} / {result.max_score:g}", ""]
+    lines = [f"## Attention course: {result.total_text()}", ""]
     lines += markdown_notices(result)
     lines += ["| section | score |", "|---|---|"]
     # section ids, titles and check names are the grader's own (ids stay greppable, 01_scores);
@@ -102,7 +102,7 @@ def markdown(result: GradeResult) -> str:
         failing = [c for c in section.checks if not c.passed]
         if not failing and not section.notes:
             continue
-        lines += ["", f"### {section.id}: {section.title}", ""]
+        lines += ["", f"### {section.id}: {section.heading}", ""]
         lines += [f"> {md_text(note)}" for note in section.notes]
         for c in failing:
             lines.append(f"- **{c.name}** (0 / {c.max_points:g}): {md_text(c.message)}")

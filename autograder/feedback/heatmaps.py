@@ -53,7 +53,7 @@ def cell_center(box, shape, row: int, col: int) -> tuple[float, float]:
     return x0 + (col + 0.5) * (x1 - x0) / shape[1], y0 + (row + 0.5) * (y1 - y0) / shape[0]
 
 
-def _as_array(matrix) -> np.ndarray:
+def as_array(matrix) -> np.ndarray:
     if hasattr(matrix, "detach"):
         matrix = matrix.detach().cpu().double().numpy()
     array = np.array(matrix, dtype=np.float64)
@@ -70,7 +70,7 @@ def difference(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return diff
 
 
-def _cell_text(value: float) -> str:
+def cell_text(value: float) -> str:
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
@@ -100,7 +100,7 @@ def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    expected, actual = _as_array(expected), _as_array(actual)
+    expected, actual = as_array(expected), as_array(actual)
     if expected.shape != actual.shape or expected.ndim != 2:
         raise ValueError(f"need two matrices of one shape, got {expected.shape} and {actual.shape}")
     diff = difference(expected, actual)
@@ -138,7 +138,7 @@ def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
             if max(shape) <= ANNOTATE_MAX_SIDE:
                 for (r, c), value in np.ndenumerate(values):
                     dark = math.isfinite(value) and abs(value) > 0.6 * limit
-                    ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7,
+                    ax.text(c, r, cell_text(value), ha="center", va="center", fontsize=7,
                             color="white" if dark else "black")
             if index == 1:  # outline the cells where yours differs from the expected
                 for r, c in zip(*np.nonzero(differs)):

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
-from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult, SectionResult, notes_from_output
+from autograder.core.results import (WEAK_WARNING, CheckResult, GradeResult, SectionResult, check_max_points,
+                                     notes_from_output)
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -135,7 +136,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
     images = render_images(result) if images is None else images
     names = {id(check): name for check, name in figures(result)}
     esc = _html
-    total = f"{_points(result.score)} / {_points(result.max_score)}"
+    total = result.total_text(_points)
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -151,14 +152,14 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
     for section in result.sections:
         share = section.score / section.max_score if section.max_score else 0.0
         passed = sum(1 for c in section.checks if c.passed)
-        out.append(f'<tr><td><a href="#{esc(section.id)}">{esc(section.id)}</a></td><td>{esc(section.title)}</td>'
+        out.append(f'<tr><td><a href="#{esc(section.id)}">{esc(section.id)}</a></td><td>{esc(section.heading)}</td>'
                    f"<td>{_points(section.score)} / {_points(section.max_score)}</td>"
                    f'<td><span class="bar"><span style="width:{round(100 * share)}%"></span></span></td>'
                    f"<td>{passed} of {len(section.checks)}</td></tr>")
     out.append("</tbody></table>")
     for section in result.sections:
         out.append(f'<section id="{esc(section.id)}">')
-        out.append(f"<h2>{esc(section.id)}: {esc(section.title)} "
+        out.append(f"<h2>{esc(section.id)}: {esc(section.heading)} "
                    f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
         out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
         if section.printed.strip():
@@ -206,9 +207,9 @@ _md = md_text  # every piece of text in report.md: one line, no markup, links, i
 def _grid(matrix, labels) -> list[str]:
     import numpy as np
 
-    from autograder.feedback.heatmaps import _as_array, _cell_text
+    from autograder.feedback.heatmaps import as_array, cell_text
 
-    values = _as_array(matrix)
+    values = as_array(matrix)
     rows, cols = labels if labels else (None, None)
     rows = rows or [str(i) for i in range(values.shape[0])]
     cols = cols or [str(i) for i in range(values.shape[1])]
@@ -216,23 +217,23 @@ def _grid(matrix, labels) -> list[str]:
     head = max(len(r) for r in rows)
     lines = [" " * head + " " + " ".join(c[:width].rjust(width) for c in cols)]
     for label, row in zip(rows, values):
-        cells = (_cell_text(float(v)).replace("\u2212", "-") for v in np.asarray(row))
+        cells = (cell_text(float(v)).replace("\u2212", "-") for v in np.asarray(row))
         lines.append(label.rjust(head) + " " + " ".join(cell.rjust(width) for cell in cells))
     return lines
 
 
 def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
     names = {id(check): name for check, name in figures(result)}
-    lines = [f"## Attention course feedback: {_points(result.score)} / {_points(result.max_score)}", ""]
+    lines = [f"## Attention course feedback: {result.total_text(_points)}", ""]
     lines += markdown_notices(result, _md)
     lines += ["| section | title | score | checks passed |", "|---|---|---|---|"]
     for section in result.sections:
         passed = sum(1 for c in section.checks if c.passed)
-        lines.append(f"| {_md(section.id)} | {_md(section.title)} | {_points(section.score)} / "
+        lines.append(f"| {_md(section.id)} | {_md(section.heading)} | {_points(section.score)} / "
                      f"{_points(section.max_score)} "
                      f"| {passed} of {len(section.checks)} |")
     for section in result.sections:
-        lines += ["", f"### {_md(section.id)}: {_md(section.title)} "
+        lines += ["", f"### {_md(section.id)}: {_md(section.heading)} "
                       f"({_points(section.score)} / {_points(section.max_score)})", ""]
         lines += [f"> {_md(note)}" for note in section.notes]
         if section.notes:
@@ -311,7 +312,7 @@ def from_gradescope(data: dict) -> GradeResult:
         prefix, name = f"{tags[0]}: ", str(test.get("name", ""))
         section(tags[0]).checks.append(CheckResult(
             section=tags[0], name=name[len(prefix):] if name.startswith(prefix) else name,
-            max_points=float(test.get("max_score") or 0), points=float(test.get("score") or 0),
+            max_points=check_max_points(test), points=float(test.get("score") or 0),
             message=str(test.get("output") or ""), documented="documented" in tags[1:2],
             kind=tags[-1] if len(tags) > 1 and tags[-1] != "documented" else "",
             mistake=str((test.get("extra_data") or {}).get("mistake") or "")))

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from autograder.core.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
 from autograder.core.grade import SandboxRefused
+from autograder.core.options import add_device_flag, add_limit_flags, limits_from, resolve_device
 from autograder.core.sections import SECTIONS, find
 from autograder.core.submission import UsageError, section_file, section_named
 from autograder.sandbox.launch import fork_path_available
@@ -469,6 +470,42 @@ def failed_result() -> dict:
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
+def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: str, device: str,
+                 sections: list[str], force: bool, log) -> tuple[dict[str, dict], list[tuple[str, Path, str]]]:
+    """({student: kept result} of the unchanged students, [(student, folder, files hash)] to grade)."""
+    results: dict[str, dict] = {}
+    todo: list[tuple[str, Path, str]] = []
+    for name in names:
+        files = files_hash(everyone[name], sections)
+        previous = read_result(students_dir / result_file_name(name))
+        if not force and is_current(previous, files, grader, device, sections):
+            results[name] = previous
+            log(f"unchanged {name}: skipped ({previous.get('score', 0):g} / {previous.get('max_score', 0):g})")
+        else:
+            todo.append((name, everyone[name], files))
+    return results, todo
+
+
+def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader: str, device: str,
+                 sections: list[str]) -> dict:
+    """A job's reply for one student as their result file (written whole or not at all), with the
+    provenance that decides whether the next run grades them again."""
+    result = reply.get("result") or failed_result()
+    result[RESULT_KEY] = {
+        **(result.get(RESULT_KEY) or {}),  # the grading's own: sandbox tier, torch version
+        "student": name,
+        "files_sha256": files,
+        "grader_sha256": grader,
+        "device": device,
+        "sections": sections,
+        "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "seconds": reply.get("seconds"),
+        "grader_errors": reply.get("grader_errors") or [],
+    }
+    write_atomically(students_dir / result_file_name(name), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    return result
+
+
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
               shard: tuple[int, int] | None, student_timeout: float, section: str | None = None,
               log=None) -> int:
@@ -486,16 +523,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     grader = grader_hash()
     sections = [section] if section else [s.id for s in SECTIONS]
 
-    results: dict[str, dict] = {}
-    todo: list[tuple[str, Path, str]] = []
-    for name in names:
-        files = files_hash(everyone[name], sections)
-        previous = read_result(students_dir / result_file_name(name))
-        if not force and is_current(previous, files, grader, device, sections):
-            results[name] = previous
-            log(f"unchanged {name}: skipped ({previous.get('score', 0):g} / {previous.get('max_score', 0):g})")
-        else:
-            todo.append((name, everyone[name], files))
+    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log)
     skipped = len(results)
 
     tasks: queue.Queue = queue.Queue()
@@ -540,22 +568,9 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     try:
         for _ in range(len(todo)):
             name, files, reply = done.get()
-            result = reply.get("result") or failed_result()
-            grader_errors = reply.get("grader_errors") or []
-            result[RESULT_KEY] = {
-                **(result.get(RESULT_KEY) or {}),  # the grading's own: sandbox tier, torch version
-                "student": name,
-                "files_sha256": files,
-                "grader_sha256": grader,
-                "device": device,
-                "sections": sections,
-                "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "seconds": reply.get("seconds"),
-                "grader_errors": grader_errors,
-            }
-            write_atomically(students_dir / result_file_name(name),
-                             json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            result = record_reply(students_dir, name, files, reply, grader, device, sections)
             results[name] = result
+            grader_errors = result[RESULT_KEY]["grader_errors"]
             if grader_errors:
                 errors += 1
                 first = grader_errors[0].strip().splitlines()[-1] if grader_errors[0].strip() else "?"
@@ -626,12 +641,12 @@ def merge(folders: list[Path], out: Path) -> int:
 # --------------------------------------------------------------------------- command line
 
 
-def add_verbs(verbs, common_limits) -> None:
+def add_verbs(verbs) -> None:
     batch = verbs.add_parser("batch", help="grade every student in a folder of submissions")
     batch.add_argument("submitted", type=Path, help="nbgrader's submitted/ folder, or one folder per student")
     batch.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                        help="students graded at once (default %(default)s)")
-    batch.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    add_device_flag(batch)
     batch.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default %(default)s)")
     batch.add_argument("--force", action="store_true", help="grade again even the unchanged submissions")
     batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
@@ -644,16 +659,16 @@ def add_verbs(verbs, common_limits) -> None:
     batch.add_argument("--report", action="store_true",
                        help="also write each student's feedback report (report.html, report.md) to "
                             "OUT/feedback/<student>/, for handing back")
-    common_limits(batch)
+    add_limit_flags(batch)
+    batch.set_defaults(main=main)
     merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
     merged.add_argument("folders", type=Path, nargs="+")
     merged.add_argument("--out", type=Path, required=True)
+    merged.set_defaults(main=lambda args: merge(args.folders, args.out))
 
 
-def run_verb(args, resolve_device, limits_from) -> int:
-    """`batch` and `merge`; `limits_from(args)` reads the limit flags (cli.limits_from)."""
-    if args.verb == "merge":
-        return merge(args.folders, args.out)
+def main(args) -> int:
+    """`batch`: check the command line, grade, then the optional reports and gradebook."""
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if not fork_path_available():

@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
+from autograder.core.results import check_max_points
 from autograder.core.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
@@ -145,7 +146,8 @@ def _tests(results: dict):
             section = tags[0] if tags else ""
             name = str(test.get("name", ""))
             prefix = f"{section}: "
-            score, max_score = float(test.get("score") or 0), float(test.get("max_score") or 0)
+            # a bonus check's own points: its max_score is 0 (Gradescope's extra credit)
+            score, max_score = float(test.get("score") or 0), check_max_points(test)
             passed = test.get("status") == "passed" if "status" in test else score >= max_score
             kinds = [t for t in tags[1:] if t != "documented"]
             extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
@@ -363,7 +365,15 @@ def build(folder: Path, out: Path | None = None) -> Path:
     return path
 
 
-def run_verb(args) -> int:
+def add_verbs(verbs) -> None:
+    verb = verbs.add_parser("report", help="class report from a batch's grades.csv and students/*.json")
+    verb.add_argument("grades", type=Path, metavar="GRADES_DIR")
+    verb.add_argument("--out", type=Path, metavar="DIR", help="where to write class_report.html "
+                      "and its CSV files (default: GRADES_DIR)")
+    verb.set_defaults(main=main)
+
+
+def main(args) -> int:
     path = build(args.grades, args.out)
     print(f"autograder: class report: {path}", file=sys.stderr)
     return 0

@@ -26,6 +26,12 @@ precedence (nbgrader's rule) and is never overwritten; the summary counts them.
 Cells that are not autograded code cells (manually graded answers, tasks) are
 left untouched.
 
+A bonus section (the registry's `bonus`) is extra credit, here as in grades.csv:
+the build gives its test cells 0 points, so nbgrader's maximum leaves it out, and
+the student's `s` points are written as the cells' `extra_credit` (shared out
+evenly, automatic score 0), which nbgrader adds to the score only. nbgrader's
+total is then ours: the sections' points, bonus included, over the core maximum.
+
 What is created: the student (`update_or_create_student`, names untouched) and
 the submission when it does not exist yet (`add_submission`, with its time as
 below). Nothing else is
@@ -148,7 +154,17 @@ def open_gradebook(text: str):
 
 
 def autograded_cells(notebook) -> list:
-    return [cell for cell in notebook.grade_cells if cell.cell_type == "code" and cell.max_score]
+    """The notebook's autograded (code) grade cells: those with points, and in a bonus section's
+    notebook the test cells, which carry 0 points (their points are extra credit)."""
+    bonus = _is_bonus(notebook.name)
+    return [cell for cell in notebook.grade_cells if cell.cell_type == "code" and (cell.max_score or bonus)]
+
+
+def _is_bonus(section_id: str) -> bool:
+    from autograder.core.sections import BY_ID
+
+    known = BY_ID.get(section_id)
+    return bool(known and known.bonus)
 
 
 def check_sections(text: str, section_ids: list[str]) -> None:
@@ -185,12 +201,14 @@ class Recorded:
 
 
 def section_points(result: dict, section_id: str) -> tuple[float, float]:
+    from autograder.core.results import check_max_points
+
     score = maximum = 0.0
     for test in result.get("tests", []):
         tags = test.get("tags") or []
         if tags and tags[0] == section_id:
             score += float(test.get("score", 0) or 0)
-            maximum += float(test.get("max_score", 0) or 0)
+            maximum += check_max_points(test)  # a bonus check's own points (its max_score is 0)
     return score, maximum
 
 
@@ -290,15 +308,19 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
         created = True
     notebook = gradebook.find_submission_notebook(section_id, section_id, student)
     fraction = score / maximum if maximum > 0 else 0.0
+    bonus = _is_bonus(section_id)  # its points go to nbgrader's extra credit, not to the score
     before = notebook.score
     manual = 0
     nb_max = 0.0
-    for grade in notebook.grades:
+    graded = [grade for grade in notebook.grades if isinstance(grade.cell, GradeCell)
+              and grade.cell.cell_type == "code" and (grade.cell.max_score or bonus)]
+    for grade in graded:  # not a task or a manually graded answer: those are left alone
         cell = grade.cell
-        if not isinstance(cell, GradeCell) or cell.cell_type != "code" or not cell.max_score:
-            continue  # not an autograded grade cell (a task, a manually graded answer)
-        grade.auto_score = float(cell.max_score) * fraction
-        nb_max += float(cell.max_score)
+        if bonus:  # 0-point test cells: nbgrader's score is auto score + extra credit, its maximum stays 0
+            grade.auto_score, grade.extra_credit = 0.0, score / len(graded)
+        else:
+            grade.auto_score = float(cell.max_score) * fraction
+        nb_max += float(cell.max_score or 0)
         if grade.manual_score is not None:
             manual += 1
         else:
@@ -308,6 +330,7 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
     after = notebook.score
     summary.manual_kept += manual
     line = (f"{section_id} {student}: {score:g}/{maximum:g} -> {after:.4g}/{nb_max:g} in nbgrader"
+            + (" (bonus: as extra credit)" if bonus else "")
             + (" (new submission)" if created else f" (was {before:.4g})" if abs(before - after) > 1e-9 else ""))
     if manual:
         line += f" ({manual} manual grade(s) kept: they take precedence)"
@@ -487,7 +510,7 @@ def rebuilt_cells(submitted, cells: dict, known_markdown: set[str]) -> list:
 def section_feedback(result: dict, section_id: str) -> list[str]:
     """The grader's notes and per-check results of one section, as plain lines."""
     from autograder.feedback.formats import plain_text
-    from autograder.core.results import notes_from_output
+    from autograder.core.results import check_max_points, notes_from_output
 
     notes = notes_from_output(str(result.get("output") or "")).get(section_id, [])
     lines = [f"note: {plain_text(note.strip())}" for note in notes]
@@ -498,7 +521,7 @@ def section_feedback(result: dict, section_id: str) -> list[str]:
             continue
         name = str(test.get("name", ""))
         name = name[len(prefix):] if name.startswith(prefix) else name
-        score, maximum = float(test.get("score", 0) or 0), float(test.get("max_score", 0) or 0)
+        score, maximum = float(test.get("score", 0) or 0), check_max_points(test)  # a bonus check's own points
         mark = "passed" if score >= maximum else "FAILED"
         lines.append(f"{mark}: {plain_text(name)} ({score:g} / {maximum:g})")
         message = plain_text(test.get("output") or "").strip("\n")
@@ -516,13 +539,16 @@ def _stream(text: str):
 def attach_feedback(cells: list, result: dict, section_id: str) -> str | None:
     """The grader's results as the outputs of the autograded cells: all of them under the first,
     a pointer to it under the others. Returns the first one's grade_id (None if there is none)."""
+    bonus = _is_bonus(section_id)  # a bonus section's test cells carry 0 points (extra credit)
     graded = [c for c in cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-              and c.metadata["nbgrader"].get("points")]
+              and (c.metadata["nbgrader"].get("points") or bonus)]
     if not graded:
         return None
     score, maximum = section_points(result, section_id)
-    head = (f"The course's hidden checks of {section_id}: {score:g} / {maximum:g} points. Each test cell "
-            "of this notebook gets that fraction of its points.")
+    head = (f"The course's hidden checks of {section_id}: {score:g} / {maximum:g} points. "
+            + ("This section is a bonus: its points are extra credit, shared out over the test cells of this "
+               "notebook, which count for 0 points (they add to your score, not to the maximum)." if bonus else
+               "Each test cell of this notebook gets that fraction of its points."))
     first = graded[0].metadata["nbgrader"]["grade_id"]
     for index, cell in enumerate(graded):
         text = [head] + (section_feedback(result, section_id) if index == 0

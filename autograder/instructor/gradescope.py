@@ -129,12 +129,13 @@ def export(out: Path) -> int:
     return 0
 
 
-def add_verb(verbs) -> None:
+def add_verbs(verbs) -> None:
     verb = verbs.add_parser("export-gradescope", help="build the Gradescope autograder zip")
     verb.add_argument("--out", type=Path, default=Path("autograder.zip"))
+    verb.set_defaults(main=main)
 
 
-def run_verb(args) -> int:
+def main(args) -> int:
     if args.out.suffix != ".zip":
         raise UsageError(f"--out {args.out}: expected a .zip file name")
     if args.out.is_dir():

@@ -79,8 +79,15 @@ def _decorated_check(node: ast.AST) -> dict | None:
 
 
 def _is_visible(keywords: dict) -> bool:
-    return any(isinstance(keywords.get(name), ast.Constant) and keywords[name].value is True
-               for name in ("visible", "documented"))
+    """Whether a check's keywords make it visible: visibility="visible", visible=True or documented=True.
+
+    Only literal values count: a visibility computed at run time is not shipped (the wheel
+    would otherwise hold a check it cannot tell is public)."""
+    if any(isinstance(keywords.get(name), ast.Constant) and keywords[name].value is True
+           for name in ("visible", "documented")):
+        return True
+    visibility = keywords.get("visibility")
+    return isinstance(visibility, ast.Constant) and visibility.value == "visible"
 
 
 def _bound_names(node: ast.AST) -> set[str]:
@@ -102,10 +109,11 @@ def _used_names(node: ast.AST) -> set[str]:
 def visible_part(source: str) -> str:
     """A check file as students get it: its hidden checks left out, and whatever only they used.
 
-    Every top-level `@check(...)` function without `visible=True` (or `documented=True`)
-    goes; then, until nothing changes, every top-level definition, assignment or import
-    that nothing kept still uses (SECTION, the registry's entry, always stays). Lines are
-    cut from the source as written, so what is kept keeps its comments and formatting.
+    Every top-level `@check(...)` function without `visibility="visible"` (or its shorthands
+    `visible=True`, `documented=True`) goes; then, until nothing changes, every top-level
+    definition, assignment or import that nothing kept still uses (SECTION, the registry's
+    entry, always stays). Lines are cut from the source as written, so what is kept keeps its
+    comments and formatting.
     """
     tree = ast.parse(source)
     body = list(tree.body)
@@ -228,13 +236,14 @@ def export(out_dir: Path, root: Path = ROOT) -> Path:
     return target
 
 
-def add_verb(verbs) -> None:
+def add_verbs(verbs) -> None:
     verb = verbs.add_parser("export-selfcheck",
                             help="build the answer-free grader wheel students install for `check`")
     verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the .whl into")
+    verb.set_defaults(main=main)
 
 
-def run_verb(args) -> int:
+def main(args) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out} is a file; give the folder to write the wheel into")
     try:

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -347,16 +348,17 @@ class Baseline:
     must not reach the next. On the fork path every section gets a fresh child.
     """
 
-    def __init__(self):
+    def __init__(self, modules=None, classes=None):
         import builtins
         import math
         import os
 
         import numpy
 
-        self.modules = [torch, torch.nn, torch.nn.functional, torch.special, torch.linalg, numpy,
-                        math, builtins, os]
-        self.types = [torch.Tensor, torch.nn.Module, torch.nn.Linear, torch.nn.Dropout]
+        self.modules = modules if modules is not None else [
+            torch, torch.nn, torch.nn.functional, torch.special, torch.linalg, numpy, math, builtins, os]
+        self.types = classes if classes is not None else [torch.Tensor, torch.nn.Module, torch.nn.Linear,
+                                                      torch.nn.Dropout]
         self.saved = [(owner, dict(vars(owner))) for owner in self.modules + self.types]
         self.dtype = torch.get_default_dtype()
         self.device = torch.get_default_device()
@@ -370,7 +372,10 @@ class Baseline:
 
         for owner, saved in self.saved:
             current = vars(owner)
-            for name in [n for n in current if n not in saved]:
+            # what a section added goes, but for a submodule imported since (numpy.random, loaded on
+            # first use): it stays in sys.modules, and a package whose __getattr__ imports it lazily
+            # would recurse without end on `import package.sub` once the attribute were gone
+            for name in [n for n in current if n not in saved and not _is_submodule(owner, n, current[n])]:
                 try:
                     delattr(owner, name)
                 except (AttributeError, TypeError):
@@ -393,6 +398,11 @@ class Baseline:
 
 
 _MISSING = object()
+
+
+def _is_submodule(owner, name: str, value) -> bool:
+    return (isinstance(value, types.ModuleType) and isinstance(owner, types.ModuleType)
+            and value.__name__ == f"{owner.__name__}.{name}" and sys.modules.get(value.__name__) is value)
 
 
 def answer(worker: "Worker", request: dict):

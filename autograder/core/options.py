@@ -1,0 +1,75 @@
+"""The command-line options every grading verb shares (grade, check, batch): limits and device.
+
+Each verb's own module adds these to its parser and reads them back here, so
+that a flag is declared, validated and turned into `Limits` in one place.
+"""
+from __future__ import annotations
+
+import os
+
+from autograder.core.submission import UsageError
+from autograder.sandbox.limits import Limits
+
+GPU_DRIVER_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
+
+
+def add_limit_flags(parser) -> None:
+    """The limit flags, with the defaults of `Limits`."""
+    parser.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
+                        help="seconds one call of student code may take (default %(default)s)")
+    parser.add_argument("--cell-timeout", type=float, default=Limits.cell_seconds,
+                        help="seconds one notebook cell may run; a cell past it is interrupted and the rest "
+                             "of the notebook still runs, as nbgrader does (default %(default)s)")
+    parser.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
+                        help="seconds all of a notebook's cells may take to run (default %(default)s)")
+    parser.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
+                        help="GiB of address space for student code (default %(default)s)")
+    parser.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
+                        help="CPU seconds per section's worker (default %(default)s)")
+    parser.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
+                        help="MiB: largest file student code may write (default %(default)s)")
+    parser.add_argument("--process-limit", type=int, default=Limits.processes,
+                        help="processes student code may run (default %(default)s)")
+    parser.add_argument("--section-budget", type=float, default=Limits.section_seconds,
+                        help="seconds all of one section's loading and calls may take together "
+                             "(default %(default)s)")
+    parser.add_argument("--submission-budget", type=float, default=Limits.submission_seconds,
+                        help="seconds all sections of a submission may take together (default %(default)s)")
+    parser.add_argument("--sandbox", default="on", choices=("on", "weak", "off"),
+                        help="'on': hidden grading refuses to run where no sandbox tier holds; 'weak': "
+                             "grade anyway, every output marked; 'off': no confinement, for debugging only")
+
+
+def add_device_flag(parser) -> None:
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+
+
+def limits_from(args) -> Limits:
+    """The Limits the limit flags ask for; UsageError for a bad value."""
+    for name, value in (("--call-timeout", args.call_timeout), ("--cell-timeout", args.cell_timeout),
+                        ("--load-timeout", args.load_timeout),
+                        ("--memory-limit", args.memory_limit), ("--cpu-limit", args.cpu_limit),
+                        ("--file-limit", args.file_limit), ("--process-limit", args.process_limit),
+                        ("--section-budget", args.section_budget),
+                        ("--submission-budget", args.submission_budget)):
+        if not value > 0:
+            raise UsageError(f"{name} must be a positive number, got {value:g}")
+    return Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout, load_seconds=args.load_timeout,
+                  memory_bytes=int(args.memory_limit * 1024**3),
+                  cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
+                  processes=args.process_limit, section_seconds=args.section_budget,
+                  submission_seconds=args.submission_budget, sandbox=args.sandbox)
+
+
+def resolve_device(choice: str) -> str:
+    """"cpu" or "cuda" for --device; UsageError for cuda where there is none."""
+    if choice == "cpu":
+        return "cpu"
+    if choice == "auto" and not any(os.path.exists(path) for path in GPU_DRIVER_FILES):
+        return "cpu"  # no GPU driver: no need to import torch (seconds) to learn that
+    import torch
+
+    available = torch.cuda.is_available()
+    if choice == "cuda" and not available:
+        raise UsageError("--device cuda: no CUDA GPU is available on this machine")
+    return "cuda" if available else "cpu"

@@ -1,0 +1,60 @@
+"""Every section's catalogue of common mistakes, graded: the same tests for each section, parametrized.
+
+A section's catalogue is data in tests/test_checks_<id>.py: MISTAKES (each a
+support.Mistake with the checks it must lose, exactly), STYLES (other correct
+ways to write the section, which must get full marks) and, where the notebook
+prints values worth copying, HARD_CODED. That module keeps only the tests that
+concern its section alone; the tests below run for every section the registry
+knows, so a new section's catalogue is tested by adding its data.
+"""
+from __future__ import annotations
+
+import pytest
+from catalogues import CATALOGUES
+from support import (assert_every_check_catches, assert_every_visible_check_catches, assert_full_marks,
+                     assert_hard_coded_scores_at_most_40_percent, assert_mistake_caught)
+
+from autograder.core.sections import SECTIONS
+
+SECTION_IDS = [section.id for section in SECTIONS]
+MISTAKES = [pytest.param(section_id, mistake, id=f"{section_id}:{mistake.id}")
+            for section_id, catalogue in CATALOGUES.items() for mistake in catalogue.MISTAKES]
+STYLES = [pytest.param(section_id, style, id=f"{section_id}:{'+'.join(style)}")
+          for section_id, catalogue in CATALOGUES.items() for style in catalogue.STYLES]
+HARD_CODED = [section_id for section_id, catalogue in CATALOGUES.items() if getattr(catalogue, "HARD_CODED", None)]
+
+
+def test_every_section_has_a_catalogue():
+    assert sorted(CATALOGUES) == sorted(SECTION_IDS)
+    empty = [section_id for section_id, catalogue in CATALOGUES.items() if not catalogue.MISTAKES]
+    assert not empty, f"sections whose catalogue names no mistake: {empty}"
+
+
+@pytest.mark.parametrize("section_id", SECTION_IDS)
+def test_correct_gets_full_marks(section_id):
+    assert_full_marks(section_id, {})
+
+
+@pytest.mark.parametrize("section_id, mistake", MISTAKES)
+def test_mistake_loses_exactly_its_checks(section_id, mistake):
+    assert_mistake_caught(section_id, mistake)
+
+
+@pytest.mark.parametrize("section_id, style", STYLES)
+def test_other_correct_style_gets_full_marks(section_id, style):
+    assert_full_marks(section_id, style)
+
+
+@pytest.mark.parametrize("section_id", SECTION_IDS)
+def test_every_check_catches_a_mistake(section_id):
+    assert_every_check_catches(section_id, CATALOGUES[section_id].MISTAKES)
+
+
+@pytest.mark.parametrize("section_id", SECTION_IDS)
+def test_every_visible_check_catches_a_mistake_in_the_self_check(section_id):
+    assert_every_visible_check_catches(section_id, CATALOGUES[section_id].MISTAKES)
+
+
+@pytest.mark.parametrize("section_id", HARD_CODED)
+def test_hard_coded_printed_values_score_at_most_40_percent(section_id):
+    assert_hard_coded_scores_at_most_40_percent(section_id, CATALOGUES[section_id].HARD_CODED)

@@ -1,0 +1,64 @@
+"""How much of the catalogue of common mistakes a student's self-check flags.
+
+A catalogued mistake (a `Mistake` in a tests/test_checks_<id>.py module's
+MISTAKES) is flagged by the self-check when at least one of the checks its
+`loses` names is visible: the self-check runs that check and sees it fail.
+This is decided from the checks' declarations alone, without grading anything:
+that a mistake loses exactly those checks is what each catalogue's own tests
+(assert_mistake_caught) establish.
+"""
+from __future__ import annotations
+
+import importlib
+
+from catalogues import CATALOGUES
+
+MINIMUM_SHARE = 0.90
+MINIMUM_CATALOGUE = 35
+
+
+def section_checks(section_id: str) -> dict:
+    """title -> grading record of every check of the section (its one check file)."""
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    return {f.grading["title"]: f.grading for key, f in vars(module).items()
+            if key.startswith("test_") and callable(f) and hasattr(f, "grading")}
+
+
+def self_check_share() -> dict:
+    """flagged, losing (mistakes that lose points), catalogue (all entries), missed: [(section, mistake id)]."""
+    flagged, losing, total, missed = 0, 0, 0, []
+    for section_id, catalogue in CATALOGUES.items():
+        checks = section_checks(section_id)
+        for mistake in catalogue.MISTAKES:
+            total += 1
+            if not mistake.loses:
+                continue
+            losing += 1
+            # every title an entry names (each names exactly one once its catalogue is exact: see
+            # support.assert_mistake_caught; a catalogue being reworked may still name more)
+            titles = [title for title in checks if any(part in title for part in mistake.loses)]
+            if any(checks[title]["visible"] for title in titles):
+                flagged += 1
+            else:
+                missed.append((section_id, mistake.id))
+    return {"flagged": flagged, "losing": losing, "catalogue": total, "missed": missed}
+
+
+def summary_line() -> str:
+    share = self_check_share()
+    percent = 100.0 * share["flagged"] / share["losing"] if share["losing"] else 0.0
+    return (f"self-check flags {share['flagged']}/{share['losing']} catalogue mistakes ({percent:.1f}%); "
+            f"{share['catalogue']} named mistakes in the catalogue")
+
+
+def test_the_catalogue_names_enough_mistakes():
+    assert self_check_share()["catalogue"] >= MINIMUM_CATALOGUE
+
+
+def test_the_self_check_flags_most_catalogued_mistakes():
+    share = self_check_share()
+    assert share["losing"], "no catalogued mistake loses points"
+    ratio = share["flagged"] / share["losing"]
+    print(summary_line())
+    assert ratio >= MINIMUM_SHARE, (f"the self-check flags {share['flagged']}/{share['losing']} = {ratio:.0%} of the "
+                                    f"catalogued mistakes; it misses {share['missed']}")

@@ -1,0 +1,235 @@
+"""Checks of section 07 (bonus): the sinusoidal positional encoding (10 points).
+
+Visible checks come first: the documented encodings, then the properties that
+need no reference (a float32 (P, D) tensor, values in [-1, 1], each sine column
+paired with a cosine of the same angle, `start` shifting the rows, odd sizes,
+no Python loop over positions). The self-check runs them; the student's wheel
+holds only them (selfcheck_export.visible_part), so they use neither
+`solutions` nor a hidden size's expected output. The hidden checks after them
+compare with the reference on fresh sizes and starts.
+
+Every check but the dtype one compares the student's values as float32, so an
+encoding built in float64 loses the dtype check's points and no others.
+"""
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Sinusoidal positional encoding",
+    "solution": "solutions.positional_encoding",
+    "names": ("sinusoidal_encoding",),
+    "bonus": True,
+}
+
+import torch
+
+from autograder.checks.common import expect_no_loop
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+
+DOC_4x4 = torch.tensor(
+    [[0.0000, 1.0000, 0.0000, 1.0000],
+     [0.8415, 0.5403, 0.0100, 0.9999],
+     [0.9093, -0.4161, 0.0200, 0.9998],
+     [0.1411, -0.9900, 0.0300, 0.9996]])
+DOC_WORKED = torch.tensor(  # positions 1..6 in 3 dims, the rows added to the worked example's tokens
+    [[0.8415, 0.5403, 0.0022],
+     [0.9093, -0.4161, 0.0043],
+     [0.1411, -0.9900, 0.0065],
+     [-0.7568, -0.6536, 0.0086],
+     [-0.9589, 0.2837, 0.0108],
+     [-0.2794, 0.9602, 0.0129]])
+
+DOC_HINT = ("Check the formula column by column: PE[p, 2i] = sin(p / 10000^(2i/d_model)) and "
+            "PE[p, 2i+1] = cos of the same angle; 2i is the even column's own index, so it is not doubled again")
+START_IGNORED = "start ignored (the rows always begin at position 0)"
+SHORT_END = "positions from start to num_positions (the last position is start + num_positions - 1)"
+ODD_D = "an odd d_model not handled (it has one sine column more than cosine columns)"
+ODD_HINT = ("for an odd d_model the even slice 0::2 has one column more than the odd slice 1::2: "
+            "give the cosines only the first d_model // 2 angles")
+
+
+def labels(num_positions: int, d_model: int, start: int = 0) -> tuple:
+    """Heatmap axes: rows are positions, columns say which function fills them."""
+    return ([f"p={start + r}" for r in range(num_positions)],
+            [f"{'sin' if j % 2 == 0 else 'cos'} {j}" for j in range(d_model)])
+
+
+def encode(student, num_positions: int, d_model: int, start: int | None = None) -> torch.Tensor:
+    """The student's encoding, as float32: the dtype has a check of its own."""
+    kwargs = {} if start is None else {"start": start}
+    value = student.call("sinusoidal_encoding", num_positions, d_model, **kwargs)
+    what = f"sinusoidal_encoding({num_positions}, {d_model}{'' if start is None else f', start={start}'})"
+    if not isinstance(value, torch.Tensor):
+        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(value).__name__}")
+    expect(value.is_floating_point(), f"{what}: expected a float tensor, got {value.dtype}")
+    return value.float()
+
+
+# ---------------------------------------------------------------- visible: documented values
+
+
+@check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True)
+def test_documented_4x4(student):
+    expect_close(encode(student, 4, 4), DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
+                 heatmap_labels=labels(4, 4))
+
+
+@check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True)
+def test_documented_worked_example(student):
+    expect_close(encode(student, 6, 3, start=1), DOC_WORKED, "sinusoidal_encoding(6, 3, start=1)", atol=1e-4,
+                 hint=DOC_HINT, heatmap_labels=labels(6, 3, start=1))
+
+
+# ---------------------------------------------------------------- visible: properties
+
+
+@check(0.5, "sinusoidal_encoding returns a float32 tensor of shape (num_positions, d_model)", visible=True)
+def test_shape_and_dtype(student):
+    for num_positions, d_model in ((7, 4), (12, 10), (1, 2)):
+        what = f"sinusoidal_encoding({num_positions}, {d_model})"
+        value = student.call("sinusoidal_encoding", num_positions, d_model)
+        expect_shape(value, (num_positions, d_model), what)
+        expect(value.dtype == torch.float32,
+               f"{what}: expected dtype float32, got {str(value.dtype).replace('torch.', '')}: the course's "
+               "tensors are float32 (create the positions with dtype=torch.float32, or call .float())",
+               mistake="a float64 encoding (the course's tensors are float32)")
+
+
+@check(0.5, "every value of the encoding lies in [-1, 1]", visible=True)
+def test_values_in_range(student):
+    for num_positions, d_model in ((60, 16), (400, 6)):
+        what = f"sinusoidal_encoding({num_positions}, {d_model})"
+        value = encode(student, num_positions, d_model)
+        expect_shape(value, (num_positions, d_model), what)
+        expect(bool(torch.isfinite(value).all()), f"{what} holds inf or nan")
+        peak = value.abs().max().item()
+        expect(peak <= 1 + 1e-6,
+               f"{what} has a value of magnitude {peak:.4g}, but sines and cosines lie in [-1, 1]: "
+               "is the encoding scaled (e.g. by sqrt(d_model)), or are the angles returned without sin/cos?")
+
+
+@check(1, "each sine column and the cosine column after it satisfy sin^2 + cos^2 = 1", visible=True)
+def test_pairs_share_an_angle(student):
+    for num_positions, d_model in ((30, 10), (25, 6)):
+        what = f"sinusoidal_encoding({num_positions}, {d_model})"
+        value = encode(student, num_positions, d_model)
+        expect_shape(value, (num_positions, d_model), what)
+        sums = value[:, 0::2] ** 2 + value[:, 1::2] ** 2  # (P, D / 2): one per pair of columns
+        worst = (sums - 1).abs()
+        if worst.max().item() > 1e-5:
+            row, pair = (int(i) for i in torch.unravel_index(worst.argmax(), worst.shape))
+            raise CheckFailed(
+                f"{what}: columns {2 * pair} and {2 * pair + 1} at position {row} give "
+                f"sin^2 + cos^2 = {sums[row, pair].item():.4f}, not 1: column 2i must hold the sine and column "
+                "2i + 1 the cosine of one and the same angle p / 10000^(2i/d_model)",
+                mistake="the columns of a pair not a sine and a cosine of the same angle")
+
+
+@check(1, "start shifts the rows: encoding(n, d, start=s) equals rows s.. of encoding(n + s, d)", visible=True)
+def test_start_shifts_rows(student):
+    for num_positions, d_model, start in ((5, 8, 3), (4, 6, 11)):
+        shifted = encode(student, num_positions, d_model, start)
+        longer = encode(student, num_positions + start, d_model)
+        expected = longer[start:]
+        mistakes = {START_IGNORED: longer[:num_positions]}
+        if num_positions > start:
+            mistakes[SHORT_END] = \
+                longer[start:num_positions]
+        expect_close(shifted, expected,
+                     f"sinusoidal_encoding({num_positions}, {d_model}, start={start}), compared with rows "
+                     f"{start}.. of your sinusoidal_encoding({num_positions + start}, {d_model})",
+                     scale=float(num_positions + start), mistakes=mistakes,
+                     hint="row r must encode position start + r")
+
+
+@check(0.5, "sinusoidal_encoding works for an odd d_model", visible=True)
+def test_odd_d_model(student):
+    for num_positions, d_model in ((5, 3), (4, 7), (3, 1)):
+        what = f"sinusoidal_encoding({num_positions}, {d_model})"
+        try:
+            value = encode(student, num_positions, d_model)
+        except StudentFailure as failure:
+            if failure.kind != "raised":
+                raise
+            raise CheckFailed(f"{failure.message}. {ODD_HINT}", mistake=ODD_D) from None
+        if tuple(value.shape) != (num_positions, d_model):
+            raise CheckFailed(f"{what}: expected shape {(num_positions, d_model)}, got {tuple(value.shape)}. "
+                              f"{ODD_HINT}", mistake=ODD_D)
+
+
+@check(1, "sinusoidal_encoding has no Python loop over positions", visible=True)
+def test_no_loop(student):
+    counts = {}
+    for num_positions in (4, 9):
+        counts[num_positions] = student.run("sinusoidal_encoding", num_positions, 8).ops
+    expect_no_loop(counts, "sinusoidal_encoding", "positions")
+
+
+# ---------------------------------------------------------------- hidden: the reference on new sizes
+
+import math  # noqa: E402
+
+from solutions import positional_encoding as ref  # noqa: E402  (only the hidden checks below use the reference)
+
+
+def variant(num_positions, d_model, start=0, *, base=10000.0, exponent="2i/d", first="sin", second="cos",
+            scale=1.0) -> torch.Tensor:
+    """What a common wrong encoding returns (computed in float64, returned as float32)."""
+    p = torch.arange(start, start + num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    col = torch.arange(d_model, dtype=torch.float64)  # (D,)
+    even = col - col % 2  # 2i, for both columns of pair i
+    power = {"2i/d": even / d_model, "2*(2i)/d": 2 * even / d_model, "i/d": (even / 2) / d_model,
+             "j/d": col / d_model}[exponent]
+    angles = p / base ** power  # (P, D)
+    funcs = {"sin": torch.sin, "cos": torch.cos}
+    out = torch.where(col % 2 == 0, funcs[first](angles), funcs[second](angles))
+    return (out * scale).float()
+
+
+MISTAKE_ARGS = {
+    "the exponent 2*i/d with i the even column index, the slip of the notes' table in the notebook "
+    "(that i is already 2i, so it gets doubled)": {"exponent": "2*(2i)/d"},
+    "sin and cos swapped (the even columns take the sine, the odd ones the cosine)": {"first": "cos", "second": "sin"},
+    "the exponent i/d with i the pair number (the exponent is 2i/d)": {"exponent": "i/d"},
+    "the base 1000 instead of 10000": {"base": 1000.0},
+    "a sine in every column (the odd columns take the cosine)": {"second": "sin"},
+    "a cosine in every column (the even columns take the sine)": {"first": "cos"},
+    "each column's own exponent j/d (a sine and the cosine after it share the angle of the even column)":
+        {"exponent": "j/d"},
+}
+SCALED = "the encoding multiplied by sqrt(d_model) (that scale belongs to the token embeddings)"
+FROM_ONE = ("positions counted from start + 1, as the notes' table counts them from 1 "
+            "(row r encodes position start + r, so the first row is position start)")
+
+
+def mistakes_of(num_positions, d_model, start=0) -> dict:
+    wrong = {}
+    for name, args in MISTAKE_ARGS.items():
+        wrong[name] = variant(num_positions, d_model, start, **args)
+    wrong[SCALED] = variant(num_positions, d_model, start, scale=math.sqrt(d_model))
+    wrong[FROM_ONE] = variant(num_positions, d_model, start + 1)
+    if start:
+        wrong[START_IGNORED] = ref.sinusoidal_encoding(num_positions, d_model)
+        if num_positions > start:
+            wrong[SHORT_END] = \
+                ref.sinusoidal_encoding(num_positions - start, d_model, start)
+    return wrong
+
+
+def expect_reference(student, num_positions, d_model, start=None):
+    expected = ref.sinusoidal_encoding(num_positions, d_model, 0 if start is None else start)
+    # the angle p / 10000^(2i/d) rounds at the scale of p in float32: the tolerance grows with the positions
+    last = num_positions + (start or 0)
+    expect_close(encode(student, num_positions, d_model, start), expected,
+                 f"sinusoidal_encoding({num_positions}, {d_model}{'' if start is None else f', start={start}'})",
+                 scale=float(max(1, last)), mistakes=mistakes_of(num_positions, d_model, start or 0))
+
+
+@check(2, "sinusoidal_encoding matches the reference on new sizes")
+def test_reference_sizes(student):
+    for num_positions, d_model in ((50, 16), (7, 10), (128, 64), (1, 2)):
+        expect_reference(student, num_positions, d_model)
+
+
+@check(1.5, "sinusoidal_encoding matches the reference with new starts")
+def test_reference_starts(student):
+    for num_positions, d_model, start in ((30, 8, 7), (3, 12, 250), (16, 6, 1)):
+        expect_reference(student, num_positions, d_model, start)

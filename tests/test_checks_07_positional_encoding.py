@@ -1,0 +1,151 @@
+"""Section 07's checks against the catalogue of common mistakes and other correct styles."""
+from support import (Mistake)
+
+SECTION = "07_positional_encoding"
+
+# the checks' titles, as the catalogue names them
+DOC_TABLE = "(4, 4) gives the documented table"
+DOC_WORKED = "documented rows of the worked example"
+DTYPE = "float32 tensor of shape"
+RANGE = "lies in [-1, 1]"
+PAIRS = "sin^2 + cos^2 = 1"
+START = "start shifts the rows"
+ODD = "works for an odd d_model"
+LOOP = "no Python loop over positions"
+SIZES = "reference on new sizes"
+STARTS = "reference with new starts"
+EVERY_VALUE = [SIZES, DOC_TABLE, DOC_WORKED, STARTS]  # a wrong formula: every comparison of values
+
+HARD_CODED = {
+    "sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            if d_model == 3:
+                return torch.tensor([[0.8415, 0.5403, 0.0022], [0.9093, -0.4161, 0.0043],
+                                     [0.1411, -0.9900, 0.0065], [-0.7568, -0.6536, 0.0086],
+                                     [-0.9589, 0.2837, 0.0108], [-0.2794, 0.9602, 0.0129]])
+            return torch.tensor([[0.0000, 1.0000, 0.0000, 1.0000], [0.8415, 0.5403, 0.0100, 0.9999],
+                                 [0.9093, -0.4161, 0.0200, 0.9998], [0.1411, -0.9900, 0.0300, 0.9996]])
+        """,
+}
+
+
+def encoding_with(angle_line: str, fill: str = "", dtype: str = "torch.float32", positions: str = "") -> dict:
+    """The reference's shape, with one line changed: the angles, the fill of the columns, the dtype or the positions."""
+    positions = positions or f"torch.arange(start, start + num_positions, dtype={dtype}).unsqueeze(1)"
+    fill = fill or """
+                encoding[:, 0::2] = torch.sin(angles)
+                encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])"""
+    return {"sinusoidal_encoding": f"""
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                positions = {positions}
+                i = torch.arange(0, d_model, 2, dtype={dtype})
+                angles = {angle_line}
+                encoding = torch.zeros(num_positions, d_model, dtype={dtype}){fill}
+                return encoding
+            """}
+
+
+RIGHT_ANGLES = "positions / 10000 ** (i / d_model)"
+
+MISTAKES = [
+    Mistake("documented values hard-coded", HARD_CODED, [DTYPE, RANGE, PAIRS, START, ODD, SIZES, STARTS]),
+    Mistake("the seed's exponent 2*i/d with i the even column index",
+            encoding_with("positions / 10000 ** (2 * i / d_model)"), EVERY_VALUE, says="slip of the notes' table"),
+    Mistake("sin and cos swapped", encoding_with(RIGHT_ANGLES, fill="""
+                encoding[:, 0::2] = torch.cos(angles)
+                encoding[:, 1::2] = torch.sin(angles[:, : d_model // 2])"""), EVERY_VALUE, says="swapped"),
+    Mistake("start ignored", encoding_with(RIGHT_ANGLES, positions="torch.arange(num_positions).float().unsqueeze(1)"),
+            [START, DOC_WORKED, STARTS], says="start ignored"),
+    Mistake("positions from start to num_positions", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                positions = torch.arange(start, num_positions, dtype=torch.float32).unsqueeze(1)
+                i = torch.arange(0, d_model, 2, dtype=torch.float32)
+                angles = positions / 10000 ** (i / d_model)
+                encoding = torch.zeros(len(positions), d_model)
+                encoding[:, 0::2] = torch.sin(angles)
+                encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+                return encoding
+            """}, [START, DOC_WORKED, STARTS], says="start + num_positions - 1"),
+    Mistake("positions counted from 1 (the seed's range(1, 7))",
+            encoding_with(RIGHT_ANGLES, positions="torch.arange(start + 1, start + num_positions + 1).float().unsqueeze(1)"),
+            EVERY_VALUE, says="counted from start + 1"),
+    Mistake("the exponent i/d with i the pair number", encoding_with("positions / 10000 ** ((i / 2) / d_model)"),
+            EVERY_VALUE, says="pair number"),
+    Mistake("base 1000", encoding_with("positions / 1000 ** (i / d_model)"), EVERY_VALUE, says="1000 instead of 10000"),
+    Mistake("float64 encoding", encoding_with(RIGHT_ANGLES, dtype="torch.float64"), [DTYPE], says="float32"),
+    Mistake("a sine in every column", encoding_with(RIGHT_ANGLES, fill="""
+                encoding[:, 0::2] = torch.sin(angles)
+                encoding[:, 1::2] = torch.sin(angles[:, : d_model // 2])"""),
+            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="sine in every column"),
+    Mistake("a cosine in every column", encoding_with(RIGHT_ANGLES, fill="""
+                encoding[:, 0::2] = torch.cos(angles)
+                encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])"""),
+            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="cosine in every column"),
+    Mistake("each column with its own exponent j/d", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                positions = torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(1)
+                j = torch.arange(d_model, dtype=torch.float32)
+                angles = positions / 10000 ** (j / d_model)
+                encoding = angles.clone()
+                encoding[:, 0::2] = torch.sin(angles[:, 0::2])
+                encoding[:, 1::2] = torch.cos(angles[:, 1::2])
+                return encoding
+            """}, [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="own exponent"),
+    Mistake("scaled by sqrt(d_model)", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                positions = torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(1)
+                i = torch.arange(0, d_model, 2, dtype=torch.float32)
+                angles = positions / 10000 ** (i / d_model)
+                encoding = torch.zeros(num_positions, d_model)
+                encoding[:, 0::2] = torch.sin(angles)
+                encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+                return encoding * math.sqrt(d_model)
+            """}, [SIZES, DOC_TABLE, DOC_WORKED, RANGE, PAIRS, STARTS], says="sqrt(d_model)"),
+    Mistake("a Python loop over positions (the seed's style)", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                rows = []
+                for pos in range(start, start + num_positions):
+                    row = torch.zeros(d_model)
+                    for i in range(0, d_model, 2):
+                        angle = torch.tensor(pos / 10000 ** (i / d_model))
+                        row[i] = torch.sin(angle)
+                        if i + 1 < d_model:
+                            row[i + 1] = torch.cos(angle)
+                    rows.append(row)
+                return torch.stack(rows)
+            """}, [LOOP], says="loop over positions"),
+    Mistake("an odd d_model not handled", encoding_with(RIGHT_ANGLES, fill="""
+                encoding[:, 0::2] = torch.sin(angles)
+                encoding[:, 1::2] = torch.cos(angles)"""), [ODD, DOC_WORKED], says="odd d_model"),
+]
+
+STYLES = [
+    # a loop over the columns, every position at once
+    {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            positions = torch.arange(start, start + num_positions).float()
+            encoding = torch.empty(num_positions, d_model)
+            for j in range(0, d_model, 2):
+                angle = positions / 10000 ** (j / d_model)
+                encoding[:, j] = torch.sin(angle)
+                if j + 1 < d_model:
+                    encoding[:, j + 1] = torch.cos(angle)
+            return encoding
+        """},
+    # torch.pow, then sines and cosines interleaved by stack + flatten and trimmed to d_model
+    {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            p = torch.arange(num_positions, dtype=torch.float32)[:, None] + start
+            freq = torch.pow(10000.0, -torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+            angles = p * freq
+            return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(1)[:, :d_model]
+        """},
+    # float64 inside, float32 out; torch.where picks sin or cos per column
+    {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            p = torch.arange(start, start + num_positions, dtype=torch.float64).unsqueeze(1)
+            j = torch.arange(d_model)
+            angles = p / 10000 ** ((j - j % 2) / d_model)
+            return torch.where(j % 2 == 0, angles.sin(), angles.cos()).to(torch.float32)
+        """},
+]

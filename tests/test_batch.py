@@ -286,7 +286,7 @@ def test_shards_merged_equal_the_unsharded_batch(graded_class, tmp_path):
 JOBS_SCRIPT = """
 import json, sys
 from pathlib import Path
-from autograder.instructor.batch import JobFailed, Jobs
+from autograder.instructor.jobs import JobFailed, Jobs
 
 folder = Path(sys.argv[1])
 jobs = Jobs("cpu", {}, Path(sys.argv[2]), ["01_scores", "04_causal_mask"])

@@ -12,7 +12,7 @@ both accepted (submission.locate reads either).
 The batch starts one zygote (torch imported and warmed once), imports the
 grader, then forks N job processes; each job grades students one at a time
 with its own copy of the zygote, and a job started later (to replace one that
-died) is a fresh `python -m autograder.instructor.batch --job` interpreter. The parent
+died) is a fresh interpreter (instructor/jobs.py). The parent
 hands out students, writes every result as soon as it arrives, and never stops
 for one student: a job that dies or hangs is replaced and that student gets a
 zero with a grader error (and is graded again next run).
@@ -34,29 +34,24 @@ Output, every file written atomically (temp file + os.replace):
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import json
 import os
 import queue
 import re
-import select
-import signal
-import subprocess
 import sys
 import threading
 import time
-import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.core.files import Refused, read_inside, result_file_name, safe_filename, spreadsheet_safe, write_atomically
 from autograder.core.grade import SandboxRefused
 from autograder.core.options import add_device_flag, add_limit_flags, limits_from, resolve_device
-from autograder.core.sections import SECTIONS, find
+from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_file, section_named
 from autograder.sandbox.launch import fork_path_available
-from autograder.sandbox.limits import Limits
+from autograder.instructor.jobs import Jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
@@ -242,223 +237,6 @@ def write_table(out: Path, results: dict[str, dict]) -> Path:
     write_atomically(path, table.to_csv(index=False))
     write_atomically(out / GRADES_MARKDOWN, markdown_table(table))
     return path
-
-
-# --------------------------------------------------------------------------- job processes
-
-
-class Forked:
-    """The few Popen methods JobProcess uses, for a job forked from this process."""
-
-    def __init__(self, pid: int):
-        self.pid, self.returncode = pid, None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(str(self.pid), timeout)
-            time.sleep(0.01)
-        return self.returncode
-
-    def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
-class JobProcess:
-    """One job process: a student in (a JSON line on its stdin), a result line out.
-
-    `JobProcess.fork` copies this process, which has already imported the grader,
-    pytest and torch: the batch's first jobs start at once. A job that replaces
-    one that died is started afresh (`JobProcess.start`), since by then this
-    process runs threads, and forking a threaded process is not safe.
-    Either way the job grades with a copy of the batch's one zygote.
-    """
-
-    def __init__(self, process, stdin, stdout_fd: int):
-        self.process, self.stdin, self.stdout_fd = process, stdin, stdout_fd
-        self.buffer = b""
-
-    @classmethod
-    def start(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        log.parent.mkdir(parents=True, exist_ok=True)
-        fd = zygote_socket.fileno()
-        with open(log, "ab") as log_handle:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.instructor.batch", "--job", device, json.dumps(limits), str(fd)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env,
-                pass_fds=(fd,))
-        zygote_socket.close()
-        return cls(process, process.stdin, process.stdout.fileno())
-
-    @classmethod
-    def fork(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
-        log.parent.mkdir(parents=True, exist_ok=True)
-        request_read, request_write = os.pipe()
-        reply_read, reply_write = os.pipe()
-        log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the job: standard streams and the zygote at fixed numbers, nothing else open
-            status = 1
-            try:
-                for fd, number in ((request_read, 0), (reply_write, 1), (log_fd, 2), (zygote_socket.fileno(), 3)):
-                    os.dup2(fd, number)
-                os.closerange(4, os.sysconf("SC_OPEN_MAX"))  # the parent's pipes to its other jobs, its zygote
-                gc.freeze()  # objects of the parent that held those numbers are never finalized here
-                status = job_main(device, limits, 3)
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                os._exit(status)
-        for fd in (request_read, reply_write, log_fd):
-            os.close(fd)
-        zygote_socket.close()
-        return cls(Forked(pid), os.fdopen(request_write, "wb"), reply_read)
-
-    def grade(self, student: str, folder: Path, section: str | None, timeout: float) -> dict:
-        try:
-            request = {"student": student, "path": str(folder), "section": section}
-            self.stdin.write((json.dumps(request) + "\n").encode())
-            self.stdin.flush()
-        except OSError:
-            raise JobFailed("the job process had exited") from None
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.stdout_fd], [], [], left)[0]:
-                raise JobFailed(f"grading took longer than {timeout:g} s")
-            chunk = os.read(self.stdout_fd, 1 << 20)
-            if not chunk:
-                raise JobFailed(f"the job process died (exit status {self.process.wait()})")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def close(self, kill: bool = False):
-        if self.process.poll() is None:
-            if kill:
-                self.process.kill()
-            else:
-                try:
-                    self.stdin.close()
-                except OSError:
-                    pass
-                try:
-                    self.process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-        self.process.wait()
-        try:
-            self.stdin.close()
-        except OSError:
-            pass
-        try:
-            os.close(self.stdout_fd)
-        except OSError:
-            pass
-
-
-class JobFailed(Exception):
-    pass
-
-
-class Jobs:
-    """Makes the batch's job processes; owns the one zygote they all fork their workers from."""
-
-    def __init__(self, device: str, limits: dict, logs: Path, sections: list[str]):
-        from autograder.sandbox.zygote import Zygote
-
-        self.device, self.limits, self.logs = device, limits, logs
-        self.warm_meta = any(find(section).uses_meta for section in sections)
-        self.lock = threading.Lock()
-        self.zygote = Zygote(warm_meta=self.warm_meta)  # first: its torch import overlaps ours
-
-    def _zygote_copy(self):
-        from autograder.sandbox.zygote import Zygote
-
-        with self.lock:
-            if not self.zygote.alive():
-                self.zygote.close()
-                self.zygote = Zygote(warm_meta=self.warm_meta)
-            return self.zygote.copy_for_job()
-
-    def fork_all(self, count: int) -> list[JobProcess]:
-        """The first `count` jobs, forked once the grader's imports are done here (no threads yet)."""
-        import autograder.core.grade  # what every job would otherwise import itself
-        import autograder.core.plugin  # noqa: F401
-        import autograder.core.student  # noqa: F401
-        import pytest  # noqa: F401
-        import torch
-
-        autograder.core.grade.preload_checks()  # so the first student of each job is not the slow one
-        limits = Limits(**self.limits)
-        autograder.core.grade.contained_tier(self.zygote, limits, visible_only=False)
-        print(self.zygote.sandbox_line(limits), file=sys.stderr)
-
-        torch.set_num_threads(1)
-        gc.collect()
-        return [JobProcess.fork(self.device, self.limits, self.logs / f"job-{i}.log", self._zygote_copy())
-                for i in range(count)]
-
-    def start(self, index: int) -> JobProcess:
-        return JobProcess.start(self.device, self.limits, self.logs / f"job-{index}.log", self._zygote_copy())
-
-    def close(self):
-        self.zygote.close()
-
-
-def job_main(device: str, limits: dict, zygote_fd: int) -> int:
-    """Inside a job process: grade each student named on stdin, one JSON line each on stdout."""
-    import socket
-
-    replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
-    os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
-    from autograder.core.grade import run_checks
-    from autograder.core.submission import locate
-    from autograder.sandbox.limits import Limits
-    from autograder.sandbox.zygote import Zygote
-
-    limits = Limits(**limits)
-    zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
-    requests = open(0, encoding="utf-8", closefd=False)
-    try:
-        for line in requests:
-            if not line.strip():
-                continue
-            task = json.loads(line)
-            started = time.monotonic()
-            reply = {"student": task["student"], "result": None, "grader_errors": []}
-            try:
-                result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
-                                    zygote=zygote)
-                result.submission = task["student"]
-                reply["result"] = result.to_gradescope()
-                reply["grader_errors"] = list(result.grader_errors)
-            except Exception:
-                reply["grader_errors"] = [traceback.format_exc()]
-            reply["seconds"] = round(time.monotonic() - started, 3)
-            replies.write(json.dumps(reply) + "\n")
-            if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
-                print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
-                return 1
-    finally:
-        zygote.close()
-    return 0
 
 
 # --------------------------------------------------------------------------- the batch
@@ -763,12 +541,3 @@ def record_in_gradebook(gradebook: str, results: dict[str, dict], folders: dict[
               "same command again", file=sys.stderr)
         return 1
     return status
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--job":  # a job started afresh (JobProcess.start)
-        status = job_main(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
-        sys.stderr.flush()
-        os._exit(status)  # no slow interpreter teardown: the batch waits for this exit
-    print("autograder.instructor.batch: run `python -m autograder batch ...`", file=sys.stderr)
-    sys.exit(2)

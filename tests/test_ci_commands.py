@@ -424,12 +424,19 @@ def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
 ])
 def test_the_os_matrix_assertion_step(tmp_path, correct, partial, torch, says):
     """The step that judges the two self-checks' JSON passes on the expected scores only."""
+    assert_matrix_step_says(tmp_path, says, {
+        name: {"score": score, "max_score": 13.5, "tests": [], "extra_data": {"torch": torch}}
+        for name, score in (("correct", correct), ("partial", partial))})
+
+
+def assert_matrix_step_says(tmp_path, says: str, results: dict):
+    """Run the OS matrix's judging step on `results` (example name -> its self-check JSON): it fails
+    saying `says`, or passes where `says` is empty."""
     workflow = yaml.safe_load((CI / "github" / "selfcheck-os-matrix.yml").read_text())
     (job,) = workflow["jobs"].values()
     (step,) = [s for s in job["steps"] if "max_score" in s.get("run", "")]
-    for name, score in (("correct", correct), ("partial", partial)):
-        (tmp_path / f"{name}.json").write_text(json.dumps(
-            {"score": score, "max_score": 13.5, "tests": [], "extra_data": {"torch": torch}}))
+    for name, data in results.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
     done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
                           env={**base_env(), "RUNNER_TEMP": str(tmp_path), "TORCH_VERSION": "2.13.0"},
                           timeout=60)
@@ -442,22 +449,12 @@ def test_the_os_matrix_assertion_step(tmp_path, correct, partial, torch, says):
 @pytest.mark.parametrize("bonus_score, says", [(2.5, ""), (1.5, "not the full visible score")])
 def test_the_os_matrix_assertion_step_counts_the_bonus_checks(tmp_path, bonus_score, says):
     """Full marks include a bonus check's points, which its test keeps in extra_data (its max_score is 0)."""
-    workflow = yaml.safe_load((CI / "github" / "selfcheck-os-matrix.yml").read_text())
-    (job,) = workflow["jobs"].values()
-    (step,) = [s for s in job["steps"] if "max_score" in s.get("run", "")]
     bonus_test = {"name": "07: a bonus check", "score": bonus_score, "max_score": 0.0,
                   "extra_data": {"max_points": 2.5}}
-    for name, score, bonus in (("correct", 13.5, bonus_score), ("partial", 4.0, 0.0)):
-        (tmp_path / f"{name}.json").write_text(json.dumps(
-            {"score": score + bonus, "max_score": 13.5, "tests": [{**bonus_test, "score": bonus}],
-             "extra_data": {"torch": "2.13.0"}}))
-    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
-                          env={**base_env(), "RUNNER_TEMP": str(tmp_path), "TORCH_VERSION": "2.13.0"},
-                          timeout=60)
-    if says:
-        assert done.returncode != 0 and says in done.stderr, done.stdout + done.stderr
-    else:
-        assert done.returncode == 0, done.stdout + done.stderr
+    assert_matrix_step_says(tmp_path, says, {
+        name: {"score": score + bonus, "max_score": 13.5, "tests": [{**bonus_test, "score": bonus}],
+               "extra_data": {"torch": "2.13.0"}}
+        for name, score, bonus in (("correct", 13.5, bonus_score), ("partial", 4.0, 0.0))})
 
 
 # ------------------------------------------------------------------ GitLab CI

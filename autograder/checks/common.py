@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.core.harness import CheckFailed, StudentFailure, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_close, expect_shape
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -130,6 +130,25 @@ def reference_grads(module: torch.nn.Module, grad_output: torch.Tensor, *inputs,
     out = out[0] if isinstance(out, tuple) else out
     (out * grad_output).sum().backward()
     return out
+
+
+def expect_output(out, shape, what: str) -> None:
+    """A tensor of `shape` that differs between batch items (their inputs differ): a property check
+    earns nothing for a forward that ignores its input."""
+    expect_shape(out, shape, what)
+    expect(not close(out[0], out[1]),
+           f"{what}: every batch item gave the same output, though their inputs differ; "
+           "the output must depend on the input")
+
+
+def stack_items(items, what: str, name: str) -> torch.Tensor:
+    """The outputs of `name` for each item of a batch (`what`: one item's call), stacked: what the
+    batched call must equal. CheckFailed where they are not tensors of one shape."""
+    expect(all(isinstance(item, torch.Tensor) for item in items), f"{what} should return a tensor")
+    try:
+        return torch.stack(items)
+    except RuntimeError as error:
+        raise CheckFailed(f"{name} returned outputs of different shapes for the items of a batch: {error}") from None
 
 
 UNUSED_PARAMETER = "is it used in forward? was it created as a Parameter / Linear?"

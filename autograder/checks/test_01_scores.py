@@ -22,7 +22,7 @@ import torch
 
 from autograder.checks.common import (BATCHED_T, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow,
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
-                                      run_unless_raised)
+                                      run_unless_raised, stack_items)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 
 DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
@@ -71,14 +71,8 @@ def test_score_matrix_batch(student):
             raise
         raise CheckFailed(f"score_matrix on a (3, 5, 4) batch: {failure.message}. This looks like {BATCHED_T}: "
                           f"{TRANSPOSE_HINT}", mistake=BATCHED_T) from None
-    items = [student.call("score_matrix", item) for item in batch]
-    expect(all(isinstance(item, torch.Tensor) for item in items),
-           "score_matrix on a (5, 4) input should return a tensor")
-    try:
-        expected = torch.stack(items)
-    except RuntimeError as error:
-        raise CheckFailed(f"score_matrix returned tensors of different shapes for the items of a batch: "
-                          f"{error}") from None
+    expected = stack_items([student.call("score_matrix", item) for item in batch], "score_matrix on a (5, 4) input",
+                           "score_matrix")
     expect_close(got, expected, "score_matrix on a (3, 5, 4) batch, compared with score_matrix of each item",
                  hint="Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, batch included")
     expect(torch.allclose(got, got.transpose(-2, -1), atol=1e-5),

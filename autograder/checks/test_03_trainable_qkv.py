@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from autograder.checks.common import (TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
-                                      seeded, seeded_projections, with_params)
+                                      seeded, seeded_projections, stack_items, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 
 NAMES = ("W_query", "W_key", "W_value")
@@ -223,14 +223,8 @@ def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
     got = forward_with_hint(module, batch, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch")
-    items = [module(item) for item in batch]
-    expect(all(isinstance(item, torch.Tensor) for item in items),
-           "SelfAttention_v2(4, 3) on a (5, 4) input should return a tensor")
-    try:
-        expected = torch.stack(items)
-    except RuntimeError as error:
-        raise CheckFailed(f"SelfAttention_v2 returned outputs of different shapes for the items of a batch: "
-                          f"{error}") from None
+    expected = stack_items([module(item) for item in batch], "SelfAttention_v2(4, 3) on a (5, 4) input",
+                           "SelfAttention_v2")
     expect_close(got, expected, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch, compared with each item on its own",
                  hint=TRANSPOSE_HINT)
 

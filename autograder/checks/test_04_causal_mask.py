@@ -25,9 +25,9 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_raises,
-                                      expect_same_params, expect_unchanged, manual_seed, rand, randn,
-                                      run_unless_raised, seeded, seeded_projections, with_params)
+from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
+                                      expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
+                                      randn, run_unless_raised, seeded, seeded_projections, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.worker.wire import TensorStub
 
@@ -119,15 +119,6 @@ def expect_finite(value, what):
         expect(bool(torch.isfinite(value).all()),
                f"{what} contains NaN or inf: a row whose every key is masked gives NaN "
                "(is the diagonal masked too? it must stay visible)")
-
-
-def expect_output(out, shape, what):
-    """A tensor of `shape` that differs between batch items (their inputs differ): a property check
-    earns nothing for a forward that ignores its input."""
-    expect_shape(out, shape, what)
-    expect(not close(out[0], out[1]),
-           f"{what}: every batch item gave the same output, though their inputs differ; "
-           "the output must depend on the input")
 
 
 # ---------------------------------------------------------------- visible: documented values (2 points)

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (WORKED_BATCH, expect_gradients, expect_no_loop, expect_raises,
+from autograder.checks.common import (WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
                                       expect_same_params, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, with_params)
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
@@ -214,15 +214,6 @@ def mha_mistakes(module, x, got):
         "the diagonal masked too (a token must see itself)": attend(module, x, diagonal=0, fill=fill),
         "no causal mask (every token sees the future)": attend(module, x, causal=False, fill=fill),
     }
-
-
-def expect_output(out, shape, what):
-    """A tensor of `shape` that differs between batch items (their inputs differ): a property check
-    earns nothing for a function that ignores its input."""
-    expect_shape(out, shape, what)
-    expect(not close(out[0], out[1]),
-           f"{what}: every batch item gave the same output, though their inputs differ; "
-           "the output must depend on the input")
 
 
 def causal_torch_output(own, x):

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib
 import math
 import os
 import re
@@ -57,6 +56,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.checks import declared
 from autograder.instructor import selfcheck_export
 from autograder.core.sections import SECTIONS, Section
 from course.partial_submissions import SOLVED, STUB, Mistake, plan_for
@@ -357,13 +357,12 @@ def section_maximum(section: Section) -> float:
     as the grader's pytest run collects them (module-level functions named test_*)."""
     module_name = f"autograder.checks.test_{section.id}"
     try:
-        module = importlib.import_module(module_name)
+        checks = declared(section.id)
     except ModuleNotFoundError as error:
         if error.name != module_name:
             raise  # the check file exists but imports something missing: show that
         raise BuildError(f"{section.id}: no check file {module_name}") from None
-    total = sum(function.grading["points"] for name, function in vars(module).items()
-                if name.startswith("test_") and hasattr(function, "grading"))
+    total = sum(grading["points"] for grading in checks.values())
     if total <= 0:
         raise BuildError(f"{section.id}: its checks carry no points")
     return total

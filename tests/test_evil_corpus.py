@@ -27,6 +27,7 @@ import time
 import pytest
 from support import ROOT, correct_source, failing, replace_def, zygote
 
+from autograder.checks import declared
 from autograder.sandbox import tiers
 from autograder.core.grade import run_checks
 from autograder.core.submission import locate
@@ -37,20 +38,12 @@ SECTION = "01_scores"
 FULL = 10.0
 
 
-def section_checks(section_id: str = SECTION) -> dict:
-    """title -> grading record of each check of the section, as its check file declares them."""
-    import importlib
-
-    module = importlib.import_module(f"autograder.checks.test_{section_id}")
-    return {f.grading["title"]: f.grading for f in vars(module).values() if hasattr(f, "grading")}
-
-
 def titled(*starts: str) -> set:
-    return {title for title in section_checks() if title.startswith(starts)}
+    return {title for title in declared(SECTION) if title.startswith(starts)}
 
 
 def points(titles) -> float:
-    return sum(section_checks()[title]["points"] for title in titles)
+    return sum(declared(SECTION)[title]["points"] for title in titles)
 
 
 # what a wrong dot_scores loses: the checks of its values (the mutation check passes a wrong value)

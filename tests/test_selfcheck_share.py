@@ -9,34 +9,29 @@ that a mistake loses exactly those checks is what each catalogue's own tests
 """
 from __future__ import annotations
 
-import importlib
 
 from catalogues import CATALOGUES
+from support import matched_titles
+
+from autograder.checks import declared
 
 MINIMUM_SHARE = 0.90
 MINIMUM_CATALOGUE = 35
 
 
-def section_checks(section_id: str) -> dict:
-    """title -> grading record of every check of the section (its one check file)."""
-    module = importlib.import_module(f"autograder.checks.test_{section_id}")
-    return {f.grading["title"]: f.grading for key, f in vars(module).items()
-            if key.startswith("test_") and callable(f) and hasattr(f, "grading")}
 
 
 def self_check_share() -> dict:
     """flagged, losing (mistakes that lose points), catalogue (all entries), missed: [(section, mistake id)]."""
     flagged, losing, total, missed = 0, 0, 0, []
     for section_id, catalogue in CATALOGUES.items():
-        checks = section_checks(section_id)
+        checks = declared(section_id)
         for mistake in catalogue.MISTAKES:
             total += 1
             if not mistake.loses:
                 continue
             losing += 1
-            # every title an entry names (each names exactly one once its catalogue is exact: see
-            # support.assert_mistake_caught; a catalogue being reworked may still name more)
-            titles = [title for title in checks if any(part in title for part in mistake.loses)]
+            titles = matched_titles(mistake, checks)  # each part names exactly one check
             if any(checks[title]["visible"] for title in titles):
                 flagged += 1
             else:

@@ -15,7 +15,7 @@ import importlib
 import pytest
 import torch
 
-from autograder.checks import common
+from autograder.checks import common, declared
 from autograder.core.grade import CHECKS_DIR, check_file, check_files
 from autograder.core.harness import VISIBILITIES, check
 from autograder.core.sections import SECTIONS
@@ -37,16 +37,6 @@ def imports(source: str, name: str) -> set[str]:
     return names
 
 
-def checks_of(module_name: str) -> dict:
-    """title -> the grading record of each check function of the module."""
-    module = importlib.import_module(module_name)
-    return {f.grading["title"]: f.grading for name, f in vars(module).items()
-            if name.startswith("test_") and callable(f) and hasattr(f, "grading")}
-
-
-def section_checks(section_id: str) -> dict:
-    """title -> grading record of every check of the section (its one check file)."""
-    return checks_of(f"autograder.checks.test_{section_id}")
 
 
 PUBLIC_FILES = sorted(CHECKS_DIR.glob("test_*.py")) + [CHECKS_DIR / "common.py"]
@@ -76,7 +66,7 @@ def test_the_shipped_part_holds_exactly_the_visible_checks(path):
 
 @pytest.mark.parametrize("section_id", IDS)
 def test_a_section_s_checks_make_its_10_points_with_some_visible_and_some_hidden(section_id):
-    checks = section_checks(section_id)
+    checks = declared(section_id)
     assert any(g["visible"] for g in checks.values()) and not all(g["visible"] for g in checks.values())
     assert all(g["visibility"] in VISIBILITIES for g in checks.values())
     assert all(g["visible"] == (g["visibility"] == "visible") for g in checks.values())
@@ -86,8 +76,7 @@ def test_a_section_s_checks_make_its_10_points_with_some_visible_and_some_hidden
 @pytest.mark.parametrize("section_id", IDS)
 def test_a_merged_file_lists_its_visible_checks_first(section_id):
     """One file per section: the visible checks, then the hidden ones (a report keeps that order)."""
-    module = importlib.import_module(f"autograder.checks.test_{section_id}")
-    order = [f.grading["visible"] for name, f in vars(module).items() if hasattr(f, "grading")]
+    order = [grading["visible"] for grading in declared(section_id).values()]
     assert order == sorted(order, reverse=True), "a visible check after a hidden one"
 
 

@@ -11,3 +11,13 @@ self-check runs too; then the hidden checks, which compare with solutions/ on
 fresh inputs. The self-check wheel ships each file with its hidden part cut out
 (autograder/instructor/selfcheck_export.visible_part).
 """
+
+import importlib
+
+
+def declared(section_id: str) -> dict:
+    """title -> the `grading` record (harness.check) of each check of the section, in file order:
+    what the grader's pytest run collects (module-level functions named test_*)."""
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    return {f.grading["title"]: f.grading for name, f in vars(module).items()
+            if name.startswith("test_") and callable(f) and hasattr(f, "grading")}

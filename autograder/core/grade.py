@@ -68,10 +68,7 @@ def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
     if not visible_only and section_ids and not hidden_checks_present():
         raise HiddenChecksMissing("this copy of the grader holds only the visible checks: "
                                   "use `python -m autograder check` (grading needs the course repository)")
-    files = []
-    for section_id in section_ids:
-        files.append(str(check_file(section_id)))
-    return files
+    return [str(check_file(section_id)) for section_id in section_ids]
 
 
 def preload_checks() -> None:

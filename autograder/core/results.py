@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from autograder.core.sections import BY_ID
+from autograder.core.sections import is_bonus
 
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -95,8 +95,7 @@ class SectionResult:
     @property
     def bonus(self) -> bool:
         """Whether the registry marks this section as a bonus: its points add to the score, not to the maximum."""
-        known = BY_ID.get(self.id)
-        return bool(known and known.bonus)
+        return is_bonus(self.id)
 
     @property
     def heading(self) -> str:

@@ -123,6 +123,12 @@ CORE = tuple(section for section in SECTIONS if not section.bonus)  # the sectio
 BONUS = tuple(section for section in SECTIONS if section.bonus)
 
 
+def is_bonus(section_id: str) -> bool:
+    """Whether `section_id` is a bonus section (its points add to the score, not to the maximum);
+    False for an id the registry does not know (a result read back from an older course)."""
+    return section_id in BY_ID and BY_ID[section_id].bonus
+
+
 def find(section_id: str) -> Section:
     """The section named `section_id` (also accepts "02" or "softmax")."""
     if section_id in BY_ID:

@@ -291,8 +291,8 @@ class Student:
         decoded = decode_reply(label, reply)
         has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \
             or "handle" in target
-        check_output_tensors(label, decoded.output_infos, device or self.device, has_tensor_input)
-        return decoded.reply
+        check_output_devices(label, decoded.output_devices, device or self.device, has_tensor_input)
+        return decoded
 
 
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous) -> dict:
@@ -325,13 +325,7 @@ def refuse_failed_call(label: str, reply: dict) -> None:
         raise _describe(label, reply.get("error") or {})
 
 
-@dataclass
-class Decoded:
-    reply: Reply
-    output_infos: list  # wire's description of every tensor in the returned value (kind, device)
-
-
-def decode_reply(label: str, reply: dict) -> Decoded:
+def decode_reply(label: str, reply: dict) -> Reply:
     """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor."""
     infos = []
     try:
@@ -348,7 +342,7 @@ def decode_reply(label: str, reply: dict) -> Decoded:
             raise StudentFailure(
                 f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
                 kind="convention")
-    return Decoded(Reply(
+    return Reply(
         value=value,
         ops=int(reply.get("ops", 0) or 0),
         args_after=args_after,
@@ -357,13 +351,13 @@ def decode_reply(label: str, reply: dict) -> Decoded:
         graph=bool((reply.get("grads") or {}).get("graph", True)),
         mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
-    ), infos)
+    )
 
 
-def check_output_tensors(label: str, infos: list, expected_device: str, has_tensor_input: bool) -> None:
+def check_output_devices(label: str, devices: list, expected_device: str, has_tensor_input: bool) -> None:
     """The convention: what a call returns lies on its inputs' device (not checked on meta)."""
     if has_tensor_input and expected_device != "meta":
-        wrong = [i["device"] for i in infos if i["device"] != torch.device(expected_device).type]
+        wrong = [d for d in devices if d != torch.device(expected_device).type]
         if wrong:
             raise StudentFailure(
                 f"{label} returned a tensor on {wrong[0]} while its inputs were on "
@@ -385,8 +379,7 @@ class StudentModule:
         self.student._check_source_bans(self.class_name)
         target = {"handle": self.handle.index, "method": None}
         return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
-                                  seed=seed,
-                                  mode=mode, return_args=return_args, device=device, backward=backward)
+                                  seed=seed, mode=mode, return_args=return_args, device=device, backward=backward)
 
     def params(self) -> dict:
         """name -> tensor for every parameter, in creation order."""

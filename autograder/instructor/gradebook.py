@@ -97,6 +97,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.core.files import Refused, lexists_inside, read_inside
+from autograder.core.sections import is_bonus
 from autograder.core.submission import UsageError
 
 
@@ -156,15 +157,8 @@ def open_gradebook(text: str):
 def autograded_cells(notebook) -> list:
     """The notebook's autograded (code) grade cells: those with points, and in a bonus section's
     notebook the test cells, which carry 0 points (their points are extra credit)."""
-    bonus = _is_bonus(notebook.name)
+    bonus = is_bonus(notebook.name)
     return [cell for cell in notebook.grade_cells if cell.cell_type == "code" and (cell.max_score or bonus)]
-
-
-def _is_bonus(section_id: str) -> bool:
-    from autograder.core.sections import BY_ID
-
-    known = BY_ID.get(section_id)
-    return bool(known and known.bonus)
 
 
 def check_sections(text: str, section_ids: list[str]) -> None:
@@ -308,7 +302,7 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
         created = True
     notebook = gradebook.find_submission_notebook(section_id, section_id, student)
     fraction = score / maximum if maximum > 0 else 0.0
-    bonus = _is_bonus(section_id)  # its points go to nbgrader's extra credit, not to the score
+    bonus = is_bonus(section_id)  # its points go to nbgrader's extra credit, not to the score
     before = notebook.score
     manual = 0
     nb_max = 0.0
@@ -539,7 +533,7 @@ def _stream(text: str):
 def attach_feedback(cells: list, result: dict, section_id: str) -> str | None:
     """The grader's results as the outputs of the autograded cells: all of them under the first,
     a pointer to it under the others. Returns the first one's grade_id (None if there is none)."""
-    bonus = _is_bonus(section_id)  # a bonus section's test cells carry 0 points (extra credit)
+    bonus = is_bonus(section_id)  # a bonus section's test cells carry 0 points (extra credit)
     graded = [c for c in cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
               and (c.metadata["nbgrader"].get("points") or bonus)]
     if not graded:

@@ -348,17 +348,16 @@ class Baseline:
     must not reach the next. On the fork path every section gets a fresh child.
     """
 
-    def __init__(self, modules=None, classes=None):
+    def __init__(self):
         import builtins
         import math
         import os
 
         import numpy
 
-        self.modules = modules if modules is not None else [
-            torch, torch.nn, torch.nn.functional, torch.special, torch.linalg, numpy, math, builtins, os]
-        self.types = classes if classes is not None else [torch.Tensor, torch.nn.Module, torch.nn.Linear,
-                                                      torch.nn.Dropout]
+        self.modules = [torch, torch.nn, torch.nn.functional, torch.special, torch.linalg, numpy,
+                        math, builtins, os]
+        self.types = [torch.Tensor, torch.nn.Module, torch.nn.Linear, torch.nn.Dropout]
         self.saved = [(owner, dict(vars(owner))) for owner in self.modules + self.types]
         self.dtype = torch.get_default_dtype()
         self.device = torch.get_default_device()

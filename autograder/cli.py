@@ -61,12 +61,21 @@ def write_feedback(result, folder: Path | None) -> None:
     try:
         path = write_report(result, folder)
     except Exception as error:  # the report is extra: the grade above stands without it
-        print(f"autograder: could not write the feedback report to {folder}: {type(error).__name__}: {error}",
-              file=sys.stderr)
+        print(report_not_written(folder, error), file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
     else:
         print(f"autograder: feedback report: {path}", file=sys.stderr)
+
+
+def report_not_written(folder: Path, error: Exception) -> str:
+    """One line: where the report could not go, why, and where to point --report instead."""
+    import tempfile
+
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else f"{type(error).__name__}: {error}"
+    elsewhere = Path(tempfile.gettempdir()) / "feedback"
+    return (f"autograder: could not write the feedback report to {folder.absolute()} ({reason}); the grade above "
+            f"stands: write the report to a folder you can write to with --report DIR, e.g. --report {elsewhere}")
 
 
 def preload_trusted(report: bool) -> None:

@@ -148,7 +148,8 @@ def copy_v2_weights_into_v1(v1, v2):
     Hints:
         1. nn.Linear stores its weight as (d_out, d_in): transpose it.
         2. Copy inside `with torch.no_grad():` so that no graph is recorded,
-           and use `.copy_` so v1 keeps its own Parameter objects.
+           with `.copy_` into v1's own Parameters; assigning new
+           `nn.Parameter(...)` objects (the book's answer) is also right.
     """
     # BEGIN SOLUTION
     with torch.no_grad():

@@ -233,4 +233,9 @@ STYLES = [
         "    with torch.no_grad():\n"
         "        for name in ('W_query', 'W_key', 'W_value'):\n"
         "            getattr(v1, name).copy_(getattr(v2, name).weight.t())\n")},
+    # the book's own answer to exercise 3.1: new Parameters made from v2's transposed weights
+    {"copy_v2_weights_into_v1": copy_function(
+        "    v1.W_query = nn.Parameter(v2.W_query.weight.T)\n"
+        "    v1.W_key = nn.Parameter(v2.W_key.weight.T)\n"
+        "    v1.W_value = nn.Parameter(v2.W_value.weight.T)\n")},
 ]

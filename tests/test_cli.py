@@ -96,3 +96,38 @@ def test_output_to_a_device_writes_into_it_and_leaves_it_a_device():
     done = run("grade", "examples/correct_py/01_scores.py", "--format", "json", "--output", "/dev/null")
     assert done.returncode == 0, done.stderr
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_report_that_cannot_be_written_is_one_line_naming_the_folder_and_the_fix(tmp_path, monkeypatch, capsys):
+    """A course folder mounted read-only: check's default ./feedback cannot be written."""
+    import errno
+    from pathlib import Path
+
+    from autograder import cli
+    from autograder.feedback import report
+
+    def read_only(result, folder):
+        raise OSError(errno.EROFS, "Read-only file system", str(folder))
+
+    monkeypatch.setattr(report, "write_report", read_only)
+    monkeypatch.chdir(tmp_path)
+    cli.write_feedback(object(), Path("feedback"))
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(tmp_path / "feedback") in lines[0] and "Read-only file system" in lines[0]
+    assert "--report" in lines[0] and "Traceback" not in lines[0] and "OSError" not in lines[0]
+
+
+def test_check_in_a_folder_it_cannot_write_still_prints_the_grade_and_says_where_to_point_report(tmp_path):
+    """End to end: ./feedback is taken by a file, so the report cannot be written there."""
+    import shutil
+
+    shutil.copy(ROOT / "examples" / "correct" / "02_softmax.ipynb", tmp_path)
+    (tmp_path / "feedback").write_text("not a folder")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", ".", "--sandbox", "off"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "02_softmax" in done.stdout
+    said = [line for line in done.stderr.splitlines() if "could not write the feedback report" in line]
+    assert len(said) == 1 and "--report DIR" in said[0] and str(tmp_path / "feedback") in said[0], done.stderr

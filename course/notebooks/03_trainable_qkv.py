@@ -176,8 +176,12 @@ assert SelfAttention_v2(3, 2, qkv_bias=True).W_query.bias is not None, "SelfAtte
 #
 # ### Your task: `copy_v2_weights_into_v1(v1, v2)`
 #
-# Copy in place (keep v1's own `Parameter` objects, use `.copy_`) inside
-# `torch.no_grad()`, so the copy is not recorded in the autograd graph.
+# Two answers are right. Copy in place into v1's own `Parameter`s with
+# `.copy_`, inside `torch.no_grad()` so the copy is not recorded in the
+# autograd graph; or, as the book's own solution does, give v1 new
+# parameters: `v1.W_query = nn.Parameter(v2.W_query.weight.T)` (these share
+# their storage with v2, which the exercise allows). Either way v1 must keep
+# three trainable parameters, and its outputs must then match v2's.
 
 # %% [solution] copy_v2_weights_into_v1
 
@@ -186,14 +190,15 @@ torch.manual_seed(789)
 sa_v2 = SelfAttention_v2(3, 2)
 torch.manual_seed(123)
 sa_v1 = SelfAttention_v1(3, 2)
-params_before = [id(p) for p in sa_v1.parameters()]
 copy_v2_weights_into_v1(sa_v1, sa_v2)
-check_close(sa_v1(inputs), sa_v2(inputs), "after copying, v1(inputs) must equal v2(inputs) — did you transpose?")
-check_close(sa_v1.W_key, sa_v2.W_key.weight.T, "v1.W_key after copying (keys and queries swapped?)")
-assert [id(p) for p in sa_v1.parameters()] == params_before, \
-    "copy_v2_weights_into_v1 must copy into v1's existing Parameters (use .copy_), not replace them"
-assert sa_v1.W_query.is_leaf and sa_v1.W_query.grad_fn is None, \
-    "copy_v2_weights_into_v1 recorded a graph: copy inside `with torch.no_grad():`"
+check_close(sa_v1(inputs), sa_v2(inputs), "after copying, v1(inputs) equals v2(inputs) — did you transpose?")
+check_close(sa_v1.W_key, sa_v2.W_key.weight.T, "after copying, v1.W_key is v2.W_key.weight.T — keys and queries swapped?")
+params = dict(sa_v1.named_parameters())
+assert sorted(params) == ["W_key", "W_query", "W_value"], \
+    f"after copying, v1 must still have exactly the Parameters W_query, W_key, W_value; it has {sorted(params)}"
+assert all(p.is_leaf and p.requires_grad for p in params.values()), \
+    ("after copying, v1's Parameters must stay trainable leaves: copy with .copy_ inside `with torch.no_grad():` "
+     "(or assign new nn.Parameter objects, as the book does), and leave requires_grad on")
 
 # %% [markdown]
 # ## Compare

@@ -245,31 +245,22 @@ class SpecCell:
 SPEC_KINDS = {"markdown": 0, "setup": 0, "solution": 1, "provided": 1, "test": 2}
 
 
-NOTEBOOK_CHECKS = "course/notebook_checks.py"  # the check helpers every setup cell holds
-NOTEBOOK_CHECKS_MARK = "# <notebook checks>"  # where a spec's setup cell wants them
-NOTEBOOK_CHECKS_START = "# --- the notebooks' copy starts here ---"
-NOTEBOOK_SETUP = "course/notebook_setup.py"  # the start every setup cell shares: torch, plots, the example
+NOTEBOOK_SETUP = "course/notebook_setup.py"  # the start every setup cell shares: torch, the checks, the example
 NOTEBOOK_SETUP_MARK = "# <common setup>"
+NOTEBOOK_SETUP_START = "# --- the notebooks' copy starts here ---"
 
 
-def copied_part(source: str) -> str:
-    """The part of a shared notebook file (notebook_checks.py, notebook_setup.py) that notebooks hold."""
-    text = (ROOT / source).read_text(encoding="utf-8")
-    if NOTEBOOK_CHECKS_START not in text:
-        raise BuildError(f"{source}: the line {NOTEBOOK_CHECKS_START!r} is missing")
-    return text.split(NOTEBOOK_CHECKS_START + "\n", 1)[1].strip("\n")
+def common_setup() -> str:
+    """The part of course/notebook_setup.py that every notebook's setup cell starts with (one source)."""
+    text = (ROOT / NOTEBOOK_SETUP).read_text(encoding="utf-8")
+    if NOTEBOOK_SETUP_START not in text:
+        raise BuildError(f"{NOTEBOOK_SETUP}: the line {NOTEBOOK_SETUP_START!r} is missing")
+    return text.split(NOTEBOOK_SETUP_START + "\n", 1)[1].strip("\n")
 
 
-def notebook_checks_source() -> str:
-    """The part of course/notebook_checks.py that every notebook's setup cell holds (one source)."""
-    return copied_part(NOTEBOOK_CHECKS)
-
-
-def with_notebook_checks(code: str) -> str:
-    """A setup cell's code with its `# <common setup>` and `# <notebook checks>` lines replaced by
-    the shared text they stand for."""
-    shared = {NOTEBOOK_SETUP_MARK: NOTEBOOK_SETUP, NOTEBOOK_CHECKS_MARK: NOTEBOOK_CHECKS}
-    return "\n".join(copied_part(shared[line]) if line in shared else line for line in code.split("\n"))
+def with_common_setup(code: str) -> str:
+    """A setup cell's code with its `# <common setup>` line replaced by the shared setup."""
+    return "\n".join(common_setup() if line == NOTEBOOK_SETUP_MARK else line for line in code.split("\n"))
 
 
 def read_spec(path: Path) -> list[SpecCell]:
@@ -432,7 +423,7 @@ def build_source_notebook(section: Section, spec_path: Path, root: Path = ROOT,
             cells.append(nbformat.v4.new_code_cell(code))
         elif cell.kind == "setup":
             meta = _nbgrader(_unique("setup", used), locked=True)
-            cells.append(nbformat.v4.new_code_cell(with_notebook_checks(code), metadata=meta))
+            cells.append(nbformat.v4.new_code_cell(with_common_setup(code), metadata=meta))
         elif cell.kind == "solution":
             (name,) = cell.args
             if name not in section.names:

@@ -1,16 +1,24 @@
 """The start of every notebook's setup cell: the build copies what follows the marker below
 into each setup cell, where the section's own `# <common setup>` line stands.
 
-It holds what every section works on: torch, the heatmap helper (or a stand-in
-that draws nothing), and the book's six-token example sentence as `inputs`
-and as a batch of two. A section's own data follows in its spec.
+It holds what every section works on: torch; the course's checks (`check`, `check_close`,
+installed with the self-check) or, where they are not installed, stand-ins that say so and let
+the notebook run on; the heatmap helper (or a stand-in that draws nothing); and the book's
+six-token example sentence as `inputs` and as a batch of two. A section's own data follows in
+its spec.
 """
 # --- the notebooks' copy starts here ---
-import warnings
-warnings.filterwarnings("ignore")
-
 import torch
 from torch import nn
+
+try:  # the course's checks, installed with the self-check (see README.md, step 2)
+    from autograder.notebook import check, check_close
+except ImportError:  # without them the notebook still runs, and its check cells say what they skipped
+    def check(name, *args):
+        print(f"skipped: the checks of {name} (install the self-check to run them here)")
+
+    def check_close(actual, expected, what, atol=1e-4):
+        print(f"skipped: {what.split(' — ')[0]}")
 
 try:  # small heatmaps of your results (attention_plots.py comes with this notebook)
     from attention_plots import show_weights

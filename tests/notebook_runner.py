@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import sys
 import traceback
 import warnings
@@ -58,9 +59,11 @@ def run_variant(notebook, answers: dict[str, str]) -> dict[str, str | None]:
         meta = cell.metadata.get("nbgrader", {})
         source = answers.get(meta.get("grade_id"), cell.source) if meta.get("solution") else cell.source
         error = None
+        filename = f"<notebook cell {index}>"  # its lines where tracebacks and inspect look, as Jupyter keeps them
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             try:
-                exec(compile(source, f"<cell {index}>", "exec"), namespace)
+                exec(compile(source, filename, "exec"), namespace)
             except Exception as raised:  # what the student's code raises is the outcome, not a crash
                 error = last_line(raised)
         if meta.get("grade"):

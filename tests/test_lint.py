@@ -23,7 +23,7 @@ import pytest
 from support import ROOT, venv_path
 
 PACKAGE = ROOT / "autograder"
-LAYERS = ("worker", "sandbox", "core", "checks", "feedback", "instructor", "cli")
+LAYERS = ("worker", "sandbox", "core", "checks", "feedback", "instructor", "notebook", "cli")
 # what each layer may import besides itself and the layers below it
 EXCEPTIONS: dict[str, set[str]] = {}
 

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
-
 from catalogues import CATALOGUES
+from support import ROOT, grade_source
+
+from autograder.checks import declared
+from autograder.core.sections import BY_ID, SECTIONS
+from autograder.notebook import home
+from course import build
 
 RUNNER = Path(__file__).resolve().parent / "notebook_runner.py"
 
@@ -67,3 +74,85 @@ def test_a_wrong_copy_is_red_in_the_notebook():
     outcomes = outcomes_of("03_trainable_qkv", [("no transpose", wrong)])["no transpose"]
     red = {cell for cell, error in outcomes.items() if error is not None}
     assert red == {"test_copy_v2_weights_into_v1"}, outcomes
+
+
+# --------------------------------------------------------------------------- the other direction
+
+
+def cell_name(grade_id: str) -> str:
+    """test_combine_heads, test_combine_heads_2 -> combine_heads: the graded name a check cell is about."""
+    return re.sub(r"_\d+$", "", grade_id.removeprefix("test_"))
+
+
+def selfcheck_failures(section_id: str, mistake) -> dict[str, list[str]]:
+    """graded name -> the messages of the self-check's failing checks whose notebook cell is that name's."""
+    section = BY_ID[section_id]
+    gradings = declared(section_id)
+    result = grade_source(section_id, mistake.source(section_id), visible_only=True)
+    failures: dict[str, list[str]] = {}
+    for outcome in result.checks:
+        if not outcome.passed:
+            failures.setdefault(home(gradings[outcome.name], section), []).append(outcome.message)
+    return failures
+
+
+# where a message names the student's line: "(the cell "def f(x):", line 3: ...)" in a notebook,
+# "(01_scores.py, line 31: ...)" for the .py files the catalogue grades
+LOCATION = re.compile(r' \((?:the cell "|[\w.-]+\.py, line \d|code cell \d)')
+
+
+TAMPERING = "not run: your notebook reaches into the grader's watch or torch's internals"
+
+
+def without_location(message: str) -> str:
+    """A message up to where it names the student's cell: the rest differs between a .py file and a notebook."""
+    return LOCATION.split(message)[0]
+
+
+def mistake_variants(section_id: str) -> list[tuple[str, dict]]:
+    return [(mistake.id, mistake.replacements) for mistake in CATALOGUES[section_id].MISTAKES]
+
+
+MISTAKES = [pytest.param(section_id, mistake, id=f"{section_id}:{mistake.id}")
+            for section_id, catalogue in CATALOGUES.items() for mistake in catalogue.MISTAKES]
+
+
+@pytest.mark.parametrize("section_id, mistake", MISTAKES)
+def test_the_notebook_fails_where_the_self_check_fails_and_names_the_same_mistake(section_id, mistake):
+    outcomes = outcomes_of(section_id, mistake_variants(section_id))[mistake.id]
+    red: dict[str, list[str]] = {}
+    for cell, error in outcomes.items():
+        if error is not None:
+            red.setdefault(cell_name(cell), []).append(error)
+    expected = selfcheck_failures(section_id, mistake)
+    if all(TAMPERING in m for messages in expected.values() for m in messages):
+        # grading refuses a notebook that tampers as a whole; run top to bottom, a cell above the
+        # tampering one cannot know of it yet
+        names = BY_ID[section_id].names
+        first = min(names.index(name) for name in mistake.replacements)
+        expected = {name: messages for name, messages in expected.items() if names.index(name) >= first}
+    assert set(red) == set(expected), (
+        f"{mistake.id}: the self-check fails the checks of {sorted(expected)}, the notebook the cells of "
+        f"{sorted(red)}.\nself-check: {expected}\nnotebook: {red}")
+    for name, messages in expected.items():
+        shown = " ".join(red[name])
+        said = without_location(messages[0])
+        assert said in shown, f"{mistake.id}: the cell of {name} should say {said!r}; it says {shown!r}"
+        if mistake.says and any(mistake.says.lower() in m.lower() for m in messages):
+            assert mistake.says.lower() in shown.lower(), f"{mistake.id}: the cell of {name} does not name the mistake"
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
+def test_every_visible_check_runs_in_a_notebook_cell(section):
+    """Each visible check has a home among the section's names, and that name has a check cell that runs it."""
+    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id=section.id), as_version=4)
+    first_cells = {}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            first_cells.setdefault(cell_name(grade_id), cell.source)
+    for grading in declared(section.id).values():
+        if grading["visible"]:
+            name = home(grading, section)
+            assert name in section.names
+            assert first_cells[name].startswith(f'check("{name}")'), f"the first check cell of {name} must run check"

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import torch
 
 from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_close, expect_shape
+from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the checks' names for them)
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -24,9 +25,10 @@ WORKED_BATCH = torch.stack((WORKED_INPUTS, WORKED_INPUTS))  # (2, 6, 3)
 TOKENS = ["Your", "journey", "starts", "with", "one", "step"]
 
 
-TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
-                  "(or keys.mT), not keys.T, which reverses every dim")
-BATCHED_T = ".T on a batched (3-D) tensor, which reverses every dim (batch included)"
+def hint_if_written(student, name: str, pattern: str, hint: str) -> str:
+    """`hint` where the student's code of `name` contains `pattern` (a regular expression), else "":
+    a value check's hint about a cause must see that cause in the code (`.T`, a `.view(`)."""
+    return hint if re.search(pattern, student.source_of(name)) else ""
 
 
 def randn(seed: int, *shape, scale: float = 1.0) -> torch.Tensor:
@@ -218,10 +220,6 @@ def with_params(reference: torch.nn.Module, params) -> torch.nn.Module:
     return reference
 
 
-# "(code cell 5, line 12)": where the worker says the student's exception was raised
-_WHERE_SUFFIX = re.compile(r" \([^()]*, line \d+\)$")
-
-
 def expect_raises(call, error: str, what: str, naming=()) -> str:
     """`call()` (one student call) must raise `error` (a type name) whose message names each of `naming`.
 
@@ -233,12 +231,11 @@ def expect_raises(call, error: str, what: str, naming=()) -> str:
     except StudentFailure as failure:
         if failure.kind != "raised":
             raise
-        text = failure.message.partition(" raised ")[2]
+        raised, message = str(failure.error.get("type", "")), str(failure.error.get("message", ""))
     else:
         kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
         raise CheckFailed(f"{what} should raise {error}, but it returned {kind}")
-    text = _WHERE_SUFFIX.sub("", text)
-    raised, _, message = text.partition(": ")
+    text = f"{raised}: {message}" if message else raised
     expect(raised == error, f"{what} should raise {error}; it raised {text[:300]}")
     missing = [str(n) for n in naming
                if not re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w]|\.\d)", message)]

@@ -246,7 +246,7 @@ def test_no_builtin_softmax(student):
         run_unless_raised(student.run, name, x)
 
 
-@check(0.5, "normalize_by_sum and the softmaxes leave their input unchanged", visibility="visible")
+@check(0.5, "normalize_by_sum and the softmaxes leave their input unchanged", visibility="visible", about="softmax")
 def test_inputs_unchanged(student):
     positive, x = rand(268, 4, 5) + 0.1, randn(269, 4, 5, scale=3.0)
     for name, arg in (("normalize_by_sum", positive), ("softmax_naive", x), ("softmax", x)):

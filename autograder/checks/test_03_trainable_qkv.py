@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
+from autograder.checks.common import (TRANSPOSE_HINT, hint_if_written, WORKED_INPUTS, expect_grads_flow, expect_same_params,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, stack_items, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
@@ -110,20 +110,10 @@ def module_mistakes(reference, x):
 
 
 
-def forward_with_hint(module, x, what):
-    """module(x), with a hint about transposing a batch when the student's forward raises."""
-    try:
-        return module(x)
-    except StudentFailure as failure:
-        if failure.kind != "raised":
-            raise
-        raise CheckFailed(f"{what}: {failure.message}. Hint: {TRANSPOSE_HINT}") from None
-
-
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True)
+@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True, about="scaled_dot_product_attention")
 def test_query_2_documented(student):
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
@@ -164,7 +154,7 @@ def test_v2_documented(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible")
+@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", about="scaled_dot_product_attention")
 def test_attention_weights_sum_to_one(student):
     queries, keys, values = randn(368, 6, 4, scale=2.0), randn(369, 9, 4, scale=2.0), randn(370, 9, 3)
     what = "scaled_dot_product_attention with queries (6, 4), keys (9, 4), values (9, 3)"
@@ -179,12 +169,7 @@ def test_attention_batch(student):
                                   (randn(365, 2, 3, 5, 4), randn(366, 2, 3, 7, 4), randn(367, 2, 3, 7, 6))):
         what = (f"scaled_dot_product_attention with queries {tuple(queries.shape)}, keys {tuple(keys.shape)}, "
                 f"values {tuple(values.shape)}")
-        try:
-            value = student.call("scaled_dot_product_attention", queries, keys, values)
-        except StudentFailure as failure:
-            if failure.kind != "raised":
-                raise
-            raise CheckFailed(f"{failure.message}. Hint: {TRANSPOSE_HINT}") from None
+        value = student.call("scaled_dot_product_attention", queries, keys, values)  # `.T` errors: core/hints.py
         context, weights = unpack(value, 2, what, "(context, weights)")
         flat = [unpack(student.call("scaled_dot_product_attention", q, k, v), 2,
                        f"scaled_dot_product_attention on one item of {tuple(queries.shape)}", "(context, weights)")
@@ -199,10 +184,10 @@ def test_attention_batch(student):
                 raise CheckFailed(f"the {kind} of scaled_dot_product_attention have different shapes for the "
                                   f"items of a batch: {error}") from None
             expect_close((context, weights)[index], expected, f"the {kind} of {what}, compared with each item on its own",
-                         hint=TRANSPOSE_HINT)
+                         hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible")
+@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", about="SelfAttention_v2")
 def test_parameter_order(student):
     module = student.new("SelfAttention_v1", 4, 3, seed=41)
     params = module.params()
@@ -222,11 +207,11 @@ def test_parameter_order(student):
 def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
-    got = forward_with_hint(module, batch, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch")
+    got = module(batch)  # an error raised on `.T` gets its hint (core/hints.py)
     expected = stack_items([module(item) for item in batch], "SelfAttention_v2(4, 3) on a (5, 4) input",
                            "SelfAttention_v2")
     expect_close(got, expected, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch, compared with each item on its own",
-                 hint=TRANSPOSE_HINT)
+                 hint=hint_if_written(student, "SelfAttention_v2", r"\.T\b", TRANSPOSE_HINT))
 
 
 @check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible")
@@ -281,7 +266,7 @@ def test_gradients(student):
 
 
 @check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention",
-       visibility="visible")
+       visibility="visible", about="SelfAttention_v2")
 def test_no_builtin_attention(student):
     """Only that they run without the section's forbidden APIs: their values are other checks' business."""
     queries, keys, values = randn(380, 4, 3), randn(381, 6, 3), randn(382, 6, 5)

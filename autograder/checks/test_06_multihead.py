@@ -50,9 +50,6 @@ DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
 BARE_SPLIT = "a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)"
-BARE_VIEW = "a bare .view of the transposed tensor"
-BARE_VIEW_HINT = (f"This looks like {BARE_VIEW}: after a transpose it is non-contiguous, so use .reshape(...) "
-                  "or .contiguous().view(...)")
 BARE_SPLIT_IN_FORWARD = ("a bare view to (B, H, T, head_dim) when splitting heads, without the transpose "
                          "(tokens and heads get mixed): view to (B, T, H, head_dim), then .transpose(1, 2)")
 NO_SWAP_BACK = "a bare reshape to (B, T, H*hd) without swapping H and T back"
@@ -70,38 +67,9 @@ NO_TRAIN_DROPOUT = "no dropout applied in train mode (apply self.dropout to the 
 CONTEXT_DROPOUT = "dropout on the context vectors instead of the attention weights"
 
 
-def named_view_error(failure: StudentFailure) -> StudentFailure | CheckFailed:
-    """The failure to raise for a student's exception: a view error of a non-contiguous tensor gets its hint."""
-    if failure.kind == "raised" and "view size is not compatible" in failure.message:
-        return CheckFailed(f"{failure.message[:300]}\n{BARE_VIEW_HINT}", mistake=BARE_VIEW)
-    return failure
-
-
-class NamingViews:
-    """A student's module whose forward names a bare .view of a transposed tensor when it raises there."""
-
-    def __init__(self, module):
-        self._module = module
-
-    def __call__(self, *args, **kwargs):
-        try:
-            return self._module(*args, **kwargs)
-        except StudentFailure as failure:
-            raise named_view_error(failure) from None
-
-    def run(self, *args, **kwargs):
-        try:
-            return self._module.run(*args, **kwargs)
-        except StudentFailure as failure:
-            raise named_view_error(failure) from None
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
-
-
 def new_mha(student, *args, **kwargs):
-    """The student's MultiHeadAttention, whose forward names a bare .view of a transposed tensor."""
-    return NamingViews(student.new("MultiHeadAttention", *args, **kwargs))
+    """The student's MultiHeadAttention (an error its forward raises on a bare .view gets its hint: core/hints.py)."""
+    return student.new("MultiHeadAttention", *args, **kwargs)
 
 
 def bare_split_output(x, d_in, d_out, num_heads, seed):
@@ -270,10 +238,7 @@ def test_combine_inverse(student):
     heads = x.reshape(2, 7, 3, 4).transpose(1, 2).contiguous()  # the documented (B, H, T, hd) of x, 3 heads
     # heads travel in the non-contiguous memory layout split_heads' transpose gives them (a bare
     # view after the transpose works there; the next check is the one about contiguous heads)
-    try:
-        back = student.run("combine_heads", heads, noncontiguous=True).value
-    except StudentFailure as failure:
-        raise named_view_error(failure) from None
+    back = student.run("combine_heads", heads, noncontiguous=True).value
     expect_close(back, x, "combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)",
                  mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device)
 
@@ -282,10 +247,7 @@ def test_combine_inverse(student):
 def test_combine_contiguous(student):
     """That the memory layout does not matter: the values themselves are the previous check's business."""
     y = randn(605, 3, 2, 6, 4)
-    try:
-        got = student.call("combine_heads", y)
-    except StudentFailure as failure:
-        raise named_view_error(failure) from None
+    got = student.call("combine_heads", y)  # a bare .view raises here: its hint comes with the error
     expect_shape(got, (3, 6, 8), "combine_heads on a contiguous (3, 2, 6, 4) input")
     laid_out = run_unless_raised(student.run, "combine_heads", y, noncontiguous=True)
     if laid_out is not None:
@@ -365,7 +327,8 @@ def test_mha_equals_torch(student):
                  mistakes=mha_mistakes(own, x, got), device=student.device)
 
 
-@check(0.5, "causality: changing later tokens leaves earlier outputs unchanged", visible=True)
+@check(0.5, "causality: changing later tokens leaves earlier outputs unchanged", visible=True,
+       about="MultiHeadAttention")
 def test_mha_causal(student):
     x = randn(651, 2, 8, 4)
     changed = x.clone()
@@ -382,7 +345,8 @@ def test_mha_causal(student):
            "the outputs of tokens 5-7 did not change when those tokens changed: the output must depend on them")
 
 
-@check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True)
+@check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True,
+       about="MultiHeadAttention")
 def test_mha_padding(student):
     x = randn(641, 3, 6, 4)
     padding = torch.zeros(3, 6, dtype=torch.bool)
@@ -451,7 +415,8 @@ def test_mha_batch(student):
                       "(scores of shape (B, H, T, T))")
 
 
-@check(0.5, "eval mode disables dropout", visible=True)
+@check(0.5, "eval mode disables dropout", visible=True,
+       about="MultiHeadAttention")
 def test_mha_eval(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -467,7 +432,8 @@ def test_mha_eval(student):
                      hint=f"In eval mode the output must not depend on the dropout rate: {EVAL_DROPOUT}?")
 
 
-@check(0.25, "dropout acts in train mode: the output differs from eval mode", visible=True)
+@check(0.25, "dropout acts in train mode: the output differs from eval mode", visible=True,
+       about="MultiHeadAttention")
 def test_mha_train(student):
     """Only that dropout acts in train mode: how is the hidden check's business."""
     x = randn(671, 2, 6, 4)
@@ -481,7 +447,8 @@ def test_mha_train(student):
                                      f"{NO_TRAIN_DROPOUT}", mistake=NO_TRAIN_DROPOUT)
 
 
-@check(0.25, "in train mode, dropout on the attention weights as nn.Dropout does", visible=True)
+@check(0.25, "in train mode, dropout on the attention weights as nn.Dropout does", visible=True,
+       about="MultiHeadAttention")
 def test_mha_train_like_dropout(student):
     """How dropout is applied, against the module's own weights: where it is applied at all (the previous
     check) and where the forward without dropout is right (the value checks) only."""
@@ -504,7 +471,8 @@ def test_mha_train_like_dropout(student):
                  hint="Apply self.dropout once, to the (B, H, T, T) attention weights after the softmax")
 
 
-@check(0.5, "gradients reach every parameter, out_proj included", visible=True)
+@check(0.5, "gradients reach every parameter, out_proj included", visible=True,
+       about="MultiHeadAttention")
 def test_mha_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(681, 2, 5, 4)

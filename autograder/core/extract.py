@@ -65,9 +65,38 @@ def from_notebook(name: str, data: bytes) -> Extracted:
             source = "".join(part for part in source if isinstance(part, str))
         if not isinstance(source, str):
             continue
-        label = f"code cell {code_number}"
+        label = cell_label(source, code_number)
         cells.append({"label": label, "source": magics.to_python(source, label, notes)})
     return Extracted(cells, notes=notes)
+
+
+LABEL_WIDTH = 40
+
+
+def cell_label(source: str, number: int) -> str:
+    """How messages name a code cell: by its first line, which the student sees in Jupyter (which
+    shows no cell numbers); by its position among the code cells only when it is empty."""
+    first = next((line.strip() for line in source.split("\n") if line.strip()), "")
+    if not first:
+        return f"code cell {number}"
+    if len(first) > LABEL_WIDTH:
+        first = first[:LABEL_WIDTH - 1].rstrip() + "…"
+    return f'the cell "{first}"'
+
+
+def definition_source(cells: list, name: str) -> str:
+    """The code of the last top-level def or class `name` in the cells ("" where there is none):
+    what a hint about the student's code reads (never run)."""
+    found = ""
+    for cell in cells:
+        try:
+            tree = ast.parse(cell["source"])
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+                found = ast.get_source_segment(cell["source"], node) or ""
+    return found
 
 
 def from_python(name: str, data: bytes) -> Extracted:

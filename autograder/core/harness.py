@@ -55,7 +55,7 @@ DEFAULT_VISIBILITY = "after_due_date"
 
 
 def check(points: float, title: str, *, visibility: str | None = None, documented: bool = False,
-          visible: bool = False):
+          visible: bool = False, about: str = ""):
     """Mark a test function as a graded check worth `points`.
 
     visibility: one of VISIBILITIES; left out, "visible" where `visible` or
@@ -64,6 +64,8 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
         carry at most 40% of a section, so copying printed numbers cannot pass);
         implies visibility "visible".
     visible: shorthand for visibility="visible".
+    about: the graded name whose notebook cell runs this visible check, where the title names
+        none (or names an earlier one last); see autograder/notebook.py.
 
     The function's `grading` dict: points, title, documented, visible (whether the
     self-check runs it: visibility == "visible") and visibility.
@@ -77,7 +79,7 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
 
     def mark(function):
         function.grading = {"points": float(points), "title": title, "documented": documented,
-                            "visible": visibility == "visible", "visibility": visibility}
+                            "visible": visibility == "visible", "visibility": visibility, "about": about}
         return function
 
     return mark

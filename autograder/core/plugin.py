@@ -37,7 +37,10 @@ def mistake_of(excinfo) -> str:
     """The catalogued mistake a CheckFailed named, else "": only the check's own verdict names one,
     never a message that merely quotes the student (an exception, printed output)."""
     error = excinfo.value if excinfo else None
-    mistake = getattr(error, "mistake", "") if isinstance(error, CheckFailed) else ""
+    if isinstance(error, StudentFailure):  # an error whose evidence fitted a hint (core/hints.py)
+        mistake = error.error.get("hint", "")
+    else:
+        mistake = getattr(error, "mistake", "") if isinstance(error, CheckFailed) else ""
     return mistake if isinstance(mistake, str) else ""
 
 

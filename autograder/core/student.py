@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder.core.extract import Extracted
+from autograder.core.extract import Extracted, definition_source
+from autograder.core.hints import hint_for
 from autograder.core.sections import Section
 from autograder.worker import wire
 from autograder.sandbox.limits import Limits, StudentFailure
@@ -93,6 +94,10 @@ class SectionWorker:
         self.printed: list[str] = []
         self.load_failure: str | None = None
 
+    def source_of(self, name: str) -> str:
+        """The student's code of graded `name`, as written (read, never run)."""
+        return definition_source(self.extracted.cells, name)
+
     # ------------------------------------------------------------ lifecycle
     def ensure(self) -> Child:
         if self.extracted.problem:
@@ -164,7 +169,10 @@ class SectionWorker:
             if not cell.get("ok"):
                 error = cell.get("error", {})
                 where = error.get("where") or cell.get("label", "a cell")
-                lines.append(f"{where}: {error.get('type')}: {str(error.get('message'))[:200]}")
+                message = str(error.get("message") or "")[:200]
+                raised = f"{error.get('type')}: {message}" if message else str(error.get("type"))
+                line = f" ({error['line']})" if error.get("line") else ""
+                lines.append(f"{where}{line}: {raised}")
         if len(lines) > MAX_NOTES:
             lines[MAX_NOTES:] = [f"... and {len(lines) - MAX_NOTES} more cells that raised"]
         return lines
@@ -222,9 +230,17 @@ class SectionWorker:
         return reply
 
 
+def where_raised(error: dict) -> str:
+    """ ' (the cell "def f(x):", line 3: return x.T @ x)': the student's cell, line and its code."""
+    where, line = str(error.get("where") or ""), str(error.get("line") or "")
+    if not where:
+        return ""
+    return f" ({where}: {line})" if line else f" ({where})"
+
+
 def _describe(label: str, error: dict) -> StudentFailure:
     kind = error.get("kind", "raised")
-    where = f" ({error['where']})" if error.get("where") else ""
+    where = where_raised(error)
     message = str(error.get("message", ""))[:500]
     if kind == "missing":
         return StudentFailure(
@@ -236,7 +252,9 @@ def _describe(label: str, error: dict) -> StudentFailure:
     if kind == "internal":
         return StudentFailure(f"{label} could not be called: {message}", kind="internal")
     detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    return StudentFailure(f"{label} raised {detail}{where}", kind="raised")
+    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
+    text = f"{label} raised {detail}{where}" + (f". {hint.text}" if hint else "")
+    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})
 
 
 class Student:
@@ -272,6 +290,9 @@ class Student:
             raise StudentFailure(f"{class_name}(...) did not build an nn.Module (got {value!r})",
                                  kind="raised")
         return StudentModule(self, value, class_name)
+
+    def source_of(self, name: str) -> str:
+        return self.worker.source_of(name)
 
     def _check_source_bans(self, name):
         apis = self.worker.banned_in_source.get(name)

@@ -40,10 +40,13 @@ class Limits:
 class StudentFailure(Exception):
     """The student's code could not give an answer: the message says why, in their terms."""
 
-    def __init__(self, message: str, kind: str = "raised"):
+    def __init__(self, message: str, kind: str = "raised", error: dict | None = None):
         super().__init__(message)
         self.message = message
         self.kind = kind
+        # what the student's code raised, as the worker described it (type, message, where, line):
+        # checks read these fields, never the message's wording
+        self.error = error or {}
 
 
 def minimal_env() -> dict:

@@ -7,6 +7,7 @@ the call) is raw observation that the trusted side judges.
 """
 import contextlib
 import copy
+import linecache
 import signal
 import sys
 import threading
@@ -74,12 +75,24 @@ def memory_limit() -> str:
     return f"{gib:g} GiB" if gib >= 1 else f"{soft / 1024**2:g} MiB"
 
 
-def describe_error(error: BaseException, kind: str = "raised") -> dict:
-    """A student-facing description: the exception and where in THEIR code it happened."""
-    where = ""
+def student_cell(filename: str):
+    """The label of the student's cell that `filename` names (Worker.load compiles each cell under
+    one), or None for any other file: torch's, the standard library's, the worker's own."""
+    if filename.startswith(STUDENT_FILE_PREFIX):
+        return filename[len(STUDENT_FILE_PREFIX):-1]
+    return None
+
+
+def describe_error(error: BaseException, kind: str = "raised", locate=student_cell) -> dict:
+    """A student-facing description: the exception, where in THEIR code it happened (the cell and
+    line number), and that line's text, which the student recognises and hints are matched on.
+    locate: filename -> the student's cell label, or None where the frame is not theirs."""
+    where, line = "", ""
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if frame.filename.startswith(STUDENT_FILE_PREFIX):
-            where = f"{frame.filename[1:-1].replace('student ', '')}, line {frame.lineno}"
+        label = locate(frame.filename)
+        if label is not None:
+            where = f"{label}, line {frame.lineno}"
+            line = (frame.line or "").strip()[:200]
             break
     if isinstance(error, NotImplementedError):
         kind = "stub"
@@ -94,6 +107,7 @@ def describe_error(error: BaseException, kind: str = "raised") -> dict:
         "type": type(error).__name__[:100],
         "message": message[:2000],
         "where": where,
+        "line": line,
     }
 
 
@@ -170,6 +184,7 @@ class Worker:
         self.banned_apis = tuple(config.get("forbidden", ()))
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__, "get_ipython": no_shell}
         self.handles = []
+        self.locate = student_cell  # which frames of a traceback are the student's (describe_error)
 
     # ----------------------------------------------------------- loading
     def load(self, cells: list, cell_seconds=None) -> dict:
@@ -179,7 +194,10 @@ class Worker:
         for cell in cells:
             label, source = str(cell.get("label", "cell")), str(cell.get("source", ""))
             try:
-                code = compile(source, f"{STUDENT_FILE_PREFIX}{label}>", "exec")
+                filename = f"{STUDENT_FILE_PREFIX}{label}>"
+                # the cell's lines where tracebacks look them up: an error names the line it ran
+                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+                code = compile(source, filename, "exec")
                 with cell_limit(cell_seconds):
                     exec(code, self.namespace)
                 report.append({"label": label, "ok": True})
@@ -286,7 +304,7 @@ class Worker:
                 grads = self.backward(request, result, obj if "handle" in target else None, args)
         except BaseException as error:
             seen = guards.stop_watching()
-            reply = {"ok": False, "error": describe_error(error)}
+            reply = {"ok": False, "error": describe_error(error, locate=self.locate)}
             reply["forbidden"] = seen + watch.banned_seen
             reply["mixed_devices"] = watch.mixed
             return reply

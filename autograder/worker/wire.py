@@ -81,7 +81,7 @@ def _is_text_list(value, limit=MAX_ITEMS) -> bool:
 
 
 def _is_error(value) -> bool:
-    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where"}
+    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line"}
             and all(isinstance(v, str) or v is None for v in value.values()))
 
 

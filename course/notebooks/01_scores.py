@@ -19,20 +19,6 @@
 # <common setup>
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-    ("RuntimeError", "", "score_matrix",
-     "This looks like .T on a batched (3-D) tensor, which reverses every dim (batch included): "
-     "with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) (or keys.mT), not keys.T, which reverses every dim"),
-]
-BANNED = ()  # no built-in is forbidden in this notebook
-
 
 # %% [markdown]
 # ## 1. One query against every token
@@ -53,10 +39,7 @@ BANNED = ()  # no built-in is forbidden in this notebook
 # %% [solution] dot_scores
 
 # %% [test] dot_scores 2
-scores_2 = dot_scores(inputs[1], inputs)
-check_close(scores_2, [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865], "dot_scores(inputs[1], inputs)")
-check_close(dot_scores(inputs[0], inputs)[3], (inputs[0] * inputs[3]).sum(),
-            "dot_scores(inputs[0], inputs)[3] should be inputs[3] · inputs[0]")
+check("dot_scores")
 
 # %% [markdown]
 # Look at the scores of *journey*: which token scores highest? A token is
@@ -86,22 +69,8 @@ for word, score in zip(words, dot_scores(inputs[1], inputs)):
 
 # %% [solution] score_matrix
 
-# %% [test] score_matrix 1
-omega = score_matrix(inputs)
-check_close(omega, [[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
-                    [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
-                    [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
-                    [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
-                    [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
-                    [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]], "score_matrix(inputs)")
-check_close(omega, omega.T, "score_matrix(inputs) must be symmetric: x_i · x_j = x_j · x_i")
-
-# %% [test] score_matrix 1
-omega_batch = score_matrix(batch)
-assert omega_batch.shape == (2, 6, 6), \
-    f"score_matrix(batch): expected shape (2, 6, 6), got {tuple(omega_batch.shape)} — transpose only the last two dims"
-for b in range(2):
-    check_close(omega_batch[b], score_matrix(inputs), f"score_matrix(batch)[{b}]")
+# %% [test] score_matrix 2
+check("score_matrix")
 
 # %% [markdown]
 # ## 3. Scores with learned parameters
@@ -133,20 +102,7 @@ for b in range(2):
 # %% [solution] AdditiveScore
 
 # %% [test] AdditiveScore 2
-torch.manual_seed(0)
-additive = AdditiveScore(3)
-assert additive.q.shape == (1, 3), f"AdditiveScore: q must have shape (1, D), got {tuple(additive.q.shape)}"
-torch.manual_seed(0)  # replay the documented creation order: W_q, W_k, w, q
-replay = [nn.Linear(3, 3, bias=False).weight, nn.Linear(3, 3, bias=False).weight,
-          nn.Linear(3, 1, bias=False).weight, torch.randn(1, 3)]
-for name, mine, ref in zip(["W_q.weight", "W_k.weight", "w.weight", "q"],
-                           [additive.W_q.weight, additive.W_k.weight, additive.w.weight, additive.q], replay):
-    check_close(mine, ref, f"AdditiveScore: {name} differs under the same seed — create W_q, W_k, w, q in that order")
-s = additive(batch)
-with torch.no_grad():
-    expected = (torch.tanh(batch @ additive.W_k.weight.T + additive.q @ additive.W_q.weight.T)
-                @ additive.w.weight.T).squeeze(-1)
-check_close(s, expected, "AdditiveScore(3)(batch) should be w(tanh(W_k(X) + W_q(q))).squeeze(-1)")
+check("AdditiveScore")
 
 # %% [markdown]
 # ### Your task: `DotProductScore(hidden_size)`
@@ -157,11 +113,7 @@ check_close(s, expected, "AdditiveScore(3)(batch) should be w(tanh(W_k(X) + W_q(
 # %% [solution] DotProductScore
 
 # %% [test] DotProductScore 2
-torch.manual_seed(0)
-dot_scorer = DotProductScore(3)
-assert dot_scorer.q.shape == (3, 1), f"DotProductScore: q must have shape (D, 1), got {tuple(dot_scorer.q.shape)}"
-s = dot_scorer(batch)
-check_close(s, (batch @ dot_scorer.q).squeeze(-1), "DotProductScore(3)(batch) should be (X @ q).squeeze(-1)")
+check("DotProductScore")
 
 # %% [markdown]
 # ### Your task: `SelfAttentionScore(hidden_size)`
@@ -174,15 +126,7 @@ check_close(s, (batch @ dot_scorer.q).squeeze(-1), "DotProductScore(3)(batch) sh
 # %% [solution] SelfAttentionScore
 
 # %% [test] SelfAttentionScore 2
-torch.manual_seed(0)
-self_scorer = SelfAttentionScore(3)
-s = self_scorer(batch)
-assert s.shape == (2, 6, 6), f"SelfAttentionScore(3)(batch): expected shape (2, 6, 6), got {tuple(s.shape)}"
-with torch.no_grad():
-    self_scorer.W_q.weight.copy_(torch.eye(3))
-    self_scorer.W_k.weight.copy_(torch.eye(3))
-check_close(self_scorer(batch)[0], score_matrix(inputs),
-            "SelfAttentionScore with identity W_q and W_k should equal score_matrix — did you scale or transpose the wrong dims?")
+check("SelfAttentionScore")
 
 # %% [markdown]
 # ## Play with it

@@ -18,21 +18,6 @@
 # <common setup>
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-    ("RuntimeError", "", "scaled_dot_product_attention",
-     "with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) (or keys.mT), not keys.T, which reverses every dim"),
-    ("RuntimeError", "", "forward",
-     "with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) (or keys.mT), not keys.T, which reverses every dim"),
-]
-BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins this notebook forbids: grading takes points when your code uses them
-
 # %% [markdown]
 # ## 1. Queries, keys and values
 #
@@ -52,14 +37,7 @@ BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins thi
 # %% [solution] project_qkv
 
 # %% [test] project_qkv 2
-torch.manual_seed(123)
-W_query, W_key, W_value = torch.rand(3, 2), torch.rand(3, 2), torch.rand(3, 2)
-queries, keys, values = project_qkv(inputs, W_query, W_key, W_value)
-check_close(queries[1], [0.4306, 1.4551], "query_2 = project_qkv(...)[0][1]")
-check_close(keys[1], [0.4433, 1.1419], "key_2 = project_qkv(...)[1][1] — are the outputs in the order (queries, keys, values)?")
-check_close(values[1], [0.3951, 1.0037], "value_2 = project_qkv(...)[2][1]")
-q_b, k_b, v_b = project_qkv(batch, W_query, W_key, W_value)
-check_close(k_b, torch.stack((keys, keys)), "project_qkv(batch, ...) keys")
+check("project_qkv")
 
 # %% [markdown]
 # ## 2. Scaling the scores
@@ -88,26 +66,8 @@ check_close(k_b, torch.stack((keys, keys)), "project_qkv(batch, ...) keys")
 
 # %% [solution] scaled_dot_product_attention
 
-# %% [test] scaled_dot_product_attention 1
-check_no_builtin("scaled_dot_product_attention")
-torch.manual_seed(123)
-W_query, W_key, W_value = torch.rand(3, 2), torch.rand(3, 2), torch.rand(3, 2)
-queries, keys, values = inputs @ W_query, inputs @ W_key, inputs @ W_value
-context_2, weights_2 = scaled_dot_product_attention(queries[1], keys, values)
-check_close(weights_2, [0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820],
-            "weights of query 2 — did you divide the scores by sqrt(d_k) = sqrt(keys.shape[-1])?")
-check_close(context_2, [0.3061, 0.8210], "context vector of query 2")
-
-# %% [test] scaled_dot_product_attention 1
-torch.manual_seed(123)
-W_query, W_key, W_value = torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 2)
-queries, keys, values = inputs @ W_query, inputs @ W_key, inputs @ W_value
-context, weights = scaled_dot_product_attention(queries, keys, values)
-check_close(weights.sum(dim=-1), torch.ones(6), "weights: each row must sum to 1 — softmax over the last dim (the keys)")
-check_close(weights[1], [0.1704, 0.1611, 0.1652, 0.1412, 0.2505, 0.1117], "weights of query 2 (randn variant)")
-check_close(context[1], [0.2854, 0.4081], "context vector of query 2 (randn variant)")
-ctx_b, w_b = scaled_dot_product_attention(*(torch.stack((t, t)) for t in (queries, keys, values)))
-check_close(ctx_b, torch.stack((context, context)), "scaled_dot_product_attention with a batch dim")
+# %% [test] scaled_dot_product_attention 2
+check("scaled_dot_product_attention")
 
 # %%
 # queries = keys = values = inputs, without projections: who attends to whom?
@@ -131,14 +91,7 @@ show_weights(scaled_dot_product_attention(inputs, inputs, inputs)[1], title="you
 # %% [solution] SelfAttention_v1
 
 # %% [test] SelfAttention_v1 2
-check_no_builtin("SelfAttention_v1")
-torch.manual_seed(123)
-sa_v1 = SelfAttention_v1(3, 2)
-out = sa_v1(inputs)
-check_close(out, [[0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
-                  [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040]],
-            "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs) — parameters created in the order W_query, W_key, W_value?")
-assert len(list(sa_v1.parameters())) == 3, "SelfAttention_v1 must register exactly three nn.Parameters"
+check("SelfAttention_v1")
 
 # %% [markdown]
 # ## 4. The same with `nn.Linear`: `SelfAttention_v2`
@@ -156,15 +109,7 @@ assert len(list(sa_v1.parameters())) == 3, "SelfAttention_v1 must register exact
 # %% [solution] SelfAttention_v2
 
 # %% [test] SelfAttention_v2 2
-check_no_builtin("SelfAttention_v2")
-torch.manual_seed(789)
-sa_v2 = SelfAttention_v2(3, 2)
-out = sa_v2(inputs)
-expected_v2 = [[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
-               [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]]
-check_close(out, expected_v2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
-check_close(sa_v2(batch), torch.stack((out, out)), "SelfAttention_v2 on a batch — transpose only the last two dims of the keys")
-assert SelfAttention_v2(3, 2, qkv_bias=True).W_query.bias is not None, "SelfAttention_v2: qkv_bias=True must give the Linear layers a bias"
+check("SelfAttention_v2")
 
 # %% [markdown]
 # ## 5. Exercise 3.1: the two versions compute the same thing
@@ -186,19 +131,7 @@ assert SelfAttention_v2(3, 2, qkv_bias=True).W_query.bias is not None, "SelfAtte
 # %% [solution] copy_v2_weights_into_v1
 
 # %% [test] copy_v2_weights_into_v1 2
-torch.manual_seed(789)
-sa_v2 = SelfAttention_v2(3, 2)
-torch.manual_seed(123)
-sa_v1 = SelfAttention_v1(3, 2)
-copy_v2_weights_into_v1(sa_v1, sa_v2)
-check_close(sa_v1(inputs), sa_v2(inputs), "after copying, v1(inputs) equals v2(inputs) — did you transpose?")
-check_close(sa_v1.W_key, sa_v2.W_key.weight.T, "after copying, v1.W_key is v2.W_key.weight.T — keys and queries swapped?")
-params = dict(sa_v1.named_parameters())
-assert sorted(params) == ["W_key", "W_query", "W_value"], \
-    f"after copying, v1 must still have exactly the Parameters W_query, W_key, W_value; it has {sorted(params)}"
-assert all(p.is_leaf and p.requires_grad for p in params.values()), \
-    ("after copying, v1's Parameters must stay trainable leaves: copy with .copy_ inside `with torch.no_grad():` "
-     "(or assign new nn.Parameter objects, as the book does), and leave requires_grad on")
+check("copy_v2_weights_into_v1")
 
 # %% [markdown]
 # ## Compare

@@ -23,17 +23,6 @@
 # <common setup>
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-]
-BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins this notebook forbids: grading takes points when your code uses them
-
 
 # the projections of torch.manual_seed(789); SelfAttention_v2(3, 2)
 torch.manual_seed(789)
@@ -71,13 +60,7 @@ print(attn_weights)
 # %% [solution] causal_mask
 
 # %% [test] causal_mask 2
-mask = causal_mask(4)
-assert isinstance(mask, torch.Tensor) and mask.dtype == torch.bool, "causal_mask must return a bool tensor"
-expected = torch.tensor([[False, True, True, True], [False, False, True, True],
-                         [False, False, False, True], [False, False, False, False]])
-assert not mask.diagonal().any(), "causal_mask: the diagonal must be False (a token may see itself)"
-assert torch.equal(mask, expected), f"causal_mask(4): expected True strictly above the diagonal (True = hidden), got\n{mask}"
-assert causal_mask(3, device=torch.device("cpu")).device.type == "cpu", "causal_mask must accept a `device` argument"
+check("causal_mask")
 
 # %%
 show_weights(causal_mask(6), title="your causal mask (True = hidden)")
@@ -100,13 +83,7 @@ show_weights(causal_mask(6), title="your causal mask (True = hidden)")
 # %% [solution] mask_and_renormalize
 
 # %% [test] mask_and_renormalize 2
-before = attn_weights.clone()
-masked = mask_and_renormalize(attn_weights)
-assert torch.equal(attn_weights, before), "mask_and_renormalize changed its argument: use the out-of-place masked_fill"
-check_close(masked.sum(dim=-1), torch.ones(6), "mask_and_renormalize: each row must sum to 1 again — did you renormalise?")
-check_close(masked, CAUSAL_WEIGHTS, "mask_and_renormalize(attn_weights)")
-check_close(mask_and_renormalize(torch.stack((attn_weights, attn_weights)))[1], CAUSAL_WEIGHTS,
-            "mask_and_renormalize on a (2, 6, 6) batch")
+check("mask_and_renormalize")
 
 # %% [markdown]
 # ## 3. The efficient way: $-\infty$ before the softmax
@@ -130,12 +107,7 @@ check_close(mask_and_renormalize(torch.stack((attn_weights, attn_weights)))[1], 
 # %% [solution] causal_attention_weights
 
 # %% [test] causal_attention_weights 2
-check_no_builtin("causal_attention_weights")
-w = causal_attention_weights(attn_scores, 2)
-check_close(w.sum(dim=-1), torch.ones(6), "causal_attention_weights: rows must sum to 1 (softmax over the last dim)")
-check_close(w, CAUSAL_WEIGHTS, "causal_attention_weights(attn_scores, 2) — masked before the softmax, scaled by sqrt(d_k)?")
-check_close(causal_attention_weights(torch.stack((attn_scores, attn_scores)), 2)[0], CAUSAL_WEIGHTS,
-            "causal_attention_weights on a (2, 6, 6) batch")
+check("causal_attention_weights")
 
 # %%
 show_weights(causal_attention_weights(attn_scores, 2), title="your causal attention weights")
@@ -189,43 +161,8 @@ print("row sums in training mode:", dropped.sum(dim=-1))  # no longer all 1
 
 # %% [solution] CausalAttention
 
-# %% [test] CausalAttention 2
-check_no_builtin("CausalAttention")
-torch.manual_seed(123)
-ca = CausalAttention(3, 2, 6, 0.0)
-out = ca(batch)
-expected = [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
-            [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]]
-assert out.shape == (2, 6, 2), f"CausalAttention(3, 2, 6, 0.0)(batch): expected shape (2, 6, 2), got {tuple(out.shape)}"
-for b in range(2):
-    check_close(out[b], expected, f"torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)[{b}]")
-check_close(ca(batch[:, :4]), out[:, :4], "CausalAttention on 4 of the 6 tokens: outputs of the first 4 must not change")
-changed = batch.clone()
-changed[:, 5] = 9.0
-check_close(ca(changed)[:, :5], out[:, :5], "CausalAttention: changing the last token changed earlier outputs — is the mask applied?")
-
-# %% [test] CausalAttention 2
-torch.manual_seed(123)
-ca = CausalAttention(3, 2, 4, 0.5)
-try:
-    ca(batch)  # 6 tokens, context_length 4
-except ValueError as e:
-    assert "6" in str(e) and "4" in str(e), f"the ValueError should name both 6 and 4, got: {e}"
-else:
-    raise AssertionError("CausalAttention(..., context_length=4, ...) on 6 tokens must raise ValueError")
-x = batch[:, :4]
-ca.eval()
-torch.manual_seed(123)
-check_close(ca(x), CausalAttention(3, 2, 4, 0.0)(x), "CausalAttention in eval mode must not apply dropout")
-ca.train()
-torch.manual_seed(7)
-out = ca(x)
-with torch.no_grad():  # the same computation, with nn.Dropout under the same seed
-    q, k, v = ca.W_query(x), ca.W_key(x), ca.W_value(x)
-    w = torch.softmax((q @ k.transpose(1, 2)).masked_fill(torch.ones(4, 4).triu(1).bool(), float("-inf")) / 2**0.5, -1)
-    torch.manual_seed(7)
-    expected = nn.Dropout(0.5)(w) @ v
-check_close(out, expected, "CausalAttention in training mode: apply self.dropout once, to the attention weights")
+# %% [test] CausalAttention 4
+check("CausalAttention")
 
 # %% [markdown]
 # ## Training mode vs evaluation mode

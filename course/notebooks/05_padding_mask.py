@@ -27,17 +27,6 @@
 # <common setup>
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-]
-BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins this notebook forbids: grading takes points when your code uses them
-
 
 # a padded batch: B = 3 sentences of lengths 4, 3, 2, padded to L = 4, D = 3 features
 seq_lens = [4, 3, 2]
@@ -64,17 +53,7 @@ PAD = torch.tensor([[False, False, False, False],
 # %% [solution] key_padding_mask
 
 # %% [test] key_padding_mask 2
-kpm = key_padding_mask([4, 3, 2], 4)
-assert isinstance(kpm, torch.Tensor) and kpm.dtype == torch.bool, "key_padding_mask must return a bool tensor"
-assert torch.equal(kpm, PAD), f"key_padding_mask([4, 3, 2], 4): expected True at padding (True = hidden), got\n{kpm}"
-assert torch.equal(key_padding_mask(torch.tensor([4, 3, 2]), 4), PAD), "key_padding_mask must also accept a tensor of lengths"
-for bad in ([4, 9, 2], [4, 0, 2]):
-    try:
-        key_padding_mask(bad, 4)
-    except ValueError as e:
-        assert str(bad[1]) in str(e), f"the ValueError for seq_lens={bad} should name the bad entry {bad[1]}, got: {e}"
-    else:
-        raise AssertionError(f"key_padding_mask({bad}, 4) must raise ValueError")
+check("key_padding_mask")
 
 # %%
 show_weights(key_padding_mask([4, 3, 2], 4), labels=["item 0", "item 1", "item 2"],
@@ -97,15 +76,7 @@ show_weights(key_padding_mask([4, 3, 2], 4), labels=["item 0", "item 1", "item 2
 # %% [solution] mask_padded_scores
 
 # %% [test] mask_padded_scores 2
-torch.manual_seed(0)
-scores = torch.randn(3, 4, 4)
-before = scores.clone()
-masked = mask_padded_scores(scores, PAD)
-assert torch.equal(scores, before), "mask_padded_scores changed its argument: use the out-of-place masked_fill"
-hidden = PAD[:, None, :].expand(3, 4, 4)  # padded key columns, every query row
-assert masked.shape == (3, 4, 4), f"mask_padded_scores: expected shape (3, 4, 4), got {tuple(masked.shape)}"
-assert (masked[hidden] <= -1e9).all(), "mask_padded_scores: every padded KEY column must be -inf (or -1e9) — rows vs columns?"
-assert torch.equal(masked[~hidden], scores[~hidden]), "mask_padded_scores: scores of real keys must stay unchanged"
+check("mask_padded_scores")
 
 # %% [markdown]
 # ## 3. Attention that ignores padding
@@ -123,19 +94,7 @@ assert torch.equal(masked[~hidden], scores[~hidden]), "mask_padded_scores: score
 # %% [solution] padded_attention
 
 # %% [test] padded_attention 2
-check_no_builtin("padded_attention")
-out, weights = padded_attention(x, x, x, PAD)
-assert out.shape == (3, 4, 3) and weights.shape == (3, 4, 4), \
-    f"padded_attention: expected shapes (3, 4, 3) and (3, 4, 4), got {tuple(out.shape)} and {tuple(weights.shape)}"
-check_close(weights.sum(dim=-1), torch.ones(3, 4), "padded_attention: every row of weights must sum to 1")
-check_close(weights[PAD[:, None, :].expand(3, 4, 4)], torch.zeros(12),
-            "padded_attention: weights at padded keys must be 0 — did you mask the rows (queries) instead of the columns?")
-plain = torch.softmax(x[0] @ x[0].T / 3**0.5, dim=-1)  # item 0 has no padding: plain scaled attention
-check_close(weights[0], plain, "padded_attention: weights of the unpadded item 0 — did you scale the scores by sqrt(d)?")
-noisy = x.clone()
-noisy[PAD] = 5.0  # change every padded position
-out_noisy, _ = padded_attention(noisy, noisy, noisy, PAD)
-check_close(out_noisy[~PAD], out[~PAD], "padded_attention: outputs at real positions changed when the padding changed")
+check("padded_attention")
 
 # %%
 # item 2 has 2 real tokens: its last two columns (the padded keys) must be 0
@@ -167,34 +126,8 @@ show_weights(padded_attention(x, x, x, PAD)[1][2], title="your weights for item 
 
 # %% [solution] PaddedSelfAttention
 
-# %% [test] PaddedSelfAttention 2
-check_no_builtin("PaddedSelfAttention")
-torch.manual_seed(0)
-layer = PaddedSelfAttention(3)
-out, weights = layer(x, x, x, key_padding_mask=PAD)
-assert out.shape == (3, 4, 3) and weights.shape == (3, 4, 4), \
-    f"PaddedSelfAttention: expected shapes (3, 4, 3) and (3, 4, 4), got {tuple(out.shape)} and {tuple(weights.shape)}"
-with torch.no_grad():  # identity projections, and an output projection that doubles
-    for linear in (layer.W_q, layer.W_k, layer.W_v):
-        linear.weight.copy_(torch.eye(3))
-    layer.W_out.weight.copy_(2 * torch.eye(3))
-out_id, weights_id = layer(x, x, x, key_padding_mask=PAD)
-ref_out, ref_weights = padded_attention(x, x, x, PAD)
-check_close(weights_id, ref_weights, "PaddedSelfAttention with identity W_q, W_k, W_v: weights should match padded_attention")
-check_close(out_id, 2 * ref_out, "PaddedSelfAttention with W_out = 2·I: output should be twice padded_attention's — is W_out applied to the context vectors?")
-
-# %% [test] PaddedSelfAttention 2
-torch.manual_seed(0)
-layer = PaddedSelfAttention(3)
-causal = torch.ones(4, 4, dtype=torch.bool).triu(1)  # (L, L), True = hidden
-_, w_causal = layer(x, x, x, attn_mask=causal)
-check_close(w_causal[:, causal], torch.zeros(3, 6), "PaddedSelfAttention: attn_mask positions (True = hidden) must get weight 0")
-_, w_both = layer(x, x, x, key_padding_mask=PAD, attn_mask=causal)
-hidden = causal | PAD[:, None, :]  # (B, L, L)
-check_close(w_both[hidden], torch.zeros(int(hidden.sum())), "PaddedSelfAttention: with both masks, a pair hidden by either must get weight 0")
-check_close(w_both.sum(dim=-1), torch.ones(3, 4), "PaddedSelfAttention: rows of weights must sum to 1")
-_, w_full = layer(x, x, x, attn_mask=PAD[:, None, :].expand(3, 4, 4))
-check_close(w_full, layer(x, x, x, key_padding_mask=PAD)[1], "PaddedSelfAttention: a (B, L, L) attn_mask must work like the key_padding_mask it expands")
+# %% [test] PaddedSelfAttention 4
+check("PaddedSelfAttention")
 
 # %% [markdown]
 # ## Same results as PyTorch

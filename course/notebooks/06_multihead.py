@@ -23,17 +23,6 @@
 # <common setup>
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-]
-BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins this notebook forbids: grading takes points when your code uses them
-
 # %% [markdown]
 # ## 1. Splitting the features into heads
 #
@@ -62,19 +51,7 @@ BANNED = ("scaled_dot_product_attention", "MultiheadAttention")  # built-ins thi
 # %% [solution] split_heads
 
 # %% [test] split_heads 2
-toy = torch.arange(1, 33).reshape(2, 2, 8)
-heads = split_heads(toy, 2)
-assert heads.shape == (2, 2, 2, 4), f"split_heads(toy, 2): expected shape (2, 2, 2, 4), got {tuple(heads.shape)}"
-check_close(heads.reshape(4, 2, 4),
-            [[[1, 2, 3, 4], [9, 10, 11, 12]], [[5, 6, 7, 8], [13, 14, 15, 16]],
-             [[17, 18, 19, 20], [25, 26, 27, 28]], [[21, 22, 23, 24], [29, 30, 31, 32]]],
-            "split_heads(toy, 2).reshape(4, 2, 4) — a bare view to (B, H, T, hd) mixes tokens: reshape to (B, T, H, hd), then transpose")
-try:
-    split_heads(torch.zeros(1, 2, 6), 4)
-except ValueError:
-    pass
-else:
-    raise AssertionError("split_heads with D=6, num_heads=4 must raise ValueError")
+check("split_heads")
 
 # %%
 toy = torch.arange(1, 33).reshape(2, 2, 8)
@@ -101,12 +78,7 @@ show_weights(split_heads(toy, 2)[0, 0], labels=["token 0", "token 1"], title="yo
 # %% [solution] combine_heads
 
 # %% [test] combine_heads 2
-toy = torch.arange(1, 33).reshape(2, 2, 8)
-rebuilt = combine_heads(split_heads(toy, 2))
-check_close(rebuilt, toy, "combine_heads(split_heads(toy, 2)) must give toy back")
-torch.manual_seed(0)
-y = torch.randn(3, 5, 12)
-check_close(combine_heads(split_heads(y, 4)), y, "combine_heads(split_heads(y, 4)) on a (3, 5, 12) tensor")
+check("combine_heads")
 
 # %% [markdown]
 # ## 3. Heads as whole modules
@@ -127,17 +99,7 @@ check_close(combine_heads(split_heads(y, 4)), y, "combine_heads(split_heads(y, 4
 # %% [solution] MultiHeadAttentionWrapper
 
 # %% [test] MultiHeadAttentionWrapper 2
-check_no_builtin("MultiHeadAttentionWrapper")
-torch.manual_seed(123)
-wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)
-out = wrapper(batch)
-expected = [[-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
-            [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
-            [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493]]
-assert out.shape == (2, 6, 4), f"MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)(batch): expected shape (2, 6, 4), got {tuple(out.shape)}"
-for b in range(2):
-    check_close(out[b], expected, f"torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)[{b}]")
-assert isinstance(wrapper.heads, nn.ModuleList) and len(wrapper.heads) == 2, "the heads must be an nn.ModuleList named `heads`"
+check("MultiHeadAttentionWrapper")
 
 # %% [markdown]
 # ## 4. All heads at once
@@ -171,39 +133,8 @@ assert isinstance(wrapper.heads, nn.ModuleList) and len(wrapper.heads) == 2, "th
 
 # %% [solution] MultiHeadAttention
 
-# %% [test] MultiHeadAttention 2
-check_no_builtin("MultiHeadAttention")
-torch.manual_seed(123)
-mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
-out = mha(batch)
-expected = [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
-            [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]]
-assert out.shape == (2, 6, 2), f"MultiHeadAttention(3, 2, 6, 0.0, 2)(batch): expected shape (2, 6, 2), got {tuple(out.shape)}"
-for b in range(2):
-    check_close(out[b], expected, f"torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)[{b}] "
-                                  "— layer order, sqrt(head_dim) scaling, out_proj?")
-try:
-    MultiHeadAttention(3, 5, 6, 0.0, num_heads=2)
-except ValueError:
-    pass
-else:
-    raise AssertionError("MultiHeadAttention with d_out=5, num_heads=2 must raise ValueError")
-
-# %% [test] MultiHeadAttention 2
-torch.manual_seed(123)
-mha = MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
-out = mha(batch)
-changed = batch.clone()
-changed[:, 5] = 9.0
-check_close(mha(changed)[:, :5], out[:, :5], "MultiHeadAttention: changing the last token changed earlier outputs — causal mask?")
-left_pad = torch.zeros(2, 6, dtype=torch.bool)
-left_pad[1, 0] = True  # item 1: position 0 is padding (True = hidden); its own row sees no key and is not checked
-out_pad = mha(batch, key_padding_mask=left_pad)
-check_close(out_pad[0], out[0], "MultiHeadAttention: an item without padding must not change when a key_padding_mask is given")
-noisy = batch.clone()
-noisy[1, 0] = 9.0  # change only the padded token
-check_close(mha(noisy, key_padding_mask=left_pad)[1, 1:], out_pad[1, 1:],
-            "MultiHeadAttention: a padded key influenced the other tokens — hide key columns with key_padding_mask[:, None, None, :]")
+# %% [test] MultiHeadAttention 4
+check("MultiHeadAttention")
 
 # %% [markdown]
 # ## Same results as PyTorch

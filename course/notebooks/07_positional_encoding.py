@@ -23,20 +23,6 @@
 import math
 
 
-# <notebook checks>
-
-
-# The grader's hints for errors your code may raise in the checks below:
-# (error type, text in its message, the function it was raised in or None for any, hint)
-HINTS = [
-    ("RuntimeError", "view size is not compatible", None,
-     "This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, so use .reshape(...) or .contiguous().view(...)"),
-    ("RuntimeError", "must match the existing size", "sinusoidal_encoding",
-     "For an odd d_model there is one sine column more than cosine columns: "
-     "give the odd columns only the first d_model // 2 angles"),
-]
-BANNED = ()  # no built-in is forbidden in this notebook
-
 # %% [markdown]
 # ## 1. Attention cannot see the order
 #
@@ -99,30 +85,8 @@ print("same rows, reversed:", torch.allclose(backward_out, forward_out[backwards
 
 # %% [solution] sinusoidal_encoding
 
-# %% [test] sinusoidal_encoding 2
-pe = sinusoidal_encoding(4, 4)
-check_close(pe, [[0.0000, 1.0000, 0.0000, 1.0000],
-                 [0.8415, 0.5403, 0.0100, 0.9999],
-                 [0.9093, -0.4161, 0.0200, 0.9998],
-                 [0.1411, -0.9900, 0.0300, 0.9996]], "sinusoidal_encoding(4, 4)")
-check_close(sinusoidal_encoding(6, 3, start=1), [[0.8415, 0.5403, 0.0022],
-                                                 [0.9093, -0.4161, 0.0043],
-                                                 [0.1411, -0.9900, 0.0065],
-                                                 [-0.7568, -0.6536, 0.0086],
-                                                 [-0.9589, 0.2837, 0.0108],
-                                                 [-0.2794, 0.9602, 0.0129]],
-            "sinusoidal_encoding(6, 3, start=1) — positions 1..6 of the worked example; is `start` used?")
-
-# %% [test] sinusoidal_encoding 3
-pe = sinusoidal_encoding(50, 16)
-assert pe.shape == (50, 16) and pe.dtype == torch.float32, \
-    f"sinusoidal_encoding(50, 16): expected a float32 tensor of shape (50, 16), got {pe.dtype} {tuple(pe.shape)}"
-check_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(50, 8),
-            "sin^2 + cos^2 of each pair of columns — do columns 2i and 2i+1 share one angle?")
-check_close(sinusoidal_encoding(5, 8, start=3), sinusoidal_encoding(8, 8)[3:],
-            "sinusoidal_encoding(5, 8, start=3) against rows 3.. of sinusoidal_encoding(8, 8)")
-assert sinusoidal_encoding(5, 7).shape == (5, 7), "sinusoidal_encoding(5, 7): an odd d_model must work too"
-print("ok  shape, dtype, pairs, start and odd d_model")
+# %% [test] sinusoidal_encoding 5
+check("sinusoidal_encoding")
 
 # %% [markdown]
 # Each row below is one position, each column one dimension. The first

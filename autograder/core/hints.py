@@ -1,0 +1,51 @@
+"""Hints for errors a student's code raises: given only when the evidence fits.
+
+A hint names a likely cause, so a wrong one misleads. Each hint therefore states what it needs to
+see: the exception's type, a pattern of its message, and a pattern of the student's line that
+raised it (the worker reports that line, and so does a notebook's traceback). "Any error in this
+function" is never enough. The grader (core/student.py) and the notebooks (autograder/notebook.py)
+read this one table; tests/test_hints.py shows that each hint fires on its catalogued mistake and on
+no other mistake of the catalogue.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BATCHED_T = ".T on a batched (3-D) tensor, which reverses every dim (batch included)"
+TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
+                  "(or keys.mT), not keys.T, which reverses every dim")
+BARE_VIEW = "a bare .view of the transposed tensor"
+BARE_VIEW_HINT = (f"This looks like {BARE_VIEW}: after a transpose it is non-contiguous, so use .reshape(...) "
+                  "or .contiguous().view(...)")
+
+
+@dataclass(frozen=True)
+class Hint:
+    mistake: str  # the mistake it names, in the student's terms (what the class report counts)
+    text: str
+    error: str  # the exception's type name
+    message: str  # a regular expression the exception's message must match
+    line: str  # a regular expression the student's raising line must match
+
+    def fits(self, error: str, message: str, line: str) -> bool:
+        return (error == self.error and re.search(self.message, message) is not None
+                and re.search(self.line, line) is not None)
+
+
+HINTS = (
+    # q @ k.T with k of shape (B, T, d): k.T is (d, T, B), so the batch dims no longer line up
+    Hint(BATCHED_T, f"This looks like {BATCHED_T}: {TRANSPOSE_HINT}", "RuntimeError",
+         r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied",
+         r"\.T\b"),
+    Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
+    # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
+    Hint("the cosine columns given every angle for an odd d_model",
+         "For an odd d_model there is one sine column more than cosine columns: give the odd columns only "
+         "the first d_model // 2 angles", "RuntimeError", r"must match the existing size", r"1::2|cos"),
+)
+
+
+def hint_for(error: str, message: str, line: str) -> Hint | None:
+    """The hint whose evidence the error fits, or None (then the error speaks for itself)."""
+    return next((hint for hint in HINTS if hint.fits(error, message, line)), None)

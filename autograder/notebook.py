@@ -1,0 +1,282 @@
+"""The course's checks inside a student's own notebook, as sharp as the self-check.
+
+    from autograder.notebook import check, check_close   # the setup cell of every notebook
+
+`check("combine_heads")` runs, right there in the notebook's kernel, the self-check's visible checks
+of `combine_heads`: the same check functions, the same `student` interface, the same worker code
+answering their calls (autograder/worker/serve.py), over the definitions the notebook holds now. So
+a notebook cell fails exactly where `python -m autograder check` fails for that function, with the
+same message and the same named mistake. Nothing is sandboxed here: it is the student's own kernel
+running the student's own code, as every other cell of the notebook does.
+
+Which cell runs a check: the graded name a check is `about` (harness.check), else the last graded
+name its title mentions, in the section's order (see `home`). The notebook's order defines the names
+one after the other, so a check that calls two functions runs once the later one exists.
+
+`check_close` compares one value with a documented one and prints one line either way. Importing
+this module in IPython also makes its failures show as one line each, without a traceback through
+the grader's code, and gives an error the student's code raises a hint where the evidence fits
+(core/hints.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import linecache
+import re
+import sys
+import traceback
+import types
+from pathlib import Path
+
+import torch
+
+from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
+from autograder.core.harness import CheckFailed
+from autograder.core.hints import hint_for
+from autograder.core.sections import SECTIONS, Section
+from autograder.core.student import Student
+from autograder.instructor.selfcheck_export import visible_part
+from autograder.sandbox.limits import StudentFailure
+
+__all__ = ["check", "check_close", "NotebookCheckFailed"]
+
+GRADER = Path(__file__).resolve().parent
+LIBRARIES = tuple(str(Path(module.__file__).resolve().parent) for module in (torch, contextlib))
+
+
+class NotebookCheckFailed(AssertionError):
+    """A check cell's verdict: its message is the whole story (shown without a traceback)."""
+
+
+# --------------------------------------------------------------------------- which checks, where
+
+
+def section_of(name: str) -> Section:
+    for section in SECTIONS:
+        if name in section.names:
+            return section
+    known = ", ".join(n for s in SECTIONS for n in s.names)
+    raise NotebookCheckFailed(f"check({name!r}): no section grades {name!r} (graded names: {known})")
+
+
+def home(grading: dict, section: Section) -> str:
+    """The graded name whose notebook cell runs a check (see the module's docstring)."""
+    if grading.get("about"):
+        return grading["about"]
+    named = [n for n in section.names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", grading["title"])]
+    if named:
+        return named[-1]
+    if len(section.names) == 1:
+        return section.names[0]
+    raise ValueError(f"{section.id}: the check {grading['title']!r} names no graded name: give it about=")
+
+
+@functools.cache
+def visible_checks(section_id: str) -> tuple:
+    """The section's visible check functions, in file order, compiled from the check file with its hidden
+    part cut out (as the self-check wheel ships it): nothing that compares with the answers is loaded."""
+    path = GRADER / "checks" / f"test_{section_id}.py"
+    module = types.ModuleType(f"autograder.checks.test_{section_id}")
+    module.__file__ = str(path)
+    exec(compile(visible_part(path.read_text(encoding="utf-8")), str(path), "exec"), module.__dict__)
+    return tuple(f for name, f in vars(module).items()
+                 if name.startswith("test_") and callable(f) and getattr(f, "grading", {}).get("visible"))
+
+
+def checks_of(name: str) -> tuple[Section, list]:
+    section = section_of(name)
+    return section, [f for f in visible_checks(section.id) if home(f.grading, section) == name]
+
+
+# --------------------------------------------------------------------------- the student's code, here
+
+
+def student_label(filename: str) -> str | None:
+    """How a message names the notebook cell `filename` holds (its first line), or None when the
+    frame is not the student's (torch, the standard library, the grader)."""
+    if filename.startswith(LIBRARIES) or filename.startswith(str(GRADER)) or filename.startswith("<frozen"):
+        return None
+    lines = linecache.getlines(filename)
+    return cell_label("".join(lines), 0) if lines else None
+
+
+def defining_file(obj) -> str | None:
+    """The file (a notebook cell, as Jupyter names it) that defined a function or a class: a class
+    is found through its methods, since Python knows no cell for a class defined in a notebook."""
+    functions = [obj] if inspect.isfunction(obj) else [v for v in vars(obj).values() if inspect.isfunction(v)] \
+        if inspect.isclass(obj) else []
+    return next((f.__code__.co_filename for f in functions), None)
+
+
+class KernelWorker:
+    """What a check's `student` talks to (core/student.py's SectionWorker), answered in this kernel by
+    the worker's own request handler over the notebook's live definitions."""
+
+    def __init__(self, section: Section, namespace: dict):
+        serve, wire = worker_modules()
+        self.section, self.device, self.namespace, self.wire = section, "cpu", namespace, wire
+        self.defined = [n for n in section.names if n in namespace]
+        self.refused: dict[str, str] = {}
+        self.cells = [{"label": student_label(f) or n, "source": "".join(linecache.getlines(f))}
+                      for n in self.defined if (f := defining_file(namespace[n]))]
+        self.banned_in_source = banned_uses(self.cells, section.forbidden_in, section.forbidden)
+        self.tampering = tampering(self.cells)
+        self.worker = serve.Worker({"names": list(section.names), "device": "cpu",
+                                    "forbidden": list(section.forbidden), "forbidden_in": list(section.forbidden_in)})
+        self.worker.namespace = namespace
+        self.worker.locate = student_label
+        self.answer = serve.answer
+
+    def source_of(self, name: str) -> str:
+        return definition_source(self.cells, name)
+
+    def ensure(self) -> None:
+        if self.tampering:  # as grading refuses such a notebook (core/student.py), so does its check here
+            raise StudentFailure(
+                f"not run: your notebook reaches into the grader's watch or torch's internals "
+                f"({self.tampering[0]}); grading scores this section 0 and flags it for your instructor",
+                kind="tampering")
+
+    def request(self, message: dict, label: str, timeout: float | None = None, culprit: str = "") -> dict:
+        self.ensure()
+        # through the wire's encoding both ways, as across the process boundary: the same values arrive
+        reply = self.answer(self.worker, self.wire.loads(self.wire.dumps(message)))
+        return self.wire.loads_reply(self.wire.dumps(reply).rstrip(b"\n"))
+
+
+@functools.cache
+def worker_modules():
+    """The worker's request handler and wire format. They import each other by bare name (a worker
+    runs with only its own folder on the path), so those names are given the package's modules."""
+    from autograder.worker import guards, wire
+
+    for name, module in (("guards", guards), ("wire", wire)):
+        if sys.modules.setdefault(name, module) is not module:
+            raise ImportError(f"a module named {name!r} is already imported here; the course's checks need "
+                              "that name: rename your own module")
+    from autograder.worker import serve
+
+    return serve, wire
+
+
+@contextlib.contextmanager
+def kernel_state_kept():
+    """The checks seed torch and reset its defaults for each call: the notebook's own state comes back."""
+    rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # what the student's code prints while checked
+            yield
+    finally:
+        torch.set_rng_state(rng)
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+
+
+# --------------------------------------------------------------------------- the verbs
+
+
+def verdict(error: BaseException) -> str:
+    """A failed check's message, as the grader words it (core/plugin.py)."""
+    if isinstance(error, (CheckFailed, StudentFailure)):
+        return error.message
+    if isinstance(error, AssertionError) and str(error):
+        return str(error).split("\nassert")[0][:500]
+    return f"the check itself failed ({type(error).__name__}: {error}); tell your instructor"
+
+
+def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
+    """(title, None or the failure's message) for each check `name`'s cell runs."""
+    section, checks = checks_of(name)
+    student = Student(KernelWorker(section, namespace))
+    outcomes = []
+    with kernel_state_kept():
+        for function in checks:
+            try:
+                function(student)
+            except Exception as error:  # every failure is the check's verdict on the student's code
+                outcomes.append((function.grading["title"], verdict(error)))
+            else:
+                outcomes.append((function.grading["title"], None))
+    return outcomes
+
+
+def check(name: str, namespace: dict | None = None) -> None:
+    """Run the self-check's checks of graded `name` on the notebook's code; one line per check."""
+    namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
+    outcomes = run_checks(name, namespace)
+    failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
+    for title, message in outcomes:
+        if message is None:
+            print(f"ok  {title}")
+    if failed:
+        raise NotebookCheckFailed("\n".join(failed))
+
+
+NAN_NOTE = ("nan appears where every entry of a softmax row is -inf (a row whose keys are all hidden: is "
+            "True hiding or keeping in your mask?), or from inf - inf and 0 / 0")
+INF_NOTE = "inf appears where exp overflows (subtract the row's max first) or where you divide by 0"
+
+
+def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float) -> None:
+    diff = torch.where(actual == expected, 0.0, (actual - expected).abs().nan_to_num(nan=float("inf")))
+    if not diff.numel() or diff.max() <= atol:
+        return
+    index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+    got = actual[index]
+    note = NAN_NOTE if got.isnan() else INF_NOTE if got.isinf() else ""
+    raise NotebookCheckFailed(f"{what}: at index {index} expected {expected[index]:.4f}, got {got:.4f}"
+                              + (f". {note}" if note else ""))
+
+
+def check_close(actual, expected, what: str, atol: float = 1e-4) -> None:
+    """Fail, in one line, unless `actual` matches the documented `expected`; print what was checked if it does.
+
+    what: the value, in the reader's terms; a hint after " — " shows only on failure."""
+    claim, _, hint = what.partition(" — ")
+    expected = torch.as_tensor(expected).detach().float().cpu()
+    if not isinstance(actual, torch.Tensor):
+        raise NotebookCheckFailed(f"{claim}: expected a torch.Tensor, got {type(actual).__name__}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise NotebookCheckFailed(f"{claim}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
+                                  + (f" — {hint}" if hint else ""))
+    try:
+        _largest_difference(actual.detach().float().cpu(), expected, claim, atol)
+    except NotebookCheckFailed as failure:
+        raise NotebookCheckFailed(f"{failure}" + (f" — {hint}" if hint else "")) from None
+    print(f"ok  {claim}")
+
+
+# --------------------------------------------------------------------------- how errors show in Jupyter
+
+
+def raising_line(tb) -> str:
+    """The text of the student's last line in a traceback (the grader's and torch's frames skipped)."""
+    frames = [f for f in traceback.extract_tb(tb) if student_label(f.filename) is not None]
+    return (frames[-1].line or "").strip() if frames else ""
+
+
+def show_error(shell, kind, error, tb, tb_offset=None):
+    """A check's verdict as its message alone; a hint under an error whose evidence fits one."""
+    # always through showtraceback: Jupyter, and nbgrader's autograde, see the cell's error there
+    if isinstance(error, NotebookCheckFailed):
+        shell.showtraceback((kind, error, tb), tb_offset=tb_offset, exception_only=True)
+        return
+    shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
+    hint = hint_for(kind.__name__, str(error), raising_line(tb))
+    if hint:
+        print("Hint:", hint.text, file=sys.stderr)
+
+
+def _install_display() -> None:
+    try:
+        shell = get_ipython()  # noqa: F821  (defined inside IPython only)
+    except NameError:  # a plain Python: errors show as usual
+        return
+    if shell is not None:
+        shell.set_custom_exc((NotebookCheckFailed, RuntimeError), show_error)
+
+
+_install_display()

@@ -1,0 +1,147 @@
+"""autograder/notebook.py: what a check cell prints, how errors show in Jupyter, and the setup cell
+without the self-check installed."""
+from __future__ import annotations
+
+import builtins
+import sys
+
+import nbformat
+import pytest
+import torch
+from support import ROOT
+
+from autograder import notebook
+from autograder.core.hints import BARE_VIEW_HINT, BATCHED_T
+from course import build
+
+
+def test_a_passing_comparison_says_what_was_checked_and_nothing_else(capsys):
+    notebook.check_close(torch.tensor([1.0, 2.0]), [1.0, 2.0 + 2e-5], "two numbers — a hint only a failure needs")
+    assert capsys.readouterr().out == "ok  two numbers\n"
+
+
+def test_a_failing_comparison_is_one_line_with_the_place_the_values_and_the_hint():
+    with pytest.raises(notebook.NotebookCheckFailed) as failure:
+        notebook.check_close(torch.tensor([1.0, 2.0]), [1.0, 3.0], "two numbers — did you add one?")
+    assert str(failure.value) == "two numbers: at index (1,) expected 3.0000, got 2.0000 — did you add one?"
+
+
+@pytest.mark.parametrize("value, says", [(float("nan"), "a row whose keys are all hidden"),
+                                         (float("inf"), "exp overflows")])
+def test_nan_and_inf_are_explained(value, says):
+    with pytest.raises(notebook.NotebookCheckFailed, match=says):
+        notebook.check_close(torch.tensor([0.5, value]), [0.5, 0.5], "weights")
+
+
+def test_a_check_leaves_the_notebook_s_random_state_and_defaults_as_they_were():
+    namespace: dict = {}
+    exec("import torch\ndef causal_mask(num_tokens, device=None):\n"
+         "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device), 1)\n", namespace)
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    torch.set_default_dtype(torch.float64)
+    try:
+        notebook.check("causal_mask", namespace)
+        assert torch.get_default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert torch.equal(torch.rand(3, dtype=torch.float32), expected)
+
+
+def test_an_unknown_name_is_one_line_naming_the_graded_ones():
+    with pytest.raises(notebook.NotebookCheckFailed, match="no section grades 'combine_head'.*combine_heads"):
+        notebook.check("combine_head", {})
+
+
+class Shell:
+    """IPython's showtraceback, recorded."""
+
+    def __init__(self):
+        self.shown = []
+
+    def showtraceback(self, exc_tuple, tb_offset=None, exception_only=False):
+        self.shown.append((exc_tuple[0].__name__, exception_only))
+
+
+def raised_by(line: str, error: Exception):
+    """An error raised from a notebook cell whose only line is `line`."""
+    filename = "<notebook cell 7>"
+    source = f"def forward(x):\n    raise error; {line}\n"  # the error comes from the line that holds `line`
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"error": error}
+    exec(compile(source, filename, "exec"), namespace)
+    try:
+        namespace["forward"](None)
+    except Exception as raised:
+        return raised
+
+
+@pytest.mark.parametrize("line, message, hint", [
+    ("return queries @ keys.T", "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+                                "dimension 0", BATCHED_T),
+    ("return x.transpose(1, 2).view(b, t, d)", "view size is not compatible with input tensor's size and stride",
+     BARE_VIEW_HINT),
+    # nn.Linear(d_out, d_in) built the wrong way round: the same kind of error, but no `.T` in sight
+    ("return self.W_query(x)", "mat1 and mat2 shapes cannot be multiplied (12x3 and 2x3)", None),
+    ("return x.reshape(b, t, d)", "shape '[2, 6, 4]' is invalid for input of size 36", None),
+])
+def test_an_error_in_the_student_s_code_gets_a_hint_only_when_its_line_fits(line, message, hint, capsys):
+    error = raised_by(line, RuntimeError(message))
+    shell = Shell()
+    notebook.show_error(shell, RuntimeError, error, error.__traceback__)
+    assert shell.shown == [("RuntimeError", False)], "the student's own traceback is shown in full"
+    printed = capsys.readouterr().err
+    if hint is None:
+        assert "Hint" not in printed
+    else:
+        assert printed.startswith("Hint:") and hint in printed
+
+
+def test_a_check_s_verdict_shows_as_its_message_alone():
+    shell = Shell()
+    failure = notebook.NotebookCheckFailed("combine_heads: wrong values")
+    notebook.show_error(shell, notebook.NotebookCheckFailed, failure, None)
+    assert shell.shown == [("NotebookCheckFailed", True)]
+
+
+def test_the_raising_line_skips_torch_s_and_the_grader_s_frames():
+    error = raised_by("return x.softmax(dim=5)", RuntimeError("x"))
+    assert notebook.raising_line(error.__traceback__) == "raise error; return x.softmax(dim=5)"
+    assert notebook.student_label(torch.__file__) is None
+    assert notebook.student_label(notebook.__file__) is None
+
+
+def test_without_the_self_check_the_setup_cell_runs_and_the_check_cells_say_they_skipped(monkeypatch, capsys):
+    """A notebook opened where the self-check is not installed still runs top to bottom."""
+    real_import = builtins.__import__
+
+    def no_grader(name, *args, **kwargs):
+        if name.split(".")[0] == "autograder":
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_grader)
+    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id="03_trainable_qkv"), as_version=4)
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    namespace: dict = {}
+    exec(setup.source, namespace)
+    namespace["check"]("project_qkv")
+    namespace["check_close"](torch.ones(1), [2.0], "a value — never shown")
+    out = capsys.readouterr().out
+    assert "skipped: the checks of project_qkv" in out and "skipped: a value\n" in out
+
+
+def test_the_setup_cell_is_short_and_leaves_warnings_on():
+    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id="06_multihead"), as_version=4)
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    assert "filterwarnings" not in setup.source
+    assert len(setup.source.splitlines()) <= 40, "the setup cell holds no grader plumbing"
+    assert "from autograder.notebook import check, check_close" in setup.source
+
+
+def test_the_worker_names_its_modules_once():
+    """The in-kernel worker reuses the package's modules under the names serve.py imports."""
+    serve, wire = notebook.worker_modules()
+    assert sys.modules["wire"] is wire and serve.wire is wire

@@ -43,6 +43,8 @@ def build_parser() -> Parser:
     grading_flags(grade)
     check = verbs.add_parser("check", help="self-check: run the visible checks on your notebooks")
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
+    check.add_argument("--verbose", action="store_true",
+                       help="also print the sandbox's layers and limits (the line grading prints)")
     grading_flags(check)
 
     from autograder.instructor import batch, class_report, gradescope, selfcheck_export
@@ -66,6 +68,13 @@ def write_feedback(result, folder: Path | None) -> None:
             raise
     else:
         print(f"autograder: feedback report: {path}", file=sys.stderr)
+
+
+def submission_name(path: Path) -> str:
+    """How outputs name the submission: as given, or the folder's own name where it was given as `.`
+    (a student's self-check in the folder of their notebooks)."""
+    text = str(path)
+    return path.resolve().name or text if text in (".", "./") or path == Path(".") else text
 
 
 def report_not_written(folder: Path, error: Exception) -> str:
@@ -122,7 +131,9 @@ def grade_main(args) -> int:
         finally:
             launcher.close()
         if launcher.sandbox is not None:
-            print(launcher.sandbox_line(limits), file=sys.stderr)
+            # instructors read the sandbox's layers; a student, one plain line (the layers with --verbose)
+            if not visible_only or args.verbose:
+                print(launcher.sandbox_line(limits), file=sys.stderr)
             if visible_only:
                 from autograder.sandbox.tiers import protection_line
 
@@ -135,7 +146,7 @@ def grade_main(args) -> int:
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
         return 1
-    result.submission = str(args.submission)
+    result.submission = submission_name(args.submission)
     text = render(result, args.format)
     if args.output:
         write_atomically(Path(args.output), text)

@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
-from autograder.core.harness import CheckFailed
+from autograder.core.harness import INF_NOTE, NAN_NOTE, CheckFailed
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section
 from autograder.core.student import Student
@@ -213,11 +213,6 @@ def check(name: str, namespace: dict | None = None) -> None:
             print(f"ok  {title}")
     if failed:
         raise NotebookCheckFailed("\n".join(failed))
-
-
-NAN_NOTE = ("nan appears where every entry of a softmax row is -inf (a row whose keys are all hidden: is "
-            "True hiding or keeping in your mask?), or from inf - inf and 0 / 0")
-INF_NOTE = "inf appears where exp overflows (subtract the row's max first) or where you divide by 0"
 
 
 def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float) -> None:

@@ -88,10 +88,12 @@ class Mistake:
         (one mistake, one deduction: no other check may fail because of it).
     says: a substring the feedback of the first check in `loses` must contain
         (the mistake named in the student's terms), or "" where no name applies.
+    hint: the hint of autograder/core/hints.py (its `mistake`) that the errors this mistake raises
+        fit, or "": grading must give that hint and no other (a hint only where the evidence fits).
     """
 
-    def __init__(self, id: str, replacements: dict, loses: list, says: str = ""):
-        self.id, self.replacements, self.loses, self.says = id, replacements, loses, says
+    def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = ""):
+        self.id, self.replacements, self.loses, self.says, self.hint = id, replacements, loses, says, hint
 
     def __repr__(self):
         return self.id
@@ -130,7 +132,18 @@ def assert_mistake_caught(section_id: str, mistake: Mistake):
         assert mistake.says.lower() in lost[first].lower(), (
             f"{mistake.id}: feedback of {first!r} should name the mistake ({mistake.says!r}); it says: {lost[first]}")
     assert result.score < result.max_score
+    fired = hints_given(result)
+    assert fired == ({mistake.hint} if mistake.hint else set()), (
+        f"{mistake.id}: grading gave the hints {sorted(fired) or 'none'}; the catalogue expects "
+        f"{mistake.hint or 'none'}")
     return result
+
+
+def hints_given(section_result) -> set[str]:
+    """The hints (core/hints.py, by the mistake each names) in the messages of the failing checks."""
+    from autograder.core.hints import HINTS
+
+    return {h.mistake for h in HINTS for c in section_result.checks if not c.passed and h.text in c.message}
 
 
 def assert_full_marks(section_id: str, replacements: dict):

@@ -14,6 +14,7 @@ from catalogues import CATALOGUES
 from support import (assert_every_check_catches, assert_every_visible_check_catches, assert_full_marks,
                      assert_hard_coded_scores_at_most_40_percent, assert_mistake_caught)
 
+from autograder.core.hints import HINTS
 from autograder.core.sections import SECTIONS
 
 SECTION_IDS = [section.id for section in SECTIONS]
@@ -58,3 +59,10 @@ def test_every_visible_check_catches_a_mistake_in_the_self_check(section_id):
 @pytest.mark.parametrize("section_id", HARD_CODED)
 def test_hard_coded_printed_values_score_at_most_40_percent(section_id):
     assert_hard_coded_scores_at_most_40_percent(section_id, CATALOGUES[section_id].HARD_CODED)
+
+
+@pytest.mark.parametrize("hint", HINTS, ids=lambda h: h.mistake)
+def test_every_hint_is_the_catalogued_hint_of_a_mistake(hint):
+    """Each hint fires on a catalogued mistake (test_mistake_loses_exactly_its_checks asserts that grading
+    gives each mistake exactly its declared hint, so no hint fires on another mistake of the catalogue)."""
+    assert any(mistake.hint == hint.mistake for catalogue in CATALOGUES.values() for mistake in catalogue.MISTAKES)

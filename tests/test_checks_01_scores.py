@@ -1,5 +1,6 @@
 """Section 01's checks against the catalogue of common mistakes and other correct styles."""
 from support import (Mistake)
+from autograder.core.hints import BATCHED_T
 
 SECTION = "01_scores"
 
@@ -29,11 +30,11 @@ MISTAKES = [
     Mistake(".T on a batch", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.T if inputs.dim() == 2 else inputs @ inputs.permute(2, 1, 0)
-            """}, ["score_matrix on a batch"], says=".T on a batched (3-D) tensor"),
+            """}, ["score_matrix on a batch"], says=".T on a batched (3-D) tensor", hint=BATCHED_T),
     Mistake("inputs @ inputs.T on a batch", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.T
-            """}, ["score_matrix on a batch"], says="transpose only the last two dims"),
+            """}, ["score_matrix on a batch"], says="transpose only the last two dims", hint=BATCHED_T),
     Mistake("transpose on the wrong side", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs.transpose(-2, -1) @ inputs

@@ -1,5 +1,6 @@
 """Section 03's checks against the catalogue of common mistakes and other correct styles."""
 from support import (Mistake)
+from autograder.core.hints import BATCHED_T
 
 SECTION = "03_trainable_qkv"
 
@@ -101,7 +102,7 @@ MISTAKES = [
             says="wrong dim"),
     Mistake("keys.T on a batch", {"scaled_dot_product_attention": attention(
             "    weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
-            "    return weights @ values, weights\n")}, ["leading batch dims"], says="transpose(-2, -1)"),
+            "    return weights @ values, weights\n")}, ["leading batch dims"], says="transpose(-2, -1)", hint=BATCHED_T),
     Mistake("returns (weights, context)", {"scaled_dot_product_attention": attention(
             "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "    return weights, weights @ values\n")},
@@ -143,7 +144,7 @@ MISTAKES = [
     Mistake("v2 uses keys.T", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
-            "        return weights @ values\n")}, ["works on a batch"], says="transpose(-2, -1)"),
+            "        return weights @ values\n")}, ["works on a batch"], says="transpose(-2, -1)", hint=BATCHED_T),
     Mistake("v2 ignores qkv_bias", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"

@@ -3,6 +3,7 @@ import pytest
 import torch
 from support import (Mistake)
 from torch import nn
+from autograder.core.hints import BARE_VIEW
 
 SECTION = "06_multihead"
 
@@ -79,7 +80,7 @@ MISTAKES = [
             def combine_heads(x):
                 b, h, t, hd = x.shape
                 return x.transpose(1, 2).view(b, t, h * hd)
-            """}, ["combine_heads works on a contiguous"], says="non-contiguous"),
+            """}, ["combine_heads works on a contiguous"], says="non-contiguous", hint=BARE_VIEW),
     Mistake("combine_heads without swapping H and T back", {"combine_heads": """
             def combine_heads(x):
                 b, h, t, hd = x.shape
@@ -114,7 +115,7 @@ MISTAKES = [
     Mistake("bare view of the transposed context in forward", mha(
         ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)",
          "(weights @ v).transpose(1, 2).view(b, t, self.d_out)")),
-        [EQUALS_TORCH, OTHER_SIZES], says="bare .view of the transposed tensor"),
+        [EQUALS_TORCH, OTHER_SIZES], says="bare .view of the transposed tensor", hint=BARE_VIEW),
     Mistake("no out_proj", mha(("return self.out_proj(context)", "return context")),
             [EQUALS_TORCH, "MultiHeadAttention gives the documented", "gradients reach every parameter",
              OTHER_SIZES], says="no out_proj"),

@@ -1,5 +1,6 @@
 """Section 07's checks against the catalogue of common mistakes and other correct styles."""
 from support import (Mistake)
+from autograder.core.hints import ODD_COSINE
 
 SECTION = "07_positional_encoding"
 
@@ -116,7 +117,7 @@ MISTAKES = [
             """}, [LOOP], says="loop over positions"),
     Mistake("an odd d_model not handled", encoding_with(RIGHT_ANGLES, fill="""
                 encoding[:, 0::2] = torch.sin(angles)
-                encoding[:, 1::2] = torch.cos(angles)"""), [ODD, DOC_WORKED], says="odd d_model"),
+                encoding[:, 1::2] = torch.cos(angles)"""), [ODD, DOC_WORKED], says="odd d_model", hint=ODD_COSINE),
 ]
 
 STYLES = [

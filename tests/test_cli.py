@@ -131,3 +131,18 @@ def test_check_in_a_folder_it_cannot_write_still_prints_the_grade_and_says_where
     assert "02_softmax" in done.stdout
     said = [line for line in done.stderr.splitlines() if "could not write the feedback report" in line]
     assert len(said) == 1 and "--report DIR" in said[0] and str(tmp_path / "feedback") in said[0], done.stderr
+
+
+def test_the_self_check_s_screen_is_quiet_one_plain_line_about_protection(tmp_path):
+    """A student reads one plain line about the sandbox; --verbose (and grading) print its layers."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "autograder", "check", ".", "--section", "02_softmax", "--report", str(tmp_path)]
+    quiet = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT / "examples" / "partial", env=env,
+                           timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.startswith("Grading partial on cpu"), "the folder is named, not '.'"
+    assert sum(line.startswith("self-check: ") for line in quiet.stderr.splitlines()) == 1, quiet.stderr
+    assert "sandbox: tier" not in quiet.stderr
+    verbose = subprocess.run(argv + ["--verbose"], capture_output=True, text=True, cwd=ROOT / "examples" / "partial",
+                             env=env, timeout=300)
+    assert "sandbox: tier" in verbose.stderr or "self-check: no sandbox" in verbose.stderr, verbose.stderr

@@ -199,6 +199,7 @@ _TAMPER_MODULES = {
     "importlib": "the import system", "builtins": "the built-ins", "marshal": "code objects",
     "autograder": "the grader",
 }
+NOTEBOOK_CHECKS = "autograder.notebook"  # the checks a notebook's setup cell imports (autograder/notebook.py)
 _TAMPER_CALLS = {"eval": "code built at run time", "exec": "code built at run time",
                  "compile": "code built at run time", "__import__": "the import system"}
 _OS_CALLS = {"write", "read", "open", "fdopen", "dup", "dup2"}  # the worker's channel is a descriptor
@@ -236,6 +237,8 @@ def _tamper_node(node, modules: dict) -> str | None:
             return f"sys.{node.attr} (the interpreter's internals)"
     elif isinstance(node, (ast.Import, ast.ImportFrom)):
         modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if modules == [NOTEBOOK_CHECKS]:  # every setup cell's line; the worker refuses it, and the cell
+            return None  # goes on with its stand-ins (guards.BLOCKED_PACKAGES)
         for module in modules:
             parts = module.split(".")
             if parts[0] in _TAMPER_MODULES:

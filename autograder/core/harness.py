@@ -144,8 +144,16 @@ def _first_difference(actual, expected) -> str:
     index = int(diff.argmax())
     position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
     where = f" at {[int(i) for i in position]}" if position else ""
+    got = a.flatten()[index].item()
+    note = f": {NAN_NOTE}" if math.isnan(got) else f": {INF_NOTE}" if math.isinf(got) else ""
     return (f"largest difference {diff.flatten()[index].item():.4g}{where} "
-            f"(expected {e.flatten()[index].item():.4f}, got {a.flatten()[index].item():.4f})")
+            f"(expected {e.flatten()[index].item():.4f}, got {got:.4f}){note}")
+
+
+# what a nan or an inf where a number belongs usually means, said where it appears
+NAN_NOTE = ("nan appears where every entry of a softmax row is -inf (a row whose keys are all hidden: is True "
+            "hiding or keeping in your mask?), or from inf - inf and 0 / 0")
+INF_NOTE = "inf appears where exp overflows (subtract the row's max first) or where you divide by 0"
 
 
 HEATMAP_MAX_SIDE = 32  # larger matrices get no heatmap: unreadable, and a large report

@@ -16,6 +16,7 @@ BATCHED_T = ".T on a batched (3-D) tensor, which reverses every dim (batch inclu
 TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
                   "(or keys.mT), not keys.T, which reverses every dim")
 BARE_VIEW = "a bare .view of the transposed tensor"
+ODD_COSINE = "the cosine columns given every angle for an odd d_model"
 BARE_VIEW_HINT = (f"This looks like {BARE_VIEW}: after a transpose it is non-contiguous, so use .reshape(...) "
                   "or .contiguous().view(...)")
 
@@ -40,7 +41,7 @@ HINTS = (
          r"\.T\b"),
     Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
-    Hint("the cosine columns given every angle for an odd d_model",
+    Hint(ODD_COSINE,
          "For an odd d_model there is one sine column more than cosine columns: give the odd columns only "
          "the first d_model // 2 angles", "RuntimeError", r"must match the existing size", r"1::2|cos"),
 )

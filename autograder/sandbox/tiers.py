@@ -156,6 +156,6 @@ def protection_line(report: dict | None) -> str:
     """The self-check's one line about the protection its student runs under."""
     level = tier(report)
     if level != NONE:
-        return f"self-check: protection level: {level} sandbox (your code cannot reach the network or other files)"
+        return "self-check: your code runs in a sandbox, away from the network and from your other files"
     where = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, "this machine")
     return f"self-check: no sandbox on {where}: the visible checks run your code as you"

@@ -61,12 +61,14 @@ apt() {
 }
 
 started=$SECONDS
-say "installing ${missing[*]}"
-if ! apt update >/dev/null; then
+log=$(mktemp)
+say "installing ${missing[*]} (apt-get's output: $log)"
+if ! apt update >>"$log" 2>&1; then
     say "apt-get update failed; trying the package lists already here"
 fi
-if ! apt install -y --no-install-recommends "${missing[@]}" >/dev/null; then
-    say "could not install ${missing[*]} (apt-get failed, see above); the tests that need them will be skipped"
+if ! apt install -y --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+    tail -n 5 "$log"
+    say "could not install ${missing[*]} (apt-get failed, above); the tests that need them will be skipped"
     exit 0
 fi
 say "installed ${missing[*]} in $((SECONDS - started)) s"

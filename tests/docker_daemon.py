@@ -61,7 +61,7 @@ def connect() -> tuple[Daemon | None, str]:
     if dockerd is None:
         return None, "no Docker daemon runs and dockerd is not installed (bash ci/system_deps.sh installs it)"
     if os.geteuid() != 0:
-        return None, "no Docker daemon runs, and starting one needs root"
+        return None, "the docker client reaches no daemon (none runs, or this user may not use it), and starting one needs root"
     log = Path(tempfile.mkdtemp(prefix="attn-dockerd-")) / "dockerd.log"
     with open(log, "wb") as handle:
         process = subprocess.Popen([dockerd, *DAEMON_FLAGS], stdout=handle, stderr=subprocess.STDOUT,
@@ -76,4 +76,5 @@ def connect() -> tuple[Daemon | None, str]:
     daemon.stop()
     said = log.read_text(errors="replace").strip().splitlines()
     last = said[-1] if said else "no output"
-    return None, f"dockerd did not start within {START_SECONDS} s (exit status {process.returncode}): {last}"
+    when = f"within {START_SECONDS} s" if process.returncode in (None, -15) else f"(exit status {process.returncode})"
+    return None, f"dockerd did not start {when}: {last}"

@@ -14,17 +14,22 @@ set -uo pipefail
 TIMEOUT=${SYSTEM_DEPS_TIMEOUT:-600}
 say() { echo "ci/system_deps.sh: $*"; }
 
-# package -> the file that shows it is installed
+# package -> the files that show it is installed (any one of them; another Docker counts too)
 declare -A PROVIDES=(
-    [docker.io]=/usr/bin/dockerd
+    [docker.io]="/usr/sbin/dockerd /usr/bin/dockerd"
     [debootstrap]=/usr/sbin/debootstrap
     [chromium]=/usr/bin/chromium
     # debootstrap checks the signature of Debian's archive with it (Ubuntu lacks it by default)
     [debian-archive-keyring]=/usr/share/keyrings/debian-archive-keyring.gpg
 )
+installed() {
+    local file
+    for file in ${PROVIDES[$1]}; do [ -e "$file" ] && return 0; done
+    return 1
+}
 missing=()
 for package in docker.io debootstrap chromium debian-archive-keyring; do
-    [ -e "${PROVIDES[$package]}" ] || missing+=("$package")
+    installed "$package" || missing+=("$package")
 done
 if [ ${#missing[@]} -eq 0 ]; then
     say "docker.io, debootstrap and chromium are installed"

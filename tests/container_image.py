@@ -12,7 +12,8 @@ machine (`pip download --no-index`, as ci/setup.sh does), otherwise from the PyT
 the other wheels are downloaded here (pip's own configuration and cache) and installed inside
 the image's root with the image's own pip, without an index.
 
-Every step has a time limit; a failed step raises BuildError with the step's last words.
+Every step has a time limit; a failed step raises BuildError with the step's last words, a
+missing tool Unbuildable.
 """
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ STEP_SECONDS = {"debootstrap": 600, "download": 600, "venv": 120, "install": 600
 
 class BuildError(RuntimeError):
     pass
+
+
+class Unbuildable(BuildError):
+    """What the build needs is not here (debootstrap, root): the tests skip, saying so."""
 
 
 def tag() -> str:
@@ -126,15 +131,17 @@ def import_root(root: Path, name: str, log: Path) -> None:
 
 
 def build(name: str, log: Path) -> None:
-    if shutil.which("debootstrap") is None:
-        raise BuildError("image build: debootstrap is not installed (bash ci/system_deps.sh installs it)")
+    if shutil.which("debootstrap") is None and shutil.which("debootstrap", path="/usr/sbin") is None:
+        raise Unbuildable("image build: debootstrap is not installed (bash ci/system_deps.sh installs it)")
+    if os.geteuid() != 0:
+        raise Unbuildable("image build: debootstrap and chroot need root")
     work = Path(tempfile.mkdtemp(prefix="attn-image-"))
     # in memory where it can: dpkg's and pip's many small writes, and the removal, cost nothing there
     in_memory = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={WORK_BYTES},mode=0755", "attn-image", str(work)],
                                capture_output=True, timeout=30).returncode == 0
     root = work / "root"
     try:
-        step("debootstrap", ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
+        step("debootstrap", [shutil.which("debootstrap") or "/usr/sbin/debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
                              str(root), MIRROR], log)
         wheels = root / "tmp" / "wheels"
         wheels.mkdir(parents=True)

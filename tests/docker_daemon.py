@@ -57,7 +57,7 @@ def connect() -> tuple[Daemon | None, str]:
     version = server_version()
     if version:
         return Daemon(version), ""
-    dockerd = shutil.which("dockerd")
+    dockerd = shutil.which("dockerd") or shutil.which("dockerd", path="/usr/sbin:/usr/bin")
     if dockerd is None:
         return None, "no Docker daemon runs and dockerd is not installed (bash ci/system_deps.sh installs it)"
     if os.geteuid() != 0:

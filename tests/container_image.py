@@ -96,13 +96,18 @@ def download_wheels(folder: Path, log: Path) -> None:
     step("download", [*pip, *torch, *RUNTIME_REQUIREMENTS], log)  # torch's own dependencies come along
 
 
-def unmount_below(root: Path) -> None:
-    """Unmount whatever a stopped debootstrap left mounted in the root (deepest first)."""
-    prefix = str(root.resolve()) + "/"
+def mounts_below(folder: Path) -> list:
+    prefix = str(folder.resolve()) + "/"
     with open("/proc/self/mounts", encoding="utf-8") as handle:
-        points = [line.split()[1] for line in handle if line.split()[1].startswith(prefix)]
-    for point in sorted(points, key=len, reverse=True):
+        return [line.split()[1] for line in handle if line.split()[1].startswith(prefix)]
+
+
+def unmount_below(folder: Path) -> bool:
+    """Unmount whatever a stopped debootstrap left mounted in the root (deepest first); whether
+    nothing is left mounted there (only then may the folder be removed: /dev could be bound in)."""
+    for point in sorted(mounts_below(folder), key=len, reverse=True):
         subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
+    return not mounts_below(folder)
 
 
 def import_root(root: Path, name: str, log: Path) -> None:
@@ -141,8 +146,9 @@ def build(name: str, log: Path) -> None:
                                capture_output=True, timeout=30).returncode == 0
     root = work / "root"
     try:
-        step("debootstrap", [shutil.which("debootstrap") or "/usr/sbin/debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
-                             str(root), MIRROR], log)
+        debootstrap = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
+        step("debootstrap", [debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(root),
+                             MIRROR], log)
         wheels = root / "tmp" / "wheels"
         wheels.mkdir(parents=True)
         download_wheels(wheels, log)
@@ -159,12 +165,13 @@ def build(name: str, log: Path) -> None:
         import_root(root, name, log)
     finally:
         started = time.monotonic()
-        unmount_below(root)
-        if in_memory:
-            subprocess.run(["umount", "-l", str(work)], capture_output=True, timeout=60)
-        shutil.rmtree(work, ignore_errors=True)
+        if unmount_below(root):
+            if in_memory:
+                subprocess.run(["umount", "-l", str(work)], capture_output=True, timeout=60)
+            shutil.rmtree(work, ignore_errors=True)
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"# cleaning up: {time.monotonic() - started:.1f} s\n")
+            handle.write(f"# cleaning up: {time.monotonic() - started:.1f} s"
+                         f"{'' if not work.exists() else f' ({work} left: something is still mounted in it)'}\n")
 
 
 def remove_stale(keep: str) -> None:

@@ -6,6 +6,9 @@ skipped as degraded (their reason starts with "degraded") and how many failed.
 
 A run that collects tests/test_selfcheck_share.py ends with its line too:
 "self-check flags N/M catalogue mistakes (P%); K named mistakes in the catalogue".
+
+A test may record what it measured for the end of the run, one line each:
+`record_property("summary", "container as root: tier landlock ...")`.
 """
 from __future__ import annotations
 
@@ -30,9 +33,16 @@ def _share_line(terminalreporter):
         terminalreporter.write_line(f"self-check share not measured: {type(error).__name__}: {error}")
 
 
+def _recorded_lines(terminalreporter) -> list:
+    return [value for outcome in ("passed", "failed") for report in terminalreporter.stats.get(outcome, [])
+            if report.when == "call" for key, value in report.user_properties if key == "summary"]
+
+
 def pytest_terminal_summary(terminalreporter):
     if _share:
         _share_line(terminalreporter)
+    for line in _recorded_lines(terminalreporter):
+        terminalreporter.write_line(str(line))
     if not _labels:
         return
     counts: dict = {}

@@ -21,17 +21,16 @@ import os
 import re
 import socket
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, ROOT, correct_source
+from support import EXAMPLES, ROOT
 
 import platforms
+from hunting import SECRET, hunting_source, sleepers
 
 CONTAINED = ["runner", "container-root", "container-user"]
-SECRET = "gh" + "p_platformsecret0123456789"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -79,73 +78,6 @@ def test_correct_submission_gets_full_marks(platform):
     assert full_marks(data), [t["name"] for t in data["tests"] if t["status"] != "passed"]
     assert data["extra_data"]["sandbox"] == "landlock" and not data["extra_data"]["sandbox_weak"]
     assert tier_line(done.stderr).startswith("sandbox: tier landlock: ")
-
-
-def hunting_source(port: int, marker: str) -> str:
-    """01_scores, correct, plus a cell that hunts for answers, secrets and the network, leaves a
-    daemon behind, and turns what it found into a wrong dot_scores."""
-    hunt = textwrap.dedent(f"""
-        import os, socket, subprocess
-        found = []
-        for top in ("/", "/work", "/root", "/home", "/tmp", "/autograder", "/opt", "/srv"):
-            for folder, dirs, files in os.walk(top):
-                if folder.startswith(("/proc", "/sys", "/dev", "/usr")) or folder.count("/") > 6:
-                    dirs[:] = []
-                    continue
-                for name in files:
-                    if name in ("scores.py", "test_01_scores.py", "documented_values.py", "config") \\
-                            or name.endswith(".ipynb"):
-                        path = os.path.join(folder, name)
-                        try:
-                            text = open(path, errors="replace").read(4096)
-                        except OSError:
-                            continue
-                        if "def dot_scores" in text or "[remote" in text or "documented" in text:
-                            found.append(path)
-        for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-            if name.isdigit():
-                try:
-                    if b"{SECRET}" in open(f"/proc/{{name}}/environ", "rb").read():
-                        found.append("environ " + name)
-                except OSError:
-                    pass
-        if "{SECRET}" in repr(dict(os.environ)):
-            found.append("own environment")
-        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-            try:
-                with socket.socket(socket.AF_INET, kind) as sock:
-                    sock.settimeout(1)
-                    sock.connect(("127.0.0.1", {port}))
-                    sock.send(b"leak")
-                    found.append(f"network {{kind}}")
-            except OSError:
-                pass
-        try:
-            if os.fork() == 0:
-                os.setsid()
-                if os.fork() == 0:
-                    os.execv("/bin/sleep", ["sleep", "{marker}"])
-                os._exit(0)
-        except OSError:
-            pass
-        print("found:", found)
-        _honest = dot_scores
-        def dot_scores(query, inputs):
-            return _honest(query, inputs) + (1.0 if found else 0.0)
-        """)
-    return correct_source("01_scores") + "\n\n# %% hunting\n" + hunt
-
-
-def sleepers(marker: str) -> list[int]:
-    hits = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if marker.encode() in open(f"/proc/{name}/cmdline", "rb").read():
-                    hits.append(int(name))
-            except OSError:
-                pass
-    return hits
 
 
 @pytest.mark.parametrize("platform", CONTAINED)

@@ -369,9 +369,9 @@ def chromium(*args, user_data):
     return subprocess.Popen([CHROMIUM, *flags, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_reports_render_in_headless_chromium(tmp_path, student_report, class_page):
+def test_reports_render_in_headless_chromium(tmp_path, student_report, class_page, record_property):
     if not os.path.exists(CHROMIUM):
-        reason = f"{CHROMIUM} is missing (apt-get install -y chromium); the browser check is skipped"
+        reason = f"{CHROMIUM} is missing (bash ci/system_deps.sh installs it); the browser check is skipped"
         print(reason)
         pytest.skip(reason)
     started = time.monotonic()
@@ -403,6 +403,7 @@ def test_reports_render_in_headless_chromium(tmp_path, student_report, class_pag
     reds = sum(n for n, (r, g, b) in colours if r > 150 and g < 90 and b < 90)
     assert reds > 500  # the heatmap's strong weights (RdBu_r) are on screen
     print(f"chromium checks took {time.monotonic() - started:.1f} s")
+    record_property("summary", f"browser: both reports render in headless Chromium ({time.monotonic() - started:.1f} s)")
 
 
 # ------------------------------------------------------------------ end to end

@@ -64,6 +64,31 @@ def test_refusal_names_the_platform_and_its_fix(monkeypatch, env, where, fix):
     assert "network namespace (operation not permitted)" in line
 
 
+
+UNREADABLE = "unprivileged user (/root/.pyenv/versions/3.11.7 is not readable by other users)"
+
+
+@pytest.mark.parametrize("env", [{}, {"GITLAB_CI": "true"}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}])
+def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
+    """Landlock holds, but root could not give student code a uid of its own because other users
+    cannot read the Python (a 0700 home): the advice is about Python, not about the kernel."""
+    for name in ("GITHUB_ACTIONS", "RUNNER_ENVIRONMENT", "GITLAB_CI", "KUBERNETES_SERVICE_HOST", "AUTOGRADER_WORKER"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    report = {"layers": [x for x in LANDLOCK_LAYERS if not x.startswith("unprivileged")],
+              "missing": ["network namespace (operation not permitted)", UNREADABLE]}
+    assert tiers.tier(report) == tiers.NONE
+    line = tiers.refusal(report)
+    assert "\n" not in line and line.startswith("hidden grading refused")
+    advice = line.split(f"{UNREADABLE}). ", 1)[1]  # what follows the list of what is missing
+    assert "/root/.pyenv/versions/3.11.7" in advice and "/usr/local" in advice and "ordinary user" in advice, line
+    assert "Landlock" not in advice and "CAP_SYS_ADMIN" not in advice, line
+    from autograder.sandbox.probe import explain
+
+    assert any("/usr/local" in said for said in explain(report))
+    assert tiers.unreadable_python({"missing": ["unprivileged user (operation not permitted)"]}) is None
+
 def weak_result() -> GradeResult:
     section = SectionResult("01_scores", "Scores")
     return GradeResult("ada", "cpu", [section], sandbox=tiers.NONE, weak=True, torch="2.13.0")

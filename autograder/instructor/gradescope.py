@@ -28,6 +28,8 @@ SOURCE = "/autograder/source"
 SUBMISSION = "/autograder/submission"
 RESULTS = "/autograder/results/results.json"
 VENV = "/autograder/venv"
+# what grading imports besides torch and the standard library (tests/container_image.py installs the same)
+RUNTIME_REQUIREMENTS = ("numpy", "pytest", "ipython")
 
 # The grading command run_autograder runs, as a list (the test parses it back).
 GRADE_ARGS = ["-m", "autograder", "grade", SUBMISSION, "--device", "cpu", "--format", "json",
@@ -57,7 +59,7 @@ fi
 }}
 {VENV}/bin/python -m pip install --upgrade pip
 {VENV}/bin/python -m pip install "torch=={TORCH_VERSION}" --index-url {CPU_INDEX_URL}
-{VENV}/bin/python -m pip install numpy pytest ipython
+{VENV}/bin/python -m pip install {' '.join(RUNTIME_REQUIREMENTS)}
 # Warm up: import the grader once so the first student does not pay for the .pyc files.
 cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.core.grade"
 """

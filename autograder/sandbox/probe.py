@@ -38,7 +38,7 @@ def explain(report: dict) -> list[str]:
         lines.append("  why: namespaces are not granted here (" + "; ".join(missing[:3]) +
                      "); Landlock, seccomp and a subreaper hold instead")
     else:
-        where, fix = tiers.platform_advice()
+        where, fix = tiers.advice(report)
         lines.append("  why: neither tier holds (" + "; ".join(missing[:5]) + ")")
         lines.append(f"  {where}: {fix}")
         lines.append("  hidden grading refuses to run here unless given --sandbox weak")

@@ -18,6 +18,7 @@ writes the one line that says why and how to get a tier on this platform.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 GIB, MIB = 1024**3, 1024**2
@@ -142,10 +143,37 @@ def platform_advice() -> tuple[str, str]:
     return "Linux", f"run as root, allow unprivileged user namespaces, or use {landlock}"
 
 
+# worker/confine.py's words when root cannot hand student code a uid of its own
+UNREADABLE = re.compile(r"unprivileged user \((.+) is not readable by other users\)")
+
+
+def unreadable_python(report: dict | None) -> str | None:
+    """The folder of Python or the grader that other users cannot read, when that is what kept
+    student code running as root (a Python built in a 0700 home, as pyenv does), else None."""
+    for entry in (report or {}).get("missing", []):
+        found = UNREADABLE.fullmatch(str(entry))
+        if found:
+            return found[1]
+    return None
+
+
+def advice(report: dict | None) -> tuple[str, str]:
+    """(where this runs, how to get a sandbox tier there), given what the worker reported: an
+    unreadable Python is fixed where Python lives, whatever the platform."""
+    where, fix = platform_advice()
+    folder = unreadable_python(report)
+    if folder:
+        fix = (f"{folder} is not readable by other users, so student code cannot run as a user of its own: "
+               "install Python where every user can read it (e.g. under /usr/local or /opt), run the grader "
+               f"as an ordinary user instead of root, or `chmod o+x` the folders above {folder} and "
+               f"`chmod -R o+rX` {folder}")
+    return where, fix
+
+
 def refusal(report: dict | None) -> str:
     """The one line of a refused hidden grading."""
     missing = [str(m) for m in (report or {}).get("missing", []) if not str(m).startswith("rlimit")]
-    where, fix = platform_advice()
+    where, fix = advice(report)
     summary = "; ".join(missing[:4]) or "no sandbox layer"
     return (f"hidden grading refused: no sandbox tier holds here, so student code could read the answers "
             f"or reach the network (missing: {summary}). {where}: {fix}. "

@@ -29,7 +29,7 @@ from autograder.feedback import heatmaps
 from autograder.checks.common import TOKENS, WORKED_INPUTS
 from autograder.cli import main
 from autograder.feedback.formats import FORMATS, render
-from autograder.core.harness import CheckFailed, expect_close
+from autograder.core.harness import CheckFailed, expect_close, take_passing_figures
 from autograder.feedback.report import render_html, render_markdown, write_report
 from autograder.core.results import CheckResult, GradeResult, SectionResult
 
@@ -54,13 +54,23 @@ def failure(actual, expected, what, **kwargs) -> CheckFailed:
     raise AssertionError("expect_close passed")
 
 
+def passing(actual, expected, what, **kwargs) -> dict:
+    """The figure of a comparison that passed and asked to be shown."""
+    take_passing_figures()
+    expect_close(actual, expected, what, show_passing=True, **kwargs)
+    (figure,) = take_passing_figures()
+    return figure
+
+
 def fixed_result() -> GradeResult:
     weights = failure(torch.stack((WITH_DIAGONAL, EXPECTED)), torch.stack((EXPECTED, EXPECTED)),
                       "causal_attention_weights(attn_scores, 2) of the worked example", atol=1e-4,
                       heatmap_labels=TOKENS)
+    scores_shown = passing(SCORES.clone(), SCORES, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
     scores = SectionResult("01_scores", "Attention scores without trainable weights")
     scores.checks = [
-        CheckResult("01_scores", "score_matrix gives the documented 6x6 scores", 1, 1, documented=True, visible=True),
+        CheckResult("01_scores", "score_matrix gives the documented 6x6 scores", 1, 1, documented=True, visible=True,
+                    figures=[scores_shown]),  # a passing comparison shown anyway
         CheckResult("01_scores", "score_matrix has no Python loop over tokens", 1, 0,
                     "score_matrix dispatched 12 tensor ops for 4 tokens but 27 for 9: it looks like a Python loop "
                     "over tokens; compute them all with one batched operation", "check"),
@@ -71,7 +81,7 @@ def fixed_result() -> GradeResult:
         CheckResult("04_causal_mask", "causal_attention_weights gives the documented masked weights", 0.5, 0,
                     "causal_attention_weights(attn_scores, 2) of the worked example: wrong values, largest "
                     "difference inf at [0, 0, 0] (expected 1.0000, got nan)", "check", documented=True, visible=True,
-                    figure=weights.figure),  # a fixed message: the golden file follows this test's changes only
+                    figures=[weights.figure]),  # a fixed message: the golden file follows this test's changes only
         CheckResult("04_causal_mask", "CausalAttention: eval mode disables dropout <& friends>", 0.5, 0,
                     "CausalAttention is not implemented yet: it still raises NotImplementedError (code cell 10, "
                     "line 29)", "stub"),
@@ -100,7 +110,7 @@ def test_expect_close_attaches_the_matrices_only_when_asked():
     plain = failure(wrong, batch, "weights")
     assert plain.figure is None
     asked = failure(wrong, batch, "weights", heatmap_labels=TOKENS)
-    assert set(asked.figure) == {"expected", "actual", "labels", "what"}
+    assert set(asked.figure) == {"expected", "actual", "labels", "what", "passed"} and not asked.figure["passed"]
     assert asked.figure["expected"].shape == asked.figure["actual"].shape == (6, 6)  # first batch item
     assert torch.equal(asked.figure["actual"], wrong[0].double())
     assert asked.figure["labels"] == (TOKENS, TOKENS) and asked.message == plain.message
@@ -110,6 +120,7 @@ def test_expect_close_attaches_the_matrices_only_when_asked():
     assert mask.figure["labels"] == (None, None) and mask.figure["expected"].dtype == torch.float64
     assert failure(torch.ones(5, 5), torch.ones(6, 6), "shape", heatmap_labels=TOKENS).figure is None
     expect_close(EXPECTED.clone(), EXPECTED, "passes", heatmap_labels=TOKENS)
+    assert take_passing_figures() == []  # a passing comparison is kept only when it asks to be shown
 
 
 def test_figures_are_never_serialised():
@@ -140,15 +151,15 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
     assert "http://" not in page and "https://" not in page and "<link" not in page  # works offline
 
     images = embedded_pngs(page)
-    assert len(images) == 1  # only the failing check that carries a figure
-    image = images[0]
-    assert image.size == (heatmaps.WIDTH, heatmaps.HEIGHT)
+    assert len(images) == 2  # the passing check shown anyway, then the failing one
+    assert all(image.size == (heatmaps.WIDTH, heatmaps.HEIGHT) for image in images)
+    assert page.count('<figure class="passed">') == 1 and page.count('<figure class="failed">') == 1
+    assert page.index('<figure class="passed">') < page.index('data-check="score_matrix has no Python loop')
+    assert "Passed: your values of score_matrix(inputs) (middle) match the expected ones" in page
     expected, actual = EXPECTED.double().numpy(), WITH_DIAGONAL.double().numpy()
-    boxes = heatmaps.panel_boxes((6, 6))
 
-    def colour(panel, r, c):  # a quarter into the cell: away from the printed value and the outline
-        x0, y0, x1, y1 = boxes[panel]
-        return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / 6), round(y0 + (r + 0.25) * (y1 - y0) / 6)))
+    def colour(panel, r, c, image=images[1]):
+        return cell_colour(image, (6, 6), panel, r, c)
 
     grey = tuple(int(MISSING, 16) for MISSING in re.findall("..", heatmaps.MISSING[1:]))
     same = np.argwhere(np.abs(actual - expected) < 1e-9)
@@ -168,8 +179,30 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
         GOLDEN.write_text(markdown)
     assert markdown == GOLDEN.read_text()
     linked = re.findall(r"\]\((heatmaps/[^)]+\.png)\)", markdown)
-    assert len(linked) == 1
-    assert (folder / linked[0]).read_bytes() == base64.b64decode(PNG_SRC.findall(page)[0])
+    assert len(linked) == 2
+    for name, data in zip(linked, PNG_SRC.findall(page)):
+        assert (folder / name).read_bytes() == base64.b64decode(data)
+
+
+def cell_colour(image, shape, panel, r, c):
+    """The colour of cell (r, c) of a heatmap panel, a quarter into the cell: away from the printed
+    value and the outline."""
+    x0, y0, x1, y1 = heatmaps.panel_boxes(shape)[panel]
+    return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / shape[1]),
+                           round(y0 + (r + 0.25) * (y1 - y0) / shape[0])))
+
+
+def test_a_passing_figure_shows_equal_panels_and_no_difference(student_report):
+    """The passing picture of the worked example's scores: expected and yours alike, the difference zero."""
+    passed = embedded_pngs(student_report.read_text())[0]
+    zero = {cell_colour(passed, (6, 6), 2, r, c) for r in range(6) for c in range(6)}
+    assert len(zero) == 1  # one colour: a zero difference everywhere
+    colours = set()
+    for r in range(6):
+        for c in range(6):
+            assert cell_colour(passed, (6, 6), 0, r, c) == cell_colour(passed, (6, 6), 1, r, c), (r, c)
+            colours.add(cell_colour(passed, (6, 6), 1, r, c))
+    assert len(colours - zero) > 5  # the scores themselves are drawn, in colours other than a zero's
 
 
 def test_rendering_is_deterministic(tmp_path, student_report):
@@ -183,14 +216,20 @@ def test_rendering_is_deterministic(tmp_path, student_report):
     assert render_markdown(fixed_result()) == (tmp_path / "report.md").read_text()
 
 
-def test_passing_submission_has_no_images(tmp_path):
+@pytest.mark.parametrize("keep_passing", [True, False])
+def test_a_passing_submission_shows_only_passing_pictures(tmp_path, keep_passing):
+    """Every check passed: the pictures shown are the passing comparisons the checks kept (labelled
+    passed), and none at all where no check kept one."""
     result = fixed_result()
     for section in result.sections:
         for check in section.checks:
-            check.points, check.message, check.kind, check.figure = check.max_points, "", "", None
+            check.points, check.message, check.kind = check.max_points, "", ""
+            check.figures = [f for f in check.figures if f["passed"] and keep_passing]
     page = write_report(result, tmp_path).read_text()
-    assert not PNG_SRC.findall(page) and 'class="check fail"' not in page
-    assert not (tmp_path / "heatmaps").exists() or not list((tmp_path / "heatmaps").iterdir())
+    assert 'class="check fail"' not in page and '<figure class="failed">' not in page
+    assert len(PNG_SRC.findall(page)) == page.count('<figure class="passed">') == (1 if keep_passing else 0)
+    pictures = list((tmp_path / "heatmaps").glob("*.png")) if (tmp_path / "heatmaps").exists() else []
+    assert len(pictures) == (1 if keep_passing else 0)
 
 
 def test_a_missing_notebook_is_said_once():
@@ -388,10 +427,10 @@ def test_reports_render_in_headless_chromium(tmp_path, student_report, class_pag
             if browser.poll() is None:
                 browser.kill()
                 browser.wait()
-    for stdout, stderr in outputs[:2]:
+    for (stdout, stderr), count in zip(outputs[:2], (2, 1)):  # the student's 2 heatmaps, the class's chart
         body = re.search(r"<body[^>]*>", stdout)
         assert body, stderr[-2000:]
-        assert 'data-images="ok"' in body[0] and 'data-image-count="1"' in body[0], body[0]
+        assert 'data-images="ok"' in body[0] and f'data-image-count="{count}"' in body[0], body[0]
         assert 'data-broken-images="0"' in body[0] and 'data-errors="0"' in body[0], body[0]
         console = [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
         assert not console, console

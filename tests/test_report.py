@@ -232,6 +232,113 @@ def test_a_passing_submission_shows_only_passing_pictures(tmp_path, keep_passing
     assert len(pictures) == (1 if keep_passing else 0)
 
 
+# ------------------------------------------------------------------ the submission's name, --section updates
+
+
+def one_section(section_id: str, points: float, figure: dict | None = None) -> SectionResult:
+    """A section of one check worth 1 point, scoring `points`, carrying `figure` if given."""
+    message = "" if points else "wrong values"
+    return SectionResult(section_id, section_id, [CheckResult(section_id, f"{section_id} check", 1, points, message,
+                                                              figures=[figure] if figure else [])])
+
+
+def shown_sections(page: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)">', page)
+
+
+@pytest.mark.parametrize("given, cwd, name", [
+    (".", "ada-work", "ada-work"),
+    ("ada-work/", "", "ada-work"),
+    ("ada-work/03_trainable_qkv.ipynb", "", "03_trainable_qkv.ipynb"),
+    ("..", "ada-work/sub", "ada-work"),
+])
+def test_the_header_names_the_submission_by_its_resolved_name(tmp_path, monkeypatch, given, cwd, name):
+    (tmp_path / "ada-work" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / cwd)
+    page = write_report(GradeResult(given, "cpu", [one_section("01_scores", 1)]), tmp_path / "out",
+                        source=given).read_text()
+    assert f"Total: <strong id=\"total\">1 / 1</strong> for <code>{name}</code>" in page
+    assert "<code>.</code>" not in page and "<code>..</code>" not in page
+    assert f"Submission: {name.replace('_', chr(92) + '_')}" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_section_run_updates_that_section_only(tmp_path):
+    """`check --section 04_causal_mask`: 01 stays as the earlier run left it (its heatmap too), 04 is new."""
+    scores = passing(SCORES.clone(), SCORES, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
+    (tmp_path / "ada").mkdir()
+    out, source = tmp_path / "feedback", tmp_path / "ada"
+    first = GradeResult("ada", "cpu", [one_section("01_scores", 1, scores), one_section("04_causal_mask", 0)])
+    write_report(first, out, source=source, visible_only=True)
+    page = write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out, source=source,
+                        visible_only=True, update=True).read_text()
+    assert shown_sections(page) == ["01_scores", "04_causal_mask"]
+    assert 'Total: <strong id="total">2 / 2</strong>' in page and 'class="check fail"' not in page
+    assert "This run graded 04_causal_mask only; the other sections (01_scores) are from earlier runs" in page
+    assert len(embedded_pngs(page)) == 1 and '<figure class="passed">' in page  # 01's heatmap, kept
+    data = json.loads((out / "report-data.json").read_text())
+    assert [s["id"] for s in data["sections"]] == ["01_scores", "04_causal_mask"]
+    assert "earlier runs" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("earlier, says", [
+    ({"source": "bob"}, "was for another submission"),
+    ({"visible_only": False}, "was for the other kind of run"),
+    ({"data": b"{not json"}, "was not used: it could not be read"),
+    ({"data": b'{"format": 99, "submission": {}}'}, "was not used: it is not in this grader's format"),
+])
+def test_a_report_of_another_submission_is_replaced_and_says_so(tmp_path, earlier, says):
+    out = tmp_path / "feedback"
+    for name in ("ada", "bob"):
+        (tmp_path / name).mkdir()
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out,
+                 source=tmp_path / earlier.get("source", "ada"), visible_only=earlier.get("visible_only", True))
+    if "data" in earlier:
+        (out / "report-data.json").write_bytes(earlier["data"])
+    page = write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out, source=tmp_path / "ada",
+                        visible_only=True, update=True).read_text()
+    assert shown_sections(page) == ["04_causal_mask"] and html.escape(says) in page
+    assert "This report shows only the sections of this run (04_causal_mask)" in page
+    assert [s["id"] for s in json.loads((out / "report-data.json").read_text())["sections"]] == ["04_causal_mask"]
+
+
+def test_a_full_run_replaces_the_report_without_a_notice(tmp_path):
+    out, source = tmp_path / "feedback", tmp_path
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out, source=source)
+    page = write_report(GradeResult("x", "cpu", [one_section("04_causal_mask", 0)]), out, source=source).read_text()
+    assert shown_sections(page) == ["04_causal_mask"] and 'class="update"' not in page
+
+
+def test_report_data_keeps_every_field_and_figure():
+    from autograder.feedback import report_store
+
+    result = fixed_result()
+    data = json.loads(report_store.encode(report_store.to_data(result, {"path": "/x", "checks": "all"})))
+    back = report_store.sections_from(data)
+    assert back == result.sections  # checks compared field by field (figures aside)
+    for old, new in zip([c for s in result.sections for c in s.checks], [c for s in back for c in s.checks]):
+        assert len(old.figures) == len(new.figures)
+        for a, b in zip(old.figures, new.figures):
+            assert torch.equal(a["expected"].nan_to_num(-7.0), b["expected"].nan_to_num(-7.0))
+            assert torch.equal(a["actual"].nan_to_num(-7.0), b["actual"].nan_to_num(-7.0))
+            assert (a["labels"], a["what"], a["passed"]) == (tuple(b["labels"]), b["what"], b["passed"])
+
+
+@pytest.mark.parametrize("cached, renders", [("kept", 0), ("corrupt", 2)])
+def test_unchanged_heatmaps_are_not_drawn_again(tmp_path, monkeypatch, student_report, cached, renders):
+    """A PNG of the same name (its name holds the digest of what it shows) is reused; one that is not
+    a PNG is drawn again."""
+    from autograder.feedback import report
+
+    shutil.copytree(student_report.parent, tmp_path / "out")
+    if cached == "corrupt":
+        for old in (tmp_path / "out" / "heatmaps").iterdir():
+            old.write_bytes(b"not a png")
+    drawn = []
+    monkeypatch.setattr(report.heatmaps, "render_figure", lambda figure: drawn.append(figure) or b"\x89PNG\r\n\x1a\n")
+    write_report(fixed_result(), tmp_path / "out")
+    assert len(drawn) == renders
+
+
 def test_a_missing_notebook_is_said_once():
     missing = "06_multihead.ipynb is missing from the submission"
     section = SectionResult("06_multihead", "Split into heads, attend, rebuild", notes=[missing])
@@ -465,6 +572,45 @@ def test_check_writes_feedback_with_heatmaps_for_the_documented_checks(tmp_path)
     markdown = (tmp_path / "feedback" / "report.md").read_text()
     assert "  journey" in markdown and "heatmaps/01_scores-02-score_matrix" in markdown
     shutil.rmtree(tmp_path / "feedback")
+
+
+NO_SWAP_BACK = """
+    def combine_heads(x):
+        b, h, t, hd = x.shape
+        return x.reshape(b, t, h * hd)
+"""
+
+
+def test_check_section_updates_06_with_its_heatmaps_and_keeps_03(tmp_path):
+    """End to end: `check` of a folder, then `check --section 06_multihead` after a mistake in 06 (and 03
+    broken too, which that run must not grade): 03 stays as it was, 06 shows its failing heatmap beside
+    its passing ones, and the header names the folder, not "."."""
+    work = tmp_path / "ada-work"
+    work.mkdir()
+    for section_id in ("03_trainable_qkv", "06_multihead"):
+        (work / f"{section_id}.py").write_text(correct_source(section_id))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def check(*args):
+        done = subprocess.run([sys.executable, "-m", "autograder", "check", ".", "--report", "../out", *args],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "out" / "report.html").read_text()
+
+    first = check()
+    assert "for <code>ada-work</code>" in first and 'data-check="combine_heads undoes' in first
+    (work / "06_multihead.py").write_text(replace_def(correct_source("06_multihead"), "combine_heads", NO_SWAP_BACK))
+    (work / "03_trainable_qkv.py").write_text("raise SystemExit('not graded in this run')\n")
+    page = check("--section", "06_multihead")
+    assert shown_sections(page) == shown_sections(first)  # every section of the first run is still there
+    section_03 = re.compile(r'<section id="03_trainable_qkv">.*?</section>', re.S)
+    assert section_03.search(page)[0] == section_03.search(first)[0]
+    section_06 = re.search(r'<section id="06_multihead">.*?</section>', page, re.S)[0]
+    failed = re.search(r'<div class="check fail" data-check="combine_heads undoes.*?</div>\s*(<figure.*?</figure>)',
+                       section_06, re.S)
+    assert failed and 'class="failed"' in failed[1] and "without swapping H and T back" in section_06
+    assert section_06.count('<figure class="passed">') == 2  # the documented head split and output, passing
+    assert "This run graded 06_multihead only" in page
 
 
 def test_what_the_code_printed_is_shown_capped_and_inert():

@@ -9,6 +9,7 @@ numbers are compared with grades.csv.
 """
 import base64
 import html
+import importlib
 import io
 import json
 import os
@@ -32,6 +33,7 @@ from autograder.feedback.formats import FORMATS, render
 from autograder.core.harness import CheckFailed, expect_close, take_passing_figures
 from autograder.feedback.report import render_html, render_markdown, write_report
 from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.core.sections import SECTIONS
 
 GOLDEN = ROOT / "tests" / "golden" / "feedback_report.md"
 CHROMIUM = "/usr/bin/chromium"
@@ -121,6 +123,27 @@ def test_expect_close_attaches_the_matrices_only_when_asked():
     assert failure(torch.ones(5, 5), torch.ones(6, 6), "shape", heatmap_labels=TOKENS).figure is None
     expect_close(EXPECTED.clone(), EXPECTED, "passes", heatmap_labels=TOKENS)
     assert take_passing_figures() == []  # a passing comparison is kept only when it asks to be shown
+
+
+HEATMAP_KEYWORDS = {"heatmap_labels", "heatmap_view", "show_passing"}
+
+
+@pytest.mark.parametrize("section_id", [section.id for section in SECTIONS])
+def test_only_visible_checks_ask_for_heatmaps(section_id):
+    """Heatmaps show public inputs only: no hidden check (fresh seeds, the reference's values) asks for one
+    (the plugin also drops any figure of a hidden check)."""
+    import ast
+    import inspect
+
+    from autograder.checks import declared
+
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    hidden = [f for f in vars(module).values() if callable(f) and hasattr(f, "grading") and not f.grading["visible"]]
+    assert len(hidden) < len(declared(section_id))
+    for function in hidden:
+        calls = [node for node in ast.walk(ast.parse(inspect.getsource(function))) if isinstance(node, ast.Call)]
+        asked = {k.arg for call in calls for k in call.keywords} & HEATMAP_KEYWORDS
+        assert not asked, f"{function.__name__} is a hidden check and asks for {asked}"
 
 
 def test_figures_are_never_serialised():

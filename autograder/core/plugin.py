@@ -91,7 +91,8 @@ class GradingPlugin:
                 documented=grading["documented"],
                 visible=grading["visible"],
                 visibility=grading.get("visibility", ""),
-                figures=figures_of(call.excinfo),
+                # pictures of public inputs only: a hidden check's (fresh seeds, the reference's values) never
+                figures=figures_of(call.excinfo) if grading["visible"] else [],
                 mistake=mistake_of(call.excinfo) if failed else "",
             ))
 

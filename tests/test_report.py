@@ -331,6 +331,16 @@ def test_a_full_run_replaces_the_report_without_a_notice(tmp_path):
     assert shown_sections(page) == ["04_causal_mask"] and 'class="update"' not in page
 
 
+def test_a_report_of_no_known_submission_keeps_no_data_to_merge(tmp_path):
+    """A batch's report (a student id, no path): no report-data.json, and a stale one goes, so that a later
+    --section run cannot merge with sections this report does not show."""
+    out = tmp_path / "feedback"
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out, source=tmp_path)
+    assert (out / "report-data.json").is_file()
+    write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out)
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md"]
+
+
 def test_report_data_keeps_every_field_and_figure():
     from autograder.feedback import report_store
 

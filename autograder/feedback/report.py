@@ -332,11 +332,12 @@ def _grid_shape(figure) -> tuple:
 
 def write_report(result: GradeResult, folder, *, source=None, visible_only: bool = False,
                  update: bool = False) -> Path:
-    """Write DIR/report.html, DIR/report.md, DIR/heatmaps/*.png and DIR/report-data.json; returns the
-    HTML's path.
+    """Write DIR/report.html, DIR/report.md, DIR/heatmaps/*.png and, for a submission given by its
+    path, DIR/report-data.json; returns the HTML's path.
 
     source: the submission's path as given (the report names it by its resolved name; None: keep
-        result.submission, e.g. a batch's student id). visible_only: a self-check's report.
+        result.submission, e.g. a batch's student id, and write no data to merge with).
+    visible_only: a self-check's report.
     update: this run graded some sections only (--section): the other sections of the same
         submission already in DIR stay (report_store.merge).
     """
@@ -349,7 +350,7 @@ def write_report(result: GradeResult, folder, *, source=None, visible_only: bool
         result = replace(result, submission=report_store.submission_name(source))
         key = report_store.identity(source, visible_only)
     else:
-        key = {"path": "", "checks": "visible" if visible_only else "all"}
+        key = {}
     result, notices = report_store.merge(result, folder, key, update and source is not None)
     image_dir = folder / IMAGE_DIR
     images = render_images(result, cached=image_dir if image_dir.is_dir() else None)
@@ -359,7 +360,11 @@ def write_report(result: GradeResult, folder, *, source=None, visible_only: bool
                 old.unlink()
     for name, png in images.items():
         write_bytes_atomically(image_dir / name, png)
-    write_bytes_atomically(folder / report_store.DATA_NAME, report_store.encode(report_store.to_data(result, key)))
+    data_file = folder / report_store.DATA_NAME
+    if source is not None:  # a later run of some sections of this submission merges with it
+        write_bytes_atomically(data_file, report_store.encode(report_store.to_data(result, key)))
+    elif data_file.is_file() and not data_file.is_symlink():  # a report of no known submission: nothing to merge
+        data_file.unlink()
     write_bytes_atomically(folder / MARKDOWN_NAME, render_markdown(result, notices=notices).encode("utf-8"))
     write_bytes_atomically(folder / HTML_NAME, render_html(result, images, notices).encode("utf-8"))
     return folder / HTML_NAME

@@ -31,9 +31,8 @@ import html
 import re
 from pathlib import Path
 
-from autograder.feedback import heatmaps
-
 from autograder.core.files import write_bytes_atomically
+from autograder.feedback import heatmaps
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
 from autograder.core.results import (WEAK_WARNING, CheckResult, GradeResult, SectionResult, check_max_points,
                                      notes_from_output)
@@ -179,7 +178,7 @@ def figure_html(figure: dict, png: bytes) -> str:
     if figure.get("passed"):
         alt = f"passed: heatmaps of the expected values, yours, and the difference: {what}"
         caption = (f"Passed: your values of {esc(what)} (middle) match the expected ones (left); "
-                   "the difference (right) is zero everywhere.")
+                   "the difference (right) is zero within the check's tolerance.")
     else:
         alt = f"heatmaps of the expected values, yours, and the difference: {what}"
         caption = (f"Left: the expected values of {esc(what)}. Middle: yours (differing cells outlined). "

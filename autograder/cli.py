@@ -54,14 +54,18 @@ def build_parser() -> Parser:
     return parser
 
 
-def write_feedback(result, folder: Path | None) -> None:
-    """The student's report.html / report.md; a failure to write it is said on stderr, not fatal."""
+def write_feedback(result, folder: Path | None, args=None) -> None:
+    """The student's report.html / report.md; a failure to write it is said on stderr, not fatal.
+    args: the command line, when there is one: the report names its submission, and a run of one
+    section (--section) updates that section only of the report already in `folder`."""
     if folder is None:
         return
     from autograder.feedback.report import write_report
 
+    where = {} if args is None else {"source": args.submission, "visible_only": args.verb == "check",
+                                     "update": args.section is not None}
     try:
-        path = write_report(result, folder)
+        path = write_report(result, folder, **where)
     except Exception as error:  # the report is extra: the grade above stands without it
         print(report_not_written(folder, error), file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):
@@ -95,6 +99,7 @@ def preload_trusted(report: bool) -> None:
     if report:
         import autograder.feedback.heatmaps  # noqa: F401
         import autograder.feedback.report  # noqa: F401
+        import autograder.feedback.report_store  # noqa: F401
 
 
 def main(argv=None) -> int:
@@ -152,7 +157,7 @@ def grade_main(args) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
-    write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None))
+    write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None), args)
     for error in result.grader_errors:
         print(f"autograder: grader error: {error.splitlines()[0] if error else ''}", file=sys.stderr)
     if result.grader_errors and os.environ.get("AUTOGRADER_DEBUG"):

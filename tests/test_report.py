@@ -9,6 +9,7 @@ numbers are compared with grades.csv.
 """
 import base64
 import html
+import importlib
 import io
 import json
 import os
@@ -29,9 +30,10 @@ from autograder.feedback import heatmaps
 from autograder.checks.common import TOKENS, WORKED_INPUTS
 from autograder.cli import main
 from autograder.feedback.formats import FORMATS, render
-from autograder.core.harness import CheckFailed, expect_close
+from autograder.core.harness import CheckFailed, expect_close, take_passing_figures
 from autograder.feedback.report import render_html, render_markdown, write_report
 from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.core.sections import SECTIONS
 
 GOLDEN = ROOT / "tests" / "golden" / "feedback_report.md"
 CHROMIUM = "/usr/bin/chromium"
@@ -54,13 +56,23 @@ def failure(actual, expected, what, **kwargs) -> CheckFailed:
     raise AssertionError("expect_close passed")
 
 
+def passing(actual, expected, what, **kwargs) -> dict:
+    """The figure of a comparison that passed and asked to be shown."""
+    take_passing_figures()
+    expect_close(actual, expected, what, show_passing=True, **kwargs)
+    (figure,) = take_passing_figures()
+    return figure
+
+
 def fixed_result() -> GradeResult:
     weights = failure(torch.stack((WITH_DIAGONAL, EXPECTED)), torch.stack((EXPECTED, EXPECTED)),
                       "causal_attention_weights(attn_scores, 2) of the worked example", atol=1e-4,
                       heatmap_labels=TOKENS)
+    scores_shown = passing(SCORES.clone(), SCORES, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
     scores = SectionResult("01_scores", "Attention scores without trainable weights")
     scores.checks = [
-        CheckResult("01_scores", "score_matrix gives the documented 6x6 scores", 1, 1, documented=True, visible=True),
+        CheckResult("01_scores", "score_matrix gives the documented 6x6 scores", 1, 1, documented=True, visible=True,
+                    figures=[scores_shown]),  # a passing comparison shown anyway
         CheckResult("01_scores", "score_matrix has no Python loop over tokens", 1, 0,
                     "score_matrix dispatched 12 tensor ops for 4 tokens but 27 for 9: it looks like a Python loop "
                     "over tokens; compute them all with one batched operation", "check"),
@@ -71,7 +83,7 @@ def fixed_result() -> GradeResult:
         CheckResult("04_causal_mask", "causal_attention_weights gives the documented masked weights", 0.5, 0,
                     "causal_attention_weights(attn_scores, 2) of the worked example: wrong values, largest "
                     "difference inf at [0, 0, 0] (expected 1.0000, got nan)", "check", documented=True, visible=True,
-                    figure=weights.figure),  # a fixed message: the golden file follows this test's changes only
+                    figures=[weights.figure]),  # a fixed message: the golden file follows this test's changes only
         CheckResult("04_causal_mask", "CausalAttention: eval mode disables dropout <& friends>", 0.5, 0,
                     "CausalAttention is not implemented yet: it still raises NotImplementedError (code cell 10, "
                     "line 29)", "stub"),
@@ -100,7 +112,7 @@ def test_expect_close_attaches_the_matrices_only_when_asked():
     plain = failure(wrong, batch, "weights")
     assert plain.figure is None
     asked = failure(wrong, batch, "weights", heatmap_labels=TOKENS)
-    assert set(asked.figure) == {"expected", "actual", "labels", "what"}
+    assert set(asked.figure) == {"expected", "actual", "labels", "what", "passed"} and not asked.figure["passed"]
     assert asked.figure["expected"].shape == asked.figure["actual"].shape == (6, 6)  # first batch item
     assert torch.equal(asked.figure["actual"], wrong[0].double())
     assert asked.figure["labels"] == (TOKENS, TOKENS) and asked.message == plain.message
@@ -110,6 +122,28 @@ def test_expect_close_attaches_the_matrices_only_when_asked():
     assert mask.figure["labels"] == (None, None) and mask.figure["expected"].dtype == torch.float64
     assert failure(torch.ones(5, 5), torch.ones(6, 6), "shape", heatmap_labels=TOKENS).figure is None
     expect_close(EXPECTED.clone(), EXPECTED, "passes", heatmap_labels=TOKENS)
+    assert take_passing_figures() == []  # a passing comparison is kept only when it asks to be shown
+
+
+HEATMAP_KEYWORDS = {"heatmap_labels", "heatmap_view", "show_passing"}
+
+
+@pytest.mark.parametrize("section_id", [section.id for section in SECTIONS])
+def test_only_visible_checks_ask_for_heatmaps(section_id):
+    """Heatmaps show public inputs only: no hidden check (fresh seeds, the reference's values) asks for one
+    (the plugin also drops any figure of a hidden check)."""
+    import ast
+    import inspect
+
+    from autograder.checks import declared
+
+    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    hidden = [f for f in vars(module).values() if callable(f) and hasattr(f, "grading") and not f.grading["visible"]]
+    assert len(hidden) < len(declared(section_id))
+    for function in hidden:
+        calls = [node for node in ast.walk(ast.parse(inspect.getsource(function))) if isinstance(node, ast.Call)]
+        asked = {k.arg for call in calls for k in call.keywords} & HEATMAP_KEYWORDS
+        assert not asked, f"{function.__name__} is a hidden check and asks for {asked}"
 
 
 def test_figures_are_never_serialised():
@@ -140,15 +174,15 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
     assert "http://" not in page and "https://" not in page and "<link" not in page  # works offline
 
     images = embedded_pngs(page)
-    assert len(images) == 1  # only the failing check that carries a figure
-    image = images[0]
-    assert image.size == (heatmaps.WIDTH, heatmaps.HEIGHT)
+    assert len(images) == 2  # the passing check shown anyway, then the failing one
+    assert all(image.size == (heatmaps.WIDTH, heatmaps.HEIGHT) for image in images)
+    assert page.count('<figure class="passed">') == 1 and page.count('<figure class="failed">') == 1
+    assert page.index('<figure class="passed">') < page.index('data-check="score_matrix has no Python loop')
+    assert "Passed: your values of score_matrix(inputs) (middle) match the expected ones" in page
     expected, actual = EXPECTED.double().numpy(), WITH_DIAGONAL.double().numpy()
-    boxes = heatmaps.panel_boxes((6, 6))
 
-    def colour(panel, r, c):  # a quarter into the cell: away from the printed value and the outline
-        x0, y0, x1, y1 = boxes[panel]
-        return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / 6), round(y0 + (r + 0.25) * (y1 - y0) / 6)))
+    def colour(panel, r, c, image=images[1]):
+        return cell_colour(image, (6, 6), panel, r, c)
 
     grey = tuple(int(MISSING, 16) for MISSING in re.findall("..", heatmaps.MISSING[1:]))
     same = np.argwhere(np.abs(actual - expected) < 1e-9)
@@ -168,8 +202,30 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
         GOLDEN.write_text(markdown)
     assert markdown == GOLDEN.read_text()
     linked = re.findall(r"\]\((heatmaps/[^)]+\.png)\)", markdown)
-    assert len(linked) == 1
-    assert (folder / linked[0]).read_bytes() == base64.b64decode(PNG_SRC.findall(page)[0])
+    assert len(linked) == 2
+    for name, data in zip(linked, PNG_SRC.findall(page)):
+        assert (folder / name).read_bytes() == base64.b64decode(data)
+
+
+def cell_colour(image, shape, panel, r, c):
+    """The colour of cell (r, c) of a heatmap panel, a quarter into the cell: away from the printed
+    value and the outline."""
+    x0, y0, x1, y1 = heatmaps.panel_boxes(shape)[panel]
+    return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / shape[1]),
+                           round(y0 + (r + 0.25) * (y1 - y0) / shape[0])))
+
+
+def test_a_passing_figure_shows_equal_panels_and_no_difference(student_report):
+    """The passing picture of the worked example's scores: expected and yours alike, the difference zero."""
+    passed = embedded_pngs(student_report.read_text())[0]
+    zero = {cell_colour(passed, (6, 6), 2, r, c) for r in range(6) for c in range(6)}
+    assert len(zero) == 1  # one colour: a zero difference everywhere
+    colours = set()
+    for r in range(6):
+        for c in range(6):
+            assert cell_colour(passed, (6, 6), 0, r, c) == cell_colour(passed, (6, 6), 1, r, c), (r, c)
+            colours.add(cell_colour(passed, (6, 6), 1, r, c))
+    assert len(colours - zero) > 5  # the scores themselves are drawn, in colours other than a zero's
 
 
 def test_rendering_is_deterministic(tmp_path, student_report):
@@ -183,14 +239,137 @@ def test_rendering_is_deterministic(tmp_path, student_report):
     assert render_markdown(fixed_result()) == (tmp_path / "report.md").read_text()
 
 
-def test_passing_submission_has_no_images(tmp_path):
+@pytest.mark.parametrize("keep_passing", [True, False])
+def test_a_passing_submission_shows_only_passing_pictures(tmp_path, keep_passing):
+    """Every check passed: the pictures shown are the passing comparisons the checks kept (labelled
+    passed), and none at all where no check kept one."""
     result = fixed_result()
     for section in result.sections:
         for check in section.checks:
-            check.points, check.message, check.kind, check.figure = check.max_points, "", "", None
+            check.points, check.message, check.kind = check.max_points, "", ""
+            check.figures = [f for f in check.figures if f["passed"] and keep_passing]
     page = write_report(result, tmp_path).read_text()
-    assert not PNG_SRC.findall(page) and 'class="check fail"' not in page
-    assert not (tmp_path / "heatmaps").exists() or not list((tmp_path / "heatmaps").iterdir())
+    assert 'class="check fail"' not in page and '<figure class="failed">' not in page
+    assert len(PNG_SRC.findall(page)) == page.count('<figure class="passed">') == (1 if keep_passing else 0)
+    pictures = list((tmp_path / "heatmaps").glob("*.png")) if (tmp_path / "heatmaps").exists() else []
+    assert len(pictures) == (1 if keep_passing else 0)
+
+
+# ------------------------------------------------------------------ the submission's name, --section updates
+
+
+def one_section(section_id: str, points: float, figure: dict | None = None) -> SectionResult:
+    """A section of one check worth 1 point, scoring `points`, carrying `figure` if given."""
+    message = "" if points else "wrong values"
+    return SectionResult(section_id, section_id, [CheckResult(section_id, f"{section_id} check", 1, points, message,
+                                                              figures=[figure] if figure else [])])
+
+
+def shown_sections(page: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)">', page)
+
+
+@pytest.mark.parametrize("given, cwd, name", [
+    (".", "ada-work", "ada-work"),
+    ("ada-work/", "", "ada-work"),
+    ("ada-work/03_trainable_qkv.ipynb", "", "03_trainable_qkv.ipynb"),
+    ("..", "ada-work/sub", "ada-work"),
+])
+def test_the_header_names_the_submission_by_its_resolved_name(tmp_path, monkeypatch, given, cwd, name):
+    (tmp_path / "ada-work" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / cwd)
+    page = write_report(GradeResult(given, "cpu", [one_section("01_scores", 1)]), tmp_path / "out",
+                        source=given).read_text()
+    assert f"Total: <strong id=\"total\">1 / 1</strong> for <code>{name}</code>" in page
+    assert "<code>.</code>" not in page and "<code>..</code>" not in page
+    assert f"Submission: {name.replace('_', chr(92) + '_')}" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_section_run_updates_that_section_only(tmp_path):
+    """`check --section 04_causal_mask`: 01 stays as the earlier run left it (its heatmap too), 04 is new."""
+    scores = passing(SCORES.clone(), SCORES, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
+    (tmp_path / "ada").mkdir()
+    out, source = tmp_path / "feedback", tmp_path / "ada"
+    first = GradeResult("ada", "cpu", [one_section("01_scores", 1, scores), one_section("04_causal_mask", 0)])
+    write_report(first, out, source=source, visible_only=True)
+    page = write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out, source=source,
+                        visible_only=True, update=True).read_text()
+    assert shown_sections(page) == ["01_scores", "04_causal_mask"]
+    assert 'Total: <strong id="total">2 / 2</strong>' in page and 'class="check fail"' not in page
+    assert "This run graded 04_causal_mask only; the other sections (01_scores) are from earlier runs" in page
+    assert len(embedded_pngs(page)) == 1 and '<figure class="passed">' in page  # 01's heatmap, kept
+    data = json.loads((out / "report-data.json").read_text())
+    assert [s["id"] for s in data["sections"]] == ["01_scores", "04_causal_mask"]
+    assert "earlier runs" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("earlier, says", [
+    ({"source": "bob"}, "was for another submission"),
+    ({"visible_only": False}, "was for the other kind of run"),
+    ({"data": b"{not json"}, "was not used: it could not be read"),
+    ({"data": b'{"format": 99, "submission": {}}'}, "was not used: it is not in this grader's format"),
+])
+def test_a_report_of_another_submission_is_replaced_and_says_so(tmp_path, earlier, says):
+    out = tmp_path / "feedback"
+    for name in ("ada", "bob"):
+        (tmp_path / name).mkdir()
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out,
+                 source=tmp_path / earlier.get("source", "ada"), visible_only=earlier.get("visible_only", True))
+    if "data" in earlier:
+        (out / "report-data.json").write_bytes(earlier["data"])
+    page = write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out, source=tmp_path / "ada",
+                        visible_only=True, update=True).read_text()
+    assert shown_sections(page) == ["04_causal_mask"] and html.escape(says) in page
+    assert "This report shows only the sections of this run (04_causal_mask)" in page
+    assert [s["id"] for s in json.loads((out / "report-data.json").read_text())["sections"]] == ["04_causal_mask"]
+
+
+def test_a_full_run_replaces_the_report_without_a_notice(tmp_path):
+    out, source = tmp_path / "feedback", tmp_path
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out, source=source)
+    page = write_report(GradeResult("x", "cpu", [one_section("04_causal_mask", 0)]), out, source=source).read_text()
+    assert shown_sections(page) == ["04_causal_mask"] and 'class="update"' not in page
+
+
+def test_a_report_of_no_known_submission_keeps_no_data_to_merge(tmp_path):
+    """A batch's report (a student id, no path): no report-data.json, and a stale one goes, so that a later
+    --section run cannot merge with sections this report does not show."""
+    out = tmp_path / "feedback"
+    write_report(GradeResult("x", "cpu", [one_section("01_scores", 1)]), out, source=tmp_path)
+    assert (out / "report-data.json").is_file()
+    write_report(GradeResult("ada", "cpu", [one_section("04_causal_mask", 1)]), out)
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md"]
+
+
+def test_report_data_keeps_every_field_and_figure():
+    from autograder.feedback import report_store
+
+    result = fixed_result()
+    data = json.loads(report_store.encode(report_store.to_data(result, {"path": "/x", "checks": "all"})))
+    back = report_store.sections_from(data)
+    assert back == result.sections  # checks compared field by field (figures aside)
+    for old, new in zip([c for s in result.sections for c in s.checks], [c for s in back for c in s.checks]):
+        assert len(old.figures) == len(new.figures)
+        for a, b in zip(old.figures, new.figures):
+            assert torch.equal(a["expected"].nan_to_num(-7.0), b["expected"].nan_to_num(-7.0))
+            assert torch.equal(a["actual"].nan_to_num(-7.0), b["actual"].nan_to_num(-7.0))
+            assert (a["labels"], a["what"], a["passed"]) == (tuple(b["labels"]), b["what"], b["passed"])
+
+
+@pytest.mark.parametrize("cached, renders", [("kept", 0), ("corrupt", 2)])
+def test_unchanged_heatmaps_are_not_drawn_again(tmp_path, monkeypatch, student_report, cached, renders):
+    """A PNG of the same name (its name holds the digest of what it shows) is reused; one that is not
+    a PNG is drawn again."""
+    from autograder.feedback import report
+
+    shutil.copytree(student_report.parent, tmp_path / "out")
+    if cached == "corrupt":
+        for old in (tmp_path / "out" / "heatmaps").iterdir():
+            old.write_bytes(b"not a png")
+    drawn = []
+    monkeypatch.setattr(report.heatmaps, "render_figure", lambda figure: drawn.append(figure) or b"\x89PNG\r\n\x1a\n")
+    write_report(fixed_result(), tmp_path / "out")
+    assert len(drawn) == renders
 
 
 def test_a_missing_notebook_is_said_once():
@@ -388,10 +567,10 @@ def test_reports_render_in_headless_chromium(tmp_path, student_report, class_pag
             if browser.poll() is None:
                 browser.kill()
                 browser.wait()
-    for stdout, stderr in outputs[:2]:
+    for (stdout, stderr), count in zip(outputs[:2], (2, 1)):  # the student's 2 heatmaps, the class's chart
         body = re.search(r"<body[^>]*>", stdout)
         assert body, stderr[-2000:]
-        assert 'data-images="ok"' in body[0] and 'data-image-count="1"' in body[0], body[0]
+        assert 'data-images="ok"' in body[0] and f'data-image-count="{count}"' in body[0], body[0]
         assert 'data-broken-images="0"' in body[0] and 'data-errors="0"' in body[0], body[0]
         console = [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
         assert not console, console
@@ -427,6 +606,45 @@ def test_check_writes_feedback_with_heatmaps_for_the_documented_checks(tmp_path)
     markdown = (tmp_path / "feedback" / "report.md").read_text()
     assert "  journey" in markdown and "heatmaps/01_scores-02-score_matrix" in markdown
     shutil.rmtree(tmp_path / "feedback")
+
+
+NO_SWAP_BACK = """
+    def combine_heads(x):
+        b, h, t, hd = x.shape
+        return x.reshape(b, t, h * hd)
+"""
+
+
+def test_check_section_updates_06_with_its_heatmaps_and_keeps_03(tmp_path):
+    """End to end: `check` of a folder, then `check --section 06_multihead` after a mistake in 06 (and 03
+    broken too, which that run must not grade): 03 stays as it was, 06 shows its failing heatmap beside
+    its passing ones, and the header names the folder, not "."."""
+    work = tmp_path / "ada-work"
+    work.mkdir()
+    for section_id in ("03_trainable_qkv", "06_multihead"):
+        (work / f"{section_id}.py").write_text(correct_source(section_id))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def check(*args):
+        done = subprocess.run([sys.executable, "-m", "autograder", "check", ".", "--report", "../out", *args],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "out" / "report.html").read_text()
+
+    first = check()
+    assert "for <code>ada-work</code>" in first and 'data-check="combine_heads undoes' in first
+    (work / "06_multihead.py").write_text(replace_def(correct_source("06_multihead"), "combine_heads", NO_SWAP_BACK))
+    (work / "03_trainable_qkv.py").write_text("raise SystemExit('not graded in this run')\n")
+    page = check("--section", "06_multihead")
+    assert shown_sections(page) == shown_sections(first)  # every section of the first run is still there
+    section_03 = re.compile(r'<section id="03_trainable_qkv">.*?</section>', re.S)
+    assert section_03.search(page)[0] == section_03.search(first)[0]
+    section_06 = re.search(r'<section id="06_multihead">.*?</section>', page, re.S)[0]
+    failed = re.search(r'<div class="check fail" data-check="combine_heads undoes.*?</div>\s*(<figure.*?</figure>)',
+                       section_06, re.S)
+    assert failed and 'class="failed"' in failed[1] and "without swapping H and T back" in section_06
+    assert section_06.count('<figure class="passed">') == 2  # the documented head split and output, passing
+    assert "This run graded 06_multihead only" in page
 
 
 def test_what_the_code_printed_is_shown_capped_and_inert():

@@ -48,7 +48,8 @@ def test_dot_scores_documented(student):
 @check(1, "score_matrix gives the documented 6x6 scores", documented=True)
 def test_score_matrix_documented(student):
     got = student.call("score_matrix", WORKED_INPUTS)
-    expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS)
+    # the worked example's scores are shown in the report even when right: a picture of what was computed
+    expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS, show_passing=True)
 
 
 # ---------------------------------------------------------------- visible: properties

@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (WORKED_INPUTS, expect_sums_to_one, expect_unchanged, rand, randn,
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_sums_to_one, expect_unchanged, rand, randn,
                                       run_unless_raised)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
 
@@ -96,9 +96,10 @@ def test_softmax_documented(student):
                      mistakes={"normalize_by_sum (divide by the sum) instead of a softmax":
                                    JOURNEY_SCORES / JOURNEY_SCORES.sum()})
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
+    # the worked example's weights are shown in the report, passing or not
     expect_close(student.call("softmax", scores), DOC_WEIGHTS, "softmax(score_matrix(inputs))", atol=1e-4,
                  mistakes={"softmax over dim 0 (down the columns) instead of the last dim":
-                               torch.softmax(scores, 0)})
+                               torch.softmax(scores, 0)}, heatmap_labels=TOKENS, show_passing=True)
 
 
 @check(0.5, "context_vectors gives the documented context vector z(2)", documented=True)

@@ -27,7 +27,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TRANSPOSE_HINT, hint_if_written, WORKED_INPUTS, expect_grads_flow, expect_same_params,
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
+                                      hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, stack_items, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
@@ -49,6 +50,10 @@ V2_ORDER = "W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bias)"
 NO_SCALING = "no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)"
 OVER_QUERIES = "softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim"
 ORDER_HINT = "the seeded weights depend on creating the parameters in this order: "
+# the report's heatmaps of the worked example (public inputs): query 2 ("journey") against every
+# token, and the modules' outputs, one row per token, one column per output dim
+QUERY_2 = (TOKENS[1:2], TOKENS)
+OUTPUT_ROWS = (TOKENS, None)
 
 
 def seeded_weights(draw, seed=123):
@@ -129,10 +134,12 @@ def test_query_2_documented(student):
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
         wrong = attention_mistakes(queries[1], keys, values)
+        # the student's weights of the worked example are shown in the report even when right
         expect_close(attn, torch.tensor(doc["weights"]), f"the weights of {what}", atol=1e-4,
-                     mistakes={k: w for k, (c, w) in wrong.items()})
+                     mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2,
+                     show_passing=draw is torch.rand)
         expect_close(context, torch.tensor(doc["context"]), f"the context of {what}", atol=1e-4,
-                     mistakes={k: c for k, (c, w) in wrong.items()})
+                     mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
 
 
 @check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True)
@@ -140,7 +147,7 @@ def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
     expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
-                 hint=ORDER_HINT + V1_ORDER)
+                 hint=ORDER_HINT + V1_ORDER, heatmap_labels=OUTPUT_ROWS)
 
 
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True)
@@ -148,7 +155,7 @@ def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
     expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
-                 hint=ORDER_HINT + V2_ORDER)
+                 hint=ORDER_HINT + V2_ORDER, heatmap_labels=OUTPUT_ROWS)
 
 
 # ---------------------------------------------------------------- visible: properties
@@ -306,10 +313,11 @@ def expect_attention(reply_value, queries, keys, values, what):
     expected_context, expected_weights = torch_attention(queries, keys, values)
     wrong = attention_mistakes(queries, keys, values)
     order = "(context, weights) in the wrong order: return the context first"
+    # a visible check's inputs are public: a failure shows its weights (queries x keys) and context
     expect_close(weights, expected_weights, f"the weights of {what}",
-                 mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}})
+                 mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}}, heatmap_labels=True)
     expect_close(context, expected_context, f"the context of {what}",
-                 mistakes={order: expected_weights, **{k: c for k, (c, w) in wrong.items()}})
+                 mistakes={order: expected_weights, **{k: c for k, (c, w) in wrong.items()}}, heatmap_labels=True)
 
 
 @check(1.25, "scaled_dot_product_attention divides the scores by sqrt(d_k), d_k = keys.shape[-1], for one query "
@@ -337,7 +345,7 @@ def test_v2_bias(student):
         without_bias = torch_attention(*(x @ getattr(layers, name).weight.T for name in NAMES))[0]
     expect_close(module(x), expected, "torch.manual_seed(61); SelfAttention_v2(4, 3, qkv_bias=True)(x)",
                  mistakes={"the biases left out of the projections": without_bias,
-                           **module_mistakes(layers, x)})
+                           **module_mistakes(layers, x)}, heatmap_labels=True)
 
 
 # ---------------------------------------------------------------- hidden: the reference on new inputs

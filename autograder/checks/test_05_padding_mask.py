@@ -166,7 +166,7 @@ def largest(values):
 def test_key_padding_mask_documented(student):
     expect_close(student.call("key_padding_mask", [4, 3, 2], 4), DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
                  mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
-                 heatmap_labels=True)
+                 heatmap_labels=True, show_passing=True)  # the documented mask, shown passing or not
 
 
 @check(0.5, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor", visible=True)

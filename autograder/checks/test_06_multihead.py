@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
                                       expect_same_params, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, with_params)
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
@@ -65,6 +65,19 @@ EVAL_DROPOUT = ("dropout active in eval mode (F.dropout defaults to training=Tru
                 "module, which eval() switches off)")
 NO_TRAIN_DROPOUT = "no dropout applied in train mode (apply self.dropout to the attention weights)"
 CONTEXT_DROPOUT = "dropout on the context vectors instead of the attention weights"
+
+# The report's pictures (public inputs only: the documented example, a visible check's inputs).
+# (B, H, T, hd) heads are drawn as batch item 0 with one row per (head, token), so a mixed-up split shows.
+HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), "batch item 0, one row per head and token")
+
+
+def head_rows(num_heads: int, num_tokens: int) -> list[str]:
+    return [f"head {h} t{t}" for h in range(num_heads) for t in range(num_tokens)]  # short: the margin is 90 px
+
+
+def head_columns(num_heads: int, head_dim: int) -> list[str]:
+    """Column names of combined heads (B, T, H*hd): each head's block of features side by side."""
+    return [f"head {h}: {i}" for h in range(num_heads) for i in range(head_dim)]
 
 
 def new_mha(student, *args, **kwargs):
@@ -205,14 +218,16 @@ def test_split_heads_documented(student):
     x = torch.arange(1, 33).reshape(2, 2, 8)
     expect_close(student.call("split_heads", x, 2), DOC_SPLIT.reshape(2, 2, 2, 4),
                  "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2)", atol=1e-4,
-                 mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)})
+                 mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)}, heatmap_labels=(head_rows(2, 2), None),
+                 heatmap_view=HEAD_ROWS, show_passing=True)
 
 
 @check(0.75, "MultiHeadAttentionWrapper gives the documented seeded output", documented=True)
 def test_wrapper_documented(student):
     module = student.new("MultiHeadAttentionWrapper", 3, 2, 6, 0.0, num_heads=2, seed=123)
     expect_close(module(WORKED_BATCH), DOC_WRAPPER.expand(2, 6, 4),
-                 "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4)
+                 "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
+                 heatmap_labels=(TOKENS, head_columns(2, 2)))
 
 
 @check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True)
@@ -220,7 +235,8 @@ def test_mha_documented(student):
     module = new_mha(student, 3, 2, 6, 0.0, num_heads=2, seed=123)
     expect_close(module(WORKED_BATCH), DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
-                 mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)})
+                 mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)},
+                 heatmap_labels=(TOKENS, None), show_passing=True)
 
 
 # ---------------------------------------------------------------- visible: split_heads / combine_heads (1 point)
@@ -240,7 +256,8 @@ def test_combine_inverse(student):
     # view after the transpose works there; the next check is the one about contiguous heads)
     back = student.run("combine_heads", heads, noncontiguous=True).value
     expect_close(back, x, "combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)",
-                 mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device)
+                 mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device,
+                 heatmap_labels=(None, head_columns(3, 4)))
 
 
 @check(0.25, "combine_heads works on a contiguous (B, H, T, hd) tensor such as attention output", visible=True)
@@ -324,7 +341,7 @@ def test_mha_equals_torch(student):
     expect_close(got, causal_torch_output(own, x),
                  "MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True)(x), compared with "
                  "nn.MultiheadAttention(8, 2, batch_first=True) holding its weights, under a causal attn_mask",
-                 mistakes=mha_mistakes(own, x, got), device=student.device)
+                 mistakes=mha_mistakes(own, x, got), device=student.device, heatmap_labels=True)
 
 
 @check(0.5, "causality: changing later tokens leaves earlier outputs unchanged", visible=True,
@@ -338,7 +355,8 @@ def test_mha_causal(student):
     for out in (before, after):
         expect_output(out, (2, 8, 3), "MultiHeadAttention(4, 3, 8, 0.0, num_heads=3) on a (2, 8, 4) input")
     expect_close(after[:, :5], before[:, :5], "the outputs of tokens 0-4 after tokens 5-7 changed",
-                 device=student.device,
+                 device=student.device, heatmap_labels=True,
+                 heatmap_view=(lambda out: out[1], "batch item 1, whose tokens 5-7 changed"),
                  hint="They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
                       "above the diagonal in every head")
     expect(not close(after[1, 5:], before[1, 5:]),
@@ -410,7 +428,7 @@ def test_mha_batch(student):
     for out in (before, after):
         expect_output(out, (3, 6, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2) on a (3, 6, 4) batch")
     expect_close(after[1:], before[1:], "the outputs of batch items 1 and 2 after item 0 changed",
-                 device=student.device,
+                 device=student.device, heatmap_labels=True,
                  hint="Each sequence must attend only within itself: keep the batch dim apart "
                       "(scores of shape (B, H, T, T))")
 
@@ -428,7 +446,7 @@ def test_mha_eval(student):
     for seed in (5, 6):
         expect_close(module(x, mode="eval", seed=seed), expected,
                      "MultiHeadAttention(4, 2, 6, dropout=0.5) in eval mode, compared with the same module "
-                     "built with dropout=0.0", device=student.device,
+                     "built with dropout=0.0", device=student.device, heatmap_labels=True,
                      hint=f"In eval mode the output must not depend on the dropout rate: {EVAL_DROPOUT}?")
 
 

@@ -20,7 +20,7 @@ import torch
 from autograder.sandbox.limits import StudentFailure
 
 __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
-           "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes"]
+           "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures"]
 
 # (rtol, atol) per device; atol is scaled by the magnitude of the values compared
 DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.0)}
@@ -30,8 +30,8 @@ class CheckFailed(AssertionError):
     """A check's verdict with a message for the student.
 
     figure: set by expect_close(..., heatmap_labels=...) on public inputs only:
-        {"expected", "actual": 2-D CPU float tensors, "labels": (rows, cols), "what": str}
-        for the student's feedback report (never serialised into results.json).
+        {"expected", "actual": 2-D CPU float tensors, "labels": (rows, cols), "what": str,
+         "passed": False} for the student's feedback report (never serialised into results.json).
     mistake: the name of the common mistake the check recognised, taken from the
         check's own catalogue (a `mistakes` key), never from student text; the
         class report counts only these (a message may quote the student's words).
@@ -187,22 +187,48 @@ def _heatmap_labels(labels, shape) -> tuple:
     return fit(rows, shape[0]), fit(cols, shape[1])
 
 
-def _with_figure(error: CheckFailed, actual, expected, what: str, labels) -> CheckFailed:
-    """Attach the expected and actual matrices to `error` (see CheckFailed.figure)."""
+def _figure(actual, expected, what: str, labels, view=None, passed: bool = False) -> dict | None:
+    """The heatmap data of one comparison (see CheckFailed.figure), or None where it cannot be drawn.
+
+    view: (function, note): the 2-D matrix to draw from a tensor (default: the last two dims of
+    the first batch item) and what that matrix is, added to the picture's title.
+    """
+    function, note = view if view else (_heatmap_matrix, "")
     try:
-        exp, act = _heatmap_matrix(expected), _heatmap_matrix(actual)
+        exp, act = (function(t.detach().cpu()).to(torch.float64) for t in (expected, actual))
     except Exception:  # the heatmap is extra: never turn a student's failure into the grader's
-        return error
-    if exp.shape != act.shape or exp.numel() == 0 or max(exp.shape) > HEATMAP_MAX_SIDE:
-        return error
-    error.figure = {"expected": exp, "actual": act, "labels": _heatmap_labels(labels, tuple(exp.shape)),
-                    "what": what}
+        return None
+    if exp.dim() != 2 or exp.shape != act.shape or exp.numel() == 0 or max(exp.shape) > HEATMAP_MAX_SIDE:
+        return None
+    return {"expected": exp, "actual": act, "labels": _heatmap_labels(labels, tuple(exp.shape)),
+            "what": f"{what}: {note}" if note else what, "passed": passed}
+
+
+def _with_figure(error: CheckFailed, actual, expected, what: str, labels, view=None) -> CheckFailed:
+    """Attach the expected and actual matrices to `error` (see CheckFailed.figure)."""
+    error.figure = _figure(actual, expected, what, labels, view)
     return error
+
+
+# Pictures of comparisons that passed, asked for with expect_close(..., show_passing=True), for the
+# check running now: the plugin takes them when the check ends (checks run one at a time).
+_PASSING: list[dict] = []
+
+
+def take_passing_figures() -> list[dict]:
+    """The passing comparisons' heatmap data recorded since the last call (and forget them)."""
+    taken = list(_PASSING)
+    _PASSING.clear()
+    return taken
+
+
+def _asked(labels) -> bool:
+    return labels is not None and labels is not False
 
 
 def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str = "cpu",
                  scale: float | None = None, atol: float | None = None, hint: str = "",
-                 heatmap_labels=None) -> None:
+                 heatmap_labels=None, heatmap_view=None, show_passing: bool = False) -> None:
     """Fail unless `actual` matches `expected` in type, shape, dtype and values.
 
     mistakes: description -> what that mistake would output; when `actual`
@@ -215,6 +241,11 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         actual matrices (last two dims of the first batch item) go with the
         failure, for the heatmaps of the feedback report. Token names for the
         axes (e.g. TOKENS, or a (rows, columns) pair), or True for numbered axes.
+    heatmap_view: (function, note): the 2-D matrix to draw instead of the first batch
+        item's last two dims (e.g. one head per block of rows), and what it shows.
+    show_passing: on public inputs only, and where the picture helps a student who got it
+        right (the worked example's weights): when the values match, the two matrices are
+        kept as a passing figure of the check (take_passing_figures). Never changes a verdict.
     """
     actual = _as_tensor(actual, what)
     expected = expected.detach().cpu()
@@ -226,10 +257,13 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     if actual.dtype != expected.dtype:
         failure = CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
                               f"got {str(actual.dtype).replace('torch.', '')}")
-        if heatmap_labels is not None and heatmap_labels is not False:
-            _with_figure(failure, actual, expected, what, heatmap_labels)
+        if _asked(heatmap_labels):
+            _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)
         raise failure
     if close(actual, expected, device, scale, atol):
+        if show_passing and _asked(heatmap_labels):
+            figure = _figure(actual, expected, what, heatmap_labels, heatmap_view, passed=True)
+            _PASSING.extend([figure] if figure else [])
         return
     named = differs_from_mistakes(actual, mistakes, device, scale)
     if expected.dtype == torch.bool:
@@ -243,6 +277,6 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     elif hint:
         message += f". {hint}"
     failure = CheckFailed(message, named or "")
-    if heatmap_labels is not None and heatmap_labels is not False:
-        _with_figure(failure, actual, expected, what, heatmap_labels)
+    if _asked(heatmap_labels):
+        _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)
     raise failure

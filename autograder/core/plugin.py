@@ -13,7 +13,7 @@ import traceback
 
 import pytest
 
-from autograder.core.harness import CheckFailed
+from autograder.core.harness import CheckFailed, take_passing_figures
 from autograder.core.results import CheckResult
 from autograder.core.student import Student
 from autograder.sandbox.limits import StudentFailure
@@ -27,10 +27,12 @@ def section_of(module) -> str:
     return match.group(1) if match else ""
 
 
-def _figure(excinfo):
-    """The heatmap data a failed expect_close attached (public inputs only), else None."""
+def figures_of(excinfo) -> list[dict]:
+    """The heatmaps of the check that just ran (public inputs only): the comparisons that passed and
+    asked to be shown (expect_close's show_passing), then the one a failed expect_close attached."""
     error = excinfo.value if excinfo else None
-    return error.figure if isinstance(error, CheckFailed) else None
+    failed = error.figure if isinstance(error, CheckFailed) and isinstance(error.figure, dict) else None
+    return take_passing_figures() + ([failed] if failed else [])
 
 
 def mistake_of(excinfo) -> str:
@@ -76,6 +78,8 @@ class GradingPlugin:
                 self.grader_errors.append(f"{item.nodeid}: a test without @check")
             return
         failed = report.failed or (call.excinfo is not None and call.when != "teardown")
+        if call.when == "setup":  # nothing recorded before this check began belongs to it
+            take_passing_figures()
         if call.when == "call" or (call.when == "setup" and failed):
             message, kind = "", ""
             if failed:
@@ -90,7 +94,8 @@ class GradingPlugin:
                 documented=grading["documented"],
                 visible=grading["visible"],
                 visibility=grading.get("visibility", ""),
-                figure=_figure(call.excinfo) if failed else None,
+                # pictures of public inputs only: a hidden check's (fresh seeds, the reference's values) never
+                figures=figures_of(call.excinfo) if grading["visible"] else [],
                 mistake=mistake_of(call.excinfo) if failed else "",
             ))
 

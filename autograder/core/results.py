@@ -67,9 +67,10 @@ class CheckResult:
     # the catalogued mistake the check recognised (harness.CheckFailed.mistake), "" if none;
     # serialised as the test's extra_data["mistake"], which the class report counts
     mistake: str = ""
-    # expected/actual matrices for the feedback report's heatmaps (harness.CheckFailed.figure);
-    # never serialised: to_gradescope and every format leave it out
-    figure: dict | None = field(default=None, repr=False, compare=False)
+    # expected/actual matrices for the feedback report's heatmaps, each a dict as in
+    # harness.CheckFailed.figure ("passed": True for a comparison that matched and is shown anyway);
+    # never in results.json: to_gradescope and every format leave them out
+    figures: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

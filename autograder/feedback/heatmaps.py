@@ -1,5 +1,8 @@
 """Heatmaps for the feedback report: the expected matrix, the student's, and their difference.
 
+A failing comparison outlines the cells that differ; a passing one (shown so that a student
+who got it right sees the worked example's weights too) says so in its title and footer.
+
 Rendering is deterministic: the Agg canvas (no pyplot, no GUI backend, no
 global state), a fixed figure size, dpi, layout and font, and PNGs written
 without the "Software" metadata. The same matrices always give the same bytes.
@@ -93,8 +96,20 @@ def figure_png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
-    """The PNG of the three panels for two matrices of the same (rows, cols) shape."""
+PASSED_TITLE = "passed: "  # before a passing comparison's title
+
+
+def footer(differs: np.ndarray, passed: bool) -> str:
+    """The line under the panels: how many entries differ, or that the comparison passed."""
+    scale = "one colour scale for all three panels, grey: nan or inf"
+    if passed:
+        return f"passed: yours matches the expected values (all {differs.size} entries); {scale}"
+    return f"{int(differs.sum())} of {differs.size} entries differ (outlined in \u201cyours\u201d); {scale}"
+
+
+def render(expected, actual, labels=(None, None), what: str = "", passed: bool = False) -> bytes:
+    """The PNG of the three panels for two matrices of the same (rows, cols) shape;
+    `passed`: the check found them equal (within its tolerance): said in the title and footer."""
     import matplotlib
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
@@ -117,9 +132,10 @@ def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
     with matplotlib.rc_context(STYLE):
         fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
         fig.patch.set_facecolor("white")
-        if what:
-            fig.text(0.5, 1 - 18 / HEIGHT, _shorten(what, 120), ha="center", va="center",
-                     fontsize=STYLE["figure.titlesize"])
+        title = (PASSED_TITLE if passed else "") + what
+        if title:
+            fig.text(0.5, 1 - 18 / HEIGHT, _shorten(title, 120), ha="center", va="center",
+                     fontsize=STYLE["figure.titlesize"], color="#1a7f37" if passed else "black")
         image = None
         for index, (values, box) in enumerate(zip(panels, panel_boxes(shape))):
             x0, y0, x1, y1 = box
@@ -140,7 +156,7 @@ def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
                     dark = math.isfinite(value) and abs(value) > 0.6 * limit
                     ax.text(c, r, cell_text(value), ha="center", va="center", fontsize=7,
                             color="white" if dark else "black")
-            if index == 1:  # outline the cells where yours differs from the expected
+            if index == 1 and not passed:  # outline the cells where yours differs from the expected
                 for r, c in zip(*np.nonzero(differs)):
                     ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, linewidth=1.4,
                                            edgecolor="black"))
@@ -148,14 +164,12 @@ def render(expected, actual, labels=(None, None), what: str = "") -> bytes:
                             (COLORBAR[1] - COLORBAR[0]) / WIDTH, PANEL / HEIGHT))
         fig.colorbar(image, cax=bar)
         bar.tick_params(labelsize=8)
-        wrong = int(differs.sum())
-        fig.text(0.5, 14 / HEIGHT, f"{wrong} of {differs.size} entries differ (outlined in \u201cyours\u201d); "
-                 "one colour scale for all three panels, grey: nan or inf", ha="center", va="center",
-                 fontsize=8, color="#444444")
+        fig.text(0.5, 14 / HEIGHT, footer(differs, passed), ha="center", va="center", fontsize=8,
+                 color="#444444")
         return figure_png(fig)
 
 
 def render_figure(figure: dict) -> bytes:
-    """render() for the `figure` dict a failed check carries (CheckResult.figure)."""
+    """render() for one of the figure dicts a check carries (CheckResult.figures)."""
     return render(figure["expected"], figure["actual"], figure.get("labels") or (None, None),
-                  figure.get("what", ""))
+                  figure.get("what", ""), bool(figure.get("passed")))

@@ -4,10 +4,18 @@
     python -m autograder check [PATH]            (writes ./feedback/ unless --report DIR)
 
 Both show the score of every section and every check with its message. A
-failing check that compared attention weights, scores or masks on public
-inputs (the worked example, a mask of a given size) comes with a heatmap of
-the expected matrix beside the student's and their difference
-(`CheckResult.figure`, rendered by `heatmaps`). The HTML embeds its images as
+check that compared attention weights, scores, outputs, head splits or masks
+on public inputs (the worked example, a documented call, a visible check's
+inputs) comes with a heatmap of the expected matrix beside the student's and
+their difference when it failed, and, where the picture helps, when it passed
+too, labelled as passing (`CheckResult.figures`, rendered by `heatmaps`).
+The header names the submission by its folder's (or file's) own name.
+
+`check --section X` (and `grade --section X --report DIR`) updates only that
+section of the report already in DIR: report-data.json, beside report.html,
+keeps what the report shows (`report_store`), and the sections of the same
+submission graded earlier stay; a report of another submission is replaced,
+and the page says so. The HTML embeds its images as
 base64 PNGs and loads nothing else (its Content-Security-Policy forbids it);
 report.md, for CI job summaries, links the same PNGs from DIR/heatmaps/ and
 repeats their numbers as text, since job summaries do not show local images.
@@ -18,11 +26,13 @@ Grader errors (for the instructor) and check code never appear in a report.
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import re
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
+from autograder.feedback import heatmaps
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
 from autograder.core.results import (WEAK_WARNING, CheckResult, GradeResult, SectionResult, check_max_points,
                                      notes_from_output)
@@ -51,8 +61,10 @@ table.scores td, table.scores th { border: 1px solid #d0d7de; padding: 4px 10px;
            font-size: 13px; }
 .note { margin: 6px 0; padding: 6px 10px; background: #fff8c5; border-left: 4px solid #bf8700;
         font-family: "DejaVu Sans Mono", monospace; font-size: 13px; white-space: pre-wrap; }
+.update { background: #ddf4ff; border: 1px solid #54aeff; padding: 6px 10px; }
 figure { margin: 10px 0 4px 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figure.passed img { border-color: #1a7f37; }
 figcaption { font-size: 13px; color: #57606a; }
 footer { margin-top: 32px; font-size: 12px; color: #57606a; }
 """
@@ -87,29 +99,56 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "-", text).strip("-").lower()[:60]
 
 
-def figures(result: GradeResult) -> list[tuple[CheckResult, str]]:
-    """(check, file name) of every failing check that carries heatmap data, in report order."""
+def figure_digest(figure: dict) -> str:
+    """A short digest of what a figure shows: its PNG's name changes with it (a cached PNG is reused)."""
+    digest = hashlib.sha256()
+    for key in ("expected", "actual"):
+        matrix = heatmaps.as_array(figure[key])
+        digest.update(repr(matrix.shape).encode() + matrix.tobytes())
+    digest.update(repr((figure.get("labels"), figure.get("what", ""), bool(figure.get("passed")))).encode())
+    return digest.hexdigest()[:10]
+
+
+def figures(result: GradeResult) -> list[tuple[CheckResult, dict, str]]:
+    """(check, figure, file name) of every heatmap of the report, passing ones included, in report order."""
     found = []
     for section in result.sections:
         for index, check in enumerate(section.checks, start=1):
-            if check.figure and not check.passed:
-                found.append((check, f"{section.id}-{index:02d}-{_slug(check.name)}.png"))
+            for number, figure in enumerate(check.figures, start=1):
+                name = f"{section.id}-{index:02d}-{_slug(check.name)}-{number}-{figure_digest(figure)}.png"
+                found.append((check, figure, name))
     return found
+
+
+def figures_by_check(result: GradeResult) -> dict[int, list[tuple[dict, str]]]:
+    """id(check) -> its (figure, file name) pairs."""
+    by_check: dict[int, list] = {}
+    for check, figure, name in figures(result):
+        by_check.setdefault(id(check), []).append((figure, name))
+    return by_check
 
 
 def shared_failure(section) -> str:
     """The one message of a section whose checks all failed the same way (a missing notebook, ...), else ""."""
     messages = {c.message for c in section.checks}
-    if len(section.checks) > 1 and len(messages) == 1 and not any(c.passed or c.figure for c in section.checks):
+    if len(section.checks) > 1 and len(messages) == 1 and not any(c.passed or c.figures for c in section.checks):
         return messages.pop()
     return ""
 
 
-def render_images(result: GradeResult) -> dict[str, bytes]:
-    """file name -> PNG bytes of every heatmap of the report."""
-    from autograder.feedback import heatmaps
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-    return {name: heatmaps.render_figure(check.figure) for check, name in figures(result)}
+
+def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, bytes]:
+    """file name -> PNG bytes of every heatmap of the report. cached: a folder of PNGs written
+    earlier: one of the same name (the name holds the digest of what it shows) is reused, so that
+    re-running the self-check does not draw the unchanged pictures again."""
+    images = {}
+    for _, figure, name in figures(result):
+        old = cached / name if cached is not None else None
+        data = old.read_bytes() if old is not None and old.is_file() and not old.is_symlink() else b""
+        images[name] = data if data.startswith(PNG_SIGNATURE) else heatmaps.render_figure(figure)
+    return images
 
 
 # --------------------------------------------------------------------------- HTML
@@ -132,9 +171,27 @@ def _html(text) -> str:
     return html.escape(plain_text(text))
 
 
-def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> str:
+def figure_html(figure: dict, png: bytes) -> str:
+    """One heatmap as an HTML figure: the picture, and a caption that says whether it passed."""
+    what, esc = figure.get("what", ""), _html
+    data = base64.b64encode(png).decode("ascii")
+    if figure.get("passed"):
+        alt = f"passed: heatmaps of the expected values, yours, and the difference: {what}"
+        caption = (f"Passed: your values of {esc(what)} (middle) match the expected ones (left); "
+                   "the difference (right) is zero within the check's tolerance.")
+    else:
+        alt = f"heatmaps of the expected values, yours, and the difference: {what}"
+        caption = (f"Left: the expected values of {esc(what)}. Middle: yours (differing cells outlined). "
+                   "Right: yours minus expected.")
+    state = "passed" if figure.get("passed") else "failed"
+    return (f'<figure class="{state}"><img src="data:image/png;base64,{data}" width="{heatmaps.WIDTH}" '
+            f'height="{heatmaps.HEIGHT}" alt="{esc(alt)}"><figcaption>{caption}</figcaption></figure>')
+
+
+def render_html(result: GradeResult, images: dict[str, bytes] | None = None, notices: list[str] = ()) -> str:
+    """The report page; notices: lines about this report itself (sections kept from earlier runs)."""
     images = render_images(result) if images is None else images
-    names = {id(check): name for check, name in figures(result)}
+    by_check = figures_by_check(result)
     esc = _html
     total = result.total_text(_points)
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
@@ -145,6 +202,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
            "<h1>Attention course: your feedback</h1>",
            *([f'<p class="weak"><strong>Warning:</strong> {esc(WEAK_WARNING)}</p>'] if result.weak else []),
            *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
+           *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
            f'<p class="total">Total: <strong id="total">{esc(total)}</strong>'
            + (f" for <code>{esc(result.submission)}</code>" if result.submission else "") + "</p>",
            '<table class="scores"><thead><tr><th>section</th><th>title</th><th>score</th><th></th>'
@@ -183,14 +241,8 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None) -> 
                        f'<span class="points">{_points(check.points)} / {_points(check.max_points)}</span>')
             if check.message:
                 out.append(f'<div class="message">{esc(check.message)}</div>')
-            name = names.get(id(check))
-            if name and name in images:
-                data = base64.b64encode(images[name]).decode("ascii")
-                what = check.figure.get("what", "")
-                out.append(f'<figure><img src="data:image/png;base64,{data}" width="1200" height="440" '
-                           f'alt="heatmaps of the expected values, yours, and the difference: {esc(what)}">'
-                           f"<figcaption>Left: the expected values of {esc(what)}. Middle: yours "
-                           "(differing cells outlined). Right: yours minus expected.</figcaption></figure>")
+            out += [figure_html(figure, images[name]) for figure, name in by_check.get(id(check), [])
+                    if name in images]
             out.append("</div>")
         out.append("</section>")
     out += ["<footer>Made by the course's grader. Your checks and their messages are also in "
@@ -222,10 +274,27 @@ def _grid(matrix, labels) -> list[str]:
     return lines
 
 
-def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
-    names = {id(check): name for check, name in figures(result)}
+def figure_markdown(figure: dict, name: str, image_dir: str) -> list[str]:
+    """One heatmap in report.md: the picture's link and, for a small failing one, its numbers."""
+    if figure.get("passed"):
+        return [f"  ![passed: yours matches the expected values]({image_dir}/{name})"]
+    lines = [f"  ![expected, yours and the difference]({image_dir}/{name})"]
+    if max(_grid_shape(figure)) <= 8:
+        lines += ["", "  <details><summary>the numbers</summary>", "", "  ```text", "  expected"]
+        lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
+        lines.append("  yours")
+        lines += ["  " + row for row in _grid(figure["actual"], figure.get("labels"))]
+        lines += ["  ```", "", "  </details>", ""]
+    return lines
+
+
+def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: list[str] = ()) -> str:
+    by_check = figures_by_check(result)
     lines = [f"## Attention course feedback: {result.total_text(_points)}", ""]
+    if result.submission:
+        lines += [f"Submission: {_md(result.submission)}", ""]
     lines += markdown_notices(result, _md)
+    lines += [line for notice in notices for line in (f"> {_md(notice)}", "")]
     lines += ["| section | title | score | checks passed |", "|---|---|---|---|"]
     for section in result.sections:
         passed = sum(1 for c in section.checks if c.passed)
@@ -247,16 +316,8 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR) -> str:
             mark = "\u2705" if check.passed else "\u274c"
             lines.append(f"- {mark} **{_md(check.name)}** ({_points(check.points)} / {_points(check.max_points)})"
                          + (f": {_md(check.message)}" if check.message else ""))
-            name = names.get(id(check))
-            if name:
-                figure = check.figure
-                lines.append(f"  ![expected, yours and the difference]({image_dir}/{name})")
-                if max(_grid_shape(figure)) <= 8:
-                    lines += ["", "  <details><summary>the numbers</summary>", "", "  ```text", "  expected"]
-                    lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
-                    lines.append("  yours")
-                    lines += ["  " + row for row in _grid(figure["actual"], figure.get("labels"))]
-                    lines += ["  ```", "", "  </details>", ""]
+            for figure, name in by_check.get(id(check), []):
+                lines += figure_markdown(figure, name, image_dir)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -268,19 +329,43 @@ def _grid_shape(figure) -> tuple:
 # --------------------------------------------------------------------------- files
 
 
-def write_report(result: GradeResult, folder) -> Path:
-    """Write DIR/report.html, DIR/report.md and DIR/heatmaps/*.png; returns the HTML's path."""
+def write_report(result: GradeResult, folder, *, source=None, visible_only: bool = False,
+                 update: bool = False) -> Path:
+    """Write DIR/report.html, DIR/report.md, DIR/heatmaps/*.png and, for a submission given by its
+    path, DIR/report-data.json; returns the HTML's path.
+
+    source: the submission's path as given (the report names it by its resolved name; None: keep
+        result.submission, e.g. a batch's student id, and write no data to merge with).
+    visible_only: a self-check's report.
+    update: this run graded some sections only (--section): the other sections of the same
+        submission already in DIR stay (report_store.merge).
+    """
+    from dataclasses import replace
+
+    from autograder.feedback import report_store
+
     folder = Path(folder)
-    images = render_images(result)
+    if source is not None:
+        result = replace(result, submission=report_store.submission_name(source))
+        key = report_store.identity(source, visible_only)
+    else:
+        key = {}
+    result, notices = report_store.merge(result, folder, key, update and source is not None)
     image_dir = folder / IMAGE_DIR
+    images = render_images(result, cached=image_dir if image_dir.is_dir() else None)
     if image_dir.is_dir():  # heatmaps of an earlier run that this one no longer has
         for old in image_dir.glob("*.png"):
             if old.name not in images:
                 old.unlink()
     for name, png in images.items():
         write_bytes_atomically(image_dir / name, png)
-    write_bytes_atomically(folder / MARKDOWN_NAME, render_markdown(result).encode("utf-8"))
-    write_bytes_atomically(folder / HTML_NAME, render_html(result, images).encode("utf-8"))
+    data_file = folder / report_store.DATA_NAME
+    if source is not None:  # a later run of some sections of this submission merges with it
+        write_bytes_atomically(data_file, report_store.encode(report_store.to_data(result, key)))
+    elif data_file.is_file() and not data_file.is_symlink():  # a report of no known submission: nothing to merge
+        data_file.unlink()
+    write_bytes_atomically(folder / MARKDOWN_NAME, render_markdown(result, notices=notices).encode("utf-8"))
+    write_bytes_atomically(folder / HTML_NAME, render_html(result, images, notices).encode("utf-8"))
     return folder / HTML_NAME
 
 

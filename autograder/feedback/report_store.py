@@ -1,0 +1,144 @@
+"""What a feedback report shows, kept beside it (DIR/report-data.json), so that a run of one section
+updates that section only.
+
+`check --section 03_trainable_qkv` grades one section; the report already in DIR holds the
+others. The data file keeps every section the report shows (checks, messages, notes, printed
+output and the heatmaps' matrices), with the submission it belongs to: the resolved path of the
+submission folder (or notebook) and whether it came from `check` (visible checks) or `grade`
+(every check). A run of one section of the same submission replaces that section and keeps the
+rest; a report of another submission, or of the other verb, is replaced, and the new report says so.
+
+The file is written atomically and read defensively: a file that is too large, not JSON, or not
+shaped as written here counts as no earlier report (and the new report says that too).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from autograder.core.results import CheckResult, GradeResult, SectionResult
+
+DATA_NAME = "report-data.json"
+FORMAT = 1  # the data file's layout; a file of another layout is not merged
+MAX_BYTES = 32 * 1024 * 1024  # a report's data is far smaller: a larger file is not ours
+
+
+def submission_name(source) -> str:
+    """How the report names a submission: its folder's own name ("." resolved), or the notebook's file name."""
+    path = Path(source).resolve()
+    return path.name or str(path)
+
+
+def identity(source, visible_only: bool) -> dict:
+    """What two reports must share to be merged: the same submission, graded by the same verb."""
+    return {"path": str(Path(source).resolve()), "checks": "visible" if visible_only else "all"}
+
+
+# ---------------------------------------------------------------- to JSON and back
+
+
+def _figure_data(figure: dict) -> dict:
+    rows, cols = figure.get("labels") or (None, None)
+    return {"expected": figure["expected"].tolist(), "actual": figure["actual"].tolist(),
+            "labels": [rows, cols], "what": str(figure.get("what", "")), "passed": bool(figure.get("passed"))}
+
+
+def _figure_from(data: dict) -> dict:
+    rows, cols = data["labels"]
+    expected = torch.tensor(data["expected"], dtype=torch.float64)
+    actual = torch.tensor(data["actual"], dtype=torch.float64)
+    if expected.dim() != 2 or expected.shape != actual.shape:
+        raise ValueError("a heatmap needs two matrices of one shape")
+    labels = tuple(None if names is None else [str(n) for n in names] for names in (rows, cols))
+    return {"expected": expected, "actual": actual, "labels": labels, "what": str(data["what"]),
+            "passed": bool(data["passed"])}
+
+
+CHECK_FIELDS = ("name", "max_points", "points", "message", "kind", "documented", "visible", "visibility", "mistake")
+
+
+def to_data(result: GradeResult, key: dict) -> dict:
+    """The data file's content: the report's submission (`key`, see identity) and its sections."""
+    sections = [{"id": s.id, "title": s.title, "notes": list(s.notes), "printed": s.printed,
+                 "checks": [{**{f: getattr(c, f) for f in CHECK_FIELDS},
+                             "figures": [_figure_data(f) for f in c.figures]} for c in s.checks]}
+                for s in result.sections]
+    return {"format": FORMAT, "submission": key, "name": result.submission, "weak": result.weak,
+            "sections": sections}
+
+
+def sections_from(data: dict) -> list[SectionResult]:
+    """The SectionResults of a data file (raises KeyError, TypeError or ValueError on a malformed one)."""
+    sections = []
+    for item in data["sections"]:
+        section = SectionResult(str(item["id"]), str(item["title"]), notes=[str(n) for n in item["notes"]],
+                                printed=str(item["printed"]))
+        for check in item["checks"]:
+            values = {f: check[f] for f in CHECK_FIELDS}
+            for number in ("max_points", "points"):
+                values[number] = float(values[number])
+            for text in ("name", "message", "kind", "visibility", "mistake"):
+                values[text] = str(values[text])
+            section.checks.append(CheckResult(section=section.id, **values,
+                                              figures=[_figure_from(f) for f in check["figures"]]))
+        sections.append(section)
+    return sections
+
+
+def encode(data: dict) -> bytes:
+    """The data file's bytes: the same data always gives the same bytes."""
+    return (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def read(folder: Path):
+    """(data, None) of DIR/report-data.json; (None, None) when there is none; (None, why) when it
+    cannot be used."""
+    path = Path(folder) / DATA_NAME
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None, None
+        if path.stat().st_size > MAX_BYTES:
+            return None, "it is too large"
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("submission"), dict):
+            return None, "it is not in this grader's format"
+        sections_from(data)  # the whole file is checked before any of it is used
+        return data, None
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError, RuntimeError) as error:
+        return None, f"it could not be read ({type(error).__name__})"
+
+
+# ---------------------------------------------------------------- merging
+
+
+def merge(result: GradeResult, folder: Path, key: dict, update: bool) -> tuple[GradeResult, list[str]]:
+    """The result the report shows, and the notices about it: with `update` (a run of some sections),
+    the sections of the same submission already in DIR that this run did not grade are kept."""
+    if not update:
+        return result, []
+    data, problem = read(folder)
+    graded = ", ".join(s.id for s in result.sections) or "no section"
+    if problem:
+        return result, [f"The earlier report's data in this folder ({DATA_NAME}) was not used: {problem}. "
+                        f"This report shows only the sections of this run ({graded})."]
+    if data is None:
+        return result, []
+    if data["submission"] != key:
+        earlier = data["submission"]
+        what = ("another submission" if earlier.get("path") != key["path"] else
+                "the other kind of run (`check` runs the visible checks, `grade` every check)")
+        return result, [f"The report that was in this folder was for {what} ({earlier.get('path', '?')}, "
+                        f"{earlier.get('checks', '?')} checks): it was replaced, not merged. "
+                        f"This report shows only the sections of this run ({graded})."]
+    new = {s.id: s for s in result.sections}
+    kept = [s for s in sections_from(data) if s.id not in new]
+    if not kept:
+        return result, []
+    sections = sorted([*kept, *result.sections], key=lambda s: s.id)
+    merged = replace(result, sections=sections, weak=result.weak or bool(data.get("weak")))
+    return merged, [f"This run graded {graded} only; the other sections ({', '.join(s.id for s in kept)}) "
+                    "are from earlier runs on the same submission, as they were then. Run it without "
+                    "--section to grade every section again."]

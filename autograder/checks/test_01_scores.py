@@ -35,6 +35,7 @@ DOC_MATRIX = torch.tensor(
      [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
 
 ADDITIVE_ORDER = "W_q, W_k, w, q"
+OWN_BUFFER = "a tensor made with the default dtype or device instead of the inputs'"
 
 # ---------------------------------------------------------------- visible: documented values
 
@@ -79,7 +80,7 @@ def test_score_matrix_batch(student):
            "score_matrix must be symmetric: x_i . x_j == x_j . x_i")
 
 
-@check(1, "score_matrix has no Python loop over tokens", visibility="visible")
+@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible")
 def test_score_matrix_no_loop(student):
     counts = {}
     for t in (4, 9):
@@ -88,6 +89,36 @@ def test_score_matrix_no_loop(student):
             return
         counts[t] = reply.ops
     expect_no_loop(counts, "score_matrix", "tokens")
+
+
+@check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
+       visibility="visible")
+def test_dtype_and_device(student):
+    """Only the convention (outputs of the input's dtype, on the input's device): the values are the other
+    checks' business, and a function that raises on float32 inputs too is left to them."""
+    inputs, query = randn(155, 6, 4).double(), randn(156, 4).double()
+    for name, args in (("dot_scores", (query, inputs)), ("score_matrix", (inputs,))):
+        if run_unless_raised(student.run, name, *(a.float() for a in args)) is None:
+            continue
+        advice = ("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
+                  "dtype=inputs.dtype, device=inputs.device")
+        for kind, device in (("float64 inputs", None), ("inputs on the meta device", "meta")):
+            try:
+                reply = student.run(name, *args, device=device)
+            except StudentFailure as failure:
+                if failure.kind != "raised":
+                    raise
+                raise CheckFailed(f"{name} with {kind}: {failure.message[:300]}. Most likely a tensor made "
+                                  f"without the inputs' dtype or device: {advice}", mistake=OWN_BUFFER) from None
+            value, devices = reply.value, reply.output_devices
+            mixed = "; ".join(reply.mixed_devices[:2])
+            expect(not mixed, f"{name} with {kind} mixes devices ({mixed}): {advice}", mistake=OWN_BUFFER)
+            expected_device = "meta" if "meta" in kind else "cpu"
+            dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
+            expect(devices == [expected_device] and dtype == "float64",
+                   f"{name} with {kind} returned {dtype} on "
+                   f"{devices[0] if devices else 'no device'}: the output must have the input's dtype "
+                   f"(float64) and lie on its device ({expected_device}); {advice}", mistake=OWN_BUFFER)
 
 
 def additive_layers(hidden_size: int, *, seed: int) -> dict:

@@ -330,10 +330,11 @@ class Outcome:
 class Grader:
     """Grades mutants through core.grade.run_checks with one worker launcher for the whole run."""
 
-    def __init__(self):
+    def __init__(self, zygote=None):
         from autograder.sandbox.launch import start_launcher
 
-        self.zygote = start_launcher()
+        self.own = zygote is None  # a launcher given (the tests' shared one) is left running
+        self.zygote = zygote or start_launcher()
 
     def grade(self, mutant: Mutant) -> Outcome:
         from autograder.core.grade import run_checks
@@ -348,7 +349,8 @@ class Grader:
                        [error.strip().splitlines()[-1] for error in result.grader_errors])
 
     def close(self):
-        self.zygote.close()
+        if self.own:
+            self.zygote.close()
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> dict:
@@ -421,11 +423,12 @@ class Report:
         return "\n".join(lines)
 
 
-def run(sections, mutants=None, equivalents=None, progress=None) -> Report:
-    """Grade every mutant of `sections` (or the given `mutants`), judged against `equivalents`."""
+def run(sections, mutants=None, equivalents=None, progress=None, zygote=None) -> Report:
+    """Grade every mutant of `sections` (or the given `mutants`), judged against `equivalents`
+    (default: the committed list); `zygote`: a worker launcher to use instead of a new one."""
     started = time.monotonic()
     mutants = mutants if mutants is not None else [m for s in sections for m in section_mutants(s)]
-    grader = Grader()
+    grader = Grader(zygote)
     outcomes = []
     try:
         for number, mutant in enumerate(mutants, 1):

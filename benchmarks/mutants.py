@@ -469,8 +469,13 @@ def main() -> int:
     print(summary)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
+        import os
+
+        import torch
+
         command = " ".join(["python benchmarks/mutants.py", *args.sections, f"--out {args.out}"])
-        args.out.write_text(f"$ {command}\n{summary}\n")
+        where = f"# {time.strftime('%Y-%m-%d')}, torch {torch.__version__}, {os.cpu_count()} CPU cores"
+        args.out.write_text(f"$ {command}\n{where}\n{summary}\n")
     return 0 if report.ok else 1
 
 

@@ -2,7 +2,8 @@
 
 Visible checks come first: the documented scores of the worked example and the
 properties that need no reference (arguments left unchanged, a batch scored
-item by item, no Python loop, parameters created in the documented order, each
+item by item, no Python loop, outputs in the input's dtype and on its device,
+parameters created in the documented order, each
 module's documented formula evaluated with its own parameters,
 gradients that flow). The self-check runs them; the student's wheel holds only
 them (selfcheck_export.visible_part), so they use neither `solutions` nor a

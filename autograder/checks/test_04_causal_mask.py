@@ -2,7 +2,8 @@
 
 Visible checks come first: the documented masked weights and output of the worked
 example, and the properties that need no reference (the causal mask itself, made on
-the device it is given; arguments left unchanged; parameters created in the
+the device it is given, and the two weight functions' masks on their input's device;
+arguments left unchanged; parameters created in the
 documented order; causality; batch items kept apart; the ValueError for a too-long
 input; dropout off in eval mode; gradients reaching every parameter; a module that
 follows .to(device)). The self-check runs them; the student's wheel holds only them

@@ -1,12 +1,13 @@
 """Checks of section 05: batches of sentences of different lengths (10 points).
 
 Visible checks come first: the documented padding mask of the worked example, and
-the properties that need no reference (the mask from the lengths and its ValueError;
+the properties that need no reference (the mask from the lengths, made on their device,
+and its ValueError;
 padded key columns hidden and the scores left unchanged; padded keys getting weight
 0, each query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d))
 @ v computed here from the student's inputs; parameters created in the documented
 order; PaddedSelfAttention equal to nn.MultiheadAttention holding the student's own
-weights; attn_mask honoured; outputs blind to the padding; gradients reaching the
+weights, on one input and on distinct queries, keys and values; attn_mask honoured; outputs blind to the padding; gradients reaching the
 projections). The self-check runs them; the student's wheel holds only them
 (selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
 expected output. Each property check judges one idea, against the student's own

@@ -3,7 +3,7 @@
 Visible checks come first: the documented layout of split_heads and the documented seeded
 outputs of both modules, and the properties that need no reference (the ValueErrors; combine_heads
 undoing the documented layout, on any memory layout; the wrapper's heads and MultiHeadAttention's
-parameters created in the documented order, qkv_bias honoured; MultiHeadAttention equal to
+parameters created in the documented order, qkv_bias (and the wrapper's dropout) honoured; MultiHeadAttention equal to
 nn.MultiheadAttention run with the student's own weights; causality; padded keys hidden; batch items
 kept apart; dropout off in eval mode and on in train mode; gradients reaching every parameter; no
 Python loop over heads; no tensor made on the CPU in forward). The self-check runs them; the

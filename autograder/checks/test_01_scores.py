@@ -114,7 +114,7 @@ def test_dtype_and_device(student):
             value, devices = reply.value, reply.output_devices
             mixed = "; ".join(reply.mixed_devices[:2])
             expect(not mixed, f"{name} with {kind} mixes devices ({mixed}): {advice}", mistake=OWN_BUFFER)
-            expected_device = "meta" if "meta" in kind else "cpu"
+            expected_device = device or torch.device(student.device).type  # the grading device, or meta
             dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
             expect(devices == [expected_device] and dtype == "float64",
                    f"{name} with {kind} returned {dtype} on "

@@ -4,7 +4,8 @@
 
 Each mutant is the reference solution of a section (`solutions/*.py`) with one
 small change in its graded code (between `# BEGIN SOLUTION` and
-`# END SOLUTION`): a constant moved by one or set to 0, an operator or a
+`# END SOLUTION`, and the default values of the graded signatures): a constant
+moved by one or set to 0, a boolean flipped, an operator or a
 comparison swapped, an operand or a keyword argument dropped (dim=, keepdim=,
 device=, dtype=, diagonal=, ...), triu/tril, sum/mean, amax/amin, sin/cos and
 reshape/view exchanged, an argument passed to another parameter's place
@@ -125,6 +126,8 @@ def replacements(node: ast.AST, parents: dict, function: ast.FunctionDef | None)
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         for value in number_changes(node.value):
             yield "number", ast.Constant(value)
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        yield "boolean", ast.Constant(not node.value)
     elif isinstance(node, ast.Constant) and node.value in ("-inf", "inf"):
         yield "infinity", ast.Constant("inf" if node.value == "-inf" else "-inf")
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert, ast.Not)):
@@ -206,6 +209,17 @@ def in_regions(node: ast.AST, regions) -> bool:
     return any(start < first and last < end for start, end in regions)
 
 
+def default_values(definition: ast.AST) -> set:
+    """The nodes of the graded signatures' default values (dim=-1, qkv_bias=False): given in the stub,
+    yet part of the contract, and a student may change them."""
+    inside = set()
+    for function in ast.walk(definition):
+        if isinstance(function, ast.FunctionDef):
+            for default in function.args.defaults + [d for d in function.args.kw_defaults if d is not None]:
+                inside.update(ast.walk(default))
+    return inside
+
+
 def parent_map(tree: ast.AST) -> dict:
     return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
@@ -234,7 +248,7 @@ def inside_fstring(node, parents) -> bool:
     return False
 
 
-CONTEXTS = (ast.Call, ast.BinOp, ast.Compare, ast.Subscript, ast.BoolOp, ast.stmt)
+CONTEXTS = (ast.Call, ast.BinOp, ast.Compare, ast.Subscript, ast.BoolOp, ast.arguments, ast.stmt)
 
 
 def context_index(node, parents, nodes) -> int:
@@ -281,8 +295,10 @@ def section_mutants(section) -> list[Mutant]:
         original = ast.unparse(definition)
         parents = parent_map(definition)
         nodes = list(ast.walk(definition))
+        defaults = default_values(definition)
         for index, node in enumerate(nodes):
-            if not in_regions(node, regions) or inside_fstring(node, parents) or is_docstring(node, parents):
+            if not (in_regions(node, regions) or node in defaults) or inside_fstring(node, parents) \
+                    or is_docstring(node, parents):
                 continue
             function = enclosing_function(node, parents)
             for op, replacement in replacements(node, parents, function):

@@ -50,6 +50,8 @@ OPERATORS = [
     ("06_multihead", "MultiHeadAttention.forward:role:"),
     ("02_softmax", "softmax:keyword dropped: x.amax(dim=dim, keepdim=True) -> x.amax(dim=dim)"),
     ("01_scores", "score_matrix:number:"),
+    ("02_softmax", "softmax_naive:number: x, dim=-1 -> x, dim=-2"),  # a default value of the signature
+    ("04_causal_mask", "CausalAttention.__init__:boolean: self, d_in, d_out, context_length, dropout, qkv_bias=False"),
     ("07_positional_encoding", "sinusoidal_encoding:function: torch.sin(angles) -> torch.cos(angles)"),
 ]
 

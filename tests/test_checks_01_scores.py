@@ -16,7 +16,7 @@ MISTAKES = [
                 import torch
                 return torch.zeros(6, 6)
             """}, ["dot_scores matches the reference", "score_matrix gives the documented",
-                   "score_matrix matches the reference", "score_matrix on a batch"]),
+                   "score_matrix matches the reference", "score_matrix on a batch", "in their input's dtype"]),
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
                 return (inputs * query).sum(dim=0)
@@ -40,6 +40,19 @@ MISTAKES = [
                 return inputs.transpose(-2, -1) @ inputs
             """}, ["score_matrix matches the reference", "score_matrix gives the documented"],
             says="transpose on the wrong side"),
+    Mistake("dot_scores writes into a float32 buffer of its own", {"dot_scores": """
+            def dot_scores(query, inputs):
+                import torch
+                out = torch.zeros(inputs.shape[0])
+                for i in range(inputs.shape[0]):
+                    out[i] = inputs[i] @ query
+                return out
+            """}, ["in their input's dtype"], says="device="),
+    Mistake("dot_scores makes its buffer on the CPU with the input's dtype", {"dot_scores": """
+            def dot_scores(query, inputs):
+                import torch
+                return torch.mv(inputs, query, out=torch.empty(inputs.shape[0], dtype=inputs.dtype))
+            """}, ["in their input's dtype"], says="meta"),
     Mistake("dot_scores modifies its input", {"dot_scores": """
             def dot_scores(query, inputs):
                 inputs.mul_(1.0)

@@ -53,6 +53,10 @@ MISTAKES = [
             def normalize_by_sum(scores, dim=-1):
                 return scores / scores.sum(dim=dim)
             """}, ["normalize_by_sum divides"], says="keepdim"),
+    Mistake("softmax_naive defaults to dim 0", {"softmax_naive": """
+            def softmax_naive(x, dim=0):
+                return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
+            """}, ["softmax_naive equals"], says="dim 0"),
     Mistake("softmax_naive sums over every entry", {"softmax_naive": """
             def softmax_naive(x, dim=-1):
                 return torch.exp(x) / torch.exp(x).sum()

@@ -66,41 +66,52 @@ MISTAKES = [
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
             """}, ["causal_mask creates the mask on the device"], says="on `device`"),
+    Mistake("mask_and_renormalize makes its mask on the CPU", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
+                return masked / masked.sum(dim=-1, keepdim=True)
+            """}, ["causal_mask creates the mask on the device"], says="device="),
+    Mistake("causal_attention_weights makes its mask on the CPU", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                T = attn_scores.shape[-1]
+                hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+                return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
+            """}, ["causal_mask creates the mask on the device"], says="device="),
     Mistake("not renormalised", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
-                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
+                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
             """}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
             says="not renormalised"),
     Mistake("mask_and_renormalize fills its argument in place", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
-                attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1]), 0.0)
+                attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
                 return attn_weights / attn_weights.sum(dim=-1, keepdim=True)
             """}, ["leave their arguments unchanged"], says="modified its argument"),
     Mistake("causal_attention_weights fills its scores in place", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
-                attn_scores.masked_fill_(causal_mask(attn_scores.shape[-1]), float("-inf"))
+                attn_scores.masked_fill_(causal_mask(attn_scores.shape[-1], attn_scores.device), float("-inf"))
                 return torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
             """}, ["leave their arguments unchanged"], says="causal_attention_weights modified its argument"),
     Mistake("masked after softmax without renormalising", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 weights = torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
-                return weights.masked_fill(causal_mask(attn_scores.shape[-1]), 0.0)
+                return weights.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), 0.0)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="after the softmax without renormalising"),
     Mistake("no scaling", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
-                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), -torch.inf), dim=-1)
+                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="sqrt(d_k)"),
     Mistake("scaled by sqrt(T)", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
-                return torch.softmax(attn_scores.masked_fill(causal_mask(T), -torch.inf) / T ** 0.5, dim=-1)
+                return torch.softmax(attn_scores.masked_fill(causal_mask(T, attn_scores.device), -torch.inf) / T ** 0.5, dim=-1)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="number of tokens"),
     Mistake("mask filled with 0 instead of -inf", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
-                masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), 0)
+                masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), 0)
                 return torch.softmax(masked / d_k ** 0.5, dim=-1)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="filled with 0 instead of -inf"),

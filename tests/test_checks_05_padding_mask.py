@@ -46,7 +46,7 @@ def key_padding_mask(mask, check=CHECK_LENGTHS):
     """key_padding_mask with the lengths checked as `check` says, returning `mask` (of positions, lengths)."""
     return f"""
             def key_padding_mask(seq_lens, max_len):{check}
-                positions = torch.arange(max_len)
+                positions = torch.arange(max_len, device=torch.as_tensor(seq_lens).device)
                 return {mask}
             """
 
@@ -72,6 +72,8 @@ MISTAKES = [
                 if (seq_lens < 1).any() or (seq_lens > max_len).any():
                     raise ValueError(f"lengths {seq_lens.tolist()} outside [1, {max_len}]")""")},
         ["True at padding, from a list", "gives the documented mask"], says="TypeError"),
+    Mistake("positions made on the default device", {"key_padding_mask": key_padding_mask(CORRECT_MASK).replace(
+        "torch.arange(max_len, device=torch.as_tensor(seq_lens).device)", "torch.arange(max_len)")}, ["on the device of the lengths"], says="device="),
     Mistake("bad lengths accepted", {"key_padding_mask": key_padding_mask(
         CORRECT_MASK, check="\n                lengths = torch.as_tensor(seq_lens)")},
         ["raises ValueError naming a length"], says="should raise ValueError"),
@@ -125,6 +127,15 @@ MISTAKES = [
     Mistake("inverted attn_mask", {"PaddedSelfAttention": padded_self_attention(
         masks=MASKS.replace("masked_fill(attn_mask,", "masked_fill(~attn_mask,"))},
         ["attn_mask of shape", "matches the reference with both masks"], says="inverted attn_mask"),
+    Mistake("queries and keys projected from each other's input", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("self.W_q(q), self.W_k(k)", "self.W_q(k), self.W_k(q)")}, MODULE_VALUES, says="queries projected from k"),
+    Mistake("keys projected from the queries' input", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("self.W_k(k)", "self.W_k(q)")}, MODULE_VALUES),
+    Mistake("values projected from the keys' input", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("self.W_v(v)", "self.W_v(k)")}, MODULE_VALUES),
+    Mistake("every projection applied to q", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("self.W_q(q), self.W_k(k), self.W_v(v)", "self.W_q(q), self.W_k(q), self.W_v(q)")}, MODULE_VALUES,
+        says="every projection applied to q"),
     Mistake("attention weights detached", {"PaddedSelfAttention": padded_self_attention().replace(
         "weights = torch.softmax(scores, dim=-1)", "weights = torch.softmax(scores, dim=-1).detach()")},
         ["gradients reach W_q"], says="received no gradient"),
@@ -179,8 +190,9 @@ STYLES = [
     # a loop over sentences, in-place filling of a clone, a hand-written softmax, additive -1e9 masks
     {"key_padding_mask": """
         def key_padding_mask(seq_lens, max_len):
+            device = seq_lens.device if isinstance(seq_lens, torch.Tensor) else None
             seq_lens = [int(n) for n in seq_lens]
-            mask = torch.zeros(len(seq_lens), max_len, dtype=torch.bool)
+            mask = torch.zeros(len(seq_lens), max_len, dtype=torch.bool, device=device)
             for row, n in enumerate(seq_lens):
                 if not 1 <= n <= max_len:
                     raise ValueError(f"sentence {row} has length {n}, outside 1..{max_len}")
@@ -210,7 +222,7 @@ STYLES = [
             lengths = torch.as_tensor(seq_lens).reshape(-1, 1)
             if lengths.min() < 1 or lengths.max() > max_len:
                 raise ValueError(f"seq_lens {lengths.flatten().tolist()} must be within [1, {max_len}]")
-            return ~(torch.arange(max_len) < lengths)
+            return ~(torch.arange(max_len, device=lengths.device) < lengths)
         """,
      "mask_padded_scores": """
         def mask_padded_scores(scores, key_padding_mask):
@@ -260,9 +272,15 @@ def test_what_the_visible_checks_compute_equals_the_reference():
         reference = seeded(ref.PaddedSelfAttention, dim, seed=seed)
         with torch.no_grad():
             expected_out, expected_weights = reference(x, x, x, key_padding_mask=mask)
-        out, weights = multihead_attention(documented_layers(dim, seed), x, key_padding_mask=mask)
+        out, weights = multihead_attention(documented_layers(dim, seed), x, x, x, key_padding_mask=mask)
         torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)
+        q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)  # the check's distinct inputs
+        with torch.no_grad():
+            expected = reference(q, k, v, key_padding_mask=mask)
+        for ours, theirs in zip(multihead_attention(documented_layers(dim, seed), q, k, v, key_padding_mask=mask),
+                                expected):
+            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
 def test_reference_equals_torch_multihead_attention_with_both_masks():
@@ -273,15 +291,15 @@ def test_reference_equals_torch_multihead_attention_with_both_masks():
     from autograder.checks.test_05_padding_mask import documented_layers, lengths_mask, multihead_attention
     from solutions.padding_mask import PaddedSelfAttention
 
-    x = randn(522, 4, 6, 5)
+    q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)
     mask = lengths_mask([6, 3, 5, 1], 6)
     per_item = rand(523, 4, 6, 6) > 0.6
     per_item[:, :, 0] = False
     ours = seeded(PaddedSelfAttention, 5, seed=57)
     for attn_mask in (torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1), per_item):
         with torch.no_grad():
-            out, weights = ours(x, x, x, key_padding_mask=mask, attn_mask=attn_mask)
-        expected_out, expected_weights = multihead_attention(documented_layers(5, 57), x, key_padding_mask=mask,
+            out, weights = ours(q, k, v, key_padding_mask=mask, attn_mask=attn_mask)
+        expected_out, expected_weights = multihead_attention(documented_layers(5, 57), q, k, v, key_padding_mask=mask,
                                                              attn_mask=attn_mask)
         torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)

@@ -105,6 +105,15 @@ MISTAKES = [
                 def forward(self, x):
                     return torch.cat([head(x) for head in self.heads], dim=-1)
             """}, ["MultiHeadAttentionWrapper creates its heads in order"], says="qkv_bias not passed"),
+    Mistake("wrapper drops dropout", {"MultiHeadAttentionWrapper": """
+            class MultiHeadAttentionWrapper(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, 0.0, qkv_bias)
+                                                for _ in range(num_heads)])
+                def forward(self, x):
+                    return torch.cat([head(x) for head in self.heads], dim=-1)
+            """}, ["MultiHeadAttentionWrapper creates its heads in order"], says="dropout not passed"),
     Mistake("scale by sqrt(d_out)", mha(("self.head_dim ** 0.5", "self.d_out ** 0.5")),
             [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES],
             says="sqrt(d_out) instead of sqrt(head_dim)"),

@@ -2,7 +2,8 @@
 
 Visible checks come first: the documented scores of the worked example and the
 properties that need no reference (arguments left unchanged, a batch scored
-item by item, no Python loop, parameters created in the documented order, each
+item by item, no Python loop, outputs in the input's dtype and on its device,
+parameters created in the documented order, each
 module's documented formula evaluated with its own parameters,
 gradients that flow). The self-check runs them; the student's wheel holds only
 them (selfcheck_export.visible_part), so they use neither `solutions` nor a
@@ -23,7 +24,7 @@ import torch
 from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, hint_if_written,
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
                                       run_unless_raised, stack_items)
-from autograder.core.harness import check, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 
 DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
 DOC_MATRIX = torch.tensor(
@@ -35,6 +36,7 @@ DOC_MATRIX = torch.tensor(
      [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
 
 ADDITIVE_ORDER = "W_q, W_k, w, q"
+OWN_BUFFER = "a tensor made with the default dtype or device instead of the inputs'"
 
 # ---------------------------------------------------------------- visible: documented values
 
@@ -71,11 +73,11 @@ def test_score_matrix_batch(student):
     expect_close(got, expected, "score_matrix on a (3, 5, 4) batch, compared with score_matrix of each item",
                  hint=hint_if_written(student, "score_matrix", r"\.T\b",
                                       "Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, batch included"))
-    expect(torch.allclose(got, got.transpose(-2, -1), atol=1e-5),
+    expect(got.shape[-1] == got.shape[-2] and torch.allclose(got, got.transpose(-2, -1), atol=1e-5),
            "score_matrix must be symmetric: x_i . x_j == x_j . x_i")
 
 
-@check(1, "score_matrix has no Python loop over tokens", visibility="visible")
+@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible")
 def test_score_matrix_no_loop(student):
     counts = {}
     for t in (4, 9):
@@ -84,6 +86,36 @@ def test_score_matrix_no_loop(student):
             return
         counts[t] = reply.ops
     expect_no_loop(counts, "score_matrix", "tokens")
+
+
+@check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
+       visibility="visible")
+def test_dtype_and_device(student):
+    """Only the convention (outputs of the input's dtype, on the input's device): the values are the other
+    checks' business, and a function that raises on float32 inputs too is left to them."""
+    inputs, query = randn(155, 6, 4).double(), randn(156, 4).double()
+    for name, args in (("dot_scores", (query, inputs)), ("score_matrix", (inputs,))):
+        if run_unless_raised(student.run, name, *(a.float() for a in args)) is None:
+            continue
+        advice = ("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
+                  "dtype=inputs.dtype, device=inputs.device")
+        for kind, device in (("float64 inputs", None), ("inputs on the meta device", "meta")):
+            try:
+                reply = student.run(name, *args, device=device)
+            except StudentFailure as failure:
+                if failure.kind != "raised":
+                    raise
+                raise CheckFailed(f"{name} with {kind}: {failure.message[:300]}. Most likely a tensor made "
+                                  f"without the inputs' dtype or device: {advice}", mistake=OWN_BUFFER) from None
+            value, devices = reply.value, reply.output_devices
+            mixed = "; ".join(reply.mixed_devices[:2])
+            expect(not mixed, f"{name} with {kind} mixes devices ({mixed}): {advice}", mistake=OWN_BUFFER)
+            expected_device = device or torch.device(student.device).type  # the grading device, or meta
+            dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
+            expect(devices == [expected_device] and dtype == "float64",
+                   f"{name} with {kind} returned {dtype} on "
+                   f"{devices[0] if devices else 'no device'}: the output must have the input's dtype "
+                   f"(float64) and lie on its device ({expected_device}); {advice}", mistake=OWN_BUFFER)
 
 
 def additive_layers(hidden_size: int, *, seed: int) -> dict:

@@ -2,7 +2,8 @@
 
 Visible checks come first: the documented masked weights and output of the worked
 example, and the properties that need no reference (the causal mask itself, made on
-the device it is given; arguments left unchanged; parameters created in the
+the device it is given, and the two weight functions' masks on their input's device;
+arguments left unchanged; parameters created in the
 documented order; causality; batch items kept apart; the ValueError for a too-long
 input; dropout off in eval mode; gradients reaching every parameter; a module that
 follows .to(device)). The self-check runs them; the student's wheel holds only them
@@ -108,6 +109,7 @@ def attention_mistakes(reference, x):
 
 
 ORDER = "W_query, W_key, W_value (Linear), then the Dropout"
+MASK_ON_CPU = "a mask made on the CPU whatever the input's device (device= left out)"
 NAMES = ("W_query", "W_key", "W_value")
 EVAL_DROPOUT = ("dropout active in eval mode (use self.dropout, or F.dropout(..., training=self.training), "
                 "which eval() switches off)")
@@ -165,8 +167,10 @@ def test_causal_mask(student):
                      hint="Masks are bool and True means hidden: torch.triu(..., diagonal=1)", heatmap_labels=True)
 
 
-@check(0.5, "causal_mask creates the mask on the device it is given", visibility="visible")
+@check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
+            "input's", visibility="visible")
 def test_causal_mask_device(student):
+    """Only where the masks are made: their values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
     got = f"a tensor on {reply.output_devices[0]}" if reply.output_devices else type(reply.value).__name__
     expect(reply.output_devices == ["meta"],
@@ -175,6 +179,29 @@ def test_causal_mask_device(student):
     stub = reply.value  # its values and dtype are the other check's business
     expect(isinstance(stub, TensorStub) and stub.shape == (5, 5),
            f"causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub!r}")
+    weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
+    for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
+        expect_on_input_device(student, name, args)
+
+
+def expect_on_input_device(student, name, args) -> None:
+    """`name(*args)` on the meta device runs, mixes no devices and answers on meta; not judged where it
+    raises on the CPU too (the value checks grade that)."""
+    if run_unless_raised(student.run, name, *args) is None:
+        return
+    advice = (f"make the mask on the input's device (causal_mask(T, device=x.device)), so that {name} "
+              "works on a GPU")
+    try:
+        reply = student.run(name, *args, device="meta")
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        raise CheckFailed(f"{name} on the meta device: {failure.message[:300]}. Most likely a tensor made on "
+                          f"the CPU: {advice}", mistake=MASK_ON_CPU) from None
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, f"{name} on the meta device mixes devices ({mixed}): {advice}", mistake=MASK_ON_CPU)
+    expect(reply.output_devices == ["meta"],
+           f"{name} on the meta device returned {reply.value!r:.100} instead of one tensor on that device")
 
 
 @check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",

@@ -1,12 +1,13 @@
 """Checks of section 05: batches of sentences of different lengths (10 points).
 
 Visible checks come first: the documented padding mask of the worked example, and
-the properties that need no reference (the mask from the lengths and its ValueError;
+the properties that need no reference (the mask from the lengths, made on their device,
+and its ValueError;
 padded key columns hidden and the scores left unchanged; padded keys getting weight
 0, each query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d))
 @ v computed here from the student's inputs; parameters created in the documented
 order; PaddedSelfAttention equal to nn.MultiheadAttention holding the student's own
-weights; attn_mask honoured; outputs blind to the padding; gradients reaching the
+weights, on one input and on distinct queries, keys and values; attn_mask honoured; outputs blind to the padding; gradients reaching the
 projections). The self-check runs them; the student's wheel holds only them
 (selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
 expected output. Each property check judges one idea, against the student's own
@@ -31,7 +32,7 @@ import torch
 from autograder.checks.common import (expect_grads_flow, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, manual_seed, rand, randn, run_unless_raised, seeded,
                                       with_params)
-from autograder.core.harness import CheckFailed, check, close, expect, expect_close, expect_shape
+from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 
 INF = float("-inf")
 DOC_MASK = torch.tensor([[False, False, False, False],
@@ -50,6 +51,10 @@ NO_PADDING = "no padding mask applied (key_padding_mask ignored)"
 NO_W_OUT = "no W_out on the context vectors"
 ATTN_IGNORED = "attn_mask ignored"
 ATTN_INVERTED = "an inverted attn_mask (True must mean not allowed)"
+QK_SWAPPED = "the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)"
+KV_SWAPPED = "the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)"
+ALL_FROM_Q = "every projection applied to q (self-attention's shortcut: here q, k and v are separate inputs)"
+KPM_DEVICE = "the padding mask made on the default device instead of the lengths' device"
 
 
 def lengths_mask(seq_lens, max_len):
@@ -117,21 +122,21 @@ def own_layers(module, dim, seed):
     return layers
 
 
-def multihead_attention(layers, x, **masks):
-    """torch's nn.MultiheadAttention(D, 1, bias=False) holding the weights of `layers`, on q = k = v = x."""
-    dim = x.shape[-1]
+def multihead_attention(layers, q, k, v, **masks):
+    """torch's nn.MultiheadAttention(D, 1, bias=False) holding the weights of `layers`, on (q, k, v)."""
+    dim = q.shape[-1]
     reference = torch.nn.MultiheadAttention(dim, 1, bias=False, batch_first=True).eval()
     with torch.no_grad():
         reference.in_proj_weight.copy_(torch.cat([layers.W_q.weight, layers.W_k.weight, layers.W_v.weight]))
         reference.out_proj.weight.copy_(layers.W_out.weight)
-        return reference(x, x, x, **masks)
+        return reference(q, k, v, **masks)
 
 
-def module_mistakes(layers, x, mask, attn_mask=None):
-    """(out, weights) of common wrong versions of PaddedSelfAttention (q = k = v = x), with the weights of
+def module_mistakes(layers, q, k, v, mask, attn_mask=None):
+    """(out, weights) of common wrong versions of PaddedSelfAttention on (q, k, v), with the weights of
     `layers` (anything with W_q, W_k, W_v, W_out: the student's own, or a reference module)."""
     with torch.no_grad():
-        queries, keys, values = layers.W_q(x), layers.W_k(x), layers.W_v(x)
+        queries, keys, values = layers.W_q(q), layers.W_k(k), layers.W_v(v)
         keys_hidden, queries_hidden = mask[:, None, :], mask[:, :, None]
         other = torch.zeros_like(keys_hidden) if attn_mask is None else attn_mask
         hidden = other | keys_hidden
@@ -143,6 +148,11 @@ def module_mistakes(layers, x, mask, attn_mask=None):
             wrong[ATTN_INVERTED] = attend(queries, keys, values, ~attn_mask | keys_hidden)
         wrong = {description: (layers.W_out(out), weights) for description, (out, weights) in wrong.items()}
         wrong[NO_W_OUT] = attend(queries, keys, values, hidden)
+        # an input fed to the wrong projection: only distinct q, k, v tell these apart
+        for description, inputs in ((QK_SWAPPED, (k, q, v)), (KV_SWAPPED, (q, v, k)), (ALL_FROM_Q, (q, q, q))):
+            projected = layers.W_q(inputs[0]), layers.W_k(inputs[1]), layers.W_v(inputs[2])
+            out, weights = attend(*projected, hidden)
+            wrong[description] = (layers.W_out(out), weights)
     return wrong
 
 
@@ -162,7 +172,7 @@ def largest(values):
 
 # ---------------------------------------------------------------- visible: key_padding_mask (2 points)
 
-@check(1, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True)
+@check(0.75, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True)
 def test_key_padding_mask_documented(student):
     expect_close(student.call("key_padding_mask", [4, 3, 2], 4), DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
                  mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
@@ -193,6 +203,30 @@ def test_key_padding_mask_errors(student):
                   "key_padding_mask(tensor([3, 0, 2]), 4) (a sentence of length 0)", naming=(0,))
     expect_raises(lambda: student.call("key_padding_mask", torch.tensor([5, 9, 1]), 6), "ValueError",
                   "key_padding_mask(tensor([5, 9, 1]), 6) (a length above max_len)", naming=(9,))
+
+
+@check(0.25, "key_padding_mask makes its mask on the device of the lengths", visible=True)
+def test_key_padding_mask_device(student):
+    """Only where the mask is made: its values are the other checks' business. The lengths stay on the CPU
+    while a tensor made without device= lands on the meta device, as one made on the CPU would sit apart
+    from lengths on a GPU."""
+    seq_lens = torch.tensor([3, 5, 1])
+    reply = run_unless_raised(student.run, "key_padding_mask", seq_lens, 5)
+    if reply is None:
+        return  # it raised on the CPU as well: the checks of the values grade that
+    advice = ("create the positions on the lengths' device: torch.arange(max_len, device=lengths.device), "
+              "so that the mask follows lengths on a GPU")
+    try:
+        reply = student.run("key_padding_mask", seq_lens, 5, default_device="meta")
+    except StudentFailure as failure:
+        if failure.kind not in ("raised", "convention"):
+            raise
+        raise CheckFailed(f"key_padding_mask(tensor([3, 5, 1]), 5) fails when the default device is not the "
+                          f"lengths' device: {failure.message[:300]}. Most likely a tensor is made without "
+                          f"device=: {advice}", mistake=KPM_DEVICE) from None
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, f"key_padding_mask mixes devices ({mixed}) when the default device is not the lengths' "
+                      f"device: {advice}", mistake=KPM_DEVICE)
 
 
 # ---------------------------------------------------------------- visible: mask_padded_scores (1 point)
@@ -278,10 +312,14 @@ def test_matches_multihead_attention(student):
         mask = lengths_mask(seq_lens, max(seq_lens))
         module = student.new("PaddedSelfAttention", dim, seed=seed)
         layers = own_layers(module, dim, seed)
-        expect_pair_close(module(x, x, x, key_padding_mask=mask), multihead_attention(layers, x, key_padding_mask=mask),
-                          f"PaddedSelfAttention({dim})(x, x, x, key_padding_mask) with lengths {seq_lens}, "
-                          f"compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",
-                          module_mistakes(layers, x, mask), student.device)
+        # self-attention (q = k = v) first, then distinct queries, keys and values: each input has its projection
+        q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)
+        for args, what in (((x, x, x), "x, x, x"), ((q, k, v), "q, k, v (three different tensors)")):
+            expect_pair_close(module(*args, key_padding_mask=mask),
+                              multihead_attention(layers, *args, key_padding_mask=mask),
+                              f"PaddedSelfAttention({dim})({what}, key_padding_mask) with lengths {seq_lens}, "
+                              f"compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",
+                              module_mistakes(layers, *args, mask), student.device)
 
 
 @check(0.5, "PaddedSelfAttention: attn_mask of shape (L, L) or (B, L, L) hides the pairs where it is True",
@@ -374,7 +412,7 @@ def test_padded_attention(student):
 
 @check(1.5, "PaddedSelfAttention matches the reference with both masks, at another size")
 def test_padded_self_attention_seeded(student):
-    x = randn(522, 4, 6, 5)
+    q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)  # distinct: each has its projection
     mask = ref.key_padding_mask([6, 3, 5, 1], 6)
     causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
     per_item = rand(523, 4, 6, 6) > 0.6
@@ -385,7 +423,7 @@ def test_padded_self_attention_seeded(student):
     reference = with_params(seeded(ref.PaddedSelfAttention, 5, seed=57), module.params())
     for attn_mask, what in ((causal, "a causal (6, 6) attn_mask"), (per_item, "a (4, 6, 6) attn_mask")):
         with torch.no_grad():
-            expected = reference(x, x, x, key_padding_mask=mask, attn_mask=attn_mask)
-        expect_pair_close(module(x, x, x, key_padding_mask=mask, attn_mask=attn_mask), expected,
-                          f"PaddedSelfAttention(5) with lengths [6, 3, 5, 1] and {what}",
-                          module_mistakes(reference, x, mask, attn_mask), student.device)
+            expected = reference(q, k, v, key_padding_mask=mask, attn_mask=attn_mask)
+        expect_pair_close(module(q, k, v, key_padding_mask=mask, attn_mask=attn_mask), expected,
+                          f"PaddedSelfAttention(5)(q, k, v) with lengths [6, 3, 5, 1] and {what}",
+                          module_mistakes(reference, q, k, v, mask, attn_mask), student.device)

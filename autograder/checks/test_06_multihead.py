@@ -3,7 +3,7 @@
 Visible checks come first: the documented layout of split_heads and the documented seeded
 outputs of both modules, and the properties that need no reference (the ValueErrors; combine_heads
 undoing the documented layout, on any memory layout; the wrapper's heads and MultiHeadAttention's
-parameters created in the documented order, qkv_bias honoured; MultiHeadAttention equal to
+parameters created in the documented order, qkv_bias (and the wrapper's dropout) honoured; MultiHeadAttention equal to
 nn.MultiheadAttention run with the student's own weights; causality; padded keys hidden; batch items
 kept apart; dropout off in eval mode and on in train mode; gradients reaching every parameter; no
 Python loop over heads; no tensor made on the CPU in forward). The self-check runs them; the
@@ -60,6 +60,7 @@ MHA_ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_p
 WRAPPER_ORDER = ("the heads one after the other, each CausalAttention(d_in, d_out, context_length, dropout, "
                  "qkv_bias) creating W_query, W_key, W_value")
 NO_WRAPPER_BIAS = "qkv_bias not passed on to the CausalAttention heads"
+NO_WRAPPER_DROPOUT = "dropout not passed on to the CausalAttention heads"
 QKV_IGNORED = "qkv_bias ignored (W_query, W_key, W_value built without bias)"
 EVAL_DROPOUT = ("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
                 "module, which eval() switches off)")
@@ -275,8 +276,10 @@ def test_combine_contiguous(student):
 
 # ---------------------------------------------------------------- visible: parameters (1 point)
 
-@check(0.25, "MultiHeadAttentionWrapper creates its heads in order, passing qkv_bias on", visible=True)
+@check(0.25, "MultiHeadAttentionWrapper creates its heads in order, passing qkv_bias and dropout on", visible=True)
 def test_wrapper_params(student):
+    """Which arguments reach the heads: the parameters they create, and whether their dropout acts
+    in train mode (the values of the output are the value checks' business)."""
     module = student.new("MultiHeadAttentionWrapper", 4, 3, 7, 0.0, num_heads=2, qkv_bias=True, seed=61)
     what = "MultiHeadAttentionWrapper(4, 3, 7, 0.0, num_heads=2, qkv_bias=True)"
     got = module.params()
@@ -293,6 +296,16 @@ def test_wrapper_params(student):
            "pass qkv_bias to each CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
            mistake=NO_WRAPPER_BIAS)
     expect_same_params(module, expected, what, WRAPPER_ORDER)
+    x = randn(613, 2, 5, 4)
+    module = student.new("MultiHeadAttentionWrapper", 4, 3, 7, 0.5, num_heads=2, seed=62)
+    train = run_unless_raised(module.run, x, mode="train", seed=3)
+    evaluated = run_unless_raised(module.run, x, mode="eval")
+    if train is None or evaluated is None:
+        return  # the forward raised: the value checks grade that
+    expect(not close(train.value, evaluated.value),
+           "MultiHeadAttentionWrapper(4, 3, 7, dropout=0.5, num_heads=2) gives the same output in train mode as "
+           f"in eval mode: this looks like {NO_WRAPPER_DROPOUT}; pass dropout to each CausalAttention(d_in, d_out, "
+           "context_length, dropout, qkv_bias)", mistake=NO_WRAPPER_DROPOUT)
 
 
 @check(0.25, "MultiHeadAttention creates its parameters in the documented order", visible=True)

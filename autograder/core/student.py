@@ -275,13 +275,16 @@ class Student:
         return self.run(name, *args, seed=seed, **kwargs).value
 
     def run(self, name, *args, seed=None, count_ops=False, return_args=False, device=None,
-            backward=None, noncontiguous=False, **kwargs) -> Reply:
+            backward=None, noncontiguous=False, default_device=None, **kwargs) -> Reply:
         """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
-        layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output."""
+        layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output.
+        default_device: where a tensor made without device= lands during the call (the arguments
+        stay on `device`): "meta" shows a tensor that does not follow its inputs' device."""
         self._check_source_bans(name)
         target = {"name": name}
         return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
-                          device=device, backward=backward, noncontiguous=noncontiguous)
+                          device=device, backward=backward, noncontiguous=noncontiguous,
+                          default_device=default_device)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
         """Construct the student's class under torch.manual_seed(seed)."""
@@ -302,11 +305,13 @@ class Student:
                 "write the computation yourself", kind="forbidden")
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
-              device=None, backward=None, noncontiguous=False) -> Reply:
+              device=None, backward=None, noncontiguous=False, default_device=None) -> Reply:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
                                device=device, backward=backward, noncontiguous=noncontiguous)
+        if default_device is not None:
+            message["default_device"] = default_device
         reply = self.worker.request(message, label, culprit=culprit)
         refuse_failed_call(label, reply)
         decoded = decode_reply(label, reply)

@@ -15,6 +15,7 @@ import traceback
 import types
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
@@ -53,6 +54,29 @@ class Watch(TorchDispatchMode):
                     devices.add(leaf.device.type)
             if len(devices) > 1 and len(self.mixed) < 5:
                 self.mixed.append(f"{name} got tensors on {' and '.join(sorted(devices))}")
+        return func(*args, **kwargs)
+
+
+class NewTensorsOn(TorchFunctionMode):
+    """Puts the tensors that factory functions make without device= on `device`: what
+    torch.set_default_device does, except that a tensor given as data (torch.as_tensor(lengths))
+    and a plain number (torch.tensor(-inf), a 0-dim value the CPU lends any device) stay as they are."""
+
+    FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.arange, torch.eye, torch.linspace,
+                 torch.logspace, torch.rand, torch.randn, torch.randint, torch.randperm, torch.tril_indices,
+                 torch.triu_indices, torch.tensor, torch.as_tensor, torch.asarray}
+
+    def __init__(self, device):
+        super().__init__()
+        self.device = torch.device(device)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        data = args[0] if args else kwargs.get("data")
+        from_data = func in (torch.tensor, torch.as_tensor, torch.asarray)
+        if (func in self.FACTORIES and kwargs.get("device") is None
+                and not (from_data and (isinstance(data, torch.Tensor) or isinstance(data, (int, float, bool))))):
+            kwargs = {**kwargs, "device": self.device}
         return func(*args, **kwargs)
 
 
@@ -279,9 +303,13 @@ class Worker:
             func = obj if method in (None, "__call__") else obj.forward
 
         banned = graded_name in self.banned_for
+        # "default_device": the device a tensor made without device= lands on during the call, while the
+        # arguments stay on `device`: a tensor the code makes without following its inputs then sits on
+        # another device than they do, as it would on a GPU, where the default device is the CPU
+        default_device = request.get("default_device")
         watch = Watch(
             banned_ops=guards.banned_aten_ops(self.banned_apis) if banned else (),
-            guard_devices=request.get("guard_devices", device.type == "meta"),
+            guard_devices=request.get("guard_devices", device.type == "meta" or default_device is not None),
         )
         if request.get("seed") is not None:
             seed = int(request["seed"])  # as torch.manual_seed; its CUDA part only where there is CUDA
@@ -292,13 +320,15 @@ class Worker:
         if wants_grad and "handle" in target:
             obj.zero_grad(set_to_none=True)
         guards.watching(self.banned_apis if banned else ())
+        made_on = NewTensorsOn(default_device) if default_device is not None else contextlib.nullcontext()
         try:
             with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
                 if request.get("watch", True):
-                    with watch:
+                    with watch, made_on:
                         result = func(*args, **kwargs)
                 else:
-                    result = func(*args, **kwargs)
+                    with made_on:
+                        result = func(*args, **kwargs)
                 if isinstance(result, torch.nn.Module) and device.type != "meta":
                     result.to(device)
                 grads = self.backward(request, result, obj if "handle" in target else None, args)

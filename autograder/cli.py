@@ -45,9 +45,9 @@ def build_parser() -> Parser:
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     grading_flags(check)
 
-    from autograder.instructor import batch, class_report, gradescope, selfcheck_export
+    from autograder.instructor import batch, class_report, gradescope, selfcheck_export, similarity
 
-    for module in (batch, gradescope, selfcheck_export, class_report):
+    for module in (batch, gradescope, selfcheck_export, class_report, similarity):
         module.add_verbs(verbs)
     return parser
 

@@ -30,6 +30,8 @@ Output, every file written atomically (temp file + os.replace):
                                   skipped by this run gets one too, and the jobs only grade. The JSON
                                   carries no matrices: the failing checks' heatmaps are left out (their
                                   messages are there; `grade --report` of one student draws them).
+    DIR/similarity.csv, .html     with --similarity: which students' code is alike, per section, for the
+                                  instructor only (instructor/similarity.py); no score depends on it
 """
 from __future__ import annotations
 
@@ -414,6 +416,9 @@ def add_verbs(verbs) -> None:
     batch.add_argument("--report", action="store_true",
                        help="also write each student's feedback report (report.html, report.md) to "
                             "OUT/feedback/<student>/, for handing back")
+    batch.add_argument("--similarity", action="store_true",
+                       help="also compare the students' code, section by section: OUT/similarity.csv and "
+                            "OUT/similarity.html, for the instructor only (evidence; no score changes)")
     add_limit_flags(batch)
     batch.set_defaults(main=main)
     merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
@@ -465,6 +470,10 @@ def main(args) -> int:
     elif gradebook is not None:
         print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
               file=sys.stderr)
+    if getattr(args, "similarity", False) and status in (0, 1):
+        from autograder.instructor import similarity
+
+        similarity.run(args.submitted, args.out, discover(args.submitted))  # the whole class, whatever the shard
     return status
 
 

@@ -45,7 +45,7 @@ from autograder.instructor.similarity_code import Unit, names_given, section_uni
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
 K = 24  # characters per fingerprinted k-gram of the normalised text (a short statement)
-COMMON_SHARE, COMMON_FLOOR = 0.2, 5  # a fragment more students share than both is an idiom
+COMMON_SHARE, COMMON_FLOOR = 0.2, 10  # a fragment more students share than both is an idiom
 FLOOR = 0.2  # pairs below this similarity are left out of the CSV and the report
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 

@@ -208,16 +208,20 @@ class _Substitute(ast.NodeTransformer):
 
 
 class Anonymiser(ast.NodeTransformer):
-    """The student's own names (locals, parameters, helpers, attributes of `self`) as v0, v1, ...
+    """The student's own names (locals, parameters, helpers) as v0, v1, ...; attributes of `self` as a0, ...
 
-    Kept: the built-ins, the section's graded names, every name the released
-    notebook uses (`kept`), and the attributes of anything but `self`."""
+    Kept: the built-ins, the section's graded names, the names the released
+    notebook defines (`kept`), and the attributes of anything but `self`; a
+    function's own parameters and variables (`local`) are renamed even where a
+    global of the notebook has the same name."""
 
-    def __init__(self, kept: frozenset[str]):
-        self.kept, self.names = kept, {}
+    def __init__(self, kept: frozenset[str], local: frozenset[str] = frozenset()):
+        self.kept, self.local, self.names, self.attributes = kept, local, {}, {}
 
     def rename(self, name: str) -> str:
-        if name in self.kept or name in BUILTIN_NAMES or "." in name:
+        if name.startswith("__") or "." in name:
+            return name
+        if name not in self.local and (name in self.kept or name in BUILTIN_NAMES):
             return name
         return self.names.setdefault(name, f"v{len(self.names)}")
 
@@ -239,9 +243,24 @@ class Anonymiser(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", self.names.get("self")):
-            node.attr = self.rename(node.attr)
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", self.names.get("self")) \
+                and node.attr not in self.kept and not node.attr.startswith("__"):
+            # a namespace of their own: renaming a parameter leaves `self.<same name>` as it was
+            node.attr = self.attributes.setdefault(node.attr, f"a{len(self.attributes)}")
         return node
+
+
+def local_names(node: ast.AST) -> frozenset[str]:
+    """The parameters and assigned names of every function inside `node`."""
+    found = set()
+    for function in ast.walk(node):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for inner in ast.walk(function):
+                if isinstance(inner, ast.arg):
+                    found.add(inner.arg)
+                elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    found.add(inner.id)
+    return frozenset(found)
 
 
 def _indent_as_tabs(text: str) -> str:
@@ -294,7 +313,7 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
         node = ast.fix_missing_locations(Inliner(helpers).visit(node))
         try:
             shown = ast.unparse(node)
-            compared = ast.unparse(Anonymiser(kept).visit(copy.deepcopy(node)))
+            compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(copy.deepcopy(node)))
         except (ValueError, RecursionError):  # a tree unparse cannot write back: compare it as written
             shown = compared = ast.get_source_segment(source, node) or ""
         units.append(Unit(label, _order(node, graded, compared), shown, _indent_as_tabs(compared)))
@@ -309,6 +328,7 @@ def names_given(cells: list) -> frozenset[str]:
         for node in tree.body if tree is not None else ():
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 found.add(node.name)
+                found.update(n.name for n in ast.walk(node) if isinstance(n, ast.FunctionDef))  # forward
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 found.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

@@ -103,8 +103,13 @@ def _line_of(starts: list[int], position: int) -> int:
 def code_html(text: str, marked: set[int]) -> str:
     """The code escaped, the marked lines inside <mark>."""
     lines = text.split("\n")
-    return "\n".join(f"<mark>{html.escape(line)}</mark>" if i in marked else html.escape(line)
+    return "\n".join(f"<mark>{html.escape(line)}</mark>" if i in marked and _is_code(line) else html.escape(line)
                      for i, line in enumerate(lines))
+
+
+def _is_code(line: str) -> bool:
+    """Not a blank line, nor a label line (`# code cell 4`): the shown code has no other comments."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
 def anchor(section: str, a: str, b: str) -> str:

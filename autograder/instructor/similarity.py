@@ -30,7 +30,9 @@ into a student's feedback or Gradescope results.
 from __future__ import annotations
 
 import io
+import json
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,15 +104,48 @@ def template_code(section: Section) -> list:
     return extract(path.name, path.read_bytes()).cells
 
 
-def read_code(folder: Path, section: Section) -> Extracted | None:
-    """A student's code cells of `section`, read as grading reads them; None when not handed in."""
+def released_sources(section: Section) -> frozenset[str]:
+    """The source of every code cell of the released notebook, as the notebook holds it."""
+    path = TEMPLATE / section.notebook
+    return frozenset(_cell_text(cell) for cell in _code_cells(path.read_bytes())) if path.is_file() else frozenset()
+
+
+def _code_cells(data: bytes) -> list:
+    notebook = json.loads(data)
+    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+
+
+def _cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else str(source)
+
+
+def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
+    """A notebook's bytes without the code cells the student left exactly as released (the setup,
+    the given code): boilerplate, and most of the cost of extracting. Anything unreadable is left
+    as it is, for extract() to say what is wrong with it."""
+    try:
+        notebook = json.loads(data)
+        notebook["cells"] = [cell for cell in notebook["cells"] if not (
+            isinstance(cell, dict) and cell.get("cell_type") == "code" and _cell_text(cell) in released)]
+        return json.dumps(notebook).encode("utf-8")
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return data
+
+
+def read_code(folder: Path, section: Section, released: frozenset[str] = frozenset()) -> Extracted | None:
+    """A student's code cells of `section`, read and extracted as grading reads them, less the cells in
+    `released`; None when not handed in."""
     found = section_file(folder, section)
     if found is None:
         return None
     try:
-        return extract(Path(found).name, read_inside(folder, found))
+        data = read_inside(folder, found)
     except Refused as error:
         return Extracted([], str(error))
+    if found.endswith(".ipynb"):
+        data = without_released_cells(data, released)
+    return extract(Path(found).name, data)
 
 
 def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:
@@ -125,8 +160,9 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
     stub_texts = {unit.compared for unit in template_units}
     boilerplate = np.array(sorted(fingerprint("\n\n".join(u.compared for u in template_units)).hashes))
     result = SectionResult(section, {})
+    released_cells = released_sources(section)
     for student, folder in students.items():
-        extracted = code(student, section) if code else read_code(folder, section)
+        extracted = code(student, section) if code else read_code(folder, section, released_cells)
         if extracted is None:
             continue
         if extracted.problem:
@@ -198,14 +234,24 @@ def score_pairs(result: SectionResult) -> list[Pair]:
     return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
 
 
-def compare(students: dict[str, Path], sections=SECTIONS, code=None) -> list[SectionResult]:
-    """Each section's submissions and pairs."""
-    results = []
-    for section in sections:
-        result = section_submissions(section, students, code)
-        result.pairs = score_pairs(result)
-        results.append(result)
-    return results
+def compare_section(section: Section, students: dict[str, Path], code=None) -> SectionResult:
+    result = section_submissions(section, students, code)
+    result.pairs = score_pairs(result)
+    return result
+
+
+def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None) -> list[SectionResult]:
+    """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
+    one per CPU) when the students' code is read from their folders."""
+    jobs = min(jobs or os.cpu_count() or 1, len(sections))
+    if jobs < 2 or code is not None:
+        return [compare_section(section, students, code) for section in sections]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forked: the children start with the grader imported, and read only files (no student code runs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(compare_section, sections, [students] * len(sections)))
 
 
 # --------------------------------------------------------------------------- output

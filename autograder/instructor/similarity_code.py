@@ -313,7 +313,7 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
         node = ast.fix_missing_locations(Inliner(helpers).visit(node))
         try:
             shown = ast.unparse(node)
-            compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(copy.deepcopy(node)))
+            compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(node))  # in place: shown is written
         except (ValueError, RecursionError):  # a tree unparse cannot write back: compare it as written
             shown = compared = ast.get_source_segment(source, node) or ""
         units.append(Unit(label, _order(node, graded, compared), shown, _indent_as_tabs(compared)))

@@ -7,6 +7,7 @@ combined, each filled into the released notebooks as a student would.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -239,3 +240,18 @@ def test_the_page_shows_the_matched_fragments_in_headless_chromium(class_dir, re
     marks = int(re.search(r'data-marks="(\d+)"', body[0])[1])
     assert marks > 100 and 'data-errors="0"' in body[0], body[0]
     print(f"chromium check took {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.parametrize("with_similarity", [True, False])
+def test_the_class_report_links_the_similarity_page_when_there_is_one(tmp_path, with_similarity):
+    grades = tmp_path / "grades"
+    (grades / "students").mkdir(parents=True)
+    (grades / "grades.csv").write_text("student,01_scores,total,max_score,status\nann,2.5,2.5,2.5,graded\n")
+    result = {"score": 2.5, "tests": [{"name": "01_scores: a check", "score": 2.5, "max_score": 2.5,
+                                       "tags": ["01_scores"], "status": "passed"}], "extra_data": {"student": "ann"}}
+    (grades / "students" / "ann.json").write_text(json.dumps(result))
+    if with_similarity:
+        (grades / "similarity.html").write_text("<html></html>")
+    assert main(["report", str(grades), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "class_report.html").read_text()
+    assert ('<a href="../grades/similarity.html">' in page) == with_similarity

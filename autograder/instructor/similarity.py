@@ -56,7 +56,7 @@ CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 class Submission:
     student: str
     units: list[Unit]
-    fingerprint: object  # copydetect.CodeFingerprint of the compared text
+    hashes: object = None  # numpy int64 array: the compared text's fingerprints, sorted, without boilerplate
 
     @property
     def shown(self) -> str:
@@ -81,8 +81,14 @@ class Pair:
 class SectionResult:
     section: Section
     submissions: dict[str, Submission]
+    boilerplate: object = None  # numpy array: the released code's fingerprints
     pairs: list[Pair] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line per student left out, and why
+
+    def fingerprint(self, student: str):
+        """copydetect's full fingerprint of a student's code (with the positions of each fragment, for
+        highlighting), made again when the report needs it: only the hashes are kept for everyone."""
+        return fingerprint(self.submissions[student].compared, self.boilerplate)
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -159,7 +165,7 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
     template_units = section_units(released, section.names, given)
     stub_texts = {unit.compared for unit in template_units}
     boilerplate = np.array(sorted(fingerprint("\n\n".join(u.compared for u in template_units)).hashes))
-    result = SectionResult(section, {})
+    result = SectionResult(section, {}, boilerplate)
     released_cells = released_sources(section)
     for student, folder in students.items():
         extracted = code(student, section) if code else read_code(folder, section, released_cells)
@@ -169,9 +175,9 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
             result.problems.append(f"{student}: {section.id}: {extracted.problem}")
             continue
         units = [u for u in section_units(extracted.cells, section.names, given) if u.compared not in stub_texts]
-        submission = Submission(student, units, None)
-        submission.fingerprint = fingerprint(submission.compared, boilerplate)
-        if submission.fingerprint.hashes:
+        submission = Submission(student, units)
+        submission.hashes = np.array(sorted(fingerprint(submission.compared, boilerplate).hashes), dtype=np.int64)
+        if len(submission.hashes):
             result.submissions[student] = submission
     return result
 
@@ -183,7 +189,7 @@ def rare_fingerprints(submissions: list[Submission]) -> tuple[dict[int, list[int
     """(fingerprint -> the submissions holding it, fingerprint -> its weight), idioms left out."""
     holders: dict[int, list[int]] = {}
     for index, submission in enumerate(submissions):
-        for value in submission.fingerprint.hashes:
+        for value in submission.hashes.tolist():
             holders.setdefault(value, []).append(index)
     count = len(submissions)
     common = max(COMMON_FLOOR, COMMON_SHARE * count)
@@ -219,8 +225,8 @@ def score_pairs(result: SectionResult) -> list[Pair]:
     if count < 2:
         return []
     rare, weights = rare_fingerprints(submissions)
-    totals = [sum(weights.get(value, 0.0) for value in s.fingerprint.hashes) for s in submissions]
-    sizes = [sum(1 for value in s.fingerprint.hashes if value in rare) for s in submissions]
+    totals = [sum(weights.get(value, 0.0) for value in s.hashes.tolist()) for s in submissions]
+    sizes = [sum(1 for value in s.hashes.tolist() if value in rare) for s in submissions]
     keys, shared, matched = shared_weights(rare, weights, count)
     pairs = []
     for key, weight, number in zip(keys.tolist(), shared.tolist(), matched.tolist()):

@@ -49,7 +49,7 @@ def import_aliases(trees: list[ast.Module]) -> dict[str, str]:
     """Every name an import binds -> the dotted name it stands for (`F` -> `torch.nn.functional`)."""
     aliases = {}
     for tree in trees:
-        for node in ast.walk(tree):
+        for node in tree.body:  # imports at a cell's top level, as notebooks write them
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -155,16 +155,17 @@ def drop_dead_assignments(tree: ast.AST) -> None:
     """In every function, assignments to plain names that nothing reads, until none is left."""
     for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
         while True:
-            read = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-            dead = [n for n in ast.walk(function) if isinstance(n, ast.Assign)
-                    and all(isinstance(t, ast.Name) and t.id not in read for t in n.targets)]
+            nodes = list(ast.walk(function))  # one walk per round: most functions have no dead code at all
+            read = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+            dead = {id(n) for n in nodes if isinstance(n, ast.Assign)
+                    and all(isinstance(t, ast.Name) and t.id not in read for t in n.targets)}
             if not dead:
                 break
-            for parent in ast.walk(function):
+            for parent in nodes:
                 for field in ("body", "orelse", "finalbody"):
                     block = getattr(parent, field, None)
-                    if isinstance(block, list) and any(s in dead for s in block):
-                        setattr(parent, field, [s for s in block if s not in dead] or [ast.Pass()])
+                    if isinstance(block, list) and any(id(s) in dead for s in block):
+                        setattr(parent, field, [s for s in block if id(s) not in dead] or [ast.Pass()])
 
 
 # --------------------------------------------------------------------------- helpers inlined
@@ -251,15 +252,13 @@ class Anonymiser(ast.NodeTransformer):
 
 
 def local_names(node: ast.AST) -> frozenset[str]:
-    """The parameters and assigned names of every function inside `node`."""
+    """The parameters and assigned names inside `node`: the student's own, whatever globals exist."""
     found = set()
-    for function in ast.walk(node):
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for inner in ast.walk(function):
-                if isinstance(inner, ast.arg):
-                    found.add(inner.arg)
-                elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                    found.add(inner.id)
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.arg):
+            found.add(inner.arg)
+        elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+            found.add(inner.id)
     return frozenset(found)
 
 

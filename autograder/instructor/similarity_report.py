@@ -73,12 +73,13 @@ def course_pairs(results) -> list[CoursePair]:
     return sorted(ranked, key=lambda p: (-p.total, p.student_a, p.student_b))
 
 
-def matched_lines(first, second) -> tuple[set[int], set[int]]:
+def matched_lines(result, pair) -> tuple[set[int], set[int]]:
     """The line numbers (from 0) of each side's compared text that hold a fragment both have."""
     from copydetect import compare_files
 
-    _, _, (slices_a, slices_b) = compare_files(first.fingerprint, second.fingerprint)
-    return _lines(first.compared, slices_a), _lines(second.compared, slices_b)
+    first, second = result.fingerprint(pair.student_a), result.fingerprint(pair.student_b)
+    _, _, (slices_a, slices_b) = compare_files(first, second)
+    return _lines(first.raw_code, slices_a), _lines(second.raw_code, slices_b)
 
 
 def _lines(text: str, slices) -> set[int]:
@@ -121,7 +122,7 @@ def anchor(section: str, a: str, b: str) -> str:
 
 def pair_detail(result, pair, index: int) -> str:
     first, second = result.submissions[pair.student_a], result.submissions[pair.student_b]
-    marked_a, marked_b = matched_lines(first, second)
+    marked_a, marked_b = matched_lines(result, pair)
     esc = html.escape
     return "\n".join([
         f'<h3 id="{anchor(pair.section, pair.student_a, pair.student_b)}">{index}. {esc(pair.student_a)} and '

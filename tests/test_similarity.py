@@ -255,3 +255,26 @@ def test_the_class_report_links_the_similarity_page_when_there_is_one(tmp_path, 
     assert main(["report", str(grades), "--out", str(tmp_path / "out")]) == 0
     page = (tmp_path / "out" / "class_report.html").read_text()
     assert ('<a href="../grades/similarity.html">' in page) == with_similarity
+
+
+def test_odd_text_in_a_notebook_is_written_safely(tmp_path):
+    # a lone surrogate (valid in a notebook's JSON, not in UTF-8) and markup in the code and the id
+    section = SECTIONS[0]
+    blocks = [(name, code + "\nnote = '\\ud800 <b>bold</b>'\n") for name, code in reference_blocks(section)]
+    for student in ("<b>ann", "bob", "cy"):
+        write_notebook(tmp_path / "class" / student, section, blocks)
+    notebook = tmp_path / "class" / "bob" / section.notebook
+    notebook.write_text(notebook.read_text().replace("\\\\ud800", "\\ud800"))
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")
+    assert "&lt;b&gt;ann" in page and "<b>ann" not in page and "<b>bold" not in page
+    assert "bob: 01_scores" in page  # left out, and said so, rather than the whole report lost
+
+
+def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_path, capsys):
+    for student in ("ann", "bob"):
+        write_notebook(tmp_path / "class" / student, SECTIONS[0], reference_blocks(SECTIONS[0]))
+    (tmp_path / "out").write_text("a file, not a folder")
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 1
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "cannot write the similarity report" in error[0], error

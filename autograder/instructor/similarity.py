@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.extract import Extracted, extract
-from autograder.core.files import Refused, read_inside, spreadsheet_safe, write_atomically
+from autograder.core.files import Refused, read_inside, spreadsheet_safe, write_bytes_atomically
 from autograder.core.sections import SECTIONS, Section
 from autograder.core.submission import UsageError, section_file
 from autograder.instructor.roster import discover
@@ -151,7 +151,10 @@ def read_code(folder: Path, section: Section, released: frozenset[str] = frozens
         return Extracted([], str(error))
     if found.endswith(".ipynb"):
         data = without_released_cells(data, released)
-    return extract(Path(found).name, data)
+    try:
+        return extract(Path(found).name, data)
+    except (ValueError, RecursionError) as error:  # e.g. a lone surrogate the magics reader cannot compile
+        return Extracted([], f"{found} could not be read as code ({type(error).__name__}: {error})")
 
 
 def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:
@@ -249,8 +252,10 @@ def compare_section(section: Section, students: dict[str, Path], code=None) -> S
 def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None) -> list[SectionResult]:
     """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
     one per CPU) when the students' code is read from their folders."""
+    import threading
+
     jobs = min(jobs or os.cpu_count() or 1, len(sections))
-    if jobs < 2 or code is not None:
+    if jobs < 2 or code is not None or threading.active_count() > 1:  # forking a threaded process is unsafe
         return [compare_section(section, students, code) for section in sections]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -278,8 +283,9 @@ def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, P
     from autograder.instructor.similarity_report import render
 
     out.mkdir(parents=True, exist_ok=True)
-    write_atomically(out / CSV_NAME, csv_text(results))
-    write_atomically(out / HTML_NAME, render(results, source))
+    # "replace": a lone surrogate a notebook's JSON may hold is written as "?"
+    write_bytes_atomically(out / CSV_NAME, csv_text(results).encode("utf-8", "replace"))
+    write_bytes_atomically(out / HTML_NAME, render(results, source).encode("utf-8", "replace"))
     return out / CSV_NAME, out / HTML_NAME
 
 
@@ -292,7 +298,11 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None) -> 
     for result in results:
         for problem in result.problems:
             print(f"autograder: similarity: left out {problem.splitlines()[0]}", file=sys.stderr)
-    csv_path, html_path = write(results, out, str(class_dir))
+    try:
+        csv_path, html_path = write(results, out, str(class_dir))
+    except OSError as error:
+        print(f"autograder: error: cannot write the similarity report to {out}: {error}", file=sys.stderr)
+        return 1
     pairs = sum(len(r.pairs) for r in results)
     print(f"similarity: {len(students)} students, {pairs} pair(s) at or above {FLOOR:g} in {csv_path} "
           f"and {html_path}")

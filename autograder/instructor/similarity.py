@@ -162,6 +162,7 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
 
     `code(student, section)` gives their extracted cells (default: read_code on their folder)."""
     import numpy as np
+    from copydetect.utils import get_document_fingerprints
 
     released = template_code(section)
     given = names_given(released)
@@ -179,7 +180,8 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
             continue
         units = [u for u in section_units(extracted.cells, section.names, given) if u.compared not in stub_texts]
         submission = Submission(student, units)
-        submission.hashes = np.array(sorted(fingerprint(submission.compared, boilerplate).hashes), dtype=np.int64)
+        hashes, _ = get_document_fingerprints(submission.compared, K, 1, boilerplate)  # copydetect's, as fingerprint()
+        submission.hashes = np.array(sorted(hashes), dtype=np.int64)
         if len(submission.hashes):
             result.submissions[student] = submission
     return result

@@ -142,8 +142,17 @@ class Cleaner(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.aliases and isinstance(node.ctx, ast.Load):
-            return ast.parse(self.aliases[node.id], mode="eval").body
+            return _dotted(self.aliases[node.id])
         return node
+
+
+def _dotted(name: str) -> ast.expr:
+    """`torch.nn.functional` as the expression that reads it."""
+    first, *rest = name.split(".")
+    node: ast.expr = ast.Name(first, ast.Load())
+    for part in rest:
+        node = ast.Attribute(node, part, ast.Load())
+    return node
 
 
 def _decorator_is_noise(decorator) -> bool:
@@ -152,20 +161,32 @@ def _decorator_is_noise(decorator) -> bool:
 
 
 def drop_dead_assignments(tree: ast.AST) -> None:
-    """In every function, assignments to plain names that nothing reads, until none is left."""
-    for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
-        while True:
-            nodes = list(ast.walk(function))  # one walk per round: most functions have no dead code at all
-            read = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-            dead = {id(n) for n in nodes if isinstance(n, ast.Assign)
-                    and all(isinstance(t, ast.Name) and t.id not in read for t in n.targets)}
-            if not dead:
-                break
-            for parent in nodes:
-                for field in ("body", "orelse", "finalbody"):
-                    block = getattr(parent, field, None)
-                    if isinstance(block, list) and any(id(s) in dead for s in block):
-                        setattr(parent, field, [s for s in block if id(s) not in dead] or [ast.Pass()])
+    """Assignments inside functions to plain names that nothing in the cell reads, until none is left."""
+    while True:
+        nodes = list(ast.walk(tree))  # one walk a round: most cells have no dead code at all
+        read = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+        functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        dead = {id(s) for f in functions for s in _statements(f) if isinstance(s, ast.Assign)
+                and all(isinstance(t, ast.Name) and t.id not in read for t in s.targets)}
+        if not dead:
+            return
+        for parent in nodes:
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(id(s) in dead for s in block):
+                    setattr(parent, field, [s for s in block if id(s) not in dead] or [ast.Pass()])
+
+
+def _statements(function) -> list:
+    """The statements of a function's blocks, nested blocks included, not those of inner functions."""
+    found, blocks = [], [function.body]
+    while blocks:
+        for statement in blocks.pop():
+            found.append(statement)
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                blocks += [getattr(statement, f) for f in ("body", "orelse", "finalbody")
+                           if isinstance(getattr(statement, f, None), list)]
+    return found
 
 
 # --------------------------------------------------------------------------- helpers inlined
@@ -309,7 +330,8 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
             continue
         if isinstance(node, ast.FunctionDef) and node.name in helpers:
             continue  # inlined where it is called
-        node = ast.fix_missing_locations(Inliner(helpers).visit(node))
+        if helpers:
+            node = ast.fix_missing_locations(Inliner(helpers).visit(node))
         try:
             shown = ast.unparse(node)
             compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(node))  # in place: shown is written

@@ -278,3 +278,23 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_pa
     assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "cannot write the similarity report" in error[0], error
+
+
+def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(class_dir, monkeypatch):
+    # without the normalisation (names, layout, comments, dead code as the student wrote them), the
+    # disguised copies fall among the independent pairs: the two ranking tests above would fail
+    from autograder.instructor.roster import discover
+    from autograder.instructor.similarity_code import Unit
+
+    def as_written(cells, graded, kept=frozenset()):
+        return [Unit(cell["label"], (0, index, ""), cell["source"], cell["source"]) for index, cell in enumerate(cells)]
+
+    monkeypatch.setattr(similarity, "section_units", as_written)
+    raw = similarity.compare(discover(class_dir), jobs=1)
+    totals = {(p.student_a, p.student_b): p.total for p in course_pairs(raw)}
+    everyone = {pair: totals.get(pair, 0.0) for pair in combinations(sorted(raw[0].submissions), 2)}
+    lowest_copy = min(s for pair, s in everyone.items() if planted(*pair))
+    highest_other = max(s for pair, s in everyone.items() if not planted(*pair))
+    worst = min(auc(scores_of(result)) for result in raw)
+    print(f"as written: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}, worst AUC {worst:.3f}")
+    assert lowest_copy <= highest_other or worst < 0.97

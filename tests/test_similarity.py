@@ -217,8 +217,10 @@ def test_batch_similarity_writes_the_report_beside_the_grades(tmp_path, monkeypa
     monkeypatch.setattr(batch, "run_batch", lambda *args, **kwargs: graded.append(args) or 0)
     monkeypatch.setattr(batch, "resolve_device", lambda device: "cpu")
     out = tmp_path / "grades"
-    assert main(["batch", str(tmp_path / "class"), "--out", str(out), "--similarity"]) == 0
+    assert main(["batch", str(tmp_path / "class"), "--out", str(out), "--similarity", "--section", "01_scores"]) == 0
     assert graded and (out / "similarity.csv").is_file() and (out / "similarity.html").is_file()
+    page = (out / "similarity.html").read_text()
+    assert 'id="s-01_scores"' in page and 'id="s-02_softmax"' not in page  # the batch's sections only
     assert not (out / "students").exists()  # nothing of it in a student's results
 
 

@@ -473,7 +473,8 @@ def main(args) -> int:
     if getattr(args, "similarity", False) and status in (0, 1):
         from autograder.instructor import similarity
 
-        similarity.run(args.submitted, args.out, discover(args.submitted))  # the whole class, whatever the shard
+        compared = [section_named(section_id) for section_id in section_ids]
+        similarity.run(args.submitted, args.out, discover(args.submitted), compared)  # the whole class, any shard
     return status
 
 

@@ -291,12 +291,12 @@ def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, P
     return out / CSV_NAME, out / HTML_NAME
 
 
-def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None) -> int:
+def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sections=SECTIONS) -> int:
     """Compare the class in `class_dir` (or the `students` batch already found) and write the report."""
     students = discover(class_dir) if students is None else students
     if not students:
         raise UsageError(f"{class_dir}: no student submissions found (expected one folder per student)")
-    results = compare(students)
+    results = compare(students, sections)
     for result in results:
         for problem in result.problems:
             print(f"autograder: similarity: left out {problem.splitlines()[0]}", file=sys.stderr)

@@ -171,6 +171,8 @@ def test_the_verb_writes_the_csv_and_the_page(class_dir, tmp_path, capsys):
     page = (out / "similarity.html").read_text()
     assert "<mark>" in page and "Evidence, never a verdict" in page
     assert "Across sections" in page
+    targets = set(re.findall(r'href="#([^"]+)"', page))
+    assert targets and targets <= set(re.findall(r'id="([^"]+)"', page))  # every link leads somewhere
     assert "similarity:" in capsys.readouterr().out
 
 

@@ -145,15 +145,22 @@ def pair_table(pairs, link: bool) -> str:
     return '<table class="data">' + "".join(rows) + "</table>" if pairs else "<p>No pair above the floor.</p>"
 
 
-def course_table(pairs: list[CoursePair]) -> str:
+def course_table(pairs: list[CoursePair], detailed: set) -> str:
+    """The pairs alike in several sections; each section's figure links to the pair's code where the
+    page shows it (`detailed`: the (section, a, b) of the pairs shown with their code)."""
     if not pairs:
         return "<p>No pair is alike in more than one section.</p>"
     esc = html.escape
+
+    def figure(section: str, pair: CoursePair, value: float) -> str:
+        if (section, pair.student_a, pair.student_b) not in detailed:
+            return f"{esc(section)} {value:.2f}"
+        return f'<a href="#{anchor(section, pair.student_a, pair.student_b)}">{esc(section)}</a> {value:.2f}'
+
     rows = ["<tr><th>#</th><th>student A</th><th>student B</th><th>sections</th><th>sum of similarities</th>"
             "<th>each section</th></tr>"]
     for index, pair in enumerate(pairs[:COURSE_ROWS], 1):
-        each = ", ".join(f'<a href="#{anchor(s, pair.student_a, pair.student_b)}">{esc(s)}</a> {v:.2f}'
-                         for s, v in sorted(pair.sections.items()))
+        each = ", ".join(figure(s, pair, v) for s, v in sorted(pair.sections.items()))
         rows.append(f"<tr><td>{index}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
                     f"<td>{len(pair.sections)}</td><td>{pair.total:.2f}</td><td>{each}</td></tr>")
     return '<table class="data">' + "".join(rows) + "</table>"
@@ -184,7 +191,9 @@ def render(results, source: str) -> str:
         "</head>", "<body>", "<h1>Attention course: code similarity</h1>",
         f"<p>Submissions in <code>{html.escape(source)}</code>. Sections: {contents}</p>",
         f'<p class="note">{html.escape(MEANING)}</p>',
-        '<h2 id="course">Across sections: pairs alike in several sections</h2>', course_table(course_pairs(results))]
+        '<h2 id="course">Across sections: pairs alike in several sections</h2>',
+        course_table(course_pairs(results), {(p.section, p.student_a, p.student_b)
+                                             for r in results for p in r.pairs[:DETAILED]})]
     for result in results:
         body += section_html(result)
     body += ["</body>", "</html>"]

@@ -302,3 +302,11 @@ def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(cla
     worst = min(auc(scores_of(result)) for result in raw)
     print(f"as written: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}, worst AUC {worst:.3f}")
     assert lowest_copy <= highest_other or worst < 0.97
+
+
+def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
+    from autograder.instructor.similarity_code import section_units
+
+    deep = "x = " + "-" * 900 + "1\n"  # parses, but deeper than the normaliser's walks may recurse
+    units = section_units([{"label": "code cell 1", "source": deep}], ("dot_scores",))
+    assert [unit.compared for unit in units] == [deep]

@@ -319,9 +319,13 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
         if tree is None:
             statements.append((label, None, source))
             continue
-        tree = Cleaner(aliases).visit(tree)
-        drop_dead_assignments(tree)
-        statements.extend((label, node, "") for node in _live_body(tree.body))
+        try:
+            tree = Cleaner(aliases).visit(tree)
+            drop_dead_assignments(tree)
+        except RecursionError:  # nested deeper than the walks go: compared as written
+            statements.append((label, None, source))
+            continue
+        statements.extend((label, node, source) for node in _live_body(tree.body))
     helpers = small_helpers([node for _, node, _ in statements if node is not None], frozenset(graded))
     units = []
     for label, node, source in statements:
@@ -330,13 +334,13 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
             continue
         if isinstance(node, ast.FunctionDef) and node.name in helpers:
             continue  # inlined where it is called
-        if helpers:
-            node = ast.fix_missing_locations(Inliner(helpers).visit(node))
         try:
+            if helpers:
+                node = ast.fix_missing_locations(Inliner(helpers).visit(node))
             shown = ast.unparse(node)
             compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(node))  # in place: shown is written
         except (ValueError, RecursionError):  # a tree unparse cannot write back: compare it as written
-            shown = compared = ast.get_source_segment(source, node) or ""
+            shown = compared = ast.get_source_segment(source, node) or source
         units.append(Unit(label, _order(node, graded, compared), shown, _indent_as_tabs(compared)))
     return sorted(units, key=lambda unit: unit.order)
 

@@ -590,3 +590,273 @@ def sinusoidal_encoding(num_positions, d_model, start=0):
     return torch.where(i % 2 == 0, torch.sin(angle), torch.cos(angle))
 ''',
 }
+
+# A student who follows the notebooks' hints closely: the one-line exercises come out as the
+# reference's text (independent, yet alike: what a short exercise allows), the longer ones differ.
+FAMILY_D = {
+    "01_scores": '''
+# %% dot_scores
+def dot_scores(query, inputs):
+    return inputs @ query
+
+
+# %% score_matrix
+def score_matrix(inputs):
+    return inputs @ inputs.transpose(-2, -1)
+
+
+# %% AdditiveScore
+class AdditiveScore(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.w = nn.Linear(hidden_size, 1, bias=False)
+        self.q = nn.Parameter(torch.randn(1, hidden_size))
+
+    def forward(self, X):
+        keys = self.W_k(X)
+        query = self.W_q(self.q)
+        return self.w(torch.tanh(query + keys)).squeeze(2)
+
+
+# %% DotProductScore
+class DotProductScore(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.q = nn.Parameter(torch.randn(hidden_size, 1))
+
+    def forward(self, X):
+        out = torch.bmm(X, self.q.expand(X.shape[0], -1, -1))
+        return out.squeeze(2)
+
+
+# %% SelfAttentionScore
+class SelfAttentionScore(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+
+    def forward(self, X):
+        return torch.bmm(self.W_q(X), self.W_k(X).transpose(1, 2))
+''',
+    "02_softmax": '''
+# %% normalize_by_sum
+def normalize_by_sum(scores, dim=-1):
+    return scores / scores.sum(dim=dim, keepdim=True)
+
+
+# %% softmax_naive
+def softmax_naive(x, dim=-1):
+    numerator = x.exp()
+    return numerator / numerator.sum(dim=dim, keepdim=True)
+
+
+# %% softmax
+def softmax(x, dim=-1):
+    largest = x.max(dim=dim, keepdim=True).values
+    numerator = (x - largest).exp()
+    return numerator / numerator.sum(dim=dim, keepdim=True)
+
+
+# %% context_vectors
+def context_vectors(weights, inputs):
+    return weights @ inputs
+
+
+# %% simple_self_attention
+def simple_self_attention(inputs):
+    scores = score_matrix(inputs)
+    weights = softmax(scores, dim=-1)
+    return weights @ inputs
+''',
+    "03_trainable_qkv": '''
+# %% project_qkv
+def project_qkv(x, W_query, W_key, W_value):
+    return x @ W_query, x @ W_key, x @ W_value
+
+
+# %% scaled_dot_product_attention
+def scaled_dot_product_attention(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(keys.shape[-1])
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ values, weights
+
+
+# %% SelfAttention_v1
+class SelfAttention_v1(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        context, _ = scaled_dot_product_attention(*project_qkv(x, self.W_query, self.W_key, self.W_value))
+        return context
+
+
+# %% SelfAttention_v2
+class SelfAttention_v2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        context, _ = scaled_dot_product_attention(self.W_query(x), self.W_key(x), self.W_value(x))
+        return context
+
+
+# %% copy_v2_weights_into_v1
+def copy_v2_weights_into_v1(v1, v2):
+    v1.W_query.data = v2.W_query.weight.data.T.clone()
+    v1.W_key.data = v2.W_key.weight.data.T.clone()
+    v1.W_value.data = v2.W_value.weight.data.T.clone()
+''',
+    "04_causal_mask": '''
+# %% causal_mask
+def causal_mask(num_tokens, device=None):
+    return torch.ones(num_tokens, num_tokens, device=device).triu(diagonal=1).bool()
+
+
+# %% mask_and_renormalize
+def mask_and_renormalize(attn_weights):
+    mask = causal_mask(attn_weights.shape[-1], device=attn_weights.device)
+    kept = attn_weights.masked_fill(mask, 0)
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+# %% causal_attention_weights
+def causal_attention_weights(attn_scores, d_k):
+    mask = causal_mask(attn_scores.shape[-1], device=attn_scores.device)
+    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf) / math.sqrt(d_k), dim=-1)
+
+
+# %% CausalAttention
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.context_length = context_length
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length))
+
+    def forward(self, x):
+        T = x.shape[1]
+        if T > self.context_length:
+            raise ValueError(f"{T} tokens, context_length is {self.context_length}")
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        weights = causal_attention_weights(scores, self.W_key.out_features)
+        return self.dropout(weights) @ self.W_value(x)
+''',
+    "05_padding_mask": '''
+# %% key_padding_mask
+def key_padding_mask(seq_lens, max_len):
+    seq_lens = torch.as_tensor(seq_lens)
+    if (seq_lens < 1).any() or (seq_lens > max_len).any():
+        raise ValueError(f"lengths must be within [1, {max_len}]")
+    return torch.arange(max_len).unsqueeze(0) >= seq_lens.unsqueeze(1)
+
+
+# %% mask_padded_scores
+def mask_padded_scores(scores, key_padding_mask):
+    return scores.masked_fill(key_padding_mask.unsqueeze(1), float("-inf"))
+
+
+# %% padded_attention
+def padded_attention(queries, keys, values, key_padding_mask):
+    scores = queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])
+    weights = torch.softmax(mask_padded_scores(scores, key_padding_mask), dim=-1)
+    return weights @ values, weights
+
+
+# %% PaddedSelfAttention
+class PaddedSelfAttention(nn.Module):
+    def __init__(self, embed_dim):
+        super().__init__()
+        self.W_q = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.W_k = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.W_v = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)
+
+    def forward(self, q, k, v, key_padding_mask=None, attn_mask=None):
+        scores = self.W_q(q) @ self.W_k(k).transpose(1, 2) / math.sqrt(q.shape[-1])
+        if attn_mask is not None:
+            scores = scores.masked_fill(attn_mask, float("-inf"))
+        if key_padding_mask is not None:
+            scores = mask_padded_scores(scores, key_padding_mask)
+        weights = torch.softmax(scores, dim=-1)
+        return self.W_out(weights @ self.W_v(v)), weights
+''',
+    "06_multihead": '''
+# %% split_heads
+def split_heads(x, num_heads):
+    B, T, D = x.shape
+    if D % num_heads:
+        raise ValueError(f"{D} is not divisible by {num_heads}")
+    return x.reshape(B, T, num_heads, D // num_heads).transpose(1, 2)
+
+
+# %% combine_heads
+def combine_heads(x):
+    B, H, T, Dh = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * Dh)
+
+
+# %% MultiHeadAttentionWrapper
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+# %% MultiHeadAttention
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads:
+            raise ValueError(f"{d_out} is not divisible by {num_heads}")
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.context_length = context_length
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.ones(context_length, context_length).triu(diagonal=1).bool())
+
+    def forward(self, x, key_padding_mask=None):
+        T = x.shape[1]
+        if T > self.context_length:
+            raise ValueError(f"{T} tokens, context_length is {self.context_length}")
+        q = split_heads(self.W_query(x), self.num_heads)
+        k = split_heads(self.W_key(x), self.num_heads)
+        v = split_heads(self.W_value(x), self.num_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        if key_padding_mask is not None:
+            scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        return self.out_proj(combine_heads(weights @ v))
+''',
+    "07_positional_encoding": '''
+# %% sinusoidal_encoding
+def sinusoidal_encoding(num_positions, d_model, start=0):
+    pe = torch.zeros(num_positions, d_model)
+    position = torch.arange(start, start + num_positions).float().unsqueeze(1)
+    div_term = 10000 ** (torch.arange(0, d_model, 2).float() / d_model)
+    pe[:, 0::2] = torch.sin(position / div_term)
+    pe[:, 1::2] = torch.cos(position / div_term)[:, :d_model // 2]
+    return pe
+''',
+}

@@ -1,7 +1,8 @@
 """The similarity report ranks planted copies above independent solutions, and says so on its page.
 
-The test class: three independent solutions of every section (the reference,
-and families B and C of similarity_corpus.py, written differently), and copies
+The test class: four independent solutions of every section (the reference,
+and families B, C and D of similarity_corpus.py, written differently; D follows
+the hints as closely as the reference does), and copies
 of the first two under each disguise of similarity_disguises.py, alone and
 combined, each filled into the released notebooks as a student would.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
-from similarity_corpus import FAMILY_B, FAMILY_C
+from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
 from support import ROOT
 
@@ -60,7 +61,7 @@ def class_plan() -> dict[str, dict[str, list]]:
     for section in SECTIONS:
         graded = set(section.names)
         originals = {"a": reference_blocks(section), "b": blocks_of(FAMILY_B[section.id]),
-                     "c": blocks_of(FAMILY_C[section.id])}
+                     "c": blocks_of(FAMILY_C[section.id]), "d": blocks_of(FAMILY_D[section.id])}
         for family, blocks in originals.items():
             plan.setdefault(f"{family}_original", {})[section.id] = blocks
         for name, disguise in DISGUISES.items():

@@ -47,9 +47,9 @@ def build_parser() -> Parser:
                        help="also print the sandbox's layers and limits (the line grading prints)")
     grading_flags(check)
 
-    from autograder.instructor import batch, class_report, gradescope, selfcheck_export
+    from autograder.instructor import batch, class_report, gradescope, selfcheck_export, similarity
 
-    for module in (batch, gradescope, selfcheck_export, class_report):
+    for module in (batch, gradescope, selfcheck_export, class_report, similarity):
         module.add_verbs(verbs)
     return parser
 

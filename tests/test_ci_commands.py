@@ -137,6 +137,15 @@ def assert_feedback(folder: Path) -> None:
     assert "\u274c" in (folder / "bob" / "report.md").read_text(encoding="utf-8")
 
 
+def assert_similarity(folder: Path) -> None:
+    """The similarity report of the whole class: alice and bob share the reference's code in the
+    sections bob solved; carol handed in the released notebooks, which are subtracted."""
+    with open(folder / "similarity.csv", newline="") as handle:
+        pairs = {(row["student_a"], row["student_b"]) for row in csv.DictReader(handle)}
+    assert pairs == {("alice", "bob")}, pairs
+    assert "<mark>" in (folder / "similarity.html").read_text(encoding="utf-8")
+
+
 def read_grades(folder: Path) -> dict:
     with open(folder / "grades.csv", newline="") as handle:
         return {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
@@ -257,6 +266,7 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
             "inputs.force && 'true' || ''": "", "github.run_id": "1",
             "matrix.device == 'cpu'": str(entry["device"] == "cpu").lower(),
             "matrix.device == 'cuda'": str(entry["device"] == "cuda").lower(), "always()": "true",
+            "always() && matrix.shard == 1": str(entry["shard"] == 1).lower(),
         }
         github_steps(workflow["jobs"]["grade"], values, hosted, cwd, artifacts)
     ran = sudo_log.read_text().splitlines()
@@ -269,6 +279,7 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert read_grades(cwd / "grades") == expected_totals()
     assert read_grades(artifacts / "grades") == expected_totals()  # the uploaded artifact
     assert_feedback(artifacts / "feedback")  # the students' reports, gathered from the shards
+    assert_similarity(artifacts / "similarity")  # once, by shard 1, for the whole class
     text = summary.read_text()
     assert "## Class grades" in text and "| alice |" in text
     assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
@@ -493,12 +504,14 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
     for index in range(1, shards + 1):
         cwd = checkout(tmp_path / f"grade-cpu-{index}", host)
         gitlab_run(pipeline, "grade-cpu", cwd, {**env, "CI_NODE_INDEX": str(index), "CI_NODE_TOTAL": str(shards)})
-        for artifact in cwd.glob("grades-shard-*/"):  # artifacts: paths, restored into the merge job
-            shutil.copytree(artifact, merge_dir / artifact.name)
+        for artifact in [*cwd.glob("grades-shard-*/"), *cwd.glob("similarity/")]:  # artifacts: paths,
+            shutil.copytree(artifact, merge_dir / artifact.name)  # restored into the merge job
     gitlab_run(pipeline, "merge", merge_dir, env)
     assert read_grades(merge_dir / "grades") == expected_totals()
     assert "feedback/" in gitlab_job(pipeline, "merge")["artifacts"]["paths"]
     assert_feedback(merge_dir / "feedback")
+    assert "similarity/" in gitlab_job(pipeline, "merge")["artifacts"]["paths"]
+    assert_similarity(merge_dir / "similarity")
 
 
 def gitlab_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[dict, dict, Path]:

@@ -68,7 +68,9 @@ def grader_commands(scripts: list[str]) -> list[list[str]]:
         for line in text.replace("\\\n", " ").splitlines():
             if "-m autograder " not in line:
                 continue
-            words = shlex.split(line.split("|")[0].split(">>")[0].split("||")[0])
+            # the piece of a shell line that runs the grader (`if ...; then python -m autograder ...; fi`)
+            piece = next(part for part in re.split(r"\||;|>>", line) if "-m autograder " in part)
+            words = shlex.split(piece)
             commands.append(words[words.index("autograder") + 1:])
     return commands
 
@@ -177,7 +179,14 @@ def test_github_instructor_grading():
     assert uploads.get("feedback") == "feedback", uploads
     gather = next(s for s in merge["steps"] if 'cp -R "${shard}feedback/." feedback/' in s.get("run", ""))
     assert merge["steps"].index(gather) < [s.get("with", {}).get("name") for s in merge["steps"]].index("feedback")
-    assert_valid_commands(github_runs(workflow), {"batch", "merge"})
+    # the similarity report: once (shard 1), for the instructor, an artifact of its own, not in "feedback"
+    compare = next(s for s in steps if "autograder similarity" in s.get("run", ""))
+    assert compare["if"] == "always() && matrix.shard == 1" and "secrets." not in str(compare)
+    shard_uploads = {s["with"]["name"]: s["with"]["path"] for s in steps
+                     if s.get("uses", "").startswith("actions/upload-artifact@")}
+    (command,) = grader_commands([compare["run"]])
+    assert shard_uploads["similarity"] == command[command.index("--out") + 1] != uploads["feedback"]
+    assert_valid_commands(github_runs(workflow), {"batch", "merge", "similarity"})
 
 
 def test_github_os_matrix():
@@ -247,11 +256,16 @@ def test_gitlab_instructor():
     assert needs == {"grade-cpu", "grade-gpu"}
     # the students' feedback: every grading job writes it, the merge job keeps it as an artifact
     for job in ("grade-cpu", "grade-gpu"):
-        (command,) = grader_commands(pipeline[job]["script"])
+        (command,) = [c for c in grader_commands(pipeline[job]["script"]) if c[0] == "batch"]
         assert "--report" in command, job
     assert "feedback/" in pipeline["merge"]["artifacts"]["paths"]
     assert any('cp -R "${shard}feedback/." feedback/' in line for line in pipeline["merge"]["script"])
-    assert_valid_commands(gitlab_scripts(pipeline), {"batch", "merge"})
+    # the similarity report: the first grading job writes it, the merge job keeps it apart from feedback/
+    (compare,) = [line for line in pipeline["grade-cpu"]["script"] if "autograder similarity" in line]
+    assert compare.startswith('if [ "$CI_NODE_INDEX" = 1 ]; then')
+    assert "similarity/" in pipeline[".grade"]["artifacts"]["paths"]
+    assert "similarity/" in pipeline["merge"]["artifacts"]["paths"]
+    assert_valid_commands(gitlab_scripts(pipeline), {"batch", "merge", "similarity"})
 
 
 def test_clone_script_is_valid_bash(tmp_path):

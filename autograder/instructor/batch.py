@@ -30,6 +30,8 @@ Output, every file written atomically (temp file + os.replace):
                                   skipped by this run gets one too, and the jobs only grade. The JSON
                                   carries no matrices: the failing checks' heatmaps are left out (their
                                   messages are there; `grade --report` of one student draws them).
+    DIR/similarity.csv, .html     with --similarity: which students' code is alike, per section, for the
+                                  instructor only (instructor/similarity.py); no score depends on it
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_file, section_named
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor.jobs import Jobs
+from autograder.instructor.roster import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
@@ -84,30 +87,6 @@ def read_result(path: Path) -> dict | None:
 
 
 # --------------------------------------------------------------------------- students
-
-
-def discover(folder: Path) -> dict[str, Path]:
-    """Student name -> their submission folder, sorted by name."""
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder")
-    if (folder / "submitted").is_dir():  # an nbgrader course folder
-        folder = folder / "submitted"
-    students = {}
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-        if entry.name.startswith(".") or not entry.is_dir():
-            continue
-        if entry.is_symlink():  # a roster folder is made by git or nbgrader, never a link
-            print(f"autograder: warning: {entry}: a link, not a student's folder; left out", file=sys.stderr)
-            continue
-        if any(section_file(entry, section) is not None for section in SECTIONS):
-            students[student_id(entry.name)] = entry
-    return students
-
-
-def student_id(folder_name: str) -> str:
-    """The id of a student: their folder's name, verbatim; bytes that are not UTF-8 (possible in a
-    Linux file name, impossible in JSON or CSV) are shown as backslash escapes."""
-    return folder_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -437,6 +416,9 @@ def add_verbs(verbs) -> None:
     batch.add_argument("--report", action="store_true",
                        help="also write each student's feedback report (report.html, report.md) to "
                             "OUT/feedback/<student>/, for handing back")
+    batch.add_argument("--similarity", action="store_true",
+                       help="also compare the students' code, section by section: OUT/similarity.csv and "
+                            "OUT/similarity.html, for the instructor only (evidence; no score changes)")
     add_limit_flags(batch)
     batch.set_defaults(main=main)
     merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
@@ -488,6 +470,11 @@ def main(args) -> int:
     elif gradebook is not None:
         print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
               file=sys.stderr)
+    if getattr(args, "similarity", False) and status in (0, 1):
+        from autograder.instructor import similarity
+
+        compared = [section_named(section_id) for section_id in section_ids]
+        similarity.run(args.submitted, args.out, discover(args.submitted), compared)  # the whole class, any shard
     return status
 
 

@@ -15,6 +15,8 @@ GRADES_DIR) gets:
     class_kinds.csv       why checks failed (the failure kinds of the tags)
     class_problems.csv    students whose grading had errors, timeouts, unreadable notebooks, ...
 
+and links to GRADES_DIR/similarity.html when `batch --similarity` wrote one.
+
 A named mistake is one a check recognised from its own catalogue, recorded in
 the test's `extra_data["mistake"]`; a failure message is never searched for
 one, since it may quote the student's own exception or printed output.
@@ -37,6 +39,7 @@ from autograder.core.results import check_max_points
 from autograder.core.submission import UsageError
 
 GRADES, STUDENTS = "grades.csv", "students"
+SIMILARITY_PAGE = "similarity.html"  # written by `batch --similarity` (instructor/similarity.py)
 SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
 NUMBER_COLUMNS = ("total", "max_score")
 # failure kinds that mean the grading itself went wrong for a student, not a wrong answer
@@ -327,6 +330,20 @@ img { max-width: 100%; height: auto; }
 """
 
 
+def similarity_link(folder: Path, out: Path) -> list[str]:
+    """A link to the similarity report `batch --similarity` wrote beside grades.csv, if there is one."""
+    import os
+
+    for where in (out, folder):
+        page = where / SIMILARITY_PAGE
+        if page.is_file():
+            target = html.escape(Path(os.path.relpath(page, out)).as_posix(), quote=True)
+            return ['<h2 id="similarity">Code similarity</h2>',
+                    f'<p><a href="{target}">{html.escape(SIMILARITY_PAGE)}</a>: which students\' code is alike, '
+                    "section by section. Evidence for a conversation, never a verdict: no score depends on it.</p>"]
+    return []
+
+
 def build(folder: Path, out: Path | None = None) -> Path:
     """Read GRADES_DIR, write the class report and its CSVs to `out` (default GRADES_DIR)."""
     from autograder.feedback.report import CSP, SCRIPT
@@ -359,7 +376,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         '<h2 id="mistakes">The most common named mistakes</h2>', _html_table(mistakes),
         '<h2 id="kinds">Why checks failed</h2>', _html_table(kinds),
         '<h2 id="problems">Students whose grading went wrong</h2>', _html_table(problems),
-        "</body>", "</html>"]
+        *similarity_link(folder, out), "</body>", "</html>"]
     path = out / "class_report.html"
     write_bytes_atomically(path, ("\n".join(body) + "\n").encode("utf-8", "replace"))
     return path

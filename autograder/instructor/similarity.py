@@ -1,0 +1,325 @@
+"""The `similarity` verb: which students' code is alike, section by section, as evidence for an instructor.
+
+    python -m autograder similarity CLASS_DIR [--out DIR]
+    python -m autograder batch CLASS_DIR --similarity ...     (the same, after grading)
+
+CLASS_DIR is what `batch` grades (one folder per student, or an nbgrader course
+folder). For each section, every student's graded code (the code cells batch
+extracts) is normalised (similarity_code.py), the released notebook's code is
+subtracted as boilerplate, and copydetect fingerprints what is left, once per
+submission: every k-gram of the normalised text, hashed. An inverted index from
+fingerprint to submissions finds the pairs that share any fragment at all; no
+pair is compared in full. A fragment that many students of the section share
+(more than COMMON_SHARE of them, and more than COMMON_FLOOR) is an idiom of the
+exercise, not evidence, and is left out; the others weigh by how rare they are
+(log(1 + students / students sharing it)), so a fragment two students share counts
+far more than one ten share.
+
+A pair's similarity is the weighted share of the smaller side's fingerprints that
+the other side has (0 to 1); `share_a`/`share_b` are the plain share of each
+side's fingerprints found in the other. Written to DIR (default ./similarity; `batch
+--similarity`: its --out folder, beside grades.csv):
+
+    similarity.csv    section, student_a, student_b, similarity, share_a, share_b: one row per pair and
+                      section at or above FLOOR, strongest first (ids spreadsheet-safe, as in grades.csv)
+    similarity.html   the pairs ranked, per section and across sections (similarity_report.py)
+
+Evidence, never a verdict: nothing here changes a score, and nothing of it goes
+into a student's feedback or Gradescope results.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.core.extract import Extracted, extract
+from autograder.core.files import Refused, read_inside, spreadsheet_safe, write_bytes_atomically
+from autograder.core.sections import SECTIONS, Section
+from autograder.core.submission import UsageError, section_file
+from autograder.instructor.roster import discover
+from autograder.instructor.similarity_code import Unit, names_given, section_units
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
+K = 24  # characters per fingerprinted k-gram of the normalised text (a short statement)
+COMMON_SHARE, COMMON_FLOOR = 0.2, 10  # a fragment more students share than both is an idiom
+FLOOR = 0.2  # pairs below this similarity are left out of the CSV and the report
+CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
+
+
+@dataclass
+class Submission:
+    student: str
+    units: list[Unit]
+    hashes: object = None  # numpy int64 array: the compared text's fingerprints, sorted, without boilerplate
+
+    @property
+    def shown(self) -> str:
+        return "\n\n".join(f"# {unit.label}\n{unit.shown}" for unit in self.units)
+
+    @property
+    def compared(self) -> str:
+        return "\n\n".join(f"\n{unit.compared}" for unit in self.units)  # line for line with `shown`
+
+
+@dataclass
+class Pair:
+    section: str
+    student_a: str
+    student_b: str
+    similarity: float
+    share_a: float
+    share_b: float
+
+
+@dataclass
+class SectionResult:
+    section: Section
+    submissions: dict[str, Submission]
+    boilerplate: object = None  # numpy array: the released code's fingerprints
+    pairs: list[Pair] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # one line per student left out, and why
+
+    def fingerprint(self, student: str):
+        """copydetect's full fingerprint of a student's code (with the positions of each fragment, for
+        highlighting), made again when the report needs it: only the hashes are kept for everyone."""
+        return fingerprint(self.submissions[student].compared, self.boilerplate)
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+def fingerprint(text: str, boilerplate=None):
+    """copydetect's fingerprint of already normalised text: every K-gram (window 1, so the same text
+    always gives the same fingerprints), the boilerplate's left out."""
+    from copydetect import CodeFingerprint
+
+    return CodeFingerprint("code.py", K, 1, boilerplate=boilerplate, filter=False, fp=io.StringIO(text))
+
+
+def template_code(section: Section) -> list:
+    """The code cells of the released notebook of `section` (none if it has no notebook)."""
+    path = TEMPLATE / section.notebook
+    if not path.is_file():
+        return []
+    return extract(path.name, path.read_bytes()).cells
+
+
+def released_sources(section: Section) -> frozenset[str]:
+    """The source of every code cell of the released notebook, as the notebook holds it."""
+    path = TEMPLATE / section.notebook
+    return frozenset(_cell_text(cell) for cell in _code_cells(path.read_bytes())) if path.is_file() else frozenset()
+
+
+def _code_cells(data: bytes) -> list:
+    notebook = json.loads(data)
+    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+
+
+def _cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else str(source)
+
+
+def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
+    """A notebook's bytes without the code cells the student left exactly as released (the setup,
+    the given code): boilerplate, and most of the cost of extracting. Anything unreadable is left
+    as it is, for extract() to say what is wrong with it."""
+    try:
+        notebook = json.loads(data)
+        notebook["cells"] = [cell for cell in notebook["cells"] if not (
+            isinstance(cell, dict) and cell.get("cell_type") == "code" and _cell_text(cell) in released)]
+        return json.dumps(notebook).encode("utf-8")
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return data
+
+
+def read_code(folder: Path, section: Section, released: frozenset[str] = frozenset()) -> Extracted | None:
+    """A student's code cells of `section`, read and extracted as grading reads them, less the cells in
+    `released`; None when not handed in."""
+    found = section_file(folder, section)
+    if found is None:
+        return None
+    try:
+        data = read_inside(folder, found)
+    except Refused as error:
+        return Extracted([], str(error))
+    if found.endswith(".ipynb"):
+        data = without_released_cells(data, released)
+    try:
+        return extract(Path(found).name, data)
+    except (ValueError, RecursionError) as error:  # e.g. a lone surrogate the magics reader cannot compile
+        return Extracted([], f"{found} could not be read as code ({type(error).__name__}: {error})")
+
+
+def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:
+    """Every student's normalised code of `section`, fingerprinted once, the released code subtracted.
+
+    `code(student, section)` gives their extracted cells (default: read_code on their folder)."""
+    import numpy as np
+    from copydetect.utils import get_document_fingerprints
+
+    released = template_code(section)
+    given = names_given(released)
+    template_units = section_units(released, section.names, given)
+    stub_texts = {unit.compared for unit in template_units}
+    boilerplate = np.array(sorted(fingerprint("\n\n".join(u.compared for u in template_units)).hashes))
+    result = SectionResult(section, {}, boilerplate)
+    released_cells = released_sources(section)
+    for student, folder in students.items():
+        extracted = code(student, section) if code else read_code(folder, section, released_cells)
+        if extracted is None:
+            continue
+        if extracted.problem:
+            result.problems.append(f"{student}: {section.id}: {extracted.problem}")
+            continue
+        units = [u for u in section_units(extracted.cells, section.names, given) if u.compared not in stub_texts]
+        submission = Submission(student, units)
+        hashes, _ = get_document_fingerprints(submission.compared, K, 1, boilerplate)  # copydetect's, as fingerprint()
+        submission.hashes = np.array(sorted(hashes), dtype=np.int64)
+        if len(submission.hashes):
+            result.submissions[student] = submission
+    return result
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def rare_fingerprints(submissions: list[Submission]) -> tuple[dict[int, list[int]], dict[int, float]]:
+    """(fingerprint -> the submissions holding it, fingerprint -> its weight), idioms left out."""
+    holders: dict[int, list[int]] = {}
+    for index, submission in enumerate(submissions):
+        for value in submission.hashes.tolist():
+            holders.setdefault(value, []).append(index)
+    count = len(submissions)
+    common = max(COMMON_FLOOR, COMMON_SHARE * count)
+    rare = {value: where for value, where in holders.items() if len(where) <= common}
+    weights = {value: math.log(1 + count / len(where)) for value, where in rare.items()}
+    return rare, weights
+
+
+def shared_weights(rare: dict[int, list[int]], weights: dict[int, float], count: int):
+    """(pair keys a * count + b, their summed weights, their fingerprint counts), for every pair sharing a
+    rare fingerprint: the fingerprints grouped by how many hold them, each group's pairs made at once."""
+    import numpy as np
+
+    by_size: dict[int, list[int]] = {}
+    for value, where in rare.items():
+        if len(where) > 1:
+            by_size.setdefault(len(where), []).append(value)
+    keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for size, group in by_size.items():
+        holders = np.array([rare[value] for value in group], dtype=np.int64)  # (fingerprints, size)
+        first, second = np.triu_indices(size, 1)
+        keys.append((holders[:, first] * count + holders[:, second]).ravel())
+        values.append(np.repeat(np.array([weights[value] for value in group]), len(first)))
+    keys, values = np.concatenate(keys), np.concatenate(values)
+    pairs, inverse = np.unique(keys, return_inverse=True)
+    return pairs, np.bincount(inverse, weights=values), np.bincount(inverse)
+
+
+def score_pairs(result: SectionResult) -> list[Pair]:
+    """Every pair of the section at or above FLOOR, strongest first (ties: by the ids)."""
+    submissions = [result.submissions[name] for name in sorted(result.submissions)]
+    count = len(submissions)
+    if count < 2:
+        return []
+    rare, weights = rare_fingerprints(submissions)
+    totals = [sum(weights.get(value, 0.0) for value in s.hashes.tolist()) for s in submissions]
+    sizes = [sum(1 for value in s.hashes.tolist() if value in rare) for s in submissions]
+    keys, shared, matched = shared_weights(rare, weights, count)
+    pairs = []
+    for key, weight, number in zip(keys.tolist(), shared.tolist(), matched.tolist()):
+        a, b = divmod(key, count)
+        smaller = min(totals[a], totals[b])
+        similarity = weight / smaller if smaller > 0 else 0.0
+        if similarity >= FLOOR:
+            pairs.append(Pair(result.section.id, submissions[a].student, submissions[b].student,
+                              round(min(similarity, 1.0), 4), round(number / max(sizes[a], 1), 4),
+                              round(number / max(sizes[b], 1), 4)))
+    return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
+
+
+def compare_section(section: Section, students: dict[str, Path], code=None) -> SectionResult:
+    result = section_submissions(section, students, code)
+    result.pairs = score_pairs(result)
+    return result
+
+
+def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None) -> list[SectionResult]:
+    """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
+    one per CPU) when the students' code is read from their folders."""
+    import threading
+
+    jobs = min(jobs or os.cpu_count() or 1, len(sections))
+    if jobs < 2 or code is not None or threading.active_count() > 1:  # forking a threaded process is unsafe
+        return [compare_section(section, students, code) for section in sections]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forked: the children start with the grader imported, and read only files (no student code runs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(compare_section, sections, [students] * len(sections)))
+
+
+# --------------------------------------------------------------------------- output
+
+
+def csv_text(results: list[SectionResult]) -> str:
+    """similarity.csv: every pair above the floor, each section strongest first; ids as grades.csv writes them."""
+    import pandas as pd
+
+    rows = [{"section": p.section, "student_a": spreadsheet_safe(p.student_a),
+             "student_b": spreadsheet_safe(p.student_b), "similarity": p.similarity,
+             "share_a": p.share_a, "share_b": p.share_b} for r in results for p in r.pairs]
+    columns = ["section", "student_a", "student_b", "similarity", "share_a", "share_b"]
+    return pd.DataFrame(rows, columns=columns).to_csv(index=False)
+
+
+def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, Path]:
+    from autograder.instructor.similarity_report import render
+
+    out.mkdir(parents=True, exist_ok=True)
+    # "replace": a lone surrogate a notebook's JSON may hold is written as "?"
+    write_bytes_atomically(out / CSV_NAME, csv_text(results).encode("utf-8", "replace"))
+    write_bytes_atomically(out / HTML_NAME, render(results, source).encode("utf-8", "replace"))
+    return out / CSV_NAME, out / HTML_NAME
+
+
+def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sections=SECTIONS) -> int:
+    """Compare the class in `class_dir` (or the `students` batch already found) and write the report."""
+    students = discover(class_dir) if students is None else students
+    if not students:
+        raise UsageError(f"{class_dir}: no student submissions found (expected one folder per student)")
+    results = compare(students, sections)
+    for result in results:
+        for problem in result.problems:
+            print(f"autograder: similarity: left out {problem.splitlines()[0]}", file=sys.stderr)
+    try:
+        csv_path, html_path = write(results, out, str(class_dir))
+    except OSError as error:
+        print(f"autograder: error: cannot write the similarity report to {out}: {error}", file=sys.stderr)
+        return 1
+    pairs = sum(len(r.pairs) for r in results)
+    print(f"similarity: {len(students)} students, {pairs} pair(s) at or above {FLOOR:g} in {csv_path} "
+          f"and {html_path}")
+    return 0
+
+
+def add_verbs(verbs) -> None:
+    verb = verbs.add_parser("similarity", help="which students' code is alike, per section (evidence for the "
+                                               "instructor; changes no score)")
+    verb.add_argument("submitted", type=Path, metavar="CLASS_DIR",
+                      help="nbgrader's submitted/ folder, or one folder per student")
+    verb.add_argument("--out", type=Path, default=Path("similarity"), metavar="DIR",
+                      help=f"where to write {CSV_NAME} and {HTML_NAME} (default %(default)s)")
+    verb.set_defaults(main=main)
+
+
+def main(args) -> int:
+    return run(args.submitted, args.out)

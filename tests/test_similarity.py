@@ -1,0 +1,313 @@
+"""The similarity report ranks planted copies above independent solutions, and says so on its page.
+
+The test class: four independent solutions of every section (the reference,
+and families B, C and D of similarity_corpus.py, written differently; D follows
+the hints as closely as the reference does), and copies
+of the first two under each disguise of similarity_disguises.py, alone and
+combined, each filled into the released notebooks as a student would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from itertools import combinations
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
+from similarity_disguises import DISGUISES, combined
+from support import ROOT
+
+from autograder.cli import main
+from autograder.core.sections import SECTIONS
+from autograder.instructor import similarity
+from autograder.instructor.similarity_report import course_pairs
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def blocks_of(source: str) -> list[tuple[str, str]]:
+    """`# %% name` blocks of a corpus source, in order."""
+    parts = re.split(r"(?m)^# %% (\w+)\n", source)
+    return [(parts[i], parts[i + 1].strip() + "\n") for i in range(1, len(parts), 2)]
+
+
+def reference_blocks(section) -> list[tuple[str, str]]:
+    from course.build import correct_answers
+
+    return list(correct_answers(section).items())
+
+
+def write_notebook(folder: Path, section, blocks) -> None:
+    """The released notebook with each solution cell holding the student's block for that name."""
+    notebook = nbformat.read(ROOT / "student_template" / section.notebook, as_version=4)
+    answers = dict(blocks)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
+            cell.source = answers[grade_id]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / section.notebook)
+
+
+def class_plan() -> dict[str, dict[str, list]]:
+    """student -> section id -> their blocks. Students named <family>_<how>: same family, a planted copy."""
+    plan: dict[str, dict[str, list]] = {}
+    for section in SECTIONS:
+        graded = set(section.names)
+        originals = {"a": reference_blocks(section), "b": blocks_of(FAMILY_B[section.id]),
+                     "c": blocks_of(FAMILY_C[section.id]), "d": blocks_of(FAMILY_D[section.id])}
+        for family, blocks in originals.items():
+            plan.setdefault(f"{family}_original", {})[section.id] = blocks
+        for name, disguise in DISGUISES.items():
+            plan.setdefault(f"a_{name}", {})[section.id] = disguise(originals["a"], graded)
+        plan.setdefault("a_combined", {})[section.id] = combined(originals["a"], graded)
+        for name in ("inline", "rename"):
+            plan.setdefault(f"b_{name}", {})[section.id] = DISGUISES[name](originals["b"], graded)
+        plan.setdefault("b_combined", {})[section.id] = combined(originals["b"], graded)
+    return plan
+
+
+def planted(a: str, b: str) -> bool:
+    return a.split("_")[0] == b.split("_")[0]
+
+
+@pytest.fixture(scope="module")
+def class_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("class")
+    for student, sections in class_plan().items():
+        for section in SECTIONS:
+            write_notebook(folder / student, section, sections[section.id])
+    return folder
+
+
+@pytest.fixture(scope="module")
+def results(class_dir):
+    from autograder.instructor.roster import discover
+
+    return similarity.compare(discover(class_dir))
+
+
+def scores_of(result) -> dict[tuple[str, str], float]:
+    """Every pair of the section's students, 0 for a pair below the floor."""
+    found = {(p.student_a, p.student_b): p.similarity for p in result.pairs}
+    return {pair: found.get(pair, 0.0) for pair in combinations(sorted(result.submissions), 2)}
+
+
+def auc(scores: dict[tuple[str, str], float]) -> float:
+    """The chance that a planted pair outscores an independent one (ties count half)."""
+    copies = [s for pair, s in scores.items() if planted(*pair)]
+    others = [s for pair, s in scores.items() if not planted(*pair)]
+    wins = sum((c > o) + 0.5 * (c == o) for c in copies for o in others)
+    return wins / (len(copies) * len(others))
+
+
+def test_the_class_holds_every_student_in_every_section(results):
+    assert [r.section.id for r in results] == [s.id for s in SECTIONS]
+    for result in results:
+        assert len(result.submissions) == len(class_plan()), (result.section.id, result.problems)
+
+
+def test_whole_course_view_ranks_every_planted_pair_above_every_independent_one(results):
+    ranked = course_pairs(results)
+    totals = {(p.student_a, p.student_b): p.total for p in ranked}
+    students = sorted(results[0].submissions)
+    everyone = {pair: totals.get(pair, 0.0) for pair in combinations(students, 2)}
+    lowest_copy = min(s for pair, s in everyone.items() if planted(*pair))
+    highest_other = max(s for pair, s in everyone.items() if not planted(*pair))
+    print(f"whole course: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}")
+    assert lowest_copy > highest_other
+
+
+@pytest.mark.parametrize("index", range(len(SECTIONS)), ids=[s.id for s in SECTIONS])
+def test_each_section_ranks_planted_pairs_above_independent_ones(results, index):
+    value = auc(scores_of(results[index]))
+    print(f"{results[index].section.id}: AUC {value:.3f}")
+    assert value >= 0.97
+
+
+@pytest.mark.parametrize("disguise", [*DISGUISES, "combined"])
+def test_each_disguise_still_matches_its_source_in_most_sections(results, disguise):
+    # a section whose code the disguise leaves as it was (no helper to inline) matches fully anyway
+    matched = [scores_of(r)[tuple(sorted(("a_" + disguise, "a_original")))] for r in results]
+    assert sum(value >= 0.6 for value in matched) >= len(results) - 1, matched
+
+
+def test_independent_solutions_are_not_called_alike(results):
+    # B and C were written to differ from the reference: at most a short exercise may look alike
+    for family in (("a_original", "b_original"), ("a_original", "c_original"), ("b_original", "c_original")):
+        high = [r.section.id for r in results if scores_of(r)[family] >= 0.6]
+        assert len(high) <= 2, (family, high)
+
+
+def test_the_released_code_alone_is_not_a_match(tmp_path):
+    # two students who handed in the released notebooks untouched share only the boilerplate
+    from autograder.core.sections import find
+
+    section = find("01_scores")
+    for student in ("ann", "bob"):
+        folder = tmp_path / student
+        folder.mkdir()
+        (folder / section.notebook).write_bytes((ROOT / "student_template" / section.notebook).read_bytes())
+    result = similarity.compare({"ann": tmp_path / "ann", "bob": tmp_path / "bob"}, [section])[0]
+    assert result.pairs == []
+
+
+# --------------------------------------------------------------------------- the verb
+
+
+def test_the_verb_writes_the_csv_and_the_page(class_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["similarity", str(class_dir), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "similarity.csv")
+    assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b"]
+    assert table["similarity"].between(0, 1).all() and table["share_a"].between(0, 1).all()
+    for _, group in table.groupby("section", sort=False):
+        assert list(group["similarity"]) == sorted(group["similarity"], reverse=True)
+    page = (out / "similarity.html").read_text()
+    assert "<mark>" in page and "Evidence, never a verdict" in page
+    assert "Across sections" in page
+    targets = set(re.findall(r'href="#([^"]+)"', page))
+    assert targets and targets <= set(re.findall(r'id="([^"]+)"', page))  # every link leads somewhere
+    assert "similarity:" in capsys.readouterr().out
+
+
+def test_ids_are_written_as_safely_as_grades_csv_writes_them(tmp_path):
+    for student in ("=cmd()", "plain"):
+        for section in SECTIONS[:1]:
+            write_notebook(tmp_path / "class" / student, section, reference_blocks(section))
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 0
+    table = pd.read_csv(tmp_path / "out" / "similarity.csv", dtype=str)
+    assert set(table["student_a"]) | set(table["student_b"]) == {"'=cmd()", "plain"}
+    assert "&lt;" not in "=cmd()" and "=cmd()" in (tmp_path / "out" / "similarity.html").read_text()
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda root: root / "nowhere", "no such folder"),
+    (lambda root: root, "no student submissions found"),
+])
+def test_a_bad_class_folder_is_one_line_and_status_2(tmp_path, capsys, make, says):
+    assert main(["similarity", str(make(tmp_path)), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and says in error[0], error
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_broken_notebook_is_left_out_with_one_line(tmp_path, capsys):
+    section = SECTIONS[0]
+    for student in ("ann", "bob"):
+        write_notebook(tmp_path / "class" / student, section, reference_blocks(section))
+    (tmp_path / "class" / "cy").mkdir()
+    (tmp_path / "class" / "cy" / section.notebook).write_text("{ not json")
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "cy" in line]
+    assert len(said) == 1 and "left out cy: 01_scores" in said[0] and "not valid JSON" in said[0]
+    table = pd.read_csv(tmp_path / "out" / "similarity.csv")
+    assert set(table["student_a"]) | set(table["student_b"]) == {"ann", "bob"}
+
+
+def test_batch_similarity_writes_the_report_beside_the_grades(tmp_path, monkeypatch):
+    from autograder.instructor import batch
+
+    for student in ("ann", "bob"):
+        write_notebook(tmp_path / "class" / student, SECTIONS[0], reference_blocks(SECTIONS[0]))
+    graded = []
+    monkeypatch.setattr(batch, "run_batch", lambda *args, **kwargs: graded.append(args) or 0)
+    monkeypatch.setattr(batch, "resolve_device", lambda device: "cpu")
+    out = tmp_path / "grades"
+    assert main(["batch", str(tmp_path / "class"), "--out", str(out), "--similarity", "--section", "01_scores"]) == 0
+    assert graded and (out / "similarity.csv").is_file() and (out / "similarity.html").is_file()
+    page = (out / "similarity.html").read_text()
+    assert 'id="s-01_scores"' in page and 'id="s-02_softmax"' not in page  # the batch's sections only
+    assert not (out / "students").exists()  # nothing of it in a student's results
+
+
+# --------------------------------------------------------------------------- in a browser
+
+
+def test_the_page_shows_the_matched_fragments_in_headless_chromium(class_dir, results, tmp_path):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
+    similarity.write(results, tmp_path, str(class_dir))
+    started = time.monotonic()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"]
+    browser = subprocess.run([CHROMIUM, *flags, (tmp_path / "similarity.html").as_uri()], capture_output=True,
+                             text=True, timeout=90)
+    body = re.search(r"<body[^>]*>", browser.stdout)
+    assert body, browser.stderr[-2000:]
+    marks = int(re.search(r'data-marks="(\d+)"', body[0])[1])
+    assert marks > 100 and 'data-errors="0"' in body[0], body[0]
+    print(f"chromium check took {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.parametrize("with_similarity", [True, False])
+def test_the_class_report_links_the_similarity_page_when_there_is_one(tmp_path, with_similarity):
+    grades = tmp_path / "grades"
+    (grades / "students").mkdir(parents=True)
+    (grades / "grades.csv").write_text("student,01_scores,total,max_score,status\nann,2.5,2.5,2.5,graded\n")
+    result = {"score": 2.5, "tests": [{"name": "01_scores: a check", "score": 2.5, "max_score": 2.5,
+                                       "tags": ["01_scores"], "status": "passed"}], "extra_data": {"student": "ann"}}
+    (grades / "students" / "ann.json").write_text(json.dumps(result))
+    if with_similarity:
+        (grades / "similarity.html").write_text("<html></html>")
+    assert main(["report", str(grades), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "class_report.html").read_text()
+    assert ('<a href="../grades/similarity.html">' in page) == with_similarity
+
+
+def test_odd_text_in_a_notebook_is_written_safely(tmp_path):
+    # a lone surrogate (valid in a notebook's JSON, not in UTF-8) and markup in the code and the id
+    section = SECTIONS[0]
+    blocks = [(name, code + "\nnote = '\\ud800 <b>bold</b>'\n") for name, code in reference_blocks(section)]
+    for student in ("<b>ann", "bob", "cy"):
+        write_notebook(tmp_path / "class" / student, section, blocks)
+    notebook = tmp_path / "class" / "bob" / section.notebook
+    notebook.write_text(notebook.read_text().replace("\\\\ud800", "\\ud800"))
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")
+    assert "&lt;b&gt;ann" in page and "<b>ann" not in page and "<b>bold" not in page
+    assert "bob: 01_scores" in page  # left out, and said so, rather than the whole report lost
+
+
+def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_path, capsys):
+    for student in ("ann", "bob"):
+        write_notebook(tmp_path / "class" / student, SECTIONS[0], reference_blocks(SECTIONS[0]))
+    (tmp_path / "out").write_text("a file, not a folder")
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 1
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "cannot write the similarity report" in error[0], error
+
+
+def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(class_dir, monkeypatch):
+    # without the normalisation (names, layout, comments, dead code as the student wrote them), the
+    # disguised copies fall among the independent pairs: the two ranking tests above would fail
+    from autograder.instructor.roster import discover
+    from autograder.instructor.similarity_code import Unit
+
+    def as_written(cells, graded, kept=frozenset()):
+        return [Unit(cell["label"], (0, index, ""), cell["source"], cell["source"]) for index, cell in enumerate(cells)]
+
+    monkeypatch.setattr(similarity, "section_units", as_written)
+    raw = similarity.compare(discover(class_dir), jobs=1)
+    totals = {(p.student_a, p.student_b): p.total for p in course_pairs(raw)}
+    everyone = {pair: totals.get(pair, 0.0) for pair in combinations(sorted(raw[0].submissions), 2)}
+    lowest_copy = min(s for pair, s in everyone.items() if planted(*pair))
+    highest_other = max(s for pair, s in everyone.items() if not planted(*pair))
+    worst = min(auc(scores_of(result)) for result in raw)
+    print(f"as written: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}, worst AUC {worst:.3f}")
+    assert lowest_copy <= highest_other or worst < 0.97
+
+
+def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
+    from autograder.instructor.similarity_code import section_units
+
+    deep = "x = " + "-" * 900 + "1\n"  # parses, but deeper than the normaliser's walks may recurse
+    units = section_units([{"label": "code cell 1", "source": deep}], ("dot_scores",))
+    assert [unit.compared for unit in units] == [deep]

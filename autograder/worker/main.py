@@ -87,9 +87,13 @@ def serve_spawns(control, meta_warm: bool) -> None:
             os.close(report_read)
             conn_fd, out_fd = fds
             try:
-                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write)
+                import gpu
+
+                config = request.get("config", {})
+                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write, ready=lambda: gpu.prepare(
+                    str(config.get("device", "cpu")), int(config.get("gpu_memory_bytes") or 0)))
                 conn = socket.socket(fileno=conn_fd)
-                serve.serve(conn.makefile("rb"), conn.sendall, request.get("config", {}))
+                serve.serve(conn.makefile("rb"), conn.sendall, config)
             finally:
                 os._exit(0)
         for fd in fds:

@@ -1,0 +1,77 @@
+"""What a worker child does with a GPU before and between the calls of student code.
+
+Only the grading device "cuda" needs it; on the CPU and the meta device every
+function here does nothing. Three things matter on a GPU:
+
+- float32 matrix products in full precision: the checks compare the student's
+  values with the reference within float32 tolerances, and TF32 (the matrix
+  units' reduced-precision mode that some GPUs use for float32) is off by a
+  factor of about a thousand; a notebook may turn it on for its own demos, so
+  every call turns it off again (`full_precision`);
+- the CUDA context started before the first timed call (`warm`): starting it
+  and loading the matrix libraries takes a second or more, which no student's
+  call timeout should pay;
+- a cap on the GPU memory one worker may take (`cap_memory`), so that several
+  workers, of several batch jobs, share one GPU without one taking it all. It
+  is the cap of torch's allocator (which every tensor goes through); the
+  trusted side's source scan refuses notebooks that touch it.
+"""
+import time
+
+import torch
+
+
+def full_precision() -> None:
+    """float32 matrix products and convolutions in IEEE float32, never TF32."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9: one setting per backend
+        matmul.fp32_precision = "ieee"
+        cudnn.fp32_precision = "ieee"
+    else:
+        matmul.allow_tf32 = False
+        cudnn.allow_tf32 = False
+
+
+def cap_memory(limit_bytes: int) -> str:
+    """Cap torch's allocator on the current GPU at `limit_bytes` (0: no cap). Returns what was set."""
+    if not limit_bytes:
+        return "no GPU memory cap"
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    fraction = min(1.0, float(limit_bytes) / total)
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    return f"GPU memory cap {limit_bytes / 1024**3:g} GiB of {total / 1024**3:.0f}"
+
+
+def warm() -> float:
+    """Start the CUDA context and the libraries a check's calls use; returns the seconds it took."""
+    started = time.monotonic()
+    x = torch.ones(4, 4, device="cuda")
+    scores = torch.softmax((x @ x.T).masked_fill(torch.ones(4, 4, dtype=torch.bool, device="cuda").triu(1),
+                                                 float("-inf")), dim=-1)
+    torch.nn.functional.dropout(scores, 0.1).sum().item()
+    torch.cuda.synchronize()
+    return time.monotonic() - started
+
+
+def prepare(device: str, memory_bytes: int) -> tuple[list, list]:
+    """For a worker grading on `device`: (layers, missing) for its sandbox report. On "cuda" the
+    context is started here, in the confined process, so the report says whether the GPU can be
+    reached from inside the sandbox at all."""
+    if device != "cuda":
+        return [], []
+    try:
+        full_precision()
+        seconds = warm()
+        cap = cap_memory(memory_bytes)
+        name = torch.cuda.get_device_name()
+    except Exception as error:  # reported, never raised: the trusted side refuses to grade without it
+        return [], [f"GPU ({type(error).__name__}: {str(error)[:160]})"]
+    return [f"GPU {name} (context started in {seconds:.2f} s before any call, TF32 off, {cap})"], []
+
+
+def between_calls(device: str, memory_bytes: int) -> None:
+    """Undo what a notebook may have changed since the last call: TF32 on, the memory cap raised."""
+    if device == "cuda" and torch.cuda.is_initialized():
+        full_precision()
+        if memory_bytes:
+            cap_memory(memory_bytes)

@@ -245,9 +245,9 @@ def _describe(label: str, error: dict) -> StudentFailure:
 # pass on a CPU (the meta-device checks catch some of them) and break every call on a GPU.
 DEVICE_MISTAKES = (
     (re.compile(r"same device|at least two devices|is on cpu", re.IGNORECASE),
-     "Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made inside forward without "
-     "device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which .to(device) does not "
-     "move. Create new tensors with device=x.device, and register fixed ones with "
+     "Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made "
+     "inside forward without device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which "
+     ".to(device) does not move. Create new tensors with device=x.device, and register fixed ones with "
      "self.register_buffer(...)."),
     (re.compile(r"can't convert cuda.*numpy", re.IGNORECASE),
      "Your code calls .numpy() on a tensor on the GPU. Stay in torch (it has every operation this "
@@ -261,3 +261,156 @@ def device_hint(message: str) -> str:
         if pattern.search(message):
             return f". {hint}"
     return ""
+
+
+class Student:
+    """The `student` fixture: calls into one section's worker."""
+
+    def __init__(self, worker: SectionWorker):
+        self.worker = worker
+        self.section = worker.section
+        self.device = worker.device
+
+    # the graded names the notebook defines after loading
+    @property
+    def defined(self) -> list:
+        self.worker.ensure()
+        return list(self.worker.defined)
+
+    def call(self, name: str, *args, seed: int | None = None, **kwargs):
+        return self.run(name, *args, seed=seed, **kwargs).value
+
+    def run(self, name, *args, seed=None, count_ops=False, return_args=False, device=None,
+            backward=None, noncontiguous=False, **kwargs) -> Reply:
+        """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
+        layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output."""
+        self._check_source_bans(name)
+        target = {"name": name}
+        return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
+                          device=device, backward=backward, noncontiguous=noncontiguous)
+
+    def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
+        """Construct the student's class under torch.manual_seed(seed)."""
+        value = self.run(class_name, *args, seed=seed, **kwargs).value
+        if not isinstance(value, wire.Handle):
+            raise StudentFailure(f"{class_name}(...) did not build an nn.Module (got {value!r})",
+                                 kind="raised")
+        return StudentModule(self, value, class_name)
+
+    def _check_source_bans(self, name):
+        apis = self.worker.banned_in_source.get(name)
+        if apis:
+            raise StudentFailure(
+                f"{name} uses {', '.join(apis)}, which this section forbids: "
+                "write the computation yourself", kind="forbidden")
+
+    def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
+              device=None, backward=None, noncontiguous=False) -> Reply:
+        """One call of student code in the worker: the request, the answer checked and decoded.
+        culprit: the graded function or class whose code runs."""
+        message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
+                               device=device, backward=backward, noncontiguous=noncontiguous)
+        reply = self.worker.request(message, label, culprit=culprit)
+        refuse_failed_call(label, reply)
+        decoded = decode_reply(label, reply)
+        has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \
+            or "handle" in target
+        check_output_devices(label, decoded.output_devices, device or self.device, has_tensor_input)
+        return decoded
+
+
+def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous) -> dict:
+    """The worker's "call" request: the arguments as plain data (wire.py), never pickled."""
+    message = {
+        "op": "call",
+        "target": target,
+        "args": wire.encode_args(args),
+        "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
+        "seed": seed,
+        "mode": mode,
+        "return_args": return_args,
+        "device": device,
+    }
+    if backward is not None:
+        message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
+    if noncontiguous:
+        message["noncontiguous"] = True
+    return message
+
+
+def refuse_failed_call(label: str, reply: dict) -> None:
+    """StudentFailure when the call used a forbidden API or raised; nothing when it answered."""
+    seen = reply.get("forbidden") or []
+    if seen:
+        raise StudentFailure(
+            f"{label} calls {', '.join(map(str, seen[:3]))}, which this section forbids: "
+            "write the computation yourself", kind="forbidden")
+    if not reply.get("ok"):
+        raise _describe(label, reply.get("error") or {})
+
+
+def decode_reply(label: str, reply: dict) -> Reply:
+    """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor."""
+    infos = []
+    try:
+        value = wire.decode(reply.get("value"), on_tensor=infos.append)
+        args_after = [wire.decode(a) for a in reply.get("args_after", [])]
+        grads = reply.get("grads") or {}
+        param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
+        arg_grads = wire.decode(grads.get("args", [])) if grads else []
+    except wire.WireError as error:
+        raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
+                             kind="garbled") from None
+    for info in infos:
+        if info["kind"] != "Tensor":
+            raise StudentFailure(
+                f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
+                kind="convention")
+    return Reply(
+        value=value,
+        ops=int(reply.get("ops", 0) or 0),
+        args_after=args_after,
+        param_grads=param_grads if isinstance(param_grads, dict) else {},
+        arg_grads=arg_grads if isinstance(arg_grads, list) else [],
+        graph=bool((reply.get("grads") or {}).get("graph", True)),
+        mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
+        output_devices=[i["device"] for i in infos],
+    )
+
+
+def check_output_devices(label: str, devices: list, expected_device: str, has_tensor_input: bool) -> None:
+    """The convention: what a call returns lies on its inputs' device (not checked on meta)."""
+    if has_tensor_input and expected_device != "meta":
+        wrong = [d for d in devices if d != torch.device(expected_device).type]
+        if wrong:
+            raise StudentFailure(
+                f"{label} returned a tensor on {wrong[0]} while its inputs were on "
+                f"{torch.device(expected_device).type}: create new tensors with device=x.device",
+                kind="convention")
+
+
+class StudentModule:
+    """A student's nn.Module living in the worker. Calling it runs forward in eval mode."""
+
+    def __init__(self, student: Student, handle: wire.Handle, class_name: str):
+        self.student, self.handle, self.class_name = student, handle, class_name
+
+    def __call__(self, *args, mode="eval", seed=None, **kwargs):
+        return self.run(*args, mode=mode, seed=seed, **kwargs).value
+
+    def run(self, *args, mode="eval", seed=None, count_ops=False, return_args=False, device=None,
+            backward=None, **kwargs) -> Reply:
+        self.student._check_source_bans(self.class_name)
+        target = {"handle": self.handle.index, "method": None}
+        return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
+                                  seed=seed, mode=mode, return_args=return_args, device=device, backward=backward)
+
+    def params(self) -> dict:
+        """name -> tensor for every parameter, in creation order."""
+        target = {"handle": self.handle.index, "method": "params"}
+        return self.student._send(target, f"{self.class_name} parameters", (), {}, culprit=self.class_name).value
+
+    @property
+    def arg(self) -> wire.Handle:
+        """Pass the module itself as an argument of another call."""
+        return self.handle

@@ -23,6 +23,7 @@ requests on stdin, replies on the original stdout, a session per section
 limits where `resource` exists, a private working directory) and reports
 that no sandbox holds.
 """
+import functools
 import gc
 import json
 import os
@@ -90,8 +91,9 @@ def serve_spawns(control, meta_warm: bool) -> None:
                 import gpu
 
                 config = request.get("config", {})
-                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write, ready=lambda: gpu.prepare(
-                    str(config.get("device", "cpu")), int(config.get("gpu_memory_bytes") or 0)))
+                warm_gpu = functools.partial(gpu.prepare, str(config.get("device", "cpu")),
+                                             int(config.get("gpu_memory_bytes") or 0))
+                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write, ready=warm_gpu)
                 conn = socket.socket(fileno=conn_fd)
                 serve.serve(conn.makefile("rb"), conn.sendall, config)
             finally:

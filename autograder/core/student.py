@@ -244,7 +244,7 @@ def _describe(label: str, error: dict) -> StudentFailure:
 # What torch says when code made for the CPU meets a GPU, and what to do about it: these mistakes
 # pass on a CPU (the meta-device checks catch some of them) and break every call on a GPU.
 DEVICE_MISTAKES = (
-    (re.compile(r"same device|at least two devices|is on cpu", re.IGNORECASE),
+    (re.compile(r"same device|at least two devices|is on cpu|not on the expected device", re.IGNORECASE),
      "Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made "
      "inside forward without device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which "
      ".to(device) does not move. Create new tensors with device=x.device, and register fixed ones with "

@@ -24,10 +24,19 @@ import gpu_compare  # noqa: E402
 
 from autograder.core.extract import tampering  # noqa: E402
 from autograder.core.grade import gpu_unreachable  # noqa: E402
-from autograder.core.student import DEVICE_MISTAKES, _describe  # noqa: E402
+from autograder.core.student import DEVICE_MISTAKES, refuse_failed_call  # noqa: E402
+from autograder.sandbox.limits import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
 
 MIX_HINT, NUMPY_HINT = (hint for _, hint in DEVICE_MISTAKES)
+
+
+def described(label: str, message: str) -> StudentFailure:
+    """What a check says when the student's call raised with `message`."""
+    with pytest.raises(StudentFailure) as raised:
+        refuse_failed_call(label, {"ok": False, "error": {"kind": "raised", "type": "RuntimeError",
+                                                          "message": message}})
+    return raised.value
 
 
 def report(*tests, total=None):
@@ -103,7 +112,7 @@ def test_a_gpu_only_mistake_is_caught_only_with_a_message_naming_it():
     ("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)", None),
 ])
 def test_a_device_error_is_named_in_the_students_terms(message, hint):
-    failure = _describe("CausalAttention.forward", {"kind": "raised", "type": "RuntimeError", "message": message})
+    failure = described("CausalAttention.forward", message)
     if hint is None:
         assert not any(h in failure.message for _, h in DEVICE_MISTAKES), failure.message
     else:
@@ -113,7 +122,7 @@ def test_a_device_error_is_named_in_the_students_terms(message, hint):
 def test_the_meta_devices_own_mixing_error_is_named_too():
     with pytest.raises(RuntimeError) as raised:
         torch.ones(2, 3, device="meta") + torch.ones(2, 3)
-    failure = _describe("f", {"kind": "raised", "type": "RuntimeError", "message": str(raised.value)})
+    failure = described("f", str(raised.value))
     assert MIX_HINT in failure.message
 
 

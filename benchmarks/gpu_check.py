@@ -1,6 +1,7 @@
 """The grader's CUDA path, proven in one run on a machine with a GPU (run by ci/gpu_check.sh).
 
-    python benchmarks/gpu_check.py [--output FILE] [--processes N] [--catalogue all|N] [--suite FILE ...]
+    python benchmarks/gpu_check.py [--output FILE] [--processes N] [--jobs N] [--catalogue all|N]
+                                   [--suite FILE ...] [--steps tests,parity,batch,catalogue,sandbox,timings]
 
 Steps, each recorded with what it found (or why it was skipped):
 
@@ -8,14 +9,16 @@ Steps, each recorded with what it found (or why it was skipped):
    (the files of --suite);
 2. parity: `grade examples/correct` and `examples/partial` with --device cuda and --device cpu,
    compared check by check (score and message) and per section;
-3. catalogue: every catalogued mistake graded on both devices, each losing the same checks
+3. batch: a class of copies of the examples graded by several batch jobs at once (on a GPU: all
+   of them, and their workers, sharing it), each student as `grade` scored them;
+4. catalogue: every catalogued mistake graded on both devices, each losing the same checks
    (a device mistake loses more on the GPU, each extra loss naming the mistake);
-4. GPU-only mistakes: a mask made on the CPU in forward, a mask kept as a plain attribute,
+5. GPU-only mistakes: a mask made on the CPU in forward, a mask kept as a plain attribute,
    .numpy() on a GPU tensor, each caught on the GPU with a message that names it;
-5. sandbox: the tier, the GPU seen from inside the confined worker (the namespaces tier, and the
+6. sandbox: the tier, the GPU seen from inside the confined worker (the namespaces tier, and the
    Landlock tier through tests/platforms.py's container where the machine can build it), and a
    worker that reaches neither the network nor another process's GPU memory;
-6. timings: a whole grade on each device against `python -c "import torch"`, the CUDA
+7. timings: a whole grade on each device against `python -c "import torch"`, the CUDA
    context's start-up apart.
 
 Without a GPU it runs in CPU mode: every step that needs none runs on the CPU, the others are
@@ -174,6 +177,50 @@ def step_parity(cuda: bool, scratch: Path, record: dict) -> None:
         record["failures"].append(f"examples/correct on cuda: {full.get('score')} / {full.get('max_score')}")
 
 
+def batch_table(device: str, scratch: Path, jobs: int) -> dict:
+    """student -> {column: value} of grades.csv from `batch` over a class of copies of the examples,
+    graded by `jobs` job processes at once (on "cuda": several jobs, and their workers, on one GPU)."""
+    import csv
+    import shutil
+
+    submitted = scratch / "class"
+    if not submitted.exists():
+        for index in range(2 * jobs):
+            shutil.copytree(ROOT / "examples" / EXAMPLES[index % 2], submitted / f"student{index:02d}")
+    out = scratch / f"batch-{device}"
+    done, seconds = run([sys.executable, "-m", "autograder", "batch", str(submitted), "--out", str(out),
+                         "--jobs", str(jobs), "--device", device], timeout=420)
+    if done.returncode != 0:
+        raise RuntimeError(f"batch --device {device} exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    with open(out / "grades.csv", newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    return {"rows": rows, "seconds": round(seconds, 2)}
+
+
+def step_batch(cuda: bool, scratch: Path, jobs: int, record: dict) -> None:
+    devices = ["cpu", "cuda"] if cuda else ["cpu"]
+    tables = {device: batch_table(device, scratch, jobs) for device in devices}
+    for device, table in tables.items():
+        record["timings"][f"batch_{len(table['rows'])}_students_{jobs}_jobs_{device}_s"] = table["seconds"]
+    expected = {e: sum(record["scores_cpu"][e].values()) for e in EXAMPLES} if "scores_cpu" in record else {}
+    for device, table in tables.items():
+        for student, row in table["rows"].items():
+            example = EXAMPLES[int(student[-2:]) % 2]
+            if expected and abs(float(row["total"]) - expected[example]) > 1e-9:
+                record["failures"].append(f"batch --device {device}: {student} ({example}) scored {row['total']}, "
+                                          f"grade gave {expected[example]}")
+    if not cuda:
+        record["skipped"]["batch on cuda"] = f"{NO_GPU}: {jobs} batch jobs graded on the CPU only"
+        return
+    differing = [s for s, row in tables["cpu"]["rows"].items()
+                 if {k: v for k, v in row.items() if k != "sandbox"}
+                 != {k: v for k, v in tables["cuda"]["rows"].get(s, {}).items() if k != "sandbox"}]
+    record["batch_jobs_sharing_gpu"] = {"jobs": jobs, "students": len(tables["cuda"]["rows"]),
+                                        "same_as_cpu": not differing}
+    if differing:
+        record["failures"].append(f"batch: {differing[:3]} grade differently with {jobs} jobs on cuda")
+
+
 def step_catalogue(cuda: bool, per_section: int | None, processes: int, record: dict) -> None:
     cases = gpu_catalogue.catalogue_cases(per_section)
     second = "cuda" if cuda else "cpu"
@@ -293,7 +340,8 @@ def parse(argv):
                         help="'all', or how many mistakes of each section (default: all with a GPU, 1 without)")
     parser.add_argument("--suite", nargs="*", default=None,
                         help=f"test files of the suite that applies (default: {' '.join(SUITE)}; none: no file)")
-    parser.add_argument("--steps", default="tests,parity,catalogue,sandbox,timings",
+    parser.add_argument("--jobs", type=int, default=4, help="batch jobs sharing the device (default %(default)s)")
+    parser.add_argument("--steps", default="tests,parity,batch,catalogue,sandbox,timings",
                         help="which steps to run, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -312,6 +360,7 @@ def main(argv=None) -> int:
         scratch = Path(folder)
         for name, step in (("tests", lambda: step_tests(cuda, suite, scratch, record)),
                            ("parity", lambda: step_parity(cuda, scratch, record)),
+                           ("batch", lambda: step_batch(cuda, scratch, args.jobs, record)),
                            ("catalogue", lambda: step_catalogue(cuda, per_section, args.processes, record)),
                            ("sandbox", lambda: step_sandbox(cuda, scratch, record)),
                            ("timings", lambda: step_timings(cuda, record))):

@@ -233,3 +233,21 @@ def test_the_cpu_mode_runs_and_writes_no_cuda_figure(tmp_path):
     assert record["scores_cpu"]["correct"]["01_scores"] == 10.0
     assert record["skipped"]["parity"].startswith("no CUDA GPU on this machine")
     assert "skipped: parity: no CUDA GPU" in done.stdout
+
+
+def test_comparisons_that_name_no_device_take_the_grading_devices_tolerance():
+    """Most checks compare without naming a device: on a GPU they must allow for its arithmetic
+    (grade.run_checks sets the grading device), and on a CPU stay as strict as ever."""
+    from autograder.core.harness import close, grading_device
+
+    expected = torch.linspace(1.0, 2.0, 8)
+    actual = expected * (1 + 5e-5)  # a float32 rounding difference between two devices' kernels, and more
+    assert not close(actual, expected)
+    previous = grading_device("cuda")
+    try:
+        assert close(actual, expected)
+        assert not close(actual, expected, "cpu"), "a device named by the check still decides"
+        assert not close(expected * (1 + 5e-3), expected), "the GPU's tolerance is no licence for wrong values"
+    finally:
+        grading_device(previous)
+    assert not close(actual, expected)

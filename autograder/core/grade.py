@@ -111,11 +111,15 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
 
     from autograder.core.plugin import GradingPlugin
 
+    from autograder.core.harness import grading_device
+
     workers = section_workers(sources, zygote, limits, device, scan_source)
     plugin = GradingPlugin(workers, visible_only=visible_only)
+    previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
         exit_code, printed = run_pytest(files, plugin)
     finally:
+        grading_device(previous)
         for worker in workers.values():  # all children signalled first: their teardowns overlap
             worker.stop()
         for worker in workers.values():

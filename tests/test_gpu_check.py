@@ -251,3 +251,28 @@ def test_comparisons_that_name_no_device_take_the_grading_devices_tolerance():
     finally:
         grading_device(previous)
     assert not close(actual, expected)
+
+
+def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monkeypatch):
+    """A GPU image may find libcuda through LD_LIBRARY_PATH: the worker gets the variable, and both
+    tiers keep its folders readable, but never one holding the answers or the grader."""
+    import landlock
+    import libraries
+    import namespaces
+
+    from autograder.sandbox.limits import minimal_env
+
+    driver = tmp_path / "nvidia" / "lib64"
+    driver.mkdir(parents=True)
+    answers = tmp_path / "course"
+    (answers / "solutions").mkdir(parents=True)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    here = str(ROOT / "autograder" / "worker")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{driver}:{answers}:relative/lib:/:{ROOT}")
+    assert minimal_env()["LD_LIBRARY_PATH"] == f"{driver}:{answers}:relative/lib:/:{ROOT}"
+    assert libraries.library_folders(here) == [str(driver.resolve())]
+    read = landlock.plan(str(workdir), [], [sys.prefix], here)["read"]
+    assert str(driver.resolve()) in read and str(answers.resolve()) not in read
+    _, keep = namespaces.plan(str(workdir), str(ROOT), [])
+    assert str(driver.resolve()) in keep and str(answers.resolve()) not in keep

@@ -59,7 +59,10 @@ def minimal_env() -> dict:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for key in ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TMPDIR"):
+    # LD_LIBRARY_PATH: where a GPU machine's image may keep the driver's library (libcuda), which the
+    # worker must load to use the GPU; the sandbox lets it read those folders (worker/libraries.py)
+    for key in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "OPENBLAS_CORETYPE",
+                "OPENBLAS_L2_SIZE", "TMPDIR"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env

@@ -148,7 +148,10 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     covers = sorted((c for c in covers if c not in NEVER_COVERED and c != workdir and os.path.isdir(c)),
                     key=lambda c: (len(c), c))
 
-    wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places]
+    import libraries  # a worker module: on the path only in the worker (the grader imports this file too)
+
+    wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places,
+              *libraries.library_folders(here)]
     paths = []
     for path in wanted:
         path = os.path.realpath(path)

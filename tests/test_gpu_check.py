@@ -257,7 +257,6 @@ def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monke
     """A GPU image may find libcuda through LD_LIBRARY_PATH: the worker gets the variable, and both
     tiers keep its folders readable, but never one holding the answers or the grader."""
     import landlock
-    import libraries
     import namespaces
 
     from autograder.sandbox.limits import minimal_env
@@ -271,7 +270,7 @@ def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monke
     here = str(ROOT / "autograder" / "worker")
     monkeypatch.setenv("LD_LIBRARY_PATH", f"{driver}:{answers}:relative/lib:/:{ROOT}")
     assert minimal_env()["LD_LIBRARY_PATH"] == f"{driver}:{answers}:relative/lib:/:{ROOT}"
-    assert libraries.library_folders(here) == [str(driver.resolve())]
+    assert namespaces.library_folders(here) == [str(driver.resolve())]
     read = landlock.plan(str(workdir), [], [sys.prefix], here)["read"]
     assert str(driver.resolve()) in read and str(answers.resolve()) not in read
     _, keep = namespaces.plan(str(workdir), str(ROOT), [])

@@ -60,7 +60,7 @@ def minimal_env() -> dict:
         "MKL_NUM_THREADS": "1",
     }
     # LD_LIBRARY_PATH: where a GPU machine's image may keep the driver's library (libcuda), which the
-    # worker must load to use the GPU; the sandbox lets it read those folders (worker/libraries.py)
+    # worker must load to use the GPU; the sandbox lets it read those folders (namespaces.library_folders)
     for key in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "OPENBLAS_CORETYPE",
                 "OPENBLAS_L2_SIZE", "TMPDIR"):
         if key in os.environ:

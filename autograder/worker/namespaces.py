@@ -148,10 +148,8 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     covers = sorted((c for c in covers if c not in NEVER_COVERED and c != workdir and os.path.isdir(c)),
                     key=lambda c: (len(c), c))
 
-    import libraries  # a worker module: on the path only in the worker (the grader imports this file too)
-
     wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places,
-              *libraries.library_folders(here)]
+              *library_folders(here)]
     paths = []
     for path in wanted:
         path = os.path.realpath(path)
@@ -167,6 +165,27 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     covers = [c for c in covers
               if not any(_inside(c, other) for other in covers) or any(_inside(c, k) for k in keep)]
     return covers, keep
+
+
+# LD_LIBRARY_PATH: a GPU image often finds the driver's library (libcuda) there, in
+# /usr/local/nvidia/lib64, say, rather than in the system's library folders. Both tiers keep these
+# folders readable (this one, and landlock.plan), except one that holds the course's answer packages
+# or lies above the grader (a repository is never a library folder).
+def library_folders(here: str) -> list[str]:
+    """The absolute folders of LD_LIBRARY_PATH that hold no answers and do not contain `here`."""
+    here = os.path.realpath(here)
+    found = []
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        folder = os.path.realpath(entry)
+        if folder == "/" or here == folder or here.startswith(folder.rstrip("/") + "/"):
+            continue
+        if any(os.path.isdir(os.path.join(folder, name)) for name in ANSWER_PACKAGES):
+            continue
+        if folder not in found:
+            found.append(folder)
+    return found
 
 
 def _cover(folder: str, keep: list[str]) -> None:

@@ -1,24 +1,26 @@
 """The grader's CUDA path, proven in one run on a machine with a GPU (run by ci/gpu_check.sh).
 
     python benchmarks/gpu_check.py [--output FILE] [--processes N] [--jobs N] [--catalogue all|N]
-                                   [--suite FILE ...] [--steps tests,parity,batch,catalogue,sandbox,timings]
+                                   [--suite FILE ...] [--steps parity,sandbox,...] [--deadline S]
 
-Steps, each recorded with what it found (or why it was skipped):
+Steps, in this order, each recorded with what it found (or why it was skipped), the findings
+written after each one (a run stopped at its time limit leaves what it found; `complete` says
+whether every step ran):
 
-1. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py`), then the suite that applies
-   (the files of --suite);
-2. parity: `grade examples/correct` and `examples/partial` with --device cuda and --device cpu,
+1. parity: `grade examples/correct` and `examples/partial` with --device cuda and --device cpu,
    compared check by check (score and message) and per section;
-3. batch: a class of copies of the examples graded by several batch jobs at once (on a GPU: all
-   of them, and their workers, sharing it), each student as `grade` scored them;
-4. catalogue: every catalogued mistake graded on both devices, each losing the same checks
-   (a device mistake loses more on the GPU, each extra loss naming the mistake);
-5. GPU-only mistakes: a mask made on the CPU in forward, a mask kept as a plain attribute,
-   .numpy() on a GPU tensor, each caught on the GPU with a message that names it;
-6. sandbox: the tier, the GPU seen from inside the confined worker (the namespaces tier, and the
+2. sandbox: the tier, the GPU seen from inside the confined worker (the namespaces tier, and the
    Landlock tier through tests/platforms.py's container where the machine can build it), and a
    worker that reaches neither the network nor another process's GPU memory;
-7. timings: a whole grade on each device against `python -c "import torch"`, the CUDA
+3. catalogue: every catalogued mistake graded on both devices, each losing the same checks
+   (a device mistake loses more on the GPU, each extra loss naming the mistake), and the
+   GPU-only mistakes (a mask made on the CPU in forward, a mask kept as a plain attribute,
+   .numpy() on a GPU tensor), each caught on the GPU with a message that names it;
+4. batch: a class of copies of the examples graded by several batch jobs at once (on a GPU: all
+   of them, and their workers, sharing it), each student as `grade` scored them;
+5. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py`), then the suite that applies
+   (the files of --suite);
+6. timings: a whole grade on each device against `python -c "import torch"`, the CUDA
    context's start-up apart.
 
 Without a GPU it runs in CPU mode: every step that needs none runs on the CPU, the others are
@@ -341,7 +343,9 @@ def parse(argv):
     parser.add_argument("--suite", nargs="*", default=None,
                         help=f"test files of the suite that applies (default: {' '.join(SUITE)}; none: no file)")
     parser.add_argument("--jobs", type=int, default=4, help="batch jobs sharing the device (default %(default)s)")
-    parser.add_argument("--steps", default="tests,parity,batch,catalogue,sandbox,timings",
+    parser.add_argument("--deadline", type=float, default=420,
+                        help="seconds after which no further step starts (default %(default)s)")
+    parser.add_argument("--steps", default="parity,sandbox,catalogue,batch,tests,timings",
                         help="which steps to run, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -356,16 +360,23 @@ def main(argv=None) -> int:
     per_section = None if (args.catalogue or ("all" if cuda else "1")) == "all" else int(args.catalogue or 1)
     suite = list(SUITE) if args.suite is None else [f for f in args.suite if f != "none"]
     steps = set(args.steps.split(","))
+    output = args.output or (CUDA_OUTPUT if cuda else CPU_OUTPUT)
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as folder:
         scratch = Path(folder)
-        for name, step in (("tests", lambda: step_tests(cuda, suite, scratch, record)),
-                           ("parity", lambda: step_parity(cuda, scratch, record)),
-                           ("batch", lambda: step_batch(cuda, scratch, args.jobs, record)),
-                           ("catalogue", lambda: step_catalogue(cuda, per_section, args.processes, record)),
+        # the proof first (parity, the sandbox), the rest after; each step's findings are written at
+        # once, so a run stopped at its time limit still leaves what it found
+        for name, step in (("parity", lambda: step_parity(cuda, scratch, record)),
                            ("sandbox", lambda: step_sandbox(cuda, scratch, record)),
+                           ("catalogue", lambda: step_catalogue(cuda, per_section, args.processes, record)),
+                           ("batch", lambda: step_batch(cuda, scratch, args.jobs, record)),
+                           ("tests", lambda: step_tests(cuda, suite, scratch, record)),
                            ("timings", lambda: step_timings(cuda, record))):
             if name not in steps:
                 record["skipped"][name] = "not asked for (--steps)"
+                continue
+            if time.perf_counter() - started > args.deadline:
+                record["skipped"][name] = f"not run: past the deadline of {args.deadline:g} s"
+                record["failures"].append(f"{name}: not run, past the deadline")
                 continue
             step_started = time.perf_counter()
             print(f"gpu_check: {name} ...", file=sys.stderr, flush=True)
@@ -374,13 +385,19 @@ def main(argv=None) -> int:
             except Exception as error:  # one broken step is a failure to report, not the end of the run
                 record["failures"].append(f"{name}: {type(error).__name__}: {str(error)[:600]}")
             record["timings"][f"step_{name}_s"] = round(time.perf_counter() - step_started, 1)
+            write(record, output, complete=False)
     record["timings"]["total_s"] = round(time.perf_counter() - started, 1)
-    record["passed"] = not record["failures"]
-    output = args.output or (CUDA_OUTPUT if cuda else CPU_OUTPUT)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(record, indent=2) + "\n")
+    write(record, output, complete=True)
     summary(record, output)
     return 0 if record["passed"] else 1
+
+
+def write(record: dict, output: Path, complete: bool) -> None:
+    """The findings so far; `passed` only once every step has run and none failed."""
+    record["complete"] = complete
+    record["passed"] = complete and not record["failures"]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def summary(record: dict, output: Path) -> None:

@@ -275,3 +275,19 @@ def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monke
     assert str(driver.resolve()) in read and str(answers.resolve()) not in read
     _, keep = namespaces.plan(str(workdir), str(ROOT), [])
     assert str(driver.resolve()) in keep and str(answers.resolve()) not in keep
+
+
+def test_the_students_uid_keeps_only_the_group_that_opens_a_restricted_gpu(monkeypatch):
+    """The worker drops every group; where the GPU's device files open for their group only, it
+    keeps that group, or the GPU could not be reached from the sandbox at all."""
+    import os
+    import stat
+
+    import namespaces
+
+    assert namespaces.gpu_groups("/dev/null") == []  # 0666, as the usual /dev/nvidia*: no group needed
+    restricted = os.stat_result((stat.S_IFCHR | 0o660, 0, 0, 1, 0, 44, 0, 0, 0, 0))
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: restricted if path == "/dev/null" else real_stat(path, *a, **k))
+    assert namespaces.gpu_groups("/dev/null") == [44]
+    assert namespaces.gpu_groups("/dev/no-such-gpu*") == []

@@ -216,7 +216,7 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
         else:
             try:
                 os.chown(workdir, uid, uid)
-                os.setgroups([])
+                os.setgroups(namespaces.gpu_groups())
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"

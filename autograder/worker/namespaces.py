@@ -171,6 +171,23 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
 # /usr/local/nvidia/lib64, say, rather than in the system's library folders. Both tiers keep these
 # folders readable (this one, and landlock.plan), except one that holds the course's answer packages
 # or lies above the grader (a repository is never a library folder).
+def gpu_groups(pattern: str = "/dev/nvidia*") -> list[int]:
+    """The groups the student's uid keeps: those of GPU device files that only their group may open
+    (a machine whose /dev/nvidia* are 0660 root:video, say); none where everyone may (0666, the usual)."""
+    import glob
+    import stat
+
+    groups = set()
+    for path in glob.glob(pattern):
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISCHR(info.st_mode) and info.st_mode & 0o066 == 0o060:
+            groups.add(info.st_gid)
+    return sorted(groups)
+
+
 def library_folders(here: str) -> list[str]:
     """The absolute folders of LD_LIBRARY_PATH that hold no answers and do not contain `here`."""
     here = os.path.realpath(here)
@@ -341,7 +358,7 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
         if state.get("mounts"):
             try:
                 os.chown(workdir, uid, uid)
-                os.setgroups([])
+                os.setgroups(gpu_groups())
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"  # getpass without a passwd entry

@@ -404,6 +404,10 @@ def summary(record: dict, output: Path) -> None:
     print(f"gpu_check: mode {record['mode']}, torch {record['torch']}, python {record['python']}, "
           f"tier {record['tier']}" + (f", {record.get('device_name')}, driver {record.get('driver')}"
                                       if record["cuda"] else ""))
+    if record.get("gpu_in_worker"):
+        print(f"  the worker's GPU: {record['gpu_in_worker']}")
+    if record.get("landlock_line"):
+        print(f"  in the container platform: {record['landlock_line'][:110]}")
     for what, why in record["skipped"].items():
         print(f"  skipped: {what}: {why}")
     for key, value in record["timings"].items():

@@ -136,22 +136,42 @@ def test_touching_the_gpu_memory_cap_is_refused_by_the_source_scan():
 
 @pytest.fixture
 def precision():
-    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    saved = (matmul.fp32_precision, cudnn.fp32_precision)
-    yield matmul, cudnn
-    matmul.fp32_precision, cudnn.fp32_precision = saved
+    """torch's TF32 settings as they were, restored the way the worker restores them."""
+    cudnn_tf32 = torch.backends.cudnn.allow_tf32
+    yield
+    gpu.full_precision()
+    torch.backends.cudnn.allow_tf32 = cudnn_tf32
 
 
-def test_full_precision_turns_tf32_off_again_between_calls(precision, monkeypatch):
-    matmul, cudnn = precision
-    matmul.fp32_precision = cudnn.fp32_precision = "tf32"  # what a notebook may do for its demos
+TF32_ON = {  # each way a notebook may turn TF32 on (the older flags, the newer settings, both)
+    "allow_tf32": "torch.backends.cuda.matmul.allow_tf32 = True",
+    "matmul precision": "torch.set_float32_matmul_precision('high')",
+    "fp32_precision": "torch.backends.cuda.matmul.fp32_precision = 'tf32'",
+    "global fp32_precision": "torch.backends.fp32_precision = 'tf32'",
+    "cudnn": "torch.backends.cudnn.allow_tf32 = True; torch.backends.cudnn.conv.fp32_precision = 'tf32'",
+    "both": "torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cuda.matmul.fp32_precision = 'tf32'",
+}
+
+
+def tf32_on_or_mixed() -> bool:
+    """TF32 on, or the two sets of settings mixed (torch raises at the next matrix product)."""
+    try:
+        return not gpu.tf32_off()
+    except RuntimeError:
+        return True
+
+
+@pytest.mark.parametrize("way", TF32_ON.values(), ids=TF32_ON.keys())
+def test_full_precision_turns_tf32_off_again_between_calls(way, precision, monkeypatch):
+    exec(way, {"torch": torch})
+    assert tf32_on_or_mixed()
     gpu.between_calls("cuda", 0)
-    assert matmul.fp32_precision == "tf32", "no CUDA context here: nothing to change yet"
+    assert tf32_on_or_mixed(), "no CUDA context here: nothing to change yet"
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     gpu.between_calls("cpu", 0)
-    assert matmul.fp32_precision == "tf32", "grading on the CPU: the settings are the notebook's"
+    assert tf32_on_or_mixed(), "grading on the CPU: the settings are the notebook's"
     gpu.between_calls("cuda", 0)
-    assert (matmul.fp32_precision, cudnn.fp32_precision) == ("ieee", "ieee")
+    assert gpu.tf32_off()  # and reading them did not raise: the two sets of settings agree
 
 
 def test_the_memory_cap_is_a_fraction_of_the_gpu(monkeypatch):

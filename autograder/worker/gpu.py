@@ -22,14 +22,31 @@ import torch
 
 
 def full_precision() -> None:
-    """float32 matrix products and convolutions in IEEE float32, never TF32."""
-    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9: one setting per backend
-        matmul.fp32_precision = "ieee"
-        cudnn.fp32_precision = "ieee"
-    else:
-        matmul.allow_tf32 = False
-        cudnn.allow_tf32 = False
+    """float32 matrix products and convolutions in IEEE float32, never TF32, whichever of torch's
+    two ways a notebook used to turn TF32 on.
+
+    Since torch 2.9 there are two sets of settings, the older flags (allow_tf32,
+    set_float32_matmul_precision) and the newer fp32_precision, and torch raises at the next
+    matrix product when the two disagree. So the newer ones go back to "none" (follow the older),
+    then the older ones are set: the two then agree, on every way a notebook could have left them.
+    """
+    backends = torch.backends
+    if hasattr(backends, "fp32_precision"):
+        backends.fp32_precision = "none"
+        for owner in (backends.cuda.matmul, backends.cudnn, getattr(backends.cudnn, "conv", None),
+                      getattr(backends.cudnn, "rnn", None)):
+            if owner is not None and hasattr(owner, "fp32_precision"):
+                owner.fp32_precision = "none"
+    torch.set_float32_matmul_precision("highest")
+    backends.cuda.matmul.allow_tf32 = False
+    backends.cudnn.allow_tf32 = False
+
+
+def tf32_off() -> bool:
+    """Whether float32 matrix products and convolutions avoid TF32 (reading the settings as torch's
+    matrix product does: it raises where they disagree)."""
+    return (not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+            and torch.get_float32_matmul_precision() == "highest")
 
 
 def cap_memory(limit_bytes: int) -> str:
@@ -61,6 +78,8 @@ def prepare(device: str, memory_bytes: int) -> tuple[list, list]:
         return [], []
     try:
         full_precision()
+        if not tf32_off():
+            raise RuntimeError("TF32 could not be turned off")
         seconds = warm()
         cap = cap_memory(memory_bytes)
         name = torch.cuda.get_device_name()

@@ -311,3 +311,20 @@ def test_the_students_uid_keeps_only_the_group_that_opens_a_restricted_gpu(monke
     monkeypatch.setattr(os, "stat", lambda path, *a, **k: restricted if path == "/dev/null" else real_stat(path, *a, **k))
     assert namespaces.gpu_groups("/dev/null") == [44]
     assert namespaces.gpu_groups("/dev/no-such-gpu*") == []
+
+
+def test_a_failed_or_unfinished_step_makes_the_check_fail(monkeypatch, tmp_path):
+    """Its exit status and its JSON: 1 and passed false when a step failed; a step past the deadline
+    is not run and counts as failed, never as passed."""
+    def broken(cuda, record):
+        raise RuntimeError("the machine fell over")
+
+    monkeypatch.setattr(gpu_check, "step_timings", broken)
+    out = tmp_path / "check.json"
+    assert gpu_check.main(["--steps", "timings", "--output", str(out)]) == 1
+    record = json.loads(out.read_text())
+    assert record["complete"] is True and record["passed"] is False
+    assert record["failures"] == ["timings: RuntimeError: the machine fell over"]
+    assert gpu_check.main(["--steps", "timings", "--deadline", "-1", "--output", str(out)]) == 1
+    record = json.loads(out.read_text())
+    assert record["failures"] == ["timings: not run, past the deadline"] and record["passed"] is False

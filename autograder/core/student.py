@@ -238,7 +238,10 @@ def _describe(label: str, error: dict) -> StudentFailure:
     if kind == "internal":
         return StudentFailure(f"{label} could not be called: {message}", kind="internal")
     detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    return StudentFailure(f"{label} raised {detail}{where}{device_hint(message)}", kind="raised")
+    hint = device_hint(message)
+    if hint:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
+        return StudentFailure(f"{label}: {hint} ({label} raised {detail}{where})", kind="raised")
+    return StudentFailure(f"{label} raised {detail}{where}", kind="raised")
 
 
 # What torch says when code made for the CPU meets a GPU, and what to do about it: these mistakes
@@ -256,10 +259,10 @@ DEVICE_MISTAKES = (
 
 
 def device_hint(message: str) -> str:
-    """A sentence naming the device mistake behind the error `message`, or ""."""
+    """What to tell the student about the device mistake behind the error `message`, or ""."""
     for pattern, hint in DEVICE_MISTAKES:
         if pattern.search(message):
-            return f". {hint}"
+            return hint
     return ""
 
 

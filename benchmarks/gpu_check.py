@@ -318,8 +318,13 @@ def step_timings(cuda: bool, record: dict, repeat: int = 3) -> None:
     floor = [run([sys.executable, "-c", "import torch"])[1] for _ in range(repeat)]
     timings["import_torch_s"] = round(statistics.median(floor), 2)
     if cuda:
-        started = [run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); "
-                                             "torch.cuda.synchronize()"])[1] for _ in range(repeat)]
+        started = []
+        for _ in range(repeat):
+            done, seconds = run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); "
+                                                       "torch.cuda.synchronize()"])
+            if done.returncode != 0:
+                raise RuntimeError(f"starting CUDA alone failed: {done.stderr.strip()[-300:]}")
+            started.append(seconds)
         timings["import_torch_and_cuda_context_s"] = round(statistics.median(started), 2)
         timings["cuda_context_s"] = round(timings["import_torch_and_cuda_context_s"] - timings["import_torch_s"], 2)
         match = re.search(r"context started in ([0-9.]+) s", record["sandbox_lines"].get("cuda", ""))

@@ -332,3 +332,28 @@ def test_a_failed_or_unfinished_step_makes_the_check_fail(monkeypatch, tmp_path)
     assert gpu_check.main(["--steps", "timings", "--deadline", "-1", "--output", str(out)]) == 1
     record = json.loads(out.read_text())
     assert record["failures"] == ["timings: not run, past the deadline"] and record["passed"] is False
+
+
+@pytest.mark.slow
+def test_the_cuda_branches_run_end_to_end_with_the_cpu_standing_in(monkeypatch, tmp_path):
+    """The check's CUDA branches, which only a GPU machine runs for real, rehearsed here with every
+    "cuda" grading done on the CPU: the comparisons then find the devices equal; of the GPU-only
+    mistakes, the three masks on the CPU are named by the checks run on the meta device, and
+    .numpy(), which a CPU cannot show, is reported as not caught, as it must be."""
+    import gpu_catalogue
+
+    real_grade, real_cases = gpu_check.grade, gpu_catalogue.grade_cases
+    monkeypatch.setattr(gpu_check, "grade", lambda example, device, scratch: real_grade(example, "cpu", scratch))
+
+    def on_cpu(cases, processes):
+        graded = real_cases(sorted({(s, m, "cpu") for s, m, _ in cases}), 1)
+        return {(s, m, d): graded[s, m, "cpu"] for s, m, d in cases}
+
+    monkeypatch.setattr(gpu_catalogue, "grade_cases", on_cpu)
+    record = {"timings": {}, "sandbox_lines": {}, "skipped": {}, "failures": []}
+    gpu_check.step_parity(True, tmp_path, record)
+    assert record["scores_cuda"] == record["scores_cpu"] and record["failures"] == []
+    gpu_check.step_catalogue(True, 1, 1, record)
+    assert record["catalogue_same"] is True and record["catalogue_cases"] == 7
+    assert [f.split(" on cuda:")[0] for f in record["failures"]] == ["02_softmax: .numpy() on the input"]
+    assert sum(entry["caught_on_cuda"] for entry in record["gpu_only_mistakes"].values()) == 3

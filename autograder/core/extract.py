@@ -193,6 +193,7 @@ _TAMPER_ATTRIBUTES = {
     "get_referents": "the garbage collector", "get_objects": "the garbage collector",
     "meta_path": "the import system", "path_hooks": "the import system",
     "fileno": "raw file descriptors", "fdopen": "raw file descriptors",
+    "set_per_process_memory_fraction": "the grader's GPU memory cap",
 }
 _TAMPER_MODULES = {
     "ctypes": "raw memory access", "gc": "the garbage collector", "inspect": "the interpreter's frames",

@@ -111,11 +111,15 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
 
     from autograder.core.plugin import GradingPlugin
 
+    from autograder.core.harness import grading_device
+
     workers = section_workers(sources, zygote, limits, device, scan_source)
     plugin = GradingPlugin(workers, visible_only=visible_only)
+    previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
         exit_code, printed = run_pytest(files, plugin)
     finally:
+        grading_device(previous)
         for worker in workers.values():  # all children signalled first: their teardowns overlap
             worker.stop()
         for worker in workers.values():
@@ -126,11 +130,23 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
                          sandbox=tiers.tier(zygote.sandbox),  # the latest child's: what this grading got
                          torch=torch.__version__.split("+")[0])
     result.weak = not visible_only and result.sandbox == tiers.NONE
+    unreachable = gpu_unreachable(zygote.sandbox, device)
+    if unreachable:
+        result.grader_errors.append(unreachable)
     if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
         result.grader_errors.append(f"pytest stopped with exit code {exit_code}:\n{printed[-3000:]}")
     result.sections = [section_result(src, workers[src.section.id], plugin.results) for src in sources]
     result.execution_time = time.monotonic() - started
     return result
+
+
+def gpu_unreachable(report: dict | None, device: str) -> str:
+    """The grader's error when grading on "cuda" ran in workers that could not use the GPU, or ""
+    (their checks then fail for a reason that is not the student's: the grading must not count)."""
+    if device != "cuda":
+        return ""
+    missing = [m for m in (report or {}).get("missing", []) if str(m).startswith("GPU")]
+    return f"--device cuda: the sandboxed worker could not use the GPU: {missing[0]}" if missing else ""
 
 
 def section_workers(sources: list[SectionSource], zygote, limits: Limits, device: str, scan_source: bool) -> dict:

@@ -24,6 +24,16 @@ __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "
 
 # (rtol, atol) per device; atol is scaled by the magnitude of the values compared
 DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.0)}
+# The device the current grading runs the student's code on (set by grade.run_checks): the
+# tolerance of a comparison that names no device. A check's reference is computed on the CPU, and
+# the student's values come from this device, so the comparison must allow for its arithmetic.
+_grading = {"device": "cpu"}
+
+
+def grading_device(device: str) -> str:
+    """Make `device` the one comparisons default to; returns the previous one (to restore)."""
+    previous, _grading["device"] = _grading["device"], device
+    return previous
 
 
 class CheckFailed(AssertionError):
@@ -91,8 +101,9 @@ def expect(condition: bool, message: str, mistake: str = "") -> None:
         raise CheckFailed(message, mistake)
 
 
-def tolerance(device: str = "cpu", scale: float = 1.0):
-    rtol, atol = DEVICE_TOLERANCES.get(device, DEVICE_TOLERANCES["cuda"])
+def tolerance(device: str | None = None, scale: float = 1.0):
+    """(rtol, atol) on `device` (None: the grading's device), atol scaled by `scale`."""
+    rtol, atol = DEVICE_TOLERANCES.get(device or _grading["device"], DEVICE_TOLERANCES["cuda"])
     return rtol, atol * max(1.0, float(scale))
 
 
@@ -109,7 +120,7 @@ def expect_shape(actual, shape, what: str) -> None:
         raise CheckFailed(f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
 
 
-def close(actual, expected, device="cpu", scale=None, atol=None) -> bool:
+def close(actual, expected, device=None, scale=None, atol=None) -> bool:
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) != tuple(expected.shape):
         return False
     if expected.dtype == torch.bool or actual.dtype == torch.bool:
@@ -126,7 +137,7 @@ def close(actual, expected, device="cpu", scale=None, atol=None) -> bool:
     return bool(torch.allclose(a[finite], e[finite], rtol=rtol, atol=default_atol if atol is None else atol))
 
 
-def differs_from_mistakes(actual, mistakes: dict | None, device="cpu", scale=None):
+def differs_from_mistakes(actual, mistakes: dict | None, device=None, scale=None):
     """The description of the first common mistake whose output `actual` matches."""
     for description, wrong in (mistakes or {}).items():
         try:
@@ -226,11 +237,12 @@ def _asked(labels) -> bool:
     return labels is not None and labels is not False
 
 
-def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str = "cpu",
+def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str | None = None,
                  scale: float | None = None, atol: float | None = None, hint: str = "",
                  heatmap_labels=None, heatmap_view=None, show_passing: bool = False) -> None:
     """Fail unless `actual` matches `expected` in type, shape, dtype and values.
 
+    device: whose tolerance applies (default: the grading's device, see `grading_device`).
     mistakes: description -> what that mistake would output; when `actual`
         matches one, the message names it ("looks like softmax over dim 0") and
         so does the failure's `mistake` (what the class report counts).

@@ -50,3 +50,26 @@ HINTS = (
 def hint_for(error: str, message: str, line: str) -> Hint | None:
     """The hint whose evidence the error fits, or None (then the error speaks for itself)."""
     return next((hint for hint in HINTS if hint.fits(error, message, line)), None)
+
+
+# What torch says when code made for the CPU meets a GPU, and what to do about it: these mistakes
+# pass on a CPU (the meta-device checks catch some of them) and break every call on a GPU. Torch's
+# message alone is the evidence here: it names the two devices, whichever line raised it.
+DEVICE_MISTAKES = (
+    (re.compile(r"same device|at least two devices|is on cpu|not on the expected device", re.IGNORECASE),
+     "Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made "
+     "inside forward without device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which "
+     ".to(device) does not move. Create new tensors with device=x.device, and register fixed ones with "
+     "self.register_buffer(...)."),
+    (re.compile(r"can't convert cuda.*numpy", re.IGNORECASE),
+     "Your code calls .numpy() on a tensor on the GPU. Stay in torch (it has every operation this "
+     "needs), or call .cpu() first where a NumPy array is really wanted."),
+)
+
+
+def device_hint(message: str) -> str:
+    """What to tell the student about the device mistake behind the error `message`, or ""."""
+    for pattern, hint in DEVICE_MISTAKES:
+        if pattern.search(message):
+            return hint
+    return ""

@@ -24,6 +24,9 @@ def add_limit_flags(parser) -> None:
                         help="seconds all of a notebook's cells may take to run (default %(default)s)")
     parser.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
                         help="GiB of address space for student code (default %(default)s)")
+    parser.add_argument("--gpu-memory-limit", type=float, default=Limits.gpu_memory_bytes / 1024**3,
+                        help="GiB of GPU memory one worker may take with --device cuda; 0: no cap "
+                             "(default %(default)s)")
     parser.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
                         help="CPU seconds per section's worker (default %(default)s)")
     parser.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
@@ -54,8 +57,11 @@ def limits_from(args) -> Limits:
                         ("--submission-budget", args.submission_budget)):
         if not value > 0:
             raise UsageError(f"{name} must be a positive number, got {value:g}")
+    if not args.gpu_memory_limit >= 0:
+        raise UsageError(f"--gpu-memory-limit must be 0 (no cap) or a positive number, got {args.gpu_memory_limit:g}")
     return Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout, load_seconds=args.load_timeout,
                   memory_bytes=int(args.memory_limit * 1024**3),
+                  gpu_memory_bytes=int(args.gpu_memory_limit * 1024**3),
                   cpu_seconds=max(1, round(args.cpu_limit)), file_bytes=int(args.file_limit * 1024**2),
                   processes=args.process_limit, section_seconds=args.section_budget,
                   submission_seconds=args.submission_budget, sandbox=args.sandbox)
@@ -67,6 +73,10 @@ def resolve_device(choice: str) -> str:
         return "cpu"
     if choice == "auto" and not any(os.path.exists(path) for path in GPU_DRIVER_FILES):
         return "cpu"  # no GPU driver: no need to import torch (seconds) to learn that
+    # Ask NVML rather than the CUDA runtime: the runtime's answer starts the CUDA driver in this
+    # process, and a batch forks its jobs after this; a fork of a process that has started it cannot
+    # use the GPU. Set for good, so that the jobs' own questions (common.seed) are asked the same way.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
 
     available = torch.cuda.is_available()

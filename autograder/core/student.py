@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.hints import hint_for
+from autograder.core.hints import device_hint, hint_for
 from autograder.core.sections import Section
 from autograder.worker import wire
 from autograder.sandbox.limits import Limits, StudentFailure
@@ -122,6 +122,7 @@ class SectionWorker:
             "device": self.device,
             "forbidden": list(self.section.forbidden),
             "forbidden_in": list(self.section.forbidden_in),
+            "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
         }
         child = self.zygote.spawn(self.limits, config)
         allowed = min(self.limits.load_seconds, self.budget.left())
@@ -252,6 +253,10 @@ def _describe(label: str, error: dict) -> StudentFailure:
     if kind == "internal":
         return StudentFailure(f"{label} could not be called: {message}", kind="internal")
     detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
+    device = device_hint(message)
+    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
+        return StudentFailure(f"{label}: {device} ({label} raised {detail}{where})", kind="raised",
+                              error={**error, "hint": ""})
     hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
     text = f"{label} raised {detail}{where}" + (f". {hint.text}" if hint else "")
     return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})

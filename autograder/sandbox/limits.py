@@ -22,6 +22,9 @@ class Limits:
     cell_seconds: float = 30.0  # one notebook cell: interrupted past it, the rest still runs (nbgrader's way)
     load_seconds: float = 60.0  # running all of the notebook's cells
     memory_bytes: int = 4 * 1024**3
+    # on a GPU: what torch's allocator may take there per worker (0: no cap), so that the workers of
+    # several batch jobs share one GPU (the address-space limit above cannot apply there: see zygote.py)
+    gpu_memory_bytes: int = 4 * 1024**3
     cpu_seconds: int = 120
     file_bytes: int = 64 * 1024**2
     processes: int = 256
@@ -59,7 +62,10 @@ def minimal_env() -> dict:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for key in ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TMPDIR"):
+    # LD_LIBRARY_PATH: where a GPU machine's image may keep the driver's library (libcuda), which the
+    # worker must load to use the GPU; the sandbox lets it read those folders (namespaces.library_folders)
+    for key in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "OPENBLAS_CORETYPE",
+                "OPENBLAS_L2_SIZE", "TMPDIR"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env

@@ -59,11 +59,13 @@ def _report(fd: int, message: dict) -> None:
     os.write(fd, (json.dumps(message) + "\n").encode())
 
 
-def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
+def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -> None:
     """Confine the current (freshly forked) process; returns in the process that serves.
 
     Writes one or two JSON lines to `report_fd` (layers, missing, and the PID of
     the namespace's init or of the subreaper when there is one), then closes it.
+    `ready`: run last, confined, before the report (the GPU's start, gpu.prepare): returns
+    (layers, missing) to add. The trusted side times nothing until the report comes.
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote ignores it; student code may wait()
     namespaces.die_with_parent()  # if the zygote is killed, so is this child
@@ -127,6 +129,10 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int) -> None:
             layers.append("seccomp (no sockets, no ptrace, no namespaces)")
         except OSError as error:
             missing.append(f"seccomp ({namespaces.reason(error)})")
+    if ready is not None:
+        more, lacking = ready()
+        layers += more
+        missing += lacking
     _report(report_fd, {"layers": layers, "missing": missing})
     os.close(report_fd)
 
@@ -210,7 +216,7 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
         else:
             try:
                 os.chown(workdir, uid, uid)
-                os.setgroups([])
+                os.setgroups(namespaces.gpu_groups())
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"

@@ -109,6 +109,7 @@ def plan(workdir: str, search_path: list[str], prefixes: list[str], here: str) -
     roots = {os.path.realpath(p) for p in prefixes if p}
     roots |= {os.path.realpath(p) for p in search_path if p and os.path.isabs(p) and os.path.isdir(p)}
     roots |= set(SYSTEM_READ)
+    roots |= set(namespaces.library_folders(here))  # the driver's library, on a GPU image
     try:
         roots.add(os.path.realpath("/proc/self"))  # its own /proc entry, no other process's
     except OSError:

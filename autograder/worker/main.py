@@ -23,6 +23,7 @@ requests on stdin, replies on the original stdout, a session per section
 limits where `resource` exists, a private working directory) and reports
 that no sandbox holds.
 """
+import functools
 import gc
 import json
 import os
@@ -87,9 +88,14 @@ def serve_spawns(control, meta_warm: bool) -> None:
             os.close(report_read)
             conn_fd, out_fd = fds
             try:
-                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write)
+                import gpu
+
+                config = request.get("config", {})
+                warm_gpu = functools.partial(gpu.prepare, str(config.get("device", "cpu")),
+                                             int(config.get("gpu_memory_bytes") or 0))
+                confine.start(request.get("limits", {}), conn_fd, out_fd, report_write, ready=warm_gpu)
                 conn = socket.socket(fileno=conn_fd)
-                serve.serve(conn.makefile("rb"), conn.sendall, request.get("config", {}))
+                serve.serve(conn.makefile("rb"), conn.sendall, config)
             finally:
                 os._exit(0)
         for fd in fds:

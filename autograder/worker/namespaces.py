@@ -148,7 +148,8 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     covers = sorted((c for c in covers if c not in NEVER_COVERED and c != workdir and os.path.isdir(c)),
                     key=lambda c: (len(c), c))
 
-    wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places]
+    wanted = [here, workdir, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *places,
+              *library_folders(here)]
     paths = []
     for path in wanted:
         path = os.path.realpath(path)
@@ -164,6 +165,44 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     covers = [c for c in covers
               if not any(_inside(c, other) for other in covers) or any(_inside(c, k) for k in keep)]
     return covers, keep
+
+
+# LD_LIBRARY_PATH: a GPU image often finds the driver's library (libcuda) there, in
+# /usr/local/nvidia/lib64, say, rather than in the system's library folders. Both tiers keep these
+# folders readable (this one, and landlock.plan), except one that holds the course's answer packages
+# or lies above the grader (a repository is never a library folder).
+def gpu_groups(pattern: str = "/dev/nvidia*") -> list[int]:
+    """The groups the student's uid keeps: those of GPU device files that only their group may open
+    (a machine whose /dev/nvidia* are 0660 root:video, say); none where everyone may (0666, the usual)."""
+    import glob
+    import stat
+
+    groups = set()
+    for path in glob.glob(pattern):
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISCHR(info.st_mode) and info.st_mode & 0o066 == 0o060:
+            groups.add(info.st_gid)
+    return sorted(groups)
+
+
+def library_folders(here: str) -> list[str]:
+    """The absolute folders of LD_LIBRARY_PATH that hold no answers and do not contain `here`."""
+    here = os.path.realpath(here)
+    found = []
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        folder = os.path.realpath(entry)
+        if folder == "/" or here == folder or here.startswith(folder.rstrip("/") + "/"):
+            continue
+        if any(os.path.isdir(os.path.join(folder, name)) for name in ANSWER_PACKAGES):
+            continue
+        if folder not in found:
+            found.append(folder)
+    return found
 
 
 def _cover(folder: str, keep: list[str]) -> None:
@@ -319,7 +358,7 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
         if state.get("mounts"):
             try:
                 os.chown(workdir, uid, uid)
-                os.setgroups([])
+                os.setgroups(gpu_groups())
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"  # getpass without a passwd entry

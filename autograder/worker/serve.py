@@ -19,6 +19,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+import gpu
 import guards
 import wire
 
@@ -204,6 +205,9 @@ class Worker:
     def __init__(self, config: dict):
         self.names = set(config.get("names", ()))
         self.device = torch.device(config.get("device", "cpu"))
+        self.gpu_memory_bytes = int(config.get("gpu_memory_bytes") or 0)
+        if self.device.type == "cuda" and not torch.cuda.is_initialized():  # the portable path: no
+            gpu.prepare("cuda", self.gpu_memory_bytes)  # confinement step before, and `open` is not timed
         self.banned_for = set(config.get("forbidden_in", ()))
         self.banned_apis = tuple(config.get("forbidden", ()))
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__, "get_ipython": no_shell}
@@ -270,6 +274,7 @@ class Worker:
         # device, so every call starts from torch's own defaults, as a fresh kernel would.
         torch.set_default_dtype(torch.float32)
         torch.set_default_device(None)
+        gpu.between_calls(self.device.type, self.gpu_memory_bytes)  # TF32 off and the memory cap, again
         target = request.get("target", {})
         device = torch.device(request.get("device") or self.device)
         wants_grad = bool(request.get("backward"))

@@ -6,7 +6,7 @@ show that each one fails when it should, on a machine without a GPU.
 """
 from __future__ import annotations
 
-from autograder.core.student import DEVICE_MISTAKES
+from autograder.core.hints import DEVICE_MISTAKES
 
 DEVICE_CHECK = "device"  # the titles of the checks that judge device handling (run on the meta device)
 
@@ -50,7 +50,7 @@ def is_device_mistake(lost_on_cpu: dict) -> bool:
 
 def names_device_mistake(message: str) -> bool:
     """Whether a check's message names the device mistake: the opening words of one of
-    student.DEVICE_MISTAKES's hints (a check may quote a failure shortened)."""
+    hints.DEVICE_MISTAKES's hints (a check may quote a failure shortened)."""
     return any(hint[:40] in message for _, hint in DEVICE_MISTAKES)
 
 

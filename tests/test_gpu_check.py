@@ -24,7 +24,8 @@ import gpu_compare  # noqa: E402
 
 from autograder.core.extract import tampering  # noqa: E402
 from autograder.core.grade import gpu_unreachable  # noqa: E402
-from autograder.core.student import DEVICE_MISTAKES, refuse_failed_call  # noqa: E402
+from autograder.core.hints import DEVICE_MISTAKES  # noqa: E402
+from autograder.core.student import refuse_failed_call  # noqa: E402
 from autograder.sandbox.limits import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
 

@@ -373,3 +373,16 @@ def test_batch_records_a_student_over_budget_as_graded_and_keeps_it(tmp_path):
 def test_student_timeout_must_exceed_the_submission_budget(tmp_path):
     done = grade_cli("batch", tmp_path, "--student-timeout", "100", "--submission-budget", "300")
     assert done.returncode == 2 and "--submission-budget" in done.stderr
+
+
+def test_a_lone_surrogate_in_a_cell_is_noted_and_the_section_still_graded(tmp_path):
+    """JSON may carry "\\ud800", which no UTF-8 encoder accepts: replaced, noted, never the grader's failure."""
+    notebook = json.loads((EXAMPLES / "correct" / "02_softmax.ipynb").read_text())
+    cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax")
+    cell["source"] = "note = '\ud800'\n" + "".join(cell["source"])
+    (tmp_path / "02_softmax.ipynb").write_text(json.dumps(notebook))
+    result = run_checks(locate(tmp_path), "cpu", None, zygote=zygote())
+    assert not result.grader_errors, result.grader_errors
+    section = by_section(result)["02_softmax"]
+    assert section.score == section.max_score
+    assert any("lone surrogates" in note for note in section.notes), section.notes

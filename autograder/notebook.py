@@ -20,8 +20,10 @@ the grader's code, and gives an error the student's code raises a hint where the
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
+import importlib
 import inspect
 import io
 import linecache
@@ -149,15 +151,18 @@ class KernelWorker:
 
 @functools.cache
 def worker_modules():
-    """The worker's request handler and wire format. They import each other by bare name (a worker
-    runs with only its own folder on the path), so those names are given the package's modules."""
-    from autograder.worker import guards, wire
-
-    for name, module in (("guards", guards), ("wire", wire)):
+    """The worker's request handler and wire format. serve.py imports its neighbours by bare name (a
+    worker runs with only its own folder on the path), so those names are given the package's modules."""
+    folder = GRADER / "worker"
+    tree = ast.parse((folder / "serve.py").read_text(encoding="utf-8"))
+    neighbours = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names
+                  if (folder / f"{alias.name}.py").is_file()]
+    for name in neighbours:
+        module = importlib.import_module(f"autograder.worker.{name}")
         if sys.modules.setdefault(name, module) is not module:
             raise ImportError(f"a module named {name!r} is already imported here; the course's checks need "
                               "that name: rename your own module")
-    from autograder.worker import serve
+    from autograder.worker import serve, wire
 
     return serve, wire
 
@@ -166,6 +171,7 @@ def worker_modules():
 def kernel_state_kept():
     """The checks seed torch and reset its defaults for each call: the notebook's own state comes back."""
     rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
+    torch.set_default_dtype(torch.float32)  # the checks' own tensors as the grader makes them, whatever the notebook set
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # what the student's code prints while checked
             yield
@@ -189,10 +195,10 @@ def verdict(error: BaseException) -> str:
 
 def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
     """(title, None or the failure's message) for each check `name`'s cell runs."""
-    section, checks = checks_of(name)
-    student = Student(KernelWorker(section, namespace))
     outcomes = []
     with kernel_state_kept():
+        section, checks = checks_of(name)
+        student = Student(KernelWorker(section, namespace))
         for function in checks:
             try:
                 function(student)

@@ -103,7 +103,7 @@ def test_code_inside_a_magic_is_scanned_like_any_other():
 
     extracted = from_notebook("02_softmax.ipynb", json.dumps({"cells": [
         {"cell_type": "code", "metadata": {}, "source": "%%time\nimport gc\n"}]}).encode())
-    assert tampering(extracted.cells) == ["code cell 1, line 2: import gc (the garbage collector)"]
+    assert tampering(extracted.cells) == ['the cell "%%time", line 2: import gc (the garbage collector)']
 
 
 def test_magics_in_the_notebook_are_noted_in_the_grading(tmp_path):

@@ -90,7 +90,7 @@ def test_check_declares_its_visibility():
     documented = grading(documented=True)
     assert documented["visibility"] == "visible" and documented["visible"] and documented["documented"]
     assert grading(visibility="after_published") == {"points": 1.0, "title": "a title", "documented": False,
-                                                     "visible": False, "visibility": "after_published"}
+                                                     "visible": False, "visibility": "after_published", "about": ""}
     for wrong in ({"visibility": "hidden"}, {"visibility": "after_due_date", "visible": True},
                   {"visibility": "after_published", "documented": True}):
         with pytest.raises(ValueError):

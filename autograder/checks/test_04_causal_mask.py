@@ -168,7 +168,7 @@ def test_causal_mask(student):
 
 
 @check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
-            "input's", visibility="visible")
+            "input's", visibility="visible", about="causal_attention_weights")
 def test_causal_mask_device(student):
     """Only where the masks are made: their values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=

@@ -158,8 +158,10 @@ def worker_modules():
     neighbours = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names
                   if (folder / f"{alias.name}.py").is_file()]
     for name in neighbours:
-        module = importlib.import_module(f"autograder.worker.{name}")
-        if sys.modules.setdefault(name, module) is not module:
+        present = sys.modules.get(name)
+        if present is None:
+            sys.modules[name] = importlib.import_module(f"autograder.worker.{name}")
+        elif Path(getattr(present, "__file__", "") or "").resolve() != (folder / f"{name}.py").resolve():
             raise ImportError(f"a module named {name!r} is already imported here; the course's checks need "
                               "that name: rename your own module")
     from autograder.worker import serve, wire

@@ -143,5 +143,5 @@ def test_the_setup_cell_is_short_and_leaves_warnings_on():
 
 def test_the_worker_names_its_modules_once():
     """The in-kernel worker reuses the package's modules under the names serve.py imports."""
-    serve, wire = notebook.worker_modules()
-    assert sys.modules["wire"] is wire and serve.wire is wire
+    serve, _ = notebook.worker_modules()
+    assert serve.wire is sys.modules["wire"] and serve.guards is sys.modules["guards"]

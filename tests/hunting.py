@@ -7,6 +7,7 @@ container (test_container.py, through in_container.py).
 from __future__ import annotations
 
 import os
+import socket
 import textwrap
 
 from support import correct_source
@@ -81,3 +82,16 @@ def sleepers(marker: str) -> list[int]:
             except OSError:
                 pass
     return hits
+
+
+def loopback_listeners() -> tuple[socket.socket, socket.socket, int]:
+    """A TCP listener and a UDP socket on one free loopback port: what the hunt must not reach."""
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(4)
+    tcp.setblocking(False)
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    udp.setblocking(False)
+    return tcp, udp, port

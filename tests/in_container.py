@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from hunting import SECRET, hunting_source, sleepers
+from hunting import SECRET, hunting_source, loopback_listeners, sleepers
 from support import EXAMPLES, ROOT
 
 UNREADABLE_HOME = Path("/root/.pyenv/versions/course")
@@ -71,14 +70,7 @@ def correct(python: str) -> dict:
 
 def probe(python: str, *flags: str) -> dict:
     confined = "off" not in flags
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(("127.0.0.1", 0))
-    tcp.listen(4)
-    tcp.setblocking(False)
-    port = tcp.getsockname()[1]
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", port))
-    udp.setblocking(False)
+    tcp, udp, port = loopback_listeners()
     marker = f"{4242 + os.getpid() % 1000}.{len(flags)}7"
     folder = Path(tempfile.mkdtemp(prefix="submission-"))
     path = folder / "01_scores.py"

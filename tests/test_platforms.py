@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 from support import EXAMPLES, ROOT
 
 import platforms
-from hunting import SECRET, hunting_source, sleepers
+from hunting import SECRET, hunting_source, loopback_listeners, sleepers
 
 CONTAINED = ["runner", "container-root", "container-user"]
 
@@ -82,14 +81,7 @@ def test_correct_submission_gets_full_marks(platform):
 
 @pytest.mark.parametrize("platform", CONTAINED)
 def test_probes_find_nothing_and_nothing_survives(platform, shared):
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(("127.0.0.1", 0))
-    tcp.listen(4)
-    tcp.setblocking(False)
-    port = tcp.getsockname()[1]
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", port))
-    udp.setblocking(False)
+    tcp, udp, port = loopback_listeners()
     marker = f"{4242 + os.getpid() % 1000}.{len(platform)}"
     folder = shared / platform
     folder.mkdir()

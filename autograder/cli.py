@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autograder.core.files import write_atomically
 from autograder.core.options import add_device_flag, add_limit_flags, limits_from, resolve_device
-from autograder.core.submission import UsageError, locate
+from autograder.core.submission import UsageError, locate, own_name
 from autograder.feedback.formats import FORMATS, render
 from autograder.worker.namespaces import not_dumpable
 
@@ -75,10 +75,9 @@ def write_feedback(result, folder: Path | None, args=None) -> None:
 
 
 def submission_name(path: Path) -> str:
-    """How outputs name the submission: as given, or the folder's own name where it was given as `.`
+    """How outputs name the submission: as given, or by its own name where it was given as `.`
     (a student's self-check in the folder of their notebooks)."""
-    text = str(path)
-    return path.resolve().name or text if text in (".", "./") or path == Path(".") else text
+    return own_name(path) if path == Path(".") else str(path)
 
 
 def report_not_written(folder: Path, error: Exception) -> str:

@@ -36,12 +36,11 @@ from pathlib import Path
 import torch
 
 from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
-from autograder.core.harness import INF_NOTE, NAN_NOTE, CheckFailed
+from autograder.core.harness import INF_NOTE, NAN_NOTE, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section
-from autograder.core.student import Student
+from autograder.core.student import Student, tampering_failure
 from autograder.instructor.selfcheck_export import visible_part
-from autograder.sandbox.limits import StudentFailure
 
 __all__ = ["check", "check_close", "NotebookCheckFailed"]
 
@@ -99,7 +98,7 @@ def checks_of(name: str) -> tuple[Section, list]:
 def student_label(filename: str) -> str | None:
     """How a message names the notebook cell `filename` holds (its first line), or None when the
     frame is not the student's (torch, the standard library, the grader)."""
-    if filename.startswith(LIBRARIES) or filename.startswith(str(GRADER)) or filename.startswith("<frozen"):
+    if filename.startswith((*LIBRARIES, str(GRADER), "<frozen")):
         return None
     lines = linecache.getlines(filename)
     return cell_label("".join(lines), 0) if lines else None
@@ -108,9 +107,10 @@ def student_label(filename: str) -> str | None:
 def defining_file(obj) -> str | None:
     """The file (a notebook cell, as Jupyter names it) that defined a function or a class: a class
     is found through its methods, since Python knows no cell for a class defined in a notebook."""
-    functions = [obj] if inspect.isfunction(obj) else [v for v in vars(obj).values() if inspect.isfunction(v)] \
-        if inspect.isclass(obj) else []
-    return next((f.__code__.co_filename for f in functions), None)
+    if inspect.isfunction(obj):
+        return obj.__code__.co_filename
+    methods = vars(obj).values() if inspect.isclass(obj) else ()
+    return next((m.__code__.co_filename for m in methods if inspect.isfunction(m)), None)
 
 
 class KernelWorker:
@@ -137,10 +137,7 @@ class KernelWorker:
 
     def ensure(self) -> None:
         if self.tampering:  # as grading refuses such a notebook (core/student.py), so does its check here
-            raise StudentFailure(
-                f"not run: your notebook reaches into the grader's watch or torch's internals "
-                f"({self.tampering[0]}); grading scores this section 0 and flags it for your instructor",
-                kind="tampering")
+            raise tampering_failure(self.tampering)
 
     def request(self, message: dict, label: str, timeout: float | None = None, culprit: str = "") -> dict:
         self.ensure()
@@ -186,13 +183,10 @@ def kernel_state_kept():
 # --------------------------------------------------------------------------- the verbs
 
 
-def verdict(error: BaseException) -> str:
-    """A failed check's message, as the grader words it (core/plugin.py)."""
-    if isinstance(error, (CheckFailed, StudentFailure)):
-        return error.message
-    if isinstance(error, AssertionError) and str(error):
-        return str(error).split("\nassert")[0][:500]
-    return f"the check itself failed ({type(error).__name__}: {error}); tell your instructor"
+def failure_message(error: BaseException) -> str:
+    """A failed check's message, as grading words it (harness.verdict)."""
+    said = verdict(error)
+    return said[0] if said else f"the check itself failed ({type(error).__name__}: {error}); tell your instructor"
 
 
 def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
@@ -205,7 +199,7 @@ def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
             try:
                 function(student)
             except Exception as error:  # every failure is the check's verdict on the student's code
-                outcomes.append((function.grading["title"], verdict(error)))
+                outcomes.append((function.grading["title"], failure_message(error)))
             else:
                 outcomes.append((function.grading["title"], None))
     return outcomes

@@ -109,9 +109,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         raise
     import torch
 
-    from autograder.core.plugin import GradingPlugin
-
     from autograder.core.harness import grading_device
+    from autograder.core.plugin import GradingPlugin
 
     workers = section_workers(sources, zygote, limits, device, scan_source)
     plugin = GradingPlugin(workers, visible_only=visible_only)

@@ -95,6 +95,18 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
     return mark
 
 
+def verdict(error: BaseException | None) -> tuple[str, str] | None:
+    """(message, kind) of a failed check's verdict on the student's code, or None where the failure
+    is not a verdict (any other exception: the check itself failed)."""
+    if isinstance(error, CheckFailed):
+        return error.message, "check"
+    if isinstance(error, StudentFailure):
+        return error.message, error.kind
+    if isinstance(error, AssertionError) and str(error):
+        return str(error).split("\nassert")[0][:500], "check"
+    return None
+
+
 def expect(condition: bool, message: str, mistake: str = "") -> None:
     """Fail with `message` unless `condition`; `mistake`: the catalogued mistake this failure is (if any)."""
     if not condition:

@@ -13,7 +13,7 @@ import traceback
 
 import pytest
 
-from autograder.core.harness import CheckFailed, take_passing_figures
+from autograder.core.harness import CheckFailed, take_passing_figures, verdict
 from autograder.core.results import CheckResult
 from autograder.core.student import Student
 from autograder.sandbox.limits import StudentFailure
@@ -101,12 +101,9 @@ class GradingPlugin:
 
     def _explain(self, item, excinfo):
         error = excinfo.value if excinfo else None
-        if isinstance(error, CheckFailed):
-            return error.message, "check"
-        if isinstance(error, StudentFailure):
-            return error.message, error.kind
-        if isinstance(error, AssertionError) and str(error):
-            return str(error).split("\nassert")[0][:500], "check"
+        said = verdict(error)
+        if said is not None:
+            return said
         detail = "".join(traceback.format_exception(error)) if error else "no exception"
         self.grader_errors.append(f"{item.nodeid}: {detail}")
         return GRADER_FAULT, "grader"

@@ -93,20 +93,20 @@ class SectionWorker:
         self.defined: list = []
         self.printed: list[str] = []
         self.load_failure: str | None = None
+        self.sources: dict[str, str] = {}  # graded name -> its code (source_of)
 
     def source_of(self, name: str) -> str:
-        """The student's code of graded `name`, as written (read, never run)."""
-        return definition_source(self.extracted.cells, name)
+        """The student's code of graded `name`, as written (read, never run; parsed once per name)."""
+        if name not in self.sources:
+            self.sources[name] = definition_source(self.extracted.cells, name)
+        return self.sources[name]
 
     # ------------------------------------------------------------ lifecycle
     def ensure(self) -> Child:
         if self.extracted.problem:
             raise StudentFailure(self.extracted.problem, kind=self.extracted.kind)
         if self.tampering:
-            raise StudentFailure(
-                f"not run: your notebook reaches into the grader's watch or torch's internals "
-                f"({self.tampering[0]}); this section scores 0 and is flagged for your instructor",
-                kind="tampering")
+            raise tampering_failure(self.tampering)
         if self.load_failure and self.spawns >= MAX_SPAWNS:
             raise StudentFailure(self.load_failure, kind="load")
         if self.child is not None:
@@ -229,6 +229,13 @@ class SectionWorker:
                 f"{label} stopped the grading worker (it exited, crashed, or hit the memory limit)",
                 kind="died")
         return reply
+
+
+def tampering_failure(places: list[str]) -> StudentFailure:
+    """Why no check of a notebook that reaches into the grader's watch runs (extract.tampering's places)."""
+    return StudentFailure(f"not run: your notebook reaches into the grader's watch or torch's internals "
+                          f"({places[0]}); this section scores 0 and is flagged for your instructor",
+                          kind="tampering")
 
 
 def where_raised(error: dict) -> str:

@@ -35,6 +35,12 @@ class SectionSource:
         return tampering(self.extracted.cells)
 
 
+def own_name(path) -> str:
+    """A submission's own name: its folder's name ("." resolved) or its notebook's file name."""
+    resolved = Path(path).resolve()
+    return resolved.name or str(resolved)
+
+
 def section_named(section_id: str) -> Section:
     """The section a `--section` flag names; UsageError listing the sections when there is none."""
     try:

@@ -32,6 +32,7 @@ import re
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
+from autograder.core.submission import own_name
 from autograder.feedback import heatmaps
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
 from autograder.core.results import (WEAK_WARNING, CheckResult, GradeResult, SectionResult, check_max_points,
@@ -346,7 +347,7 @@ def write_report(result: GradeResult, folder, *, source=None, visible_only: bool
 
     folder = Path(folder)
     if source is not None:
-        result = replace(result, submission=report_store.submission_name(source))
+        result = replace(result, submission=own_name(source))  # the report names it by its own name
         key = report_store.identity(source, visible_only)
     else:
         key = {}

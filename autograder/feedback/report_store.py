@@ -26,12 +26,6 @@ FORMAT = 1  # the data file's layout; a file of another layout is not merged
 MAX_BYTES = 32 * 1024 * 1024  # a report's data is far smaller: a larger file is not ours
 
 
-def submission_name(source) -> str:
-    """How the report names a submission: its folder's own name ("." resolved), or the notebook's file name."""
-    path = Path(source).resolve()
-    return path.name or str(path)
-
-
 def identity(source, visible_only: bool) -> dict:
     """What two reports must share to be merged: the same submission, graded by the same verb."""
     return {"path": str(Path(source).resolve()), "checks": "visible" if visible_only else "all"}

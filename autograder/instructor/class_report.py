@@ -37,9 +37,9 @@ from pathlib import Path
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
 from autograder.core.results import check_max_points
 from autograder.core.submission import UsageError
+from autograder.instructor.similarity import HTML_NAME as SIMILARITY_PAGE  # batch --similarity writes it
 
 GRADES, STUDENTS = "grades.csv", "students"
-SIMILARITY_PAGE = "similarity.html"  # written by `batch --similarity` (instructor/similarity.py)
 SECTION_COLUMN = re.compile(r"^\d\d_\w+$")
 NUMBER_COLUMNS = ("total", "max_score")
 # failure kinds that mean the grading itself went wrong for a student, not a wrong answer

@@ -153,7 +153,7 @@ def read_code(folder: Path, section: Section, released: frozenset[str] = frozens
         data = without_released_cells(data, released)
     try:
         return extract(Path(found).name, data)
-    except (ValueError, RecursionError) as error:  # e.g. a lone surrogate the magics reader cannot compile
+    except (ValueError, RecursionError) as error:  # text extraction cannot read: this student left out, not the report
         return Extracted([], f"{found} could not be read as code ({type(error).__name__}: {error})")
 
 

@@ -328,12 +328,9 @@ class Worker:
         made_on = NewTensorsOn(default_device) if default_device is not None else contextlib.nullcontext()
         try:
             with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
-                if request.get("watch", True):
-                    with watch, made_on:
-                        result = func(*args, **kwargs)
-                else:
-                    with made_on:
-                        result = func(*args, **kwargs)
+                watching = watch if request.get("watch", True) else contextlib.nullcontext()
+                with watching, made_on:
+                    result = func(*args, **kwargs)
                 if isinstance(result, torch.nn.Module) and device.type != "meta":
                     result.to(device)
                 grads = self.backward(request, result, obj if "handle" in target else None, args)

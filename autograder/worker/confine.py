@@ -64,8 +64,9 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
 
     Writes one or two JSON lines to `report_fd` (layers, missing, and the PID of
     the namespace's init or of the subreaper when there is one), then closes it.
-    `ready`: run last, confined, before the report (the GPU's start, gpu.prepare): returns
-    (layers, missing) to add. The trusted side times nothing until the report comes.
+    `ready`: run confined, as the student's user and under the resource limits, just before the
+    seccomp filter (the GPU's start, gpu.prepare): returns (layers, missing) to add. The trusted
+    side times nothing until the report comes.
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote ignores it; student code may wait()
     namespaces.die_with_parent()  # if the zygote is killed, so is this child
@@ -123,16 +124,16 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
         layers += more
         missing += lacking
     layers += enter(limits, out_fd)
+    if ready is not None:  # before the filter: the CUDA driver opens a socket of its own when it starts
+        more, lacking = ready()  # (socket() refused, cuInit fails); once started it needs none
+        layers += more
+        missing += lacking
     if confined:
         try:
             seccomp.install()
             layers.append("seccomp (no sockets, no ptrace, no namespaces)")
         except OSError as error:
             missing.append(f"seccomp ({namespaces.reason(error)})")
-    if ready is not None:
-        more, lacking = ready()
-        layers += more
-        missing += lacking
     _report(report_fd, {"layers": layers, "missing": missing})
     os.close(report_fd)
 

@@ -378,15 +378,17 @@ def warm_up(device: str) -> None:
     On "cpu": the first dispatch watch. On "meta": the first op on the meta
     device imports torch's Python meta kernels (about 1.5 s); done in the
     zygote, every child forked afterwards starts with them loaded.
+
+    No backward pass here: autograd's first backward asks every device type how many
+    devices it has, which starts the CUDA driver in this process, and a child forked
+    from it can then never use the GPU (CUDA "initialization error"; seen on an H200).
     """
     with Watch(banned_ops=("softmax",), guard_devices=True):
         layer = torch.nn.Linear(2, 2).to(device)
-        x = torch.ones(1, 2, 2, device=device, requires_grad=device == "cpu")
+        x = torch.ones(1, 2, 2, device=device)
         scores = layer(x) @ x.transpose(1, 2)
         scores = scores.masked_fill(torch.ones(2, 2, dtype=torch.bool, device=device).triu(1), float("-inf"))
-        weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
-        if device == "cpu":
-            weights.sum().backward()
+        torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
 
 
 class Baseline:

@@ -39,7 +39,9 @@ def probe(pattern, block_bytes, device):
     if device == "cuda":
         import torch
         block = torch.empty(block_bytes // 8, dtype=torch.int64, device="cuda")
-        found["gpu_pattern_words"] = str(int((block == pattern).sum()))
+        # counted a slice at a time: a sum over the whole (block == pattern) widens it to int64 first,
+        # a second block's worth, past the worker's GPU memory cap (seen on an H200)
+        found["gpu_pattern_words"] = str(sum(int((part == pattern).sum()) for part in block.split(1 << 24)))
     return found
 '''
 

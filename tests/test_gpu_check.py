@@ -24,7 +24,9 @@ import gpu_compare  # noqa: E402
 
 from autograder.core.extract import tampering  # noqa: E402
 from autograder.core.grade import gpu_unreachable  # noqa: E402
-from autograder.core.hints import DEVICE_MISTAKES  # noqa: E402
+from autograder.checks.common import run_where_made  # noqa: E402
+from autograder.core.harness import CheckFailed  # noqa: E402
+from autograder.core.hints import DEVICE_MISTAKES, RETURNED_ELSEWHERE  # noqa: E402
 from autograder.core.student import refuse_failed_call  # noqa: E402
 from autograder.sandbox.limits import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
@@ -93,6 +95,47 @@ def test_a_device_mistake_may_lose_more_on_the_gpu_only_with_a_message_naming_it
     assert len(differences) == 1 and "without naming the device mistake" in differences[0]
     differences, _ = gpu_compare.catalogue_differences(on_cpu, {"m": {}})
     assert len(differences) == 1 and "on the CPU but not on the GPU" in differences[0]
+
+
+def test_a_value_mistake_made_on_the_cpu_may_lose_more_on_the_gpu_only_naming_the_device():
+    # a hard-coded answer, made on the CPU: no meta-device check covers it, a GPU shows it
+    on_cpu = {"m": {"X gives the documented values": "wrong values"}}
+    elsewhere = f"X returned a tensor on cpu while its inputs were on cuda. {RETURNED_ELSEWHERE}"
+    on_gpu = {"m": {**on_cpu["m"], "X leaves its input unchanged": elsewhere}}
+    differences, device = gpu_compare.catalogue_differences(on_cpu, on_gpu)
+    assert differences == [] and device == ["m: 1 checks lost on the CPU, 2 on the GPU, the extra ones "
+                                            "naming a device mistake"]
+    bare = {"m": {**on_cpu["m"], "X leaves its input unchanged": "X raised RuntimeError: ..."}}
+    differences, _ = gpu_compare.catalogue_differences(on_cpu, bare)
+    assert differences == ["m: lost only on the CPU [], only on the GPU ['X leaves its input unchanged']"]
+
+
+def test_a_device_check_names_the_mistake_when_the_plain_call_breaks_on_the_gpu():
+    """On a GPU a mask made on the CPU breaks the call on the grading device already: the device check
+    fails there, naming its mistake, instead of leaving the error to the value checks."""
+    def raising(message):
+        def run(*args, **kwargs):
+            raise described("causal_mask", message)
+        return run
+
+    mixed = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    with pytest.raises(CheckFailed) as failed:
+        run_where_made(raising(mixed), 5, mistake="mask made on the CPU", advice="make it on x.device")
+    assert failed.value.mistake == "mask made on the CPU" and MIX_HINT in str(failed.value)
+    assert run_where_made(raising("shapes cannot be multiplied"), 5, mistake="m", advice="a") is None
+    assert run_where_made(lambda *a, **k: "reply", 5, mistake="m", advice="a") == "reply"
+
+
+def test_the_zygote_warms_up_without_a_backward_pass():
+    """A backward pass in the zygote starts the CUDA driver there (autograd asks every device type
+    for its devices), and no child forked from it can then use the GPU (seen on an H200)."""
+    script = (f"import sys; sys.path[:0] = [{str(ROOT / 'autograder' / 'worker')!r}]\n"
+              "import torch, serve\n"
+              "def refuse(*a, **k): raise AssertionError('a backward pass in the zygote')\n"
+              "torch.Tensor.backward = refuse; torch.autograd.backward = refuse\n"
+              "serve.warm_up('cpu'); serve.warm_up('meta'); print('warmed')")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "warmed" in done.stdout, done.stderr[-1500:]
 
 
 def test_a_gpu_only_mistake_is_caught_only_with_a_message_naming_it():

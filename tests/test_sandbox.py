@@ -191,3 +191,66 @@ def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
     covers, keep = plan(str(workdir), str(site), [str(site)])
     assert hidden(site / "solutions", covers, keep) and hidden(site / "autograder" / "checks", covers, keep)
     assert not hidden(site / "torch", covers, keep)
+
+
+# A worker readied for the GPU starts CUDA before the filters hold: on a real GPU the driver opens a
+# socket of its own when it starts (seccomp refuses socket()), and it fails under Landlock too. Here
+# `ready` stands in for the GPU's start: it must still be able to open a socket, the student's code after
+# it must not.
+READY_ORDER = r'''
+import json, os, select, signal, socket, sys, tempfile
+sys.path[:0] = [sys.argv[1]]
+import confine, main
+
+def ready():
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+        return ["ready opened a socket"], []
+    except OSError as error:
+        return [], [f"ready could not open a socket ({error.strerror})"]
+
+workdir = tempfile.mkdtemp()
+report_read, report_write = os.pipe()
+out_read, out_write = os.pipe()
+mine, theirs = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    os.close(report_read)
+    os.close(out_read)
+    try:
+        confine.start({"workdir": workdir}, theirs.fileno(), out_write, report_write, ready=ready)
+        try:
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            print("after: socket opened", flush=True)
+        except OSError:
+            print("after: socket refused", flush=True)
+    finally:
+        os._exit(0)
+os.close(report_write)
+os.close(out_write)
+lines = main.read_report(report_read)
+printed = b""
+while select.select([out_read], [], [], 20)[0]:
+    chunk = os.read(out_read, 4096)
+    if not chunk:
+        break
+    printed += chunk
+try:
+    os.killpg(pid, signal.SIGKILL)  # the namespace's supervisor waits a while otherwise
+except OSError:
+    pass
+print(json.dumps({"layers": [x for line in lines for x in line.get("layers", [])],
+                  "missing": [x for line in lines for x in line.get("missing", [])],
+                  "printed": printed.decode(errors="replace")}))
+'''
+
+
+def test_the_worker_is_readied_before_its_filters_hold(tmp_path):
+    done = subprocess.run([sys.executable, "-c", READY_ORDER, str(WORKER_DIR)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if not any(layer.startswith("seccomp") for layer in found["layers"]):
+        pytest.skip(f"degraded: no seccomp filter here: {found['missing']}")
+    assert "ready opened a socket" in found["layers"], found
+    assert "after: socket refused" in found["printed"], found

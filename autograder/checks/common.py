@@ -13,6 +13,7 @@ import torch
 
 from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_close, expect_shape
 from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the checks' names for them)
+from autograder.core.hints import device_hint
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -87,6 +88,21 @@ def run_unless_raised(run, *args, **kwargs):
         if failure.kind == "raised":
             return None
         raise
+
+
+def run_where_made(run, *args, mistake: str, advice: str, **kwargs):
+    """For a check of where tensors are made: `run_unless_raised`, except that a call raising because
+    it mixes devices fails this check, naming `mistake`. On a GPU a tensor made on the CPU breaks the
+    plain call on the grading device already; the value checks then see only an error, so this check
+    is the one to name the mistake (on a CPU that call runs, and the meta device shows it instead)."""
+    try:
+        return run(*args, **kwargs)
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        if not device_hint(failure.message):
+            return None
+        raise CheckFailed(f"{failure.message[:600]}. {advice}", mistake=mistake) from None
 
 
 def expect_unchanged(reply, originals, name: str) -> None:

@@ -23,7 +23,7 @@ import torch
 
 from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, hint_if_written,
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
-                                      run_unless_raised, stack_items)
+                                      run_unless_raised, run_where_made, stack_items)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 
 DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
@@ -95,10 +95,10 @@ def test_dtype_and_device(student):
     checks' business, and a function that raises on float32 inputs too is left to them."""
     inputs, query = randn(155, 6, 4).double(), randn(156, 4).double()
     for name, args in (("dot_scores", (query, inputs)), ("score_matrix", (inputs,))):
-        if run_unless_raised(student.run, name, *(a.float() for a in args)) is None:
-            continue
         advice = ("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
                   "dtype=inputs.dtype, device=inputs.device")
+        if run_where_made(student.run, name, *(a.float() for a in args), mistake=OWN_BUFFER, advice=advice) is None:
+            continue
         for kind, device in (("float64 inputs", None), ("inputs on the meta device", "meta")):
             try:
                 reply = student.run(name, *args, device=device)

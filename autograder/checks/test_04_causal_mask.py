@@ -28,7 +28,8 @@ import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
-                                      randn, run_unless_raised, seeded, seeded_projections, with_params)
+                                      randn, run_unless_raised, run_where_made, seeded, seeded_projections,
+                                      with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.worker.wire import TensorStub
 
@@ -187,10 +188,10 @@ def test_causal_mask_device(student):
 def expect_on_input_device(student, name, args) -> None:
     """`name(*args)` on the meta device runs, mixes no devices and answers on meta; not judged where it
     raises on the CPU too (the value checks grade that)."""
-    if run_unless_raised(student.run, name, *args) is None:
-        return
     advice = (f"make the mask on the input's device (causal_mask(T, device=x.device)), so that {name} "
               "works on a GPU")
+    if run_where_made(student.run, name, *args, mistake=MASK_ON_CPU, advice=advice) is None:
+        return
     try:
         reply = student.run(name, *args, device="meta")
     except StudentFailure as failure:

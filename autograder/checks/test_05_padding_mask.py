@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import torch
 
 from autograder.checks.common import (expect_grads_flow, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, seeded,
+                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made, seeded,
                                       with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 
@@ -211,11 +211,10 @@ def test_key_padding_mask_device(student):
     while a tensor made without device= lands on the meta device, as one made on the CPU would sit apart
     from lengths on a GPU."""
     seq_lens = torch.tensor([3, 5, 1])
-    reply = run_unless_raised(student.run, "key_padding_mask", seq_lens, 5)
-    if reply is None:
-        return  # it raised on the CPU as well: the checks of the values grade that
     advice = ("create the positions on the lengths' device: torch.arange(max_len, device=lengths.device), "
               "so that the mask follows lengths on a GPU")
+    if run_where_made(student.run, "key_padding_mask", seq_lens, 5, mistake=KPM_DEVICE, advice=advice) is None:
+        return  # it raised for another reason: the checks of the values grade that
     try:
         reply = student.run("key_padding_mask", seq_lens, 5, default_device="meta")
     except StudentFailure as failure:

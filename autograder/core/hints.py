@@ -67,6 +67,13 @@ DEVICE_MISTAKES = (
 )
 
 
+# A call that answers on the CPU while its inputs lie on the GPU: no error, the answer is just elsewhere.
+RETURNED_ELSEWHERE = ("A tensor made without device= lands on the CPU, wherever the inputs are: make new "
+                      "tensors with device=x.device, and register fixed ones with self.register_buffer(...), "
+                      "which .to(device) moves.")
+DEVICE_HINTS = tuple(hint for _, hint in DEVICE_MISTAKES) + (RETURNED_ELSEWHERE,)  # every way a device mistake is named
+
+
 def device_hint(message: str) -> str:
     """What to tell the student about the device mistake behind the error `message`, or ""."""
     for pattern, hint in DEVICE_MISTAKES:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.hints import device_hint, hint_for
+from autograder.core.hints import RETURNED_ELSEWHERE, device_hint, hint_for
 from autograder.core.sections import Section
 from autograder.worker import wire
 from autograder.sandbox.limits import Limits, StudentFailure
@@ -399,7 +399,7 @@ def check_output_devices(label: str, devices: list, expected_device: str, has_te
         if wrong:
             raise StudentFailure(
                 f"{label} returned a tensor on {wrong[0]} while its inputs were on "
-                f"{torch.device(expected_device).type}: create new tensors with device=x.device",
+                f"{torch.device(expected_device).type}. {RETURNED_ELSEWHERE}",
                 kind="convention")
 
 

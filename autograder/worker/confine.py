@@ -119,14 +119,24 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
             layers.append("no_new_privs")
         else:
             missing.append("no_new_privs")
+    ruleset = None
     if unprivileged_tier:
-        more, lacking = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
+        more, lacking, ruleset = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
         layers += more
         missing += lacking
+    landlock_at = len(layers)  # its layers are listed here, where they were always listed
     layers += enter(limits, out_fd)
-    if ready is not None:  # before the filter: the CUDA driver opens a socket of its own when it starts
-        more, lacking = ready()  # (socket() refused, cuInit fails); once started it needs none
+    # The GPU starts before Landlock and seccomp hold. Seen on an H200 (driver 580): CUDA's start fails
+    # under our seccomp filter (the driver opens a socket of its own) and under Landlock (even with every
+    # path allowed), while a context started before the filter keeps working under it. Landlock only
+    # judges what is opened after it, so the same order serves that tier.
+    if ready is not None:
+        more, lacking = ready()
         layers += more
+        missing += lacking
+    if ruleset is not None:
+        more, lacking = _restrict_files(ruleset)
+        layers[landlock_at:landlock_at] = more
         missing += lacking
     if confined:
         try:
@@ -199,10 +209,11 @@ def readable_by_others(path: str) -> bool:
     return True
 
 
-def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
-    """The landlock tier, in the student's process: its own uid (when root), then Landlock (no_new_privs
-    is already set). The ruleset is built first: after the uid change a path under a folder only
-    root may enter (pytest's temporary folders, say) could no longer be opened."""
+def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, tuple | None]:
+    """The landlock tier's first half, in the student's process: the Landlock ruleset built, then its
+    own uid (when root). Returns (layers, missing, the ruleset for `_restrict_files`, or None). The
+    ruleset is built first: after the uid change a path under a folder only root may enter (pytest's
+    temporary folders, say) could no longer be opened."""
     layers, missing = [], []
     try:
         prepared = landlock.prepare(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
@@ -225,8 +236,12 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list]:
                 namespaces.die_with_parent()  # the uid change cleared it
             except OSError as error:
                 missing.append(f"unprivileged user ({namespaces.reason(error)})")
-    if prepared is None:
-        return layers, missing
+    return layers, missing, prepared
+
+
+def _restrict_files(prepared: tuple) -> tuple[list, list]:
+    """The landlock tier's second half: the ruleset enforced (no_new_privs is already set)."""
+    layers, missing = [], []
     try:
         got = landlock.enforce(prepared)
     except OSError as error:

@@ -171,25 +171,25 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
     assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.TORCH_TESTED[0]}"]
     setup = (ROOT / "ci" / "setup.sh").read_text(encoding="utf-8")
     assert f"TORCH_VERSION={selfcheck_export.TORCH_TESTED[0]}\n" in setup
-    # the students' README states the same range, through course/build.py
+    # the students' README states the same range, through course/build/readme.py
     readme = (ROOT / "student_template" / "README.md").read_text(encoding="utf-8")
     assert f"torch{selfcheck_export.TORCH_RANGE}" in readme.replace(" ", "")
 
 
 def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
     from autograder.instructor import selfcheck_export
-    from course import build
+    from course.build import layout, readme
 
-    source = tmp_path / build.README_SOURCE
+    source = tmp_path / layout.README_SOURCE
     source.parent.mkdir(parents=True)
     source.write_text("pip install torch=={{torch_pin}}; accepts torch{{torch_range}} ({{torch_tested}})\n",
                       encoding="utf-8")
-    assert build.student_readme(tmp_path) == (
+    assert readme.student_readme(tmp_path) == (
         f"pip install torch=={selfcheck_export.TORCH_TESTED[0]}; accepts torch{selfcheck_export.TORCH_RANGE} "
         f"({' and '.join(selfcheck_export.TORCH_TESTED)})\n")
     source.write_text("torch {{torch_version}}\n", encoding="utf-8")
-    with pytest.raises(build.BuildError, match="unknown placeholder.*torch_version"):
-        build.student_readme(tmp_path)
+    with pytest.raises(layout.BuildError, match="unknown placeholder.*torch_version"):
+        readme.student_readme(tmp_path)
 
 
 def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):

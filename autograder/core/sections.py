@@ -15,6 +15,7 @@ totals come from here, never from literals.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,27 @@ ATTENTION_APIS = (
 API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a SECTION's "forbidden" may name
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
-CHECK_FILE = "test_{id}.py"
+# A section's check file is named after it: the one spelling of that name, which the registry, the
+# grader's pytest run (checks/pytest.ini says the same), the notebooks and the self-check follow.
+CHECK_PREFIX = "test_"
+CHECK_FILE = CHECK_PREFIX + "{id}.py"
+CHECK_GLOB = CHECK_FILE.format(id="[0-9][0-9]_*")
+
+
+def check_file(section_id: str, checks_dir: Path = CHECKS_DIR) -> Path:
+    """The check file of the section `section_id`."""
+    return checks_dir / CHECK_FILE.format(id=section_id)
+
+
+def check_module(section_id: str) -> str:
+    """The dotted name of the check module of the section `section_id`."""
+    return f"autograder.checks.{CHECK_PREFIX}{section_id}"
+
+
+def section_of_module(module_name: str) -> str:
+    """The section id of a check module (by its dotted or bare name), "" for any other module."""
+    match = re.fullmatch(CHECK_PREFIX + r"(\d\d_\w+)", module_name.rsplit(".", 1)[-1])
+    return match.group(1) if match else ""
 
 
 class SectionError(Exception):
@@ -106,7 +127,7 @@ def read_section(path: Path) -> Section:
     if unknown:
         raise SectionError(f"{where}: SECTION['forbidden_in'] names {', '.join(unknown)}, not graded names")
     return Section(
-        id=path.stem[len("test_"):], title=data["title"], solution_module=data["solution"],
+        id=path.stem[len(CHECK_PREFIX):], title=data["title"], solution_module=data["solution"],
         names=tuple(data["names"]), forbidden=API_FAMILIES[family] if family else (),
         forbidden_in=tuple(data.get("forbidden_in", ())), provided=tuple(data.get("provided", ())),
         uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False))
@@ -114,7 +135,7 @@ def read_section(path: Path) -> Section:
 
 def discover(checks_dir: Path = CHECKS_DIR) -> tuple[Section, ...]:
     """Every section with a check file in `checks_dir`, in the order of their ids."""
-    return tuple(read_section(path) for path in sorted(checks_dir.glob("test_[0-9][0-9]_*.py")))
+    return tuple(read_section(path) for path in sorted(checks_dir.glob(CHECK_GLOB)))
 
 
 SECTIONS: tuple[Section, ...] = discover()

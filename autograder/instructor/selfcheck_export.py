@@ -34,7 +34,7 @@ DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
 # The torch releases the self-check accepts: the one place that states them (the wheel's
-# metadata below, the students' README through course/build.py). A range, not the course's
+# metadata below, the students' README through course/build/readme.py). A range, not the course's
 # pin, so that a student's existing torch (Colab's, a lab machine's) is kept rather than
 # replaced by a download of several GB; its ends are the releases the self-check is tested
 # on (TORCH_TESTED; the course's own pin, torch==2.13.0 in pyproject.toml, is the first).

@@ -109,7 +109,7 @@ def test_the_circle_finder_finds_a_circle():
 def test_no_two_grader_modules_share_a_name():
     names = defaultdict(list)
     for path in PACKAGE.rglob("*.py"):
-        if path.stem not in ("__init__", "__main__") and not path.stem.startswith("test_"):
+        if path.stem not in ("__init__", "__main__"):
             names[path.stem].append(path.relative_to(ROOT).as_posix())
     assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
 
@@ -117,7 +117,7 @@ def test_no_two_grader_modules_share_a_name():
 def test_tests_import_their_helpers_one_way():
     """`support` (and every other module of tests/) as a top-level module only: importing it also as
     tests.support would run two copies (two zygotes, two sets of fixtures, two catalogues)."""
-    offenders = [p.name for p in (ROOT / "tests").glob("*.py")
+    offenders = [p.name for p in [*(ROOT / "tests").glob("*.py"), *(ROOT / "tests" / "catalogues").glob("*.py")]
                  if any(m == "tests" or m.startswith("tests.") for m in _all_imports(p))]
     assert offenders == []
 

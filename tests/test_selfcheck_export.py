@@ -25,7 +25,7 @@ import pytest
 from support import EXAMPLES, ROOT, zygote
 
 from autograder.core.results import check_max_points
-from autograder.core.sections import SECTIONS as REGISTRY
+from autograder.core.sections import CHECK_GLOB, SECTIONS as REGISTRY
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
 ANSWER_PACKAGES = ("solutions", "course")
@@ -68,7 +68,7 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     names = set(members(wheel))
     for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py", "autograder/core/plugin.py",
                    "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
-                   *(f"autograder/checks/test_{section}.py" for section in SECTIONS)):
+                   *(f"autograder/checks/section_{section}.py" for section in SECTIONS)):
         assert needed in names, needed
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
     for name in names:
@@ -77,7 +77,7 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     # each section's check file is shipped with its visible checks only: no hidden check's name or
     # code, and its SECTION entry kept (the registry reads it); the loop is not vacuous
     shipped = members(wheel)
-    check_files = sorted((ROOT / "autograder" / "checks").glob("test_*.py"))
+    check_files = sorted((ROOT / "autograder" / "checks").glob(CHECK_GLOB))
     assert len(check_files) == len(SECTIONS)
     for path in check_files:
         rel = path.relative_to(ROOT).as_posix()
@@ -106,7 +106,7 @@ def test_no_shipped_file_imports_the_answers(wheel):
     assert len(sources) > 30
     for name, source in sources.items():
         leaked = {m for m in imported_modules(source)
-                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.test_")}
+                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.section_")}
         assert not leaked, f"{name} imports {leaked}"
 
 
@@ -199,7 +199,7 @@ def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
     package = tmp_path / "autograder"
     (package / "checks").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "checks" / "test_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
+    (package / "checks" / "section_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
     assert selfcheck_export.build_wheel(tmp_path)[0] == "attention_course_selfcheck-1.2.3-py3-none-any.whl"
     (package / "feedback").mkdir()
     (package / "feedback" / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")

@@ -1,7 +1,7 @@
 """The course's sections: what each one asks for and what it forbids.
 
 The registry is derived, not written: each section declares itself in its own
-check file, `autograder/checks/test_<id>.py`, as a literal `SECTION = {...}`
+check file, `autograder/checks/section_<id>.py`, as a literal `SECTION = {...}`
 at the top (title, reference module, graded names, forbidden APIs, ...). This
 module reads those declarations with `ast` (nothing is imported, so reading
 the registry never imports torch or a check's reference solution) and turns
@@ -39,8 +39,9 @@ API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a 
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 # A section's check file is named after it: the one spelling of that name, which the registry, the
-# grader's pytest run (checks/pytest.ini says the same), the notebooks and the self-check follow.
-CHECK_PREFIX = "test_"
+# grader's pytest run (core/grade.PYTEST_ARGS), the notebooks and the self-check follow. Not test_*:
+# the checks are the grader's, never the project's tests.
+CHECK_PREFIX = "section_"
 CHECK_FILE = CHECK_PREFIX + "{id}.py"
 CHECK_GLOB = CHECK_FILE.format(id="[0-9][0-9]_*")
 
@@ -109,7 +110,7 @@ def declaration(path: Path) -> tuple[dict, int]:
 
 
 def read_section(path: Path) -> Section:
-    """The Section that the check file at `path` (checks/test_<id>.py) declares."""
+    """The Section that the check file at `path` (checks/section_<id>.py) declares."""
     data, line = declaration(path)
     where = f"{path}:{line}"
     for key in REQUIRED:

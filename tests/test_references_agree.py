@@ -51,7 +51,7 @@ def test_the_visible_checks_rebuild_the_forward_from_the_module_s_own_weights():
     """What the visible checks compute from a student's parameters (own_layers) is the reference's forward:
     attend and nn.MultiheadAttention in eval mode, and in train mode the dropout of the attention weights
     under the same seed, so the checks judge the student's module by its own weights."""
-    from autograder.checks.section_06_multihead import attend, causal_torch_output, own_layers
+    from autograder.checks.multihead_forward import attend, causal_torch_output, own_layers
     from solutions.multihead import MultiHeadAttention
 
     torch.manual_seed(3)

@@ -67,9 +67,10 @@ class SourceNotebook:
         return candidate
 
     def add(self, cell: SpecCell) -> None:
+        """The notebook cell of one spec cell, made by the maker of its kind (MAKERS)."""
         where = f"{self.spec_path}:{cell.line_number}"
         code = "\n".join(strip_blank_edges(cell.lines))
-        getattr(self, f"_add_{cell.kind}")(cell, code, where)
+        self.MAKERS[cell.kind](self, cell, code, where)
 
     def _add_markdown(self, cell: SpecCell, code: str, where: str) -> None:
         self.cells.append(nbformat.v4.new_markdown_cell(markdown_source(cell, self.spec_path)))
@@ -115,6 +116,10 @@ class SourceNotebook:
         meta = _nbgrader(self.grade_id(f"test_{name}"), grade=True, locked=True, points=None)
         self.cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
         self.tests.append((self.cells[-1], weight(text, where)))
+
+    # spec cell kind (specs.SPEC_KINDS) -> the method that makes its notebook cell
+    MAKERS = {"markdown": _add_markdown, "code": _add_code, "setup": _add_setup, "solution": _add_solution,
+              "provided": _add_provided, "test": _add_test}
 
     def check_complete(self) -> None:
         """Every graded name solved, in the registry's order; the provided cells those listed."""

@@ -190,9 +190,9 @@ UNDER_REWORK = {
     "autograder/core/results.py", "autograder/core/files.py", "autograder/feedback/report.py",
     "autograder/instructor/gradebook.py", "autograder/instructor/batch.py",
 }
-# Older code not split yet (the worker's confinement start and request loop, the students' plotting helper):
+# Older code not split yet (the worker's confinement start and its request loop):
 # each stays here only while it breaks a limit.
-NOT_SPLIT_YET = {"autograder/worker/confine.py", "autograder/worker/serve.py", "course/attention_plots.py"}
+NOT_SPLIT_YET = {"autograder/worker/confine.py", "autograder/worker/serve.py"}
 LENGTH_EXEMPT = UNDER_REWORK | NOT_SPLIT_YET
 
 

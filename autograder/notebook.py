@@ -38,7 +38,7 @@ import torch
 from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
 from autograder.core.harness import INF_NOTE, NAN_NOTE, verdict
 from autograder.core.hints import hint_for
-from autograder.core.sections import SECTIONS, Section
+from autograder.core.sections import SECTIONS, Section, check_file, check_module
 from autograder.core.student import Student, tampering_failure
 from autograder.instructor.selfcheck_export import visible_part
 
@@ -79,8 +79,8 @@ def home(grading: dict, section: Section) -> str:
 def visible_checks(section_id: str) -> tuple:
     """The section's visible check functions, in file order, compiled from the check file with its hidden
     part cut out (as the self-check wheel ships it): nothing that compares with the answers is loaded."""
-    path = GRADER / "checks" / f"test_{section_id}.py"
-    module = types.ModuleType(f"autograder.checks.test_{section_id}")
+    path = check_file(section_id)
+    module = types.ModuleType(check_module(section_id))
     module.__file__ = str(path)
     exec(compile(visible_part(path.read_text(encoding="utf-8")), str(path), "exec"), module.__dict__)
     return tuple(f for name, f in vars(module).items()

@@ -1,4 +1,4 @@
-"""Grade the catalogue of common mistakes (tests/test_checks_<id>.py) on a device, in parallel processes.
+"""Grade the catalogue of common mistakes (tests/catalogues/mistakes_<id>.py) on a device, in parallel processes.
 
 Each process grades its share with one zygote of its own (tests/support.py),
 so a catalogue costs a torch import per process, not one per mistake. What

@@ -30,12 +30,12 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 import nbformat  # noqa: E402
 
 from autograder.core.sections import BY_ID  # noqa: E402
-from course import build  # noqa: E402
+from course.build import examples, layout  # noqa: E402
 from support import replace_def  # noqa: E402
 
 
 def answers_for(section, replacements: dict) -> dict[str, str]:
-    answers = build.correct_answers(section)
+    answers = examples.correct_answers(section)
     for name, code in replacements.items():
         owner = next(graded for graded, source in answers.items() if _defines(source, name))
         answers[owner] = replace_def(answers[owner], name, code)
@@ -73,7 +73,7 @@ def run_variant(notebook, answers: dict[str, str]) -> dict[str, str | None]:
 
 def main() -> int:
     section = BY_ID[sys.argv[1]]
-    notebook = nbformat.read(ROOT / build.RELEASED_NB.format(id=section.id), as_version=4)
+    notebook = nbformat.read(ROOT / layout.RELEASED_NB.format(id=section.id), as_version=4)
     variants = json.load(sys.stdin)
     report = {variant["id"]: run_variant(notebook, answers_for(section, variant["replacements"]))
               for variant in variants}

@@ -68,12 +68,6 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
     return result.sections[0]
 
 
-def find_check(section_result, title_part: str):
-    matches = [c for c in section_result.checks if title_part in c.name]
-    assert len(matches) == 1, f"{len(matches)} checks match {title_part!r}: {[c.name for c in section_result.checks]}"
-    return matches[0]
-
-
 def failing(section_result) -> dict:
     """title -> message of every check that lost points."""
     return {c.name: c.message for c in section_result.checks if not c.passed}
@@ -187,40 +181,3 @@ def assert_hard_coded_scores_at_most_40_percent(section_id: str, hard_coded: dic
     documented = sum(c.max_points for c in result.checks if c.documented)
     assert documented <= 0.4 * result.max_score
 
-
-def catalogue_tests(section_id: str, mistakes: list, styles: list, hard_coded: dict | None = None) -> dict:
-    """The tests every section's catalogue runs, for a test module to adopt:
-
-        globals().update(catalogue_tests(SECTION, MISTAKES, STYLES, HARD_CODED))
-
-    (a module may as well write them out, calling the assert_* helpers above).
-    """
-    import pytest
-
-    def test_correct_gets_full_marks():
-        assert_full_marks(section_id, {})
-
-    @pytest.mark.parametrize("mistake", mistakes, ids=repr)
-    def test_mistake_loses_points(mistake):
-        assert_mistake_caught(section_id, mistake)
-
-    @pytest.mark.parametrize("style", styles, ids=lambda s: "+".join(s))
-    def test_other_correct_style_gets_full_marks(style):
-        assert_full_marks(section_id, style)
-
-    def test_every_check_catches_a_mistake():
-        assert_every_check_catches(section_id, mistakes)
-
-    def test_every_visible_check_catches_a_mistake_in_the_self_check():
-        assert_every_visible_check_catches(section_id, mistakes)
-
-    tests = {f.__name__: f for f in (test_correct_gets_full_marks, test_mistake_loses_points,
-                                     test_other_correct_style_gets_full_marks, test_every_check_catches_a_mistake,
-                                     test_every_visible_check_catches_a_mistake_in_the_self_check)}
-    if hard_coded:
-        def test_hard_coded_printed_values_score_at_most_40_percent():
-            assert_hard_coded_scores_at_most_40_percent(section_id, hard_coded)
-
-        tests[test_hard_coded_printed_values_score_at_most_40_percent.__name__] = \
-            test_hard_coded_printed_values_score_at_most_40_percent
-    return tests

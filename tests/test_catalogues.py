@@ -1,11 +1,11 @@
 """Every section's catalogue of common mistakes, graded: the same tests for each section, parametrized.
 
-A section's catalogue is data in tests/test_checks_<id>.py: MISTAKES (each a
+A section's catalogue is data in tests/catalogues/mistakes_<id>.py: MISTAKES (each a
 support.Mistake with the checks it must lose, exactly), STYLES (other correct
 ways to write the section, which must get full marks) and, where the notebook
-prints values worth copying, HARD_CODED. That module keeps only the tests that
-concern its section alone; the tests below run for every section the registry
-knows, so a new section's catalogue is tested by adding its data.
+prints values worth copying, HARD_CODED. It holds no tests: the tests below run
+for every section the registry knows, so a new section's catalogue is tested by
+adding its data (and importing it in tests/catalogues/__init__.py).
 """
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ import nbformat
 import pytest
 
 from autograder.core.sections import BY_ID, SECTIONS
-from course import build
+from course.build import examples, layout, nbgrader_release, notebooks, outputs, points, reference
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake, plan_for
 
-ROOT = build.ROOT
+ROOT = layout.ROOT
 FIXTURE_SPEC = Path(__file__).parent / "fixtures" / "specs" / "01_scores.py"
 SCORES = BY_ID["01_scores"]
 
@@ -25,7 +25,7 @@ def nbgrader_meta(cell) -> dict:
 
 
 def test_fixture_spec_builds_the_expected_cells():
-    nb = build.build_source_notebook(SCORES, FIXTURE_SPEC, maximum=7)
+    nb = notebooks.build_source_notebook(SCORES, FIXTURE_SPEC, maximum=7)
     kinds = [(c.cell_type, nbgrader_meta(c).get("grade_id")) for c in nb.cells]
     assert kinds == [
         ("markdown", None),
@@ -49,13 +49,13 @@ def test_fixture_spec_builds_the_expected_cells():
     assert nbgrader_meta(test)["grade"] and nbgrader_meta(test)["locked"] and not nbgrader_meta(test)["solution"]
     # the section's 7 points shared out by the weights 1, 2 and 0.5 of the spec's [test] cells
     assert [nbgrader_meta(nb.cells[i])["points"] for i in (3, 4, 7)] == [2, 4, 1]
-    default = build.build_source_notebook(SCORES, FIXTURE_SPEC)  # the grader's maximum of 01_scores
+    default = notebooks.build_source_notebook(SCORES, FIXTURE_SPEC)  # the grader's maximum of 01_scores
     assert [nbgrader_meta(default.cells[i])["points"] for i in (3, 4, 7)] == [2.75, 5.75, 1.5]
     assert "nbgrader" not in nb.cells[5].metadata  # a demo cell is an ordinary cell
     # the solution cell is the solutions block, markers kept for nbgrader; the spec body is ignored
-    reference = build.read_solution_module("solutions.scores").blocks["dot_scores"]
-    assert solution.source == reference
-    assert build.BEGIN in solution.source and build.END in solution.source
+    block = reference.read_solution_module("solutions.scores").blocks["dot_scores"]
+    assert solution.source == block
+    assert reference.BEGIN in solution.source and reference.END in solution.source
     assert "ignored" not in solution.source
     assert nb.metadata.kernelspec.name == "python3"
     assert all(c.get("outputs", []) == [] for c in nb.cells)
@@ -63,8 +63,8 @@ def test_fixture_spec_builds_the_expected_cells():
 
 
 def test_building_twice_gives_identical_text():
-    first = build.notebook_text(build.build_source_notebook(SCORES, FIXTURE_SPEC))
-    second = build.notebook_text(build.build_source_notebook(SCORES, FIXTURE_SPEC))
+    first = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC))
+    second = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC))
     assert first == second
 
 
@@ -91,27 +91,27 @@ def test_building_twice_gives_identical_text():
 def test_spec_errors_are_reported(tmp_path, edit, message):
     spec = tmp_path / "01_scores.py"
     spec.write_text(edit(FIXTURE_SPEC.read_text()))
-    with pytest.raises(build.BuildError, match=re.escape(message)):
-        build.build_source_notebook(SCORES, spec)
+    with pytest.raises(layout.BuildError, match=re.escape(message)):
+        notebooks.build_source_notebook(SCORES, spec)
 
 
 def test_fill_regions_keeps_signature_and_docstring():
-    code = build.read_solution_module("solutions.trainable_qkv").blocks["SelfAttention_v1"]
-    stubbed = build.fill_regions(code, [build.STUB, None], "SelfAttention_v1")
+    code = reference.read_solution_module("solutions.trainable_qkv").blocks["SelfAttention_v1"]
+    stubbed = reference.fill_regions(code, [reference.STUB, None], "SelfAttention_v1")
     assert stubbed.count("raise NotImplementedError()") == 1
     assert "def forward(self, x):" in stubbed and '"""Self-attention with raw weight matrices.' in stubbed
-    assert build.BEGIN not in stubbed
+    assert reference.BEGIN not in stubbed
     # the stub is indented like the marker it replaces
     assert "        # YOUR CODE HERE\n        raise NotImplementedError()" in stubbed
-    with pytest.raises(build.BuildError, match="1 replacement"):
-        build.fill_regions(code, [None], "SelfAttention_v1")
+    with pytest.raises(layout.BuildError, match="1 replacement"):
+        reference.fill_regions(code, [None], "SelfAttention_v1")
 
 
 def test_partial_plan_covers_every_section():
     assert set(PARTIAL) <= {s.id for s in SECTIONS}  # a section not listed is left as the stub
     kinds = set()
     for section in SECTIONS:
-        answers = build.partial_answers(section)
+        answers = examples.partial_answers(section)
         assert list(answers) == list(section.names)
         plan = plan_for(section.id)
         for name in section.names:
@@ -120,16 +120,16 @@ def test_partial_plan_covers_every_section():
             if entry == STUB:
                 assert "raise NotImplementedError()" in answers[name]
             elif entry == SOLVED:
-                assert answers[name] == build.correct_answers(section)[name]
+                assert answers[name] == examples.correct_answers(section)[name]
             else:
                 assert "NotImplementedError" not in answers[name]
-                assert answers[name] != build.correct_answers(section)[name]
+                assert answers[name] != examples.correct_answers(section)[name]
             compile(answers[name], name, "exec")
     assert kinds == {SOLVED, STUB, "Mistake"}
 
 
 def test_correct_py_is_built_for_every_section():
-    result_files = {build.CORRECT_PY.format(id=s.id) for s in SECTIONS}
+    result_files = {layout.CORRECT_PY.format(id=s.id) for s in SECTIONS}
     assert all((ROOT / rel).is_file() for rel in result_files)
 
 
@@ -143,11 +143,11 @@ def test_build_check_reports_no_drift():
 
 def test_build_check_names_the_stale_file(tmp_path):
     """--check fails and names each file that differs (on a copy of the generated files)."""
-    result = build.BuildResult(files={"examples/correct_py/01_scores.py": "stale\n", "student_template/x.ipynb": "{}"})
+    result = outputs.BuildResult(files={"examples/correct_py/01_scores.py": "stale\n", "student_template/x.ipynb": "{}"})
     (tmp_path / "examples" / "correct_py").mkdir(parents=True)
     (tmp_path / "examples" / "correct_py" / "01_scores.py").write_text("edited by hand\n")
     (tmp_path / "examples" / "correct_py" / "99_extra.py").write_text("")
-    problems = build.drift(result, root=tmp_path)
+    problems = outputs.drift(result, root=tmp_path)
     assert problems == [
         "out of date: examples/correct_py/01_scores.py",
         "missing: student_template/x.ipynb",
@@ -161,38 +161,38 @@ def test_build_check_names_a_link_and_write_replaces_it_by_a_file(tmp_path):
     target = tmp_path / "course" / "attention_plots.py"
     target.parent.mkdir()
     target.write_text("helper\n")
-    rel = build.SOURCE_HELPER.format(id="01_scores")
+    rel = layout.SOURCE_HELPER.format(id="01_scores")
     (tmp_path / rel).parent.mkdir(parents=True)
     (tmp_path / rel).symlink_to(os.path.relpath(target, (tmp_path / rel).parent))
-    result = build.BuildResult(files={rel: "helper\n"})
-    assert build.drift(result, root=tmp_path) == [f"a link, not a file: {rel}"]
-    build.write(result, root=tmp_path)
+    result = outputs.BuildResult(files={rel: "helper\n"})
+    assert outputs.drift(result, root=tmp_path) == [f"a link, not a file: {rel}"]
+    outputs.write(result, root=tmp_path)
     assert not (tmp_path / rel).is_symlink() and (tmp_path / rel).read_text() == "helper\n"
     assert target.read_text() == "helper\n"
-    assert build.drift(result, root=tmp_path) == []
+    assert outputs.drift(result, root=tmp_path) == []
 
 
 def test_build_check_names_a_stale_or_old_wheel_and_write_replaces_it(tmp_path):
     """The self-check wheel is a generated binary file: compared and written as bytes,
     and a wheel of an older version is no longer generated."""
-    grader = tmp_path / build.TEMPLATE_GRADER
+    grader = tmp_path / layout.TEMPLATE_GRADER
     grader.mkdir(parents=True)
-    current = f"{build.TEMPLATE_GRADER}/attention_course_selfcheck-2.0-py3-none-any.whl"
+    current = f"{layout.TEMPLATE_GRADER}/attention_course_selfcheck-2.0-py3-none-any.whl"
     (tmp_path / current).write_bytes(b"PK stale")
     (grader / "attention_course_selfcheck-1.0-py3-none-any.whl").write_bytes(b"PK old")
-    result = build.BuildResult(blobs={current: b"PK\x03\x04 fresh"})
-    assert build.drift(result, root=tmp_path) == [
+    result = outputs.BuildResult(blobs={current: b"PK\x03\x04 fresh"})
+    assert outputs.drift(result, root=tmp_path) == [
         f"out of date: {current}",
-        f"no longer generated: {build.TEMPLATE_GRADER}/attention_course_selfcheck-1.0-py3-none-any.whl",
+        f"no longer generated: {layout.TEMPLATE_GRADER}/attention_course_selfcheck-1.0-py3-none-any.whl",
     ]
-    build.write(result, root=tmp_path)
+    outputs.write(result, root=tmp_path)
     assert [p.name for p in grader.iterdir()] == ["attention_course_selfcheck-2.0-py3-none-any.whl"]
     assert (tmp_path / current).read_bytes() == b"PK\x03\x04 fresh"
-    assert build.drift(result, root=tmp_path) == []
+    assert outputs.drift(result, root=tmp_path) == []
 
 
 def committed_sections() -> list[str]:
-    return [s.id for s in SECTIONS if (ROOT / build.SOURCE_NB.format(id=s.id)).is_file()]
+    return [s.id for s in SECTIONS if (ROOT / layout.SOURCE_NB.format(id=s.id)).is_file()]
 
 
 def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
@@ -214,12 +214,12 @@ def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
     for section_id in sections:
         released = course_dir / "release" / section_id / f"{section_id}.ipynb"
         assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"
-        text = build.notebook_text(build.clean_released(nbformat.read(released, as_version=4)))
-        committed = (ROOT / build.RELEASED_NB.format(id=section_id)).read_text()
+        text = notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
+        committed = (ROOT / layout.RELEASED_NB.format(id=section_id)).read_text()
         assert text == committed, f"{section_id}: nbgrader's release differs from student_template/"
-        helper = released.parent / build.HELPER_NAME
-        assert helper.is_file(), f"nbgrader did not release {build.HELPER_NAME} with {section_id}"
-        assert helper.read_text() == (ROOT / build.HELPER).read_text()
+        helper = released.parent / layout.HELPER_NAME
+        assert helper.is_file(), f"nbgrader did not release {layout.HELPER_NAME} with {section_id}"
+        assert helper.read_text() == (ROOT / layout.HELPER).read_text()
 
 
 # --------------------------------------------------------------------------- one weighting: nbgrader's points
@@ -250,30 +250,30 @@ def test_nbgrader_points_of_each_section_are_the_autograders_maximum():
     for section_id in sections:
         # a bonus section's test cells carry 0 points: its points are nbgrader's extra credit, outside the maximum
         expected = 0 if BY_ID[section_id].bonus else maximum[section_id]
-        for pattern in (build.SOURCE_NB, build.RELEASED_NB):
-            points = nbgrader_points(ROOT / pattern.format(id=section_id))
-            assert points == expected, f"{pattern.format(id=section_id)}: {points} != {expected}"
-        assert build.section_maximum(BY_ID[section_id]) == maximum[section_id]
-    total = sum(nbgrader_points(ROOT / build.RELEASED_NB.format(id=s)) for s in sections)
-    assert total == sum(points for section_id, points in maximum.items() if not BY_ID[section_id].bonus)
+        for pattern in (layout.SOURCE_NB, layout.RELEASED_NB):
+            found = nbgrader_points(ROOT / pattern.format(id=section_id))
+            assert found == expected, f"{pattern.format(id=section_id)}: {found} != {expected}"
+        assert points.section_maximum(BY_ID[section_id]) == maximum[section_id]
+    total = sum(nbgrader_points(ROOT / layout.RELEASED_NB.format(id=s)) for s in sections)
+    assert total == sum(most for section_id, most in maximum.items() if not BY_ID[section_id].bonus)
 
 
 def test_points_are_shared_out_in_proportion_on_a_quarter_grid():
-    assert build.apportion(10, [1, 1, 1, 1, 1, 1], "here") == [1.75, 1.75, 1.75, 1.75, 1.5, 1.5]
-    assert build.apportion(10, [2, 1, 1, 2, 2, 2], "here") == [2, 1, 1, 2, 2, 2]
-    assert build.apportion(7.5, [1, 2], "here") == [2.5, 5]
-    assert sum(build.apportion(10, [1, 2, 0.5], "here")) == 10
-    with pytest.raises(build.BuildError, match="not a multiple of 0.25"):
-        build.apportion(10.1, [1, 1], "here")
-    with pytest.raises(build.BuildError, match="gets no points"):
-        build.apportion(1, [1, 1, 1, 1, 1], "here")
-    with pytest.raises(build.BuildError, match="no \\[test\\] cell"):
-        build.apportion(10, [], "here")
+    assert points.apportion(10, [1, 1, 1, 1, 1, 1], "here") == [1.75, 1.75, 1.75, 1.75, 1.5, 1.5]
+    assert points.apportion(10, [2, 1, 1, 2, 2, 2], "here") == [2, 1, 1, 2, 2, 2]
+    assert points.apportion(7.5, [1, 2], "here") == [2.5, 5]
+    assert sum(points.apportion(10, [1, 2, 0.5], "here")) == 10
+    with pytest.raises(layout.BuildError, match="not a multiple of 0.25"):
+        points.apportion(10.1, [1, 1], "here")
+    with pytest.raises(layout.BuildError, match="gets no points"):
+        points.apportion(1, [1, 1, 1, 1, 1], "here")
+    with pytest.raises(layout.BuildError, match="no \\[test\\] cell"):
+        points.apportion(10, [], "here")
 
 
 def test_a_section_maximum_is_the_sum_of_its_checks_points():
-    from autograder.checks import test_01_scores as module
+    from autograder.checks import section_01_scores as module
 
     checks = [f for n, f in vars(module).items() if n.startswith("test_")]
     assert any(f.grading["visible"] for f in checks) and not all(f.grading["visible"] for f in checks)
-    assert build.section_maximum(SCORES) == sum(f.grading["points"] for f in checks) == 10
+    assert points.section_maximum(SCORES) == sum(f.grading["points"] for f in checks) == 10

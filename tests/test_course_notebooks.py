@@ -12,12 +12,12 @@ import nbformat
 import pytest
 
 from autograder.core.sections import SECTIONS, Section
-from course import build
+from course.build import examples, layout, reference
 from course.execute import run_notebook
 from course.partial_submissions import SOLVED, STUB, plan_for
 from documented_values import for_section, matches
 
-ROOT = build.ROOT
+ROOT = layout.ROOT
 SOURCE_LIMIT_SECONDS = 20
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
 
@@ -27,7 +27,7 @@ ids = [s.id for s in SECTIONS]
 def generated(pattern: str, section: Section) -> nbformat.NotebookNode:
     path = ROOT / pattern.format(id=section.id)
     if not path.is_file():
-        if build.spec_path(section).is_file():
+        if layout.spec_path(section).is_file():
             pytest.fail(f"{path.relative_to(ROOT)} is missing: run `python -m course.build`")
         pytest.skip(f"no notebook spec for {section.id} yet")
     return nbformat.read(path, as_version=4)
@@ -64,10 +64,10 @@ def timings(request):
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_source_notebook_runs_top_to_bottom(section, timings):
-    nb = generated(build.SOURCE_NB, section)
+    nb = generated(layout.SOURCE_NB, section)
     run = run_notebook(nb, cwd=ROOT, measure_cpu=True)
     outcome = f"kernel CPU {run.cpu_seconds:.1f} s" if run.ok else run.ename
-    timings.append((build.SOURCE_NB.format(id=section.id), run.seconds, outcome))
+    timings.append((layout.SOURCE_NB.format(id=section.id), run.seconds, outcome))
     assert run.ok, f"cell {run.error_cell} raised {run.ename}: {run.evalue}"
     assert run.kernel_executable == sys.executable, "the notebook ran in another Python than the tests"
     # The limit is on wall time; on a machine busy with other work, the kernel's CPU time stands in for it.
@@ -78,9 +78,9 @@ def test_source_notebook_runs_top_to_bottom(section, timings):
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_released_notebook_stops_at_the_first_stub(section, timings):
-    nb = generated(build.RELEASED_NB, section)
+    nb = generated(layout.RELEASED_NB, section)
     run = run_notebook(nb, cwd=ROOT)
-    timings.append((build.RELEASED_NB.format(id=section.id), run.seconds, "ok" if run.ok else run.ename))
+    timings.append((layout.RELEASED_NB.format(id=section.id), run.seconds, "ok" if run.ok else run.ename))
     assert not run.ok, "the blank notebook ran to the end: are the visible checks calling the stubs?"
     first_solution = next(i for i, c in enumerate(nb.cells) if meta(c).get("solution"))
     cell = nb.cells[run.error_cell]
@@ -96,7 +96,7 @@ def test_released_notebook_stops_at_the_first_stub(section, timings):
 # --------------------------------------------------------------------------- static checks
 
 
-ALL_GENERATED = [build.SOURCE_NB, build.RELEASED_NB, build.CORRECT_NB, build.PARTIAL_NB]
+ALL_GENERATED = [layout.SOURCE_NB, layout.RELEASED_NB, layout.CORRECT_NB, layout.PARTIAL_NB]
 
 
 @pytest.mark.parametrize("pattern", ALL_GENERATED, ids=[p.split("/")[0] + "/" + p.split("/")[1] for p in ALL_GENERATED])
@@ -112,13 +112,13 @@ def test_notebook_is_clean(section, pattern):
 
 def solution_lines(section: Section) -> set[str]:
     """Distinctive lines of the section's hidden solution bodies (short or shared lines left out)."""
-    blocks = build.read_solution_module(section.solution_module).blocks
+    blocks = reference.read_solution_module(section.solution_module).blocks
     given = set()
     for item in section.provided:
-        given.update(line.strip() for line in build.provided_code(item).split("\n"))
+        given.update(line.strip() for line in reference.provided_code(item).split("\n"))
     lines = set()
     for name in section.names:
-        for line in build.solution_body_lines(blocks[name]):
+        for line in reference.solution_body_lines(blocks[name]):
             text = line.strip()
             # skip comments, block openers (`with torch.no_grad():`) and short generic lines
             if len(text) >= 12 and not text.startswith("#") and not text.endswith(":") and text not in given:
@@ -128,7 +128,7 @@ def solution_lines(section: Section) -> set[str]:
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_released_notebook_has_no_solution_code(section):
-    nb = generated(build.RELEASED_NB, section)
+    nb = generated(layout.RELEASED_NB, section)
     hidden = solution_lines(section)
     assert hidden, "no solution lines to look for"
     for index, cell in enumerate(nb.cells):
@@ -137,17 +137,17 @@ def test_released_notebook_has_no_solution_code(section):
         leaked = hidden & {line.strip() for line in cell.source.split("\n")}
         assert not leaked, f"cell {index} ({meta(cell).get('grade_id', cell.cell_type)}) shows solution code: {leaked}"
     # each solution cell is exactly the reference block with every solution region stubbed out
-    blocks = build.read_solution_module(section.solution_module).blocks
+    blocks = reference.read_solution_module(section.solution_module).blocks
     stubs = {meta(c)["grade_id"]: c.source for c in nb.cells if meta(c).get("solution")}
     assert list(stubs) == list(section.names)
     for name, source in stubs.items():
-        assert source == build.stubbed(blocks[name], name), f"{name}: not the reference with its solution stubbed"
+        assert source == reference.stubbed(blocks[name], name), f"{name}: not the reference with its solution stubbed"
 
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_source_notebook_keeps_the_solution_markers(section):
-    nb = generated(build.SOURCE_NB, section)
-    blocks = build.read_solution_module(section.solution_module).blocks
+    nb = generated(layout.SOURCE_NB, section)
+    blocks = reference.read_solution_module(section.solution_module).blocks
     solutions = {meta(c)["grade_id"]: c.source for c in nb.cells if meta(c).get("solution")}
     assert solutions == {name: blocks[name] for name in section.names}
 
@@ -155,9 +155,9 @@ def test_source_notebook_keeps_the_solution_markers(section):
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_correct_example_is_the_source_without_markers(section):
     """Same cells as the source notebook, solution markers removed: it runs exactly as the source does."""
-    source = generated(build.SOURCE_NB, section)
-    correct = generated(build.CORRECT_NB, section)
-    assert [build.strip_markers(c.source) for c in source.cells] == [c.source for c in correct.cells]
+    source = generated(layout.SOURCE_NB, section)
+    correct = generated(layout.CORRECT_NB, section)
+    assert [reference.strip_markers(c.source) for c in source.cells] == [c.source for c in correct.cells]
     defined = set()
     for cell in correct.cells:
         if meta(cell).get("solution"):
@@ -167,9 +167,9 @@ def test_correct_example_is_the_source_without_markers(section):
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_partial_example_follows_its_plan(section):
-    partial = generated(build.PARTIAL_NB, section)
-    released = generated(build.RELEASED_NB, section)
-    reference = build.correct_answers(section)
+    partial = generated(layout.PARTIAL_NB, section)
+    released = generated(layout.RELEASED_NB, section)
+    reference = examples.correct_answers(section)
     cells = {meta(c)["grade_id"]: c.source for c in partial.cells if meta(c).get("solution")}
     plan = plan_for(section.id)
     for name in section.names:
@@ -188,7 +188,7 @@ def test_partial_example_follows_its_plan(section):
 
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
 def test_correct_py_defines_every_name_and_reproduces_the_documented_values(section):
-    path = ROOT / build.CORRECT_PY.format(id=section.id)
+    path = ROOT / layout.CORRECT_PY.format(id=section.id)
     source = path.read_text()
     assert "solutions" not in {n.split(".")[0] for n in _imported_modules(source)}, "must be self-contained"
     namespace = runpy.run_path(str(path))

@@ -109,7 +109,7 @@ def test_the_circle_finder_finds_a_circle():
 def test_no_two_grader_modules_share_a_name():
     names = defaultdict(list)
     for path in PACKAGE.rglob("*.py"):
-        if path.stem not in ("__init__", "__main__") and not path.stem.startswith("test_"):
+        if path.stem not in ("__init__", "__main__"):
             names[path.stem].append(path.relative_to(ROOT).as_posix())
     assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
 
@@ -117,7 +117,7 @@ def test_no_two_grader_modules_share_a_name():
 def test_tests_import_their_helpers_one_way():
     """`support` (and every other module of tests/) as a top-level module only: importing it also as
     tests.support would run two copies (two zygotes, two sets of fixtures, two catalogues)."""
-    offenders = [p.name for p in (ROOT / "tests").glob("*.py")
+    offenders = [p.name for p in [*(ROOT / "tests").glob("*.py"), *(ROOT / "tests" / "catalogues").glob("*.py")]
                  if any(m == "tests" or m.startswith("tests.") for m in _all_imports(p))]
     assert offenders == []
 
@@ -177,3 +177,70 @@ def test_ruff_catches_an_unused_import(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+# ---------------------------------------------------------------- size: small functions, small modules
+
+MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 450
+SIZED = ("autograder", "course")  # the course's code; the course's notebook specs are text, not code
+# The result model and what writes it are being reworked: exempt until that lands, then removed from here
+# (some fit the limits already; the rework may move code between them meanwhile).
+UNDER_REWORK = {
+    "autograder/core/results.py", "autograder/core/files.py", "autograder/feedback/report.py",
+    "autograder/instructor/gradebook.py", "autograder/instructor/batch.py",
+}
+# Older code not split yet (the worker's confinement start and its request loop):
+# each stays here only while it breaks a limit.
+NOT_SPLIT_YET = {"autograder/worker/confine.py", "autograder/worker/serve.py"}
+LENGTH_EXEMPT = UNDER_REWORK | NOT_SPLIT_YET
+
+
+def size_problems(path: Path, rel: str) -> list[str]:
+    """`rel: ...` for the module if it is longer than MAX_MODULE_LINES and for each function (method,
+    nested function) longer than MAX_FUNCTION_LINES, decorators and docstring included."""
+    source = path.read_text(encoding="utf-8")
+    problems = []
+    if len(source.splitlines()) > MAX_MODULE_LINES:
+        problems.append(f"{rel}: {len(source.splitlines())} lines (at most {MAX_MODULE_LINES})")
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            length = node.end_lineno - start + 1
+            if length > MAX_FUNCTION_LINES:
+                problems.append(f"{rel}:{start}: {node.name} has {length} lines (at most {MAX_FUNCTION_LINES})")
+    return problems
+
+
+def sized_files() -> list[tuple[Path, str]]:
+    paths = sorted(p for folder in SIZED for p in (ROOT / folder).rglob("*.py")
+                   if "notebooks" not in p.relative_to(ROOT).parts)
+    return [(p, p.relative_to(ROOT).as_posix()) for p in paths]
+
+
+def test_functions_and_modules_are_small():
+    problems = [problem for path, rel in sized_files() if rel not in LENGTH_EXEMPT
+                for problem in size_problems(path, rel)]
+    assert problems == []
+
+
+def test_every_exempt_file_still_needs_its_exemption():
+    """An old file that fits the limits leaves the list: the list only shrinks."""
+    fitting = [rel for path, rel in sized_files() if rel in NOT_SPLIT_YET and not size_problems(path, rel)]
+    missing = sorted(LENGTH_EXEMPT - {rel for _, rel in sized_files()})
+    assert (fitting, missing) == ([], [])
+
+
+def test_the_size_check_finds_a_long_function_and_a_long_module(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    long_function = tmp_path / "long_function.py"
+    long_function.write_text(f"@staticmethod\ndef f():\n{body}\n", encoding="utf-8")
+    assert size_problems(long_function, "long_function.py") == [
+        f"long_function.py:1: f has {MAX_FUNCTION_LINES + 2} lines (at most {MAX_FUNCTION_LINES})"]
+    long_module = tmp_path / "long_module.py"
+    long_module.write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    assert size_problems(long_module, "long_module.py") == [
+        f"long_module.py: {MAX_MODULE_LINES + 1} lines (at most {MAX_MODULE_LINES})"]
+    fitting = tmp_path / "fitting.py"
+    fitting.write_text("def f():\n" + "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES - 1)) + "\n")
+    assert size_problems(fitting, "fitting.py") == []

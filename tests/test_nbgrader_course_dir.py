@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.sections import BY_ID
-from course import build
+from course.build import layout, points
 from support import EXAMPLES, ROOT
 from test_nbgrader_cycle import hand_in, nbgrader
 
@@ -45,7 +45,7 @@ def test_nothing_under_assignments_is_a_link():
 
 def test_a_link_is_found(tmp_path):
     (tmp_path / "source").mkdir()
-    (tmp_path / "source" / "helper.py").symlink_to(ROOT / build.HELPER)
+    (tmp_path / "source" / "helper.py").symlink_to(ROOT / layout.HELPER)
     (tmp_path / "linked").symlink_to(tmp_path / "source")
     assert links_under(tmp_path) == ["linked", "source/helper.py"]
 
@@ -64,7 +64,7 @@ def test_the_copied_course_directory_releases_the_section_with_its_files(course)
     source = ASSIGNMENTS / "source" / SECTION
     expected = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
     assert sorted(p.relative_to(released).as_posix() for p in released.rglob("*") if p.is_file()) == expected
-    assert (released / build.HELPER_NAME).read_bytes() == (ROOT / build.HELPER).read_bytes()
+    assert (released / layout.HELPER_NAME).read_bytes() == (ROOT / layout.HELPER).read_bytes()
 
 
 def test_release_assignment_hands_out_the_readme_and_the_self_check(course):
@@ -75,8 +75,8 @@ def test_release_assignment_hands_out_the_readme_and_the_self_check(course):
     readme = (outbound / "README.md").read_text(encoding="utf-8")
     assert f"python -m autograder check --section {SECTION}" in readme and "grader/*.whl" in readme
     wheels = [p.name for p in (outbound / "grader").glob("*.whl")]
-    assert wheels == [p.name for p in (ROOT / build.TEMPLATE_GRADER).glob("*.whl")]
-    assert (outbound / "grader" / wheels[0]).read_bytes() == (ROOT / build.TEMPLATE_GRADER / wheels[0]).read_bytes()
+    assert wheels == [p.name for p in (ROOT / layout.TEMPLATE_GRADER).glob("*.whl")]
+    assert (outbound / "grader" / wheels[0]).read_bytes() == (ROOT / layout.TEMPLATE_GRADER / wheels[0]).read_bytes()
 
 
 def test_autograde_in_the_copied_course_gives_the_correct_example_the_graders_maximum(course):
@@ -89,4 +89,4 @@ def test_autograde_in_the_copied_course_gives_the_correct_example_the_graders_ma
         score, maximum = submission.score, book.find_notebook(SECTION, SECTION).max_score
     assert (course / "autograded" / "alice" / SECTION / f"{SECTION}.ipynb").is_file()
     assert score == maximum > 0
-    assert maximum == build.section_maximum(BY_ID[SECTION])  # the grader's points (grades.csv)
+    assert maximum == points.section_maximum(BY_ID[SECTION])  # the grader's points (grades.csv)

@@ -12,7 +12,7 @@ from support import ROOT
 
 from autograder import notebook
 from autograder.core.hints import BARE_VIEW_HINT, BATCHED_T
-from course import build
+from course.build import layout
 
 
 def test_a_passing_comparison_says_what_was_checked_and_nothing_else(capsys):
@@ -123,7 +123,7 @@ def test_without_the_self_check_the_setup_cell_runs_and_the_check_cells_say_they
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_grader)
-    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id="03_trainable_qkv"), as_version=4)
+    nb = nbformat.read(ROOT / layout.RELEASED_NB.format(id="03_trainable_qkv"), as_version=4)
     setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
     namespace: dict = {}
     exec(setup.source, namespace)
@@ -134,7 +134,7 @@ def test_without_the_self_check_the_setup_cell_runs_and_the_check_cells_say_they
 
 
 def test_the_setup_cell_is_short_and_leaves_warnings_on():
-    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id="06_multihead"), as_version=4)
+    nb = nbformat.read(ROOT / layout.RELEASED_NB.format(id="06_multihead"), as_version=4)
     setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
     assert "filterwarnings" not in setup.source
     assert len(setup.source.splitlines()) <= 40, "the setup cell holds no grader plumbing"

@@ -22,7 +22,7 @@ from support import ROOT, grade_source
 from autograder.checks import declared
 from autograder.core.sections import BY_ID, SECTIONS
 from autograder.notebook import home
-from course import build
+from course.build import layout
 
 RUNNER = Path(__file__).resolve().parent / "notebook_runner.py"
 
@@ -145,7 +145,7 @@ def test_the_notebook_fails_where_the_self_check_fails_and_names_the_same_mistak
 @pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
 def test_every_visible_check_runs_in_a_notebook_cell(section):
     """Each visible check has a home among the section's names, and that name has a check cell that runs it."""
-    nb = nbformat.read(ROOT / build.RELEASED_NB.format(id=section.id), as_version=4)
+    nb = nbformat.read(ROOT / layout.RELEASED_NB.format(id=section.id), as_version=4)
     first_cells = {}
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")

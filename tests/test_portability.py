@@ -210,7 +210,7 @@ def test_there_is_something_to_scan():
 
     # one spec per section, and its notebook three times (released, solved, nbgrader source)
     assert len(SPECS) == len(SECTIONS) and len(NOTEBOOKS) == 3 * len(SECTIONS)
-    assert {p.name for p in COURSE_CODE} >= {"build.py", "execute.py", "attention_plots.py"}
+    assert {p.name for p in COURSE_CODE} >= {"steps.py", "execute.py", "attention_plots.py"}
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
@@ -230,9 +230,9 @@ def test_generated_notebooks_are_portable():
 
 def test_generated_text_files_have_unix_line_ends():
     """The build writes "\\n" whatever the system, so a build on Windows changes no committed byte."""
-    from course import build
+    from course.build import layout
 
-    paths = sorted({path for pattern in build.GENERATED_GLOBS if not pattern.endswith(".whl")
+    paths = sorted({path for pattern in layout.GENERATED_GLOBS if not pattern.endswith(".whl")
                     for path in ROOT.glob(pattern)})
     assert len(paths) >= 30
     assert [p.relative_to(ROOT).as_posix() for p in paths if b"\r" in p.read_bytes()] == []

@@ -137,7 +137,7 @@ def test_only_visible_checks_ask_for_heatmaps(section_id):
 
     from autograder.checks import declared
 
-    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    module = importlib.import_module(f"autograder.checks.section_{section_id}")
     hidden = [f for f in vars(module).values() if callable(f) and hasattr(f, "grading") and not f.grading["visible"]]
     assert len(hidden) < len(declared(section_id))
     for function in hidden:

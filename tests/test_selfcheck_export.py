@@ -25,7 +25,7 @@ import pytest
 from support import EXAMPLES, ROOT, zygote
 
 from autograder.core.results import check_max_points
-from autograder.core.sections import SECTIONS as REGISTRY
+from autograder.core.sections import CHECK_GLOB, SECTIONS as REGISTRY
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
 ANSWER_PACKAGES = ("solutions", "course")
@@ -68,7 +68,7 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     names = set(members(wheel))
     for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py", "autograder/core/plugin.py",
                    "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
-                   *(f"autograder/checks/test_{section}.py" for section in SECTIONS)):
+                   *(f"autograder/checks/section_{section}.py" for section in SECTIONS)):
         assert needed in names, needed
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
     for name in names:
@@ -77,7 +77,7 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     # each section's check file is shipped with its visible checks only: no hidden check's name or
     # code, and its SECTION entry kept (the registry reads it); the loop is not vacuous
     shipped = members(wheel)
-    check_files = sorted((ROOT / "autograder" / "checks").glob("test_*.py"))
+    check_files = sorted((ROOT / "autograder" / "checks").glob(CHECK_GLOB))
     assert len(check_files) == len(SECTIONS)
     for path in check_files:
         rel = path.relative_to(ROOT).as_posix()
@@ -106,7 +106,7 @@ def test_no_shipped_file_imports_the_answers(wheel):
     assert len(sources) > 30
     for name, source in sources.items():
         leaked = {m for m in imported_modules(source)
-                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.test_")}
+                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.section_")}
         assert not leaked, f"{name} imports {leaked}"
 
 
@@ -171,25 +171,25 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
     assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.TORCH_TESTED[0]}"]
     setup = (ROOT / "ci" / "setup.sh").read_text(encoding="utf-8")
     assert f"TORCH_VERSION={selfcheck_export.TORCH_TESTED[0]}\n" in setup
-    # the students' README states the same range, through course/build.py
+    # the students' README states the same range, through course/build/readme.py
     readme = (ROOT / "student_template" / "README.md").read_text(encoding="utf-8")
     assert f"torch{selfcheck_export.TORCH_RANGE}" in readme.replace(" ", "")
 
 
 def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
     from autograder.instructor import selfcheck_export
-    from course import build
+    from course.build import layout, readme
 
-    source = tmp_path / build.README_SOURCE
+    source = tmp_path / layout.README_SOURCE
     source.parent.mkdir(parents=True)
     source.write_text("pip install torch=={{torch_pin}}; accepts torch{{torch_range}} ({{torch_tested}})\n",
                       encoding="utf-8")
-    assert build.student_readme(tmp_path) == (
+    assert readme.student_readme(tmp_path) == (
         f"pip install torch=={selfcheck_export.TORCH_TESTED[0]}; accepts torch{selfcheck_export.TORCH_RANGE} "
         f"({' and '.join(selfcheck_export.TORCH_TESTED)})\n")
     source.write_text("torch {{torch_version}}\n", encoding="utf-8")
-    with pytest.raises(build.BuildError, match="unknown placeholder.*torch_version"):
-        build.student_readme(tmp_path)
+    with pytest.raises(layout.BuildError, match="unknown placeholder.*torch_version"):
+        readme.student_readme(tmp_path)
 
 
 def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
@@ -199,7 +199,7 @@ def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
     package = tmp_path / "autograder"
     (package / "checks").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "checks" / "test_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
+    (package / "checks" / "section_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
     assert selfcheck_export.build_wheel(tmp_path)[0] == "attention_course_selfcheck-1.2.3-py3-none-any.whl"
     (package / "feedback").mkdir()
     (package / "feedback" / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")

@@ -1,6 +1,6 @@
 """How much of the catalogue of common mistakes a student's self-check flags.
 
-A catalogued mistake (a `Mistake` in a tests/test_checks_<id>.py module's
+A catalogued mistake (a `Mistake` in a tests/catalogues/mistakes_<id>.py module's
 MISTAKES) is flagged by the self-check when at least one of the checks its
 `loses` names is visible: the self-check runs that check and sees it fail.
 This is decided from the checks' declarations alone, without grading anything:

@@ -38,7 +38,7 @@ def blocks_of(source: str) -> list[tuple[str, str]]:
 
 
 def reference_blocks(section) -> list[tuple[str, str]]:
-    from course.build import correct_answers
+    from course.build.examples import correct_answers
 
     return list(correct_answers(section).items())
 

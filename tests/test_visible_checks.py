@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from autograder.checks import common, declared
-from autograder.core.grade import CHECKS_DIR, check_file, check_files
+from autograder.core.grade import check_files
+from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, check_file
 from autograder.core.harness import VISIBILITIES, check
 from autograder.core.sections import SECTIONS
 from autograder.instructor.selfcheck_export import visible_part
@@ -39,22 +40,22 @@ def imports(source: str, name: str) -> set[str]:
 
 
 
-PUBLIC_FILES = sorted(CHECKS_DIR.glob("test_*.py")) + [CHECKS_DIR / "common.py"]
+PUBLIC_FILES = sorted(CHECKS_DIR.glob("*.py"))  # every file of the checks ships to students
 
 
 @pytest.mark.parametrize("path", PUBLIC_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_what_students_get_of_a_check_file_imports_no_answers(path):
     """Judged on the file as the wheel holds it: a check file's visible part, any other file whole."""
     source = path.read_text()
-    shipped = visible_part(source) if path.parent == CHECKS_DIR and path.name.startswith("test_") else source
+    shipped = visible_part(source) if path.parent == CHECKS_DIR and path.match(CHECK_GLOB) else source
     leaked = {m for m in imports(shipped, path.name)
-              if m.split(".")[0] in ("solutions", "course", "tests") or m.startswith("autograder.checks.test_")}
+              if m.split(".")[0] in ("solutions", "course", "tests") or m.startswith("autograder.checks.section_")}
     assert not leaked, f"{path.relative_to(ROOT)} ships with {sorted(leaked)}"
     names = {n.id for n in ast.walk(ast.parse(shipped)) if isinstance(n, ast.Name)}
     assert "ref" not in names, f"{path.relative_to(ROOT)}: a visible check uses the reference (ref)"
 
 
-@pytest.mark.parametrize("path", sorted(CHECKS_DIR.glob("test_*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(CHECKS_DIR.glob(CHECK_GLOB)), ids=lambda p: p.name)
 def test_the_shipped_part_holds_exactly_the_visible_checks(path):
     """Every visible check of the file is shipped, and no other."""
     module = importlib.import_module(f"autograder.checks.{path.stem}")
@@ -185,9 +186,10 @@ NAMED_IN_THE_SELF_CHECK = [
 @pytest.mark.parametrize("section_id, mistake_id, title", NAMED_IN_THE_SELF_CHECK,
                          ids=[f"{s}:{m}" for s, m, _ in NAMED_IN_THE_SELF_CHECK])
 def test_the_self_check_names_the_mistake_as_grading_does(section_id, mistake_id, title):
+    from catalogues import CATALOGUES
     from support import failing, grade_source
 
-    catalogue = importlib.import_module(f"tests.test_checks_{section_id}").MISTAKES
+    catalogue = CATALOGUES[section_id].MISTAKES
     mistake = next(m for m in catalogue if m.id == mistake_id)
     assert mistake.says, mistake_id
     lost = failing(grade_source(section_id, mistake.source(section_id), visible_only=True))

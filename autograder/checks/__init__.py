@@ -1,4 +1,4 @@
-"""The checks: one pytest file per section, test_<section>.py, run only by the grader.
+"""The checks: one pytest file per section, section_<id>.py, run only by the grader.
 
 Import rule: a check file imports the core (harness, the `student` fixture's
 types), common.py and torch; its hidden checks alone import solutions/, after
@@ -14,10 +14,12 @@ fresh inputs. The self-check wheel ships each file with its hidden part cut out
 
 import importlib
 
+from autograder.core.sections import check_module
+
 
 def declared(section_id: str) -> dict:
     """title -> the `grading` record (harness.check) of each check of the section, in file order:
     what the grader's pytest run collects (module-level functions named test_*)."""
-    module = importlib.import_module(f"autograder.checks.test_{section_id}")
+    module = importlib.import_module(check_module(section_id))
     return {f.grading["title"]: f.grading for name, f in vars(module).items()
             if name.startswith("test_") and callable(f) and hasattr(f, "grading")}

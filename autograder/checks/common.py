@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_close, expect_shape
+from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_shape
 from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the checks' names for them)
 from autograder.core.hints import device_hint
 
@@ -126,30 +126,6 @@ def expect_no_loop(counts: dict, name: str, over: str) -> None:
            mistake=f"a Python loop over {over}")
 
 
-def expect_grads(reply, reference: torch.nn.Module, name: str, device: str = "cpu") -> None:
-    """Every parameter gets a gradient, equal to the reference's for the same upstream gradient.
-
-    device: where the student's code ran (the tolerance of the comparison).
-    """
-    expect(reply.graph, f"{name}: the output has no autograd graph (no requires_grad): "
-                        "avoid .detach(), torch.no_grad() and .data in forward")
-    ref_grads = {n: p.grad for n, p in reference.named_parameters()}
-    for param_name in ref_grads:  # a missing gradient first: it names the cause better than wrong values
-        if reply.param_grads.get(param_name) is None:
-            raise CheckFailed(f"{name}: parameter {param_name} received no gradient "
-                              "(is it used in forward? was it created as a Parameter / Linear?)")
-    for param_name, expected in ref_grads.items():
-        expect_close(reply.param_grads[param_name], expected, f"{name}: gradient of {param_name}", device=device)
-
-
-def reference_grads(module: torch.nn.Module, grad_output: torch.Tensor, *inputs, **kwargs) -> torch.Tensor:
-    module.zero_grad(set_to_none=True)
-    out = module(*inputs, **kwargs)
-    out = out[0] if isinstance(out, tuple) else out
-    (out * grad_output).sum().backward()
-    return out
-
-
 def expect_output(out, shape, what: str) -> None:
     """A tensor of `shape` that differs between batch items (their inputs differ): a property check
     earns nothing for a forward that ignores its input."""
@@ -170,16 +146,17 @@ def stack_items(items, what: str, name: str) -> torch.Tensor:
 
 
 UNUSED_PARAMETER = "is it used in forward? was it created as a Parameter / Linear?"
+NO_GRAPH = ("the output has no autograd graph (no requires_grad): avoid .detach(), torch.no_grad() and .data "
+            "in forward, and create the weights as nn.Parameter / nn.Linear")
 
 
-def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER) -> None:
+def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER, out=None) -> None:
     """Every parameter in `names` gets a gradient; finite ones where the output itself is finite
     (NaN in the forward is the value checks' business: its gradients are NaN too).
-    unused: the hint for a parameter that got none."""
-    out = reply.value
+    unused: the hint for a parameter that got none; out: the output to judge (default: the reply's value)."""
+    out = reply.value if out is None else out
     if isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all()):
-        expect(reply.graph, f"{what}: the output has no autograd graph (no requires_grad): "
-                            "avoid .detach(), torch.no_grad() and .data in forward")
+        expect(reply.graph, f"{what}: {NO_GRAPH}")
         missing = [name for name in names if not isinstance(reply.param_grads.get(name), torch.Tensor)]
         expect(not missing, f"{what}: parameter {missing[0] if missing else ''} received no gradient ({unused})")
         return
@@ -191,9 +168,7 @@ def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER) -
 
     Only that the gradients flow: their values follow from the forward, which other checks grade.
     """
-    expect(reply.graph, f"{name}: the output has no autograd graph (no requires_grad): "
-                        "avoid .detach(), torch.no_grad() and .data in forward, and create the weights "
-                        "as nn.Parameter / nn.Linear")
+    expect(reply.graph, f"{name}: {NO_GRAPH}")
     for param_name in names:
         grad = reply.param_grads.get(param_name)
         if not isinstance(grad, torch.Tensor):

@@ -1,7 +1,7 @@
 """The `grade` verb: a submission in, a GradeResult out.
 
 notebook -> extracted cells (extract) -> worker child per section (workers,
-student) -> checks (checks/test_<id>.py: the visible checks first, then the
+student) -> checks (checks/section_<id>.py: the visible checks first, then the
 hidden ones, which compare with solutions/; via plugin) -> GradeResult (results) -> report
 (formats).
 """
@@ -11,16 +11,14 @@ import contextlib
 import io
 import os
 import time
-from pathlib import Path
 
 from autograder.sandbox import tiers
 from autograder.core.results import GradeResult, SectionResult
-from autograder.core.sections import SECTIONS
+from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, SECTIONS, check_file
 from autograder.core.submission import SectionSource
 from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.limits import Limits
 
-CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 
 
 class HiddenChecksMissing(RuntimeError):
@@ -46,11 +44,6 @@ def contained_tier(launcher, limits: Limits, visible_only: bool) -> str:
     if not visible_only and level == tiers.NONE and limits.sandbox == "on":
         raise SandboxRefused(tiers.refusal(report))
     return level
-
-
-def check_file(section_id: str) -> Path:
-    """The section's checks, visible and hidden (the self-check wheel holds only the visible ones)."""
-    return CHECKS_DIR / f"test_{section_id}.py"
 
 
 def hidden_checks_present() -> bool:
@@ -161,8 +154,9 @@ def section_workers(sources: list[SectionSource], zygote, limits: Limits, device
     }
 
 
+# python_files: only the sections' check files are collected (their name has one home, sections.CHECK_FILE)
 PYTEST_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
-               "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
+               "-o", f"python_files={CHECK_GLOB}", "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
                "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
                "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
 # no traceback formatting, no log capture (each costs pytest tens of ms per student)

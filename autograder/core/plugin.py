@@ -2,19 +2,19 @@
 
 It gives each check module the `student` fixture for its section and turns
 every test outcome into a `CheckResult`. Only the grader's check files are
-collected (checks/test_<section>.py, mapped to its section by the file name), with the grader's own ini file and
+collected (checks/section_<id>.py, mapped to its section by the file name: sections.CHECK_FILE), with the grader's own ini file and
 rootdir: the submission's folder is never pytest's rootdir, never on sys.path,
 never a source of conftest.py.
 """
 from __future__ import annotations
 
-import re
 import traceback
 
 import pytest
 
 from autograder.core.harness import CheckFailed, take_passing_figures, verdict
 from autograder.core.results import CheckResult
+from autograder.core.sections import section_of_module
 from autograder.core.student import Student
 from autograder.sandbox.limits import StudentFailure
 
@@ -23,8 +23,7 @@ GRADER_FAULT = ("the grader itself failed in this check (not your code's fault);
 
 
 def section_of(module) -> str:
-    match = re.match(r"test_(\d\d_\w+)$", module.__name__.rsplit(".", 1)[-1])
-    return match.group(1) if match else ""
+    return section_of_module(module.__name__)
 
 
 def figures_of(excinfo) -> list[dict]:

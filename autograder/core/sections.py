@@ -1,7 +1,7 @@
 """The course's sections: what each one asks for and what it forbids.
 
 The registry is derived, not written: each section declares itself in its own
-check file, `autograder/checks/test_<id>.py`, as a literal `SECTION = {...}`
+check file, `autograder/checks/section_<id>.py`, as a literal `SECTION = {...}`
 at the top (title, reference module, graded names, forbidden APIs, ...). This
 module reads those declarations with `ast` (nothing is imported, so reading
 the registry never imports torch or a check's reference solution) and turns
@@ -15,6 +15,7 @@ totals come from here, never from literals.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,28 @@ ATTENTION_APIS = (
 API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a SECTION's "forbidden" may name
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
-CHECK_FILE = "test_{id}.py"
+# A section's check file is named after it: the one spelling of that name, which the registry, the
+# grader's pytest run (core/grade.PYTEST_ARGS), the notebooks and the self-check follow. Not test_*:
+# the checks are the grader's, never the project's tests.
+CHECK_PREFIX = "section_"
+CHECK_FILE = CHECK_PREFIX + "{id}.py"
+CHECK_GLOB = CHECK_FILE.format(id="[0-9][0-9]_*")
+
+
+def check_file(section_id: str, checks_dir: Path = CHECKS_DIR) -> Path:
+    """The check file of the section `section_id`."""
+    return checks_dir / CHECK_FILE.format(id=section_id)
+
+
+def check_module(section_id: str) -> str:
+    """The dotted name of the check module of the section `section_id`."""
+    return f"autograder.checks.{CHECK_PREFIX}{section_id}"
+
+
+def section_of_module(module_name: str) -> str:
+    """The section id of a check module (by its dotted or bare name), "" for any other module."""
+    match = re.fullmatch(CHECK_PREFIX + r"(\d\d_\w+)", module_name.rsplit(".", 1)[-1])
+    return match.group(1) if match else ""
 
 
 class SectionError(Exception):
@@ -88,7 +110,7 @@ def declaration(path: Path) -> tuple[dict, int]:
 
 
 def read_section(path: Path) -> Section:
-    """The Section that the check file at `path` (checks/test_<id>.py) declares."""
+    """The Section that the check file at `path` (checks/section_<id>.py) declares."""
     data, line = declaration(path)
     where = f"{path}:{line}"
     for key in REQUIRED:
@@ -106,7 +128,7 @@ def read_section(path: Path) -> Section:
     if unknown:
         raise SectionError(f"{where}: SECTION['forbidden_in'] names {', '.join(unknown)}, not graded names")
     return Section(
-        id=path.stem[len("test_"):], title=data["title"], solution_module=data["solution"],
+        id=path.stem[len(CHECK_PREFIX):], title=data["title"], solution_module=data["solution"],
         names=tuple(data["names"]), forbidden=API_FAMILIES[family] if family else (),
         forbidden_in=tuple(data.get("forbidden_in", ())), provided=tuple(data.get("provided", ())),
         uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False))
@@ -114,7 +136,7 @@ def read_section(path: Path) -> Section:
 
 def discover(checks_dir: Path = CHECKS_DIR) -> tuple[Section, ...]:
     """Every section with a check file in `checks_dir`, in the order of their ids."""
-    return tuple(read_section(path) for path in sorted(checks_dir.glob("test_[0-9][0-9]_*.py")))
+    return tuple(read_section(path) for path in sorted(checks_dir.glob(CHECK_GLOB)))
 
 
 SECTIONS: tuple[Section, ...] = discover()

@@ -1,7 +1,7 @@
 """What a hidden check holds: a proxy for the student's code of one section.
 
     out = student.call("softmax", x)                  # a plain CPU tensor back
-    reply = student.run("score_matrix", x, count_ops=True)
+    reply = student.run("score_matrix", x)            # the value, the op counts, the gradients
     mha = student.new("MultiHeadAttention", 3, 2, 6, 0.0, num_heads=2, seed=123)
     out = mha(batch)                                  # eval mode unless mode="train"
     reply = mha.run(batch, mode="train", seed=5, backward=grad_output)
@@ -286,7 +286,7 @@ class Student:
     def call(self, name: str, *args, seed: int | None = None, **kwargs):
         return self.run(name, *args, seed=seed, **kwargs).value
 
-    def run(self, name, *args, seed=None, count_ops=False, return_args=False, device=None,
+    def run(self, name, *args, seed=None, return_args=False, device=None,
             backward=None, noncontiguous=False, default_device=None, **kwargs) -> Reply:
         """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
         layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output.
@@ -412,7 +412,7 @@ class StudentModule:
     def __call__(self, *args, mode="eval", seed=None, **kwargs):
         return self.run(*args, mode=mode, seed=seed, **kwargs).value
 
-    def run(self, *args, mode="eval", seed=None, count_ops=False, return_args=False, device=None,
+    def run(self, *args, mode="eval", seed=None, return_args=False, device=None,
             backward=None, **kwargs) -> Reply:
         self.student._check_source_bans(self.class_name)
         target = {"handle": self.handle.index, "method": None}

@@ -50,12 +50,6 @@ def panel_boxes(shape) -> list[tuple[int, int, int, int]]:
     return [(left, top, left + width, top + height) for left in PANEL_LEFTS]
 
 
-def cell_center(box, shape, row: int, col: int) -> tuple[float, float]:
-    """The pixel at the centre of cell (row, col) of a panel box."""
-    x0, y0, x1, y1 = box
-    return x0 + (col + 0.5) * (x1 - x0) / shape[1], y0 + (row + 0.5) * (y1 - y0) / shape[0]
-
-
 def as_array(matrix) -> np.ndarray:
     if hasattr(matrix, "detach"):
         matrix = matrix.detach().cpu().double().numpy()

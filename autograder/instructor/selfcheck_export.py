@@ -4,7 +4,7 @@
 
 It writes DIR/attention_course_selfcheck-<version>-py3-none-any.whl: the
 autograder package without anything that gives answers away, i.e. without the
-hidden checks (autograder/checks/test_*.py, which compare with the reference
+hidden checks (autograder/checks/section_*.py, which compare with the reference
 solutions), without solutions/ and without course/. What is left runs
 `python -m autograder check` (the visible checks, which compare with the values
 the notebooks print); `grade` refuses to run from it.
@@ -27,6 +27,7 @@ import zipfile
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
+from autograder.core.sections import CHECK_PREFIX
 from autograder.core.submission import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +35,7 @@ DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
 # The torch releases the self-check accepts: the one place that states them (the wheel's
-# metadata below, the students' README through course/build.py). A range, not the course's
+# metadata below, the students' README through course/build/readme.py). A range, not the course's
 # pin, so that a student's existing torch (Colab's, a lab machine's) is kept rather than
 # replaced by a download of several GB; its ends are the releases the self-check is tested
 # on (TORCH_TESTED; the course's own pin, torch==2.13.0 in pyproject.toml, is the first).
@@ -45,10 +46,11 @@ REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy", "ipython")  
 REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out
-CHECK_FILE = re.compile(r"autograder/checks/test_[^/]*\.py")  # a section's checks, visible and hidden
+# a section's checks, visible and hidden (sections.CHECK_FILE)
+CHECK_FILE = re.compile(r"autograder/checks/" + re.escape(CHECK_PREFIX) + r"[^/]*\.py")
 ALWAYS_KEPT = {"SECTION", "pytestmark"}  # what a shipped check file keeps even if no visible check uses it
 # Modules a shipped file may not import: they hold the answers, and are not in the wheel anyway.
-ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\.test_")
+ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\." + re.escape(CHECK_PREFIX))
 
 
 class ExportError(Exception):

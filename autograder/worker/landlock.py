@@ -140,10 +140,6 @@ def _add(ruleset: int, path: str, rights: int, handled: int) -> bool:
     return True
 
 
-def restrict(paths: dict) -> dict:
-    """Restrict the calling thread (and what it starts) to `paths` (see `plan`). The caller has
-    set no_new_privs. Returns {"abi", "tcp", "scoped"}; raises OSError where Landlock is missing."""
-    return enforce(prepare(paths))
 
 
 def prepare(paths: dict) -> tuple[int, int]:

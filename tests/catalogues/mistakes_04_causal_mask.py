@@ -1,4 +1,4 @@
-"""Section 04's checks against the catalogue of common mistakes and other correct styles.
+"""Section 04's catalogue: common mistakes, each with the checks it must lose, and other correct styles.
 
 Each mistake's `loses` lists exactly the checks that lose points for it."""
 from support import Mistake

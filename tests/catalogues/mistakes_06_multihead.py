@@ -1,20 +1,8 @@
-"""Section 06's checks against the catalogue of common mistakes and other correct styles."""
-import pytest
-import torch
+"""Section 06's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from torch import nn
 from autograder.core.hints import BARE_VIEW
 
 SECTION = "06_multihead"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """The references compare tiny tensors: one thread spares thread-pool wake-ups on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # A correct MultiHeadAttention in a style of its own (view + transpose, contiguous().view back, a
@@ -299,59 +287,3 @@ STYLES = [
                     return self.out_proj(combine_heads(torch.matmul(weights, v)))
             """},
 ]
-
-
-def torch_multihead(reference):
-    """nn.MultiheadAttention carrying the reference's weights (d_in == d_out, qkv_bias=True)."""
-    theirs = torch.nn.MultiheadAttention(reference.d_out, reference.num_heads, batch_first=True)
-    with torch.no_grad():
-        layers = (reference.W_query, reference.W_key, reference.W_value)
-        theirs.in_proj_weight.copy_(torch.cat([layer.weight for layer in layers]))
-        theirs.in_proj_bias.copy_(torch.cat([layer.bias for layer in layers]))
-        theirs.out_proj.weight.copy_(reference.out_proj.weight)
-        theirs.out_proj.bias.copy_(reference.out_proj.bias)
-    return theirs.eval()
-
-
-def test_reference_equals_torch_multihead_attention():
-    """What the hidden check states: with d_in == d_out and the weights copied, the reference equals
-    nn.MultiheadAttention under a causal attn_mask (and key_padding_mask), and per head it equals
-    F.scaled_dot_product_attention(is_causal=True)."""
-    from solutions.multihead import MultiHeadAttention, combine_heads, split_heads
-
-    torch.manual_seed(0)
-    ours = MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True).eval()
-    theirs = torch_multihead(ours)
-    x = torch.randn(3, 6, 8)
-    padding = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False, True, False, False, True, False]])
-    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
-    with torch.no_grad():
-        for kpm in (None, padding):
-            expected, _ = theirs(x, x, x, attn_mask=causal, key_padding_mask=kpm, need_weights=False)
-            torch.testing.assert_close(ours(x, key_padding_mask=kpm), expected, rtol=1e-5, atol=1e-6)
-        q, k, v = (split_heads(layer(x), 2) for layer in (ours.W_query, ours.W_key, ours.W_value))
-        per_head = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        torch.testing.assert_close(ours(x), ours.out_proj(combine_heads(per_head)), rtol=1e-5, atol=1e-6)
-
-
-def test_the_visible_checks_rebuild_the_forward_from_the_module_s_own_weights():
-    """What the visible checks compute from a student's parameters (own_layers) is the reference's forward:
-    attend and nn.MultiheadAttention in eval mode, and in train mode the dropout of the attention weights
-    under the same seed, so the checks judge the student's module by its own weights."""
-    from autograder.checks.test_06_multihead import attend, causal_torch_output, own_layers
-    from solutions.multihead import MultiHeadAttention
-
-    torch.manual_seed(3)
-    ours = MultiHeadAttention(8, 8, 6, 0.5, num_heads=2, qkv_bias=True).eval()
-    own = own_layers(dict(ours.named_parameters()), 8, 8, 2)
-    x = torch.randn(2, 6, 8)
-    with torch.no_grad():
-        expected = ours(x)
-        torch.testing.assert_close(attend(own, x), expected, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(causal_torch_output(own, x), expected, rtol=1e-5, atol=1e-6)
-        torch.manual_seed(6)
-        trained = ours.train()(x)
-    torch.manual_seed(6)
-    dropped = attend(own, x, weights_dropout=lambda w: nn.functional.dropout(w, 0.5))
-    torch.testing.assert_close(dropped, trained, rtol=1e-5, atol=1e-6)
-    assert own_layers({"W_query.weight": torch.zeros(8, 8)}, 8, 8, 2) is None  # not the documented parameters

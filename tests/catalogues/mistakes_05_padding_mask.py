@@ -1,4 +1,4 @@
-"""Section 05's checks against the catalogue of common mistakes and other correct styles.
+"""Section 05's catalogue: common mistakes, each with the checks it must lose, and other correct styles.
 
 Each mistake's `loses` lists exactly the checks that lose points for it."""
 from support import Mistake
@@ -247,59 +247,3 @@ STYLES = [
                 return self.W_out(torch.bmm(weights, self.W_v(v))), weights
         """},
 ]
-
-
-def test_what_the_visible_checks_compute_equals_the_reference():
-    """The visible checks build their expected values without the reference: the mask from the lengths,
-    softmax(q k^T / sqrt(d)) @ v with the padded keys hidden, and nn.MultiheadAttention holding the
-    weights created in the documented order. At the sizes they use, these are the reference's."""
-    import torch
-
-    from autograder.checks.common import randn, seeded
-    from autograder.checks.test_05_padding_mask import attend, documented_layers, lengths_mask, multihead_attention
-    from solutions import padding_mask as ref
-
-    for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7), ([4, 3, 2], 4)):
-        assert torch.equal(lengths_mask(seq_lens, max_len), ref.key_padding_mask(seq_lens, max_len))
-    queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
-    mask = lengths_mask([5, 2, 3], 5)
-    for ours, theirs in zip(attend(queries, keys, values, mask[:, None, :]),
-                            ref.padded_attention(queries, keys, values, mask)):
-        torch.testing.assert_close(ours, theirs)
-    for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
-        x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
-        mask = lengths_mask(seq_lens, max(seq_lens))
-        reference = seeded(ref.PaddedSelfAttention, dim, seed=seed)
-        with torch.no_grad():
-            expected_out, expected_weights = reference(x, x, x, key_padding_mask=mask)
-        out, weights = multihead_attention(documented_layers(dim, seed), x, x, x, key_padding_mask=mask)
-        torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)
-        q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)  # the check's distinct inputs
-        with torch.no_grad():
-            expected = reference(q, k, v, key_padding_mask=mask)
-        for ours, theirs in zip(multihead_attention(documented_layers(dim, seed), q, k, v, key_padding_mask=mask),
-                                expected):
-            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
-
-
-def test_reference_equals_torch_multihead_attention_with_both_masks():
-    """What the hidden check 'matches the reference with both masks' stands for: nn.MultiheadAttention."""
-    import torch
-
-    from autograder.checks.common import rand, randn, seeded
-    from autograder.checks.test_05_padding_mask import documented_layers, lengths_mask, multihead_attention
-    from solutions.padding_mask import PaddedSelfAttention
-
-    q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)
-    mask = lengths_mask([6, 3, 5, 1], 6)
-    per_item = rand(523, 4, 6, 6) > 0.6
-    per_item[:, :, 0] = False
-    ours = seeded(PaddedSelfAttention, 5, seed=57)
-    for attn_mask in (torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1), per_item):
-        with torch.no_grad():
-            out, weights = ours(q, k, v, key_padding_mask=mask, attn_mask=attn_mask)
-        expected_out, expected_weights = multihead_attention(documented_layers(5, 57), q, k, v, key_padding_mask=mask,
-                                                             attn_mask=attn_mask)
-        torch.testing.assert_close(out, expected_out, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(weights, expected_weights, rtol=1e-5, atol=1e-6)

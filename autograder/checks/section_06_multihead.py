@@ -26,15 +26,18 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "uses_meta": True,
 }
 
-import math
 from functools import partial
-from types import SimpleNamespace
 
 import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
                                       expect_same_params, expect_unchanged, manual_seed, randn, run_unless_raised,
-                                      seeded, seeded_projections, with_params)
+                                      seeded, with_params)
+from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
+                                                 causal_torch_output, fill_of, mha_mistakes, own_layers)
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
+                                                  MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
+                                                  NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
                                      expect_close, expect_shape)
 from autograder.worker.wire import TensorStub
@@ -49,167 +52,9 @@ DOC_WRAPPER = torch.tensor(
 DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
-BARE_SPLIT = "a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)"
-BARE_SPLIT_IN_FORWARD = ("a bare view to (B, H, T, head_dim) when splitting heads, without the transpose "
-                         "(tokens and heads get mixed): view to (B, T, H, head_dim), then .transpose(1, 2)")
-NO_SWAP_BACK = "a bare reshape to (B, T, H*hd) without swapping H and T back"
-INVERSE_HINT = ("combine_heads must undo split_heads: split_heads reshapes to (B, T, H, hd) then swaps T and H, "
-                "so combine_heads swaps them back, then reshapes")
-NAMES = ("W_query", "W_key", "W_value")
-MHA_ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
-WRAPPER_ORDER = ("the heads one after the other, each CausalAttention(d_in, d_out, context_length, dropout, "
-                 "qkv_bias) creating W_query, W_key, W_value")
-NO_WRAPPER_BIAS = "qkv_bias not passed on to the CausalAttention heads"
-NO_WRAPPER_DROPOUT = "dropout not passed on to the CausalAttention heads"
-QKV_IGNORED = "qkv_bias ignored (W_query, W_key, W_value built without bias)"
-EVAL_DROPOUT = ("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
-                "module, which eval() switches off)")
-NO_TRAIN_DROPOUT = "no dropout applied in train mode (apply self.dropout to the attention weights)"
-CONTEXT_DROPOUT = "dropout on the context vectors instead of the attention weights"
-
-# The report's pictures (public inputs only: the documented example, a visible check's inputs).
-# (B, H, T, hd) heads are drawn as batch item 0 with one row per (head, token), so a mixed-up split shows.
-HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), "batch item 0, one row per head and token")
-
-
-def head_rows(num_heads: int, num_tokens: int) -> list[str]:
-    return [f"head {h} t{t}" for h in range(num_heads) for t in range(num_tokens)]  # short: the margin is 90 px
-
-
-def head_columns(num_heads: int, head_dim: int) -> list[str]:
-    """Column names of combined heads (B, T, H*hd): each head's block of features side by side."""
-    return [f"head {h}: {i}" for h in range(num_heads) for i in range(head_dim)]
-
-
 def new_mha(student, *args, **kwargs):
     """The student's MultiHeadAttention (an error its forward raises on a bare .view gets its hint: core/hints.py)."""
     return student.new("MultiHeadAttention", *args, **kwargs)
-
-
-def bare_split_output(x, d_in, d_out, num_heads, seed):
-    """What MultiHeadAttention(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns when it
-    splits the heads with a bare view to (B, H, T, head_dim): the weights of the public creation order."""
-    with torch.no_grad():
-        return _bare_split_output(x, d_in, d_out, num_heads, seed)
-
-
-def _bare_split_output(x, d_in, d_out, num_heads, seed):
-    projection = seeded_projections(d_in, d_out, seed=seed)
-    out_proj = torch.nn.Linear(d_out, d_out)  # created right after W_value
-    b, t, _ = x.shape
-    head_dim = d_out // num_heads
-    queries, keys, values = (layer(x).reshape(b, num_heads, t, head_dim)
-                             for layer in (projection.W_query, projection.W_key, projection.W_value))
-    hidden = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-    scores = (queries @ keys.transpose(-2, -1)).masked_fill(hidden, float("-inf"))
-    context = torch.softmax(scores / math.sqrt(head_dim), dim=-1) @ values
-    return out_proj(context.transpose(1, 2).reshape(b, t, d_out))
-
-
-def own_layers(params, d_in, d_out, num_heads, device="cpu"):
-    """The student's MultiHeadAttention weights as functions (a bias it lacks counts as zero), with
-    num_heads, head_dim and d_out: what `attend` takes. None when the parameters lack the documented
-    names or shapes (the parameter checks say so). device: where the functions compute."""
-    params = params if isinstance(params, dict) else {}
-    layers = {}
-    for name, n_in in (*((name, d_in) for name in NAMES), ("out_proj", d_out)):
-        weight, bias = params.get(f"{name}.weight"), params.get(f"{name}.bias")
-        if not isinstance(weight, torch.Tensor) or tuple(weight.shape) != (d_out, n_in):
-            return None
-        if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (d_out,):
-            bias = torch.zeros(d_out)
-        layers[name] = partial(torch.nn.functional.linear, weight=weight.detach().float().to(device),
-                               bias=bias.detach().float().to(device))
-    return SimpleNamespace(**layers, num_heads=num_heads, head_dim=d_out // num_heads, d_out=d_out)
-
-
-def attend(module, x, **switches):
-    """MultiHeadAttention's forward written out, without autograd: see _attend."""
-    with torch.no_grad():
-        return _attend(module, x, **switches)
-
-
-def _attend(module, x, *, scale_by=None, bare_split=False, bare_combine=False, out_proj=True,
-           causal=True, diagonal=1, padding=None, fill=float("-inf"), weights_dropout=None, context_dropout=None):
-    """MultiHeadAttention's forward written out with the weights of `module` (the reference, or
-    own_layers of the student's), with switches that reproduce common mistakes.
-
-    scale_by: divide the scores by sqrt(scale_by) (default head_dim; 1 = unscaled).
-    bare_split / bare_combine: a view to (B, H, T, hd) without the transpose, and back.
-    diagonal: 1 for the causal mask, 0 to hide the diagonal too.
-    padding: (mask, how), how in "keys", "inverted", "queries", "instead" (of the causal mask).
-    fill: -inf or -1e9; they differ only on rows where every key is hidden.
-    weights_dropout / context_dropout: a function applied to the (B, H, T, T) attention weights (where
-    dropout belongs) or to the (B, H, T, hd) context (dropout in the wrong place).
-    The masks are made on x's device.
-    """
-    b, t, _ = x.shape
-    h, hd = module.num_heads, module.head_dim
-
-    def split(y):
-        return y.reshape(b, h, t, hd) if bare_split else y.reshape(b, t, h, hd).transpose(1, 2)
-
-    queries, keys, values = split(module.W_query(x)), split(module.W_key(x)), split(module.W_value(x))
-    scores = queries @ keys.transpose(-2, -1)  # (b, h, t, t)
-    hidden = torch.zeros(t, t, dtype=torch.bool, device=x.device)
-    if causal:
-        hidden = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), diagonal=diagonal)
-    if padding is not None:
-        mask, how = padding[0].to(x.device), padding[1]
-        if how == "keys":
-            hidden = hidden | mask[:, None, None, :]
-        elif how == "inverted":
-            hidden = hidden | ~mask[:, None, None, :]
-        elif how == "queries":
-            hidden = hidden | mask[:, None, :, None]
-        elif how == "instead":
-            hidden = mask[:, None, None, :].expand(b, 1, t, t)
-    scores = scores.masked_fill(hidden, fill)
-    weights = torch.softmax(scores / math.sqrt(scale_by or hd), dim=-1)
-    if weights_dropout is not None:
-        weights = weights_dropout(weights)
-    context = weights @ values  # (b, h, t, hd)
-    if context_dropout is not None:
-        context = context_dropout(context)
-    context = context.reshape(b, t, h * hd) if bare_combine else context.transpose(1, 2).reshape(b, t, h * hd)
-    return module.out_proj(context) if out_proj else context
-
-
-def fill_of(got):
-    """-inf if the student's output has NaN (rows with every key hidden), else -1e9."""
-    if isinstance(got, torch.Tensor) and got.is_floating_point() and bool(torch.isnan(got).any()):
-        return float("-inf")
-    return -1e9
-
-
-def mha_mistakes(module, x, got):
-    """What common wrong versions of MultiHeadAttention return with the weights of `module`."""
-    fill = fill_of(got)
-    return {
-        "scores scaled by sqrt(d_out) instead of sqrt(head_dim)": attend(module, x, scale_by=module.d_out, fill=fill),
-        "unscaled scores (divide by sqrt(head_dim))": attend(module, x, scale_by=1, fill=fill),
-        BARE_SPLIT_IN_FORWARD: attend(module, x, bare_split=True, fill=fill),
-        "a bare view to (B, H, T, head_dim) when splitting heads and when combining them "
-        "(tokens and heads get mixed)": attend(module, x, bare_split=True, bare_combine=True, fill=fill),
-        "combining heads without swapping H and T back first": attend(module, x, bare_combine=True, fill=fill),
-        "no out_proj applied to the combined heads": attend(module, x, out_proj=False, fill=fill),
-        "the diagonal masked too (a token must see itself)": attend(module, x, diagonal=0, fill=fill),
-        "no causal mask (every token sees the future)": attend(module, x, causal=False, fill=fill),
-    }
-
-
-def causal_torch_output(own, x):
-    """nn.MultiheadAttention (d_in == d_out) holding the weights of `own`, under a causal attn_mask."""
-    torch_module = torch.nn.MultiheadAttention(own.d_out, own.num_heads, batch_first=True)
-    with torch.no_grad():
-        torch_module.in_proj_weight.copy_(torch.cat([getattr(own, name).keywords["weight"] for name in NAMES]))
-        torch_module.in_proj_bias.copy_(torch.cat([getattr(own, name).keywords["bias"] for name in NAMES]))
-        torch_module.out_proj.weight.copy_(own.out_proj.keywords["weight"])
-        torch_module.out_proj.bias.copy_(own.out_proj.keywords["bias"])
-        t = x.shape[1]
-        future = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-        out, _ = torch_module.eval()(x, x, x, attn_mask=future, need_weights=False)
-    return out
 
 
 # ---------------------------------------------------------------- visible: documented values (2 points)

@@ -1,4 +1,4 @@
-"""Section 03's checks against the catalogue of common mistakes and other correct styles."""
+"""Section 03's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
 from autograder.core.hints import BATCHED_T
 

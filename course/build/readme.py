@@ -1,0 +1,56 @@
+"""Write the students' README from its source (course/student_readme.md): the list of notebooks
+and the torch releases the self-check accepts have one home each, and are filled in here."""
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from autograder.core.sections import SECTIONS, Section
+from autograder.instructor import selfcheck_export
+from course.build.layout import README_SOURCE, ROOT, BuildError
+
+
+def notebook_table(sections: tuple[Section, ...] = SECTIONS) -> str:
+    """The students' list of notebooks, from the registry: a new section appears in it by itself."""
+    core = [s for s in sections if not s.bonus]
+    lines = [f"{len(core)} notebooks, one per section, to work through in order"
+             + (f", and {len(sections) - len(core)} bonus" if len(core) < len(sections) else "") + ":", "",
+             "| notebook | section | you implement |", "|---|---|---|"]
+    for s in sections:
+        names = ", ".join(f"`{name}`" for name in s.names)
+        lines.append(f"| `{s.notebook}` | {s.title}{' (bonus)' if s.bonus else ''} | {names} |")
+    return "\n".join(lines)
+
+
+def student_readme(root: Path = ROOT) -> str:
+    """The students' README: its source with the notebooks and the self-check's torch releases filled in."""
+    path = root / README_SOURCE
+    if not path.is_file():
+        raise BuildError(f"{path}: missing students' README source")
+    values = {
+        "notebooks": notebook_table(),
+        "torch_pin": selfcheck_export.TORCH_TESTED[0],  # the course's own release, what students install
+        "torch_range": selfcheck_export.TORCH_RANGE,
+        "torch_tested": " and ".join(selfcheck_export.TORCH_TESTED),
+    }
+    text = path.read_text(encoding="utf-8")
+    unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))
+    if unknown:
+        raise BuildError(f"{path}: unknown placeholder(s) {unknown}; known: {sorted(values)}")
+    for name, value in values.items():
+        text = text.replace("{{" + name + "}}", value)
+    return text
+
+
+def section_readme(section: Section, root: Path = ROOT) -> str:
+    """The students' README as it comes with one section released through nbgrader's exchange:
+    a note under its title says that this folder is one section and how to check it alone."""
+    title, _, rest = student_readme(root).partition("\n")
+    note = (
+        f"This folder holds one section of the course, `{section.notebook}` ({section.title}), "
+        "released on its own: each section comes with this README and the self-check in `grader/`. "
+        "Install once (below), then check this notebook alone, in this folder with the environment "
+        f"activated: `python -m autograder check --section {section.id}`."
+    )
+    return f"{title}\n\n" + "\n".join(textwrap.wrap(note, 78)) + "\n" + rest

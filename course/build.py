@@ -384,6 +384,7 @@ def _unique(grade_id: str, used: set[str]) -> str:
 def _new_notebook(cells: list) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata = nbformat.from_dict({"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)})
+    nb.metadata["course"] = {"language": "en"}  # the prose's language (course/localized.py writes the others)
     nb.cells = cells
     for index, cell in enumerate(cells):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -574,7 +575,10 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
 
 def clean_released(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Drop what nbgrader adds that is not needed and could vary between runs."""
+    course = nb.metadata.get("course")  # the prose's language, kept
     nb.metadata = nbformat.from_dict({"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)})
+    if course:
+        nb.metadata["course"] = course
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []
@@ -712,12 +716,20 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
         result.files[CORRECT_NB.format(id=section.id)] = notebook_text(correct)
         partial = fill_notebook(released[section.id], partial_answers(section, root))
         result.files[PARTIAL_NB.format(id=section.id)] = notebook_text(partial)
+    # --- hook: the other languages (to become a build step of its own) ---
+    from course import localized  # imported here: it builds on this module
+    try:
+        localized.add_languages(result, sources, released, root)
+    except localized.LocalizationError as error:
+        raise BuildError(str(error)) from None
+    # --- end of hook ---
     return result
 
 
 def existing_generated(root: Path = ROOT) -> set[str]:
     found = set()
-    for pattern in GENERATED_GLOBS:
+    from course import localized  # --- hook: the other languages' generated files ---
+    for pattern in GENERATED_GLOBS + localized.generated_globs():
         found.update(path.relative_to(root).as_posix() for path in root.glob(pattern))
     return found
 

@@ -1,0 +1,243 @@
+"""The course in other languages than English: a build step after the English notebooks.
+
+One source, several languages: the code, the checks, the points and the example data exist once;
+only the prose (course/prose.py: Markdown cells, docstrings and hints, comments, the setup's
+printed lines) and the students' README differ, translated in locale/<locale>/LC_MESSAGES/
+notebooks.po (course/catalogue.py). For each language `<lang>` of LANGUAGES the step writes
+
+    assignments/<lang>/nbgrader_config.py           the English course directory's configuration
+                                                    under a course id of its own (a shared nbgrader
+                                                    exchange keeps the two courses apart)
+    assignments/<lang>/source/<id>/<id>.ipynb       the source notebook, prose translated
+    assignments/<lang>/source/<id>/README.md, attention_plots.py, grader/<wheel>
+    student_template/<lang>/<id>.ipynb              the released notebook, prose translated
+    student_template/<lang>/README.md, attention_plots.py, grader/<wheel>
+
+and locale/notebooks.pot, the template the catalogues are merged from. Every notebook records its
+language in `metadata["course"]["language"]`.
+
+The released notebook of a language is the English released notebook with its prose translated,
+not a second `nbgrader generate_assignment` run: nbgrader's release touches only the solution
+regions, which hold no prose, so both ways give the same notebook (tests/test_chinese_notebooks.py
+runs nbgrader on assignments/zh/ and compares), and the build keeps one nbgrader run.
+
+A unit without a finished translation (missing, empty or fuzzy) stops the build, naming the
+notebook, the cell and the line of the PO file: a half-translated notebook is never written.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import nbformat
+
+from autograder.core.sections import SECTIONS, Section
+from autograder.instructor import selfcheck_export
+from course import build, catalogue, prose
+from course.catalogue import Message
+
+# language code (the folders' name) -> gettext locale (the catalogue's folder under locale/)
+LANGUAGES = {"zh": "zh_CN"}
+ENGLISH = "en"
+
+CONFIG = "assignments/{lang}/nbgrader_config.py"
+SOURCE_DIR = "assignments/{lang}/source/{id}"
+TEMPLATE_DIR = "student_template/{lang}"
+COURSE_ID_LINE = 'c.CourseDirectory.course_id = "attention-course"'
+README = "README.md"
+PLACEHOLDER = re.compile(r"\{\{\w*\}\}")
+
+
+class LocalizationError(Exception):
+    """A language's files cannot be written (course.build turns it into its BuildError: run as
+    `python -m course.build`, that module is __main__, and its BuildError is not course.build's)."""
+
+
+def generated_globs() -> tuple[str, ...]:
+    """The files this step writes, so that one no longer written is noticed and removed."""
+    globs = [catalogue.TEMPLATE]
+    for lang in LANGUAGES:
+        source = SOURCE_DIR.format(lang=lang, id="*")
+        template = TEMPLATE_DIR.format(lang=lang)
+        globs += [CONFIG.format(lang=lang), f"{source}/*.ipynb", f"{source}/{README}", f"{source}/{build.HELPER_NAME}",
+                  f"{source}/grader/*.whl", f"{template}/*.ipynb", f"{template}/{README}",
+                  f"{template}/{build.HELPER_NAME}", f"{template}/grader/*.whl"]
+    return tuple(globs)
+
+
+def set_language(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
+    nb.metadata.setdefault("course", {})["language"] = lang
+    return nb
+
+
+# --------------------------------------------------------------------------- the units
+
+
+def unit_message(section_id: str, unit: prose.Unit) -> Message:
+    return Message(f"{section_id}/{unit.cell_id}", unit.text, unit.kind)
+
+
+def readme_blocks(text: str) -> list[tuple[str, str | None]]:
+    """The README source as (text, context) blocks: a block with a context is a prose unit (a
+    heading, or a paragraph or list between blank lines); fenced code and blank lines are kept
+    as they are (context None), and so is a paragraph that is only a `{{placeholder}}`."""
+    blocks: list[tuple[str, str | None]] = []
+    heading, paragraph, fence = "", [], None
+
+    def flush():
+        if paragraph:
+            joined = "\n".join(paragraph)
+            blocks.append((joined, None if PLACEHOLDER.fullmatch(joined) else f"{README}/{heading}".rstrip("/")))
+            paragraph.clear()
+
+    for line in text.split("\n"):
+        if fence is not None or line.startswith("```"):
+            flush()
+            fence = None if (fence is not None and line.startswith("```")) else (fence if fence is not None else line)
+            blocks.append((line, None))
+        elif not line.strip():
+            flush()
+            blocks.append((line, None))
+        elif line.startswith("#"):
+            flush()
+            heading = line.lstrip("#").strip() if line.startswith("## ") else heading
+            blocks.append((line, f"{README}/{heading}".rstrip("/")))
+        else:
+            paragraph.append(line)
+    flush()
+    return blocks
+
+
+def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
+    """The words of the README's table of notebooks (build.notebook_table), and the section titles."""
+    words = ["{core} notebooks, one per section, to work through in order{more}:", ", and {bonus} bonus",
+             "| notebook | section | you implement |", " (bonus)"]
+    return ([Message(f"{README}/notebooks", text, "table") for text in words]
+            + [Message("sections", s.title, "section title") for s in sections])
+
+
+SECTION_NOTE = Message(
+    f"{README}/section note",
+    "This folder holds one section of the course, `{notebook}` ({title}), released on its own: each "
+    "section comes with this README and the self-check in `grader/`. Install once (below), then check "
+    "this notebook alone, in this folder with the environment activated: "
+    "`python -m autograder check --section {section}`.",
+    "note under the README's title, in a folder released through nbgrader")
+
+
+def readme_messages(root: Path = build.ROOT) -> list[Message]:
+    text = (root / build.README_SOURCE).read_text(encoding="utf-8")
+    units = [Message(context, block, "readme") for block, context in readme_blocks(text) if context]
+    return units + table_messages() + [SECTION_NOTE]
+
+
+def english_sources(root: Path = build.ROOT) -> dict[str, nbformat.NotebookNode]:
+    """The English source notebooks of the sections that have a spec (no nbgrader run)."""
+    return {s.id: build.build_source_notebook(s, build.spec_path(s, root / "course" / "notebooks"), root)
+            for s in SECTIONS if build.spec_path(s, root / "course" / "notebooks").is_file()}
+
+
+def notebook_messages(sources: dict[str, nbformat.NotebookNode]) -> list[Message]:
+    return [unit_message(sid, unit) for sid, nb in sources.items() for unit in prose.notebook_units(nb)]
+
+
+def english_messages(root: Path = build.ROOT, sources=None) -> list[Message]:
+    """Every prose unit of the course, in the order a reader meets it."""
+    return notebook_messages(sources if sources is not None else english_sources(root)) + readme_messages(root)
+
+
+# --------------------------------------------------------------------------- one language
+
+
+def translated_notebook(nb, section_id: str, cat: catalogue.Catalogue, lang: str) -> nbformat.NotebookNode:
+    out = prose.translated(nb, lambda unit: cat.lookup(unit_message(section_id, unit)))
+    return set_language(out, lang)
+
+
+def translated_readme(cat: catalogue.Catalogue, root: Path = build.ROOT) -> str:
+    """The students' README in the catalogue's language, placeholders filled as in English."""
+    source = (root / build.README_SOURCE).read_text(encoding="utf-8")
+    parts = []
+    for block, context in readme_blocks(source):
+        if context is None:
+            parts.append(block)
+            continue
+        text = cat.lookup(Message(context, block, "readme"))
+        if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(block)):
+            raise LocalizationError(f"{cat.rel}: {context}: the translation must keep {PLACEHOLDER.findall(block)}")
+        parts.append(text)
+    values = {
+        "notebooks": translated_table(cat),
+        "torch_pin": selfcheck_export.TORCH_TESTED[0],
+        "torch_range": selfcheck_export.TORCH_RANGE,
+        "torch_tested": " / ".join(selfcheck_export.TORCH_TESTED),
+    }
+    text = "\n".join(parts)
+    for name, value in values.items():
+        text = text.replace("{{" + name + "}}", value)
+    return text
+
+
+def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
+    """build.notebook_table in the catalogue's language."""
+    intro, bonus, header, bonus_mark = (cat.lookup(m) for m in table_messages(sections)[:4])
+    core = [s for s in sections if not s.bonus]
+    more = bonus.format(bonus=len(sections) - len(core)) if len(core) < len(sections) else ""
+    lines = [intro.format(core=len(core), more=more), "", header, "|---|---|---|"]
+    for s in sections:
+        title = cat.lookup(Message("sections", s.title, "section title"))
+        names = ", ".join(f"`{name}`" for name in s.names)
+        lines.append(f"| `{s.notebook}` | {title}{bonus_mark if s.bonus else ''} | {names} |")
+    return "\n".join(lines)
+
+
+def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> str:
+    """The translated README with a note on the one section a folder released by nbgrader holds."""
+    title, _, rest = readme.partition("\n")
+    note = cat.lookup(SECTION_NOTE).format(
+        notebook=section.notebook, title=cat.lookup(Message("sections", section.title, "section title")),
+        section=section.id)
+    return f"{title}\n\n{note}\n{rest}"
+
+
+def add_languages(result: build.BuildResult, sources: dict, released: dict, root: Path = build.ROOT) -> None:
+    """Add every language's files (and the template) to `result`, from the English notebooks."""
+    messages = english_messages(root, sources)
+    result.files[catalogue.TEMPLATE] = catalogue.template_text(messages)
+    wheels = {rel: data for rel, data in result.blobs.items() if rel.startswith(build.TEMPLATE_GRADER + "/")}
+    english_config = (root / "assignments" / "nbgrader_config.py").read_text(encoding="utf-8")
+    if COURSE_ID_LINE not in english_config:
+        raise LocalizationError(f"assignments/nbgrader_config.py: the line {COURSE_ID_LINE!r} is missing")
+    for lang, locale in LANGUAGES.items():
+        try:
+            cat = catalogue.Catalogue(locale, root)
+            cat.check(messages)
+        except catalogue.MissingTranslation as missing:
+            raise LocalizationError(f"the {lang} notebooks are not written: {len(missing.problems)} unit(s) "
+                                   "without a translation:\n  " + "\n  ".join(missing.problems)) from None
+        result.files[CONFIG.format(lang=lang)] = english_config.replace(
+            COURSE_ID_LINE, COURSE_ID_LINE[:-1] + f'-{lang}"')
+        readme = translated_readme(cat, root)
+        template = TEMPLATE_DIR.format(lang=lang)
+        result.files[f"{template}/{README}"] = readme
+        result.files[f"{template}/{build.HELPER_NAME}"] = build.helper_text(root)
+        for rel, data in wheels.items():
+            result.blobs[f"{template}/grader/{Path(rel).name}"] = data
+        for section in SECTIONS:
+            if section.id not in sources:
+                continue
+            folder = SOURCE_DIR.format(lang=lang, id=section.id)
+            source = translated_notebook(sources[section.id], section.id, cat, lang)
+            result.files[f"{folder}/{section.id}.ipynb"] = build.notebook_text(source)
+            result.files[f"{folder}/{README}"] = section_readme(section, readme, cat)
+            result.files[f"{folder}/{build.HELPER_NAME}"] = build.helper_text(root)
+            for rel, data in wheels.items():
+                result.blobs[f"{folder}/grader/{Path(rel).name}"] = data
+            student = translated_notebook(released[section.id], section.id, cat, lang)
+            result.files[f"{template}/{section.id}.ipynb"] = build.notebook_text(student)
+
+
+def english(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` marked as English (the language key is the only change to the English notebooks)."""
+    return set_language(copy.deepcopy(nb), ENGLISH)

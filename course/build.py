@@ -719,7 +719,7 @@ def build(root: Path = ROOT, sections=SECTIONS, spec_dir: Path | None = None) ->
     # --- hook: the other languages (to become a build step of its own) ---
     from course import localized  # imported here: it builds on this module
     try:
-        localized.add_languages(result, sources, released, root)
+        localized.add_languages(result, sources, root)
     except localized.LocalizationError as error:
         raise BuildError(str(error)) from None
     # --- end of hook ---

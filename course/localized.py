@@ -16,17 +16,18 @@ notebooks.po (course/catalogue.py). For each language `<lang>` of LANGUAGES the 
 and locale/notebooks.pot, the template the catalogues are merged from. Every notebook records its
 language in `metadata["course"]["language"]`.
 
-The released notebook of a language is the English released notebook with its prose translated,
-not a second `nbgrader generate_assignment` run: nbgrader's release touches only the solution
-regions, which hold no prose, so both ways give the same notebook (tests/test_chinese_notebooks.py
-runs nbgrader on assignments/zh/ and compares), and the build keeps one nbgrader run.
+The released notebooks of a language come from `nbgrader generate_assignment` on its source
+notebooks (build.release, one run for all sections), not from translating the English release:
+nbgrader records a checksum of every locked cell's source, prose included, and checks it when it
+autogrades, so only its own release carries the right ones. The course id does not enter the
+released notebooks: tests/test_chinese_notebooks.py runs nbgrader in assignments/zh/ itself and
+finds the same notebooks.
 
 A unit without a finished translation (missing, empty or fuzzy) stops the build, naming the
 notebook, the cell and the line of the PO file: a half-translated notebook is never written.
 """
 from __future__ import annotations
 
-import copy
 import re
 from pathlib import Path
 
@@ -39,7 +40,6 @@ from course.catalogue import Message
 
 # language code (the folders' name) -> gettext locale (the catalogue's folder under locale/)
 LANGUAGES = {"zh": "zh_CN"}
-ENGLISH = "en"
 
 CONFIG = "assignments/{lang}/nbgrader_config.py"
 SOURCE_DIR = "assignments/{lang}/source/{id}"
@@ -201,8 +201,8 @@ def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> s
     return f"{title}\n\n{note}\n{rest}"
 
 
-def add_languages(result: build.BuildResult, sources: dict, released: dict, root: Path = build.ROOT) -> None:
-    """Add every language's files (and the template) to `result`, from the English notebooks."""
+def add_languages(result: build.BuildResult, sources: dict, root: Path = build.ROOT) -> None:
+    """Add every language's files (and the template) to `result`, from the English source notebooks."""
     messages = english_messages(root, sources)
     result.files[catalogue.TEMPLATE] = catalogue.template_text(messages)
     wheels = {rel: data for rel, data in result.blobs.items() if rel.startswith(build.TEMPLATE_GRADER + "/")}
@@ -224,20 +224,19 @@ def add_languages(result: build.BuildResult, sources: dict, released: dict, root
         result.files[f"{template}/{build.HELPER_NAME}"] = build.helper_text(root)
         for rel, data in wheels.items():
             result.blobs[f"{template}/grader/{Path(rel).name}"] = data
+        translated = {sid: translated_notebook(nb, sid, cat, lang) for sid, nb in sources.items()}
+        try:
+            released = build.release(translated, root)
+        except build.BuildError as error:
+            raise LocalizationError(f"the {lang} notebooks: {error}") from None
         for section in SECTIONS:
             if section.id not in sources:
                 continue
             folder = SOURCE_DIR.format(lang=lang, id=section.id)
-            source = translated_notebook(sources[section.id], section.id, cat, lang)
-            result.files[f"{folder}/{section.id}.ipynb"] = build.notebook_text(source)
+            result.files[f"{folder}/{section.id}.ipynb"] = build.notebook_text(translated[section.id])
             result.files[f"{folder}/{README}"] = section_readme(section, readme, cat)
             result.files[f"{folder}/{build.HELPER_NAME}"] = build.helper_text(root)
             for rel, data in wheels.items():
                 result.blobs[f"{folder}/grader/{Path(rel).name}"] = data
-            student = translated_notebook(released[section.id], section.id, cat, lang)
-            result.files[f"{template}/{section.id}.ipynb"] = build.notebook_text(student)
+            result.files[f"{template}/{section.id}.ipynb"] = build.notebook_text(released[section.id])
 
-
-def english(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """`nb` marked as English (the language key is the only change to the English notebooks)."""
-    return set_language(copy.deepcopy(nb), ENGLISH)

@@ -34,6 +34,10 @@ Outputs (generated, committed, never edited by hand):
                                          instructors copy to their JupyterHub as it is.
     attention_plots.py                   a symbolic link to the helper next to the other notebooks
                                          in examples/correct/ and examples/partial/
+    assignments/zh/, student_template/zh/, locale/notebooks.pot
+                                         the course in Chinese and the translators' template, written
+                                         by course/localized.py from locale/zh_CN/LC_MESSAGES/notebooks.po
+                                         (docs/translating.md)
 
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.

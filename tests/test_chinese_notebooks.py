@@ -319,3 +319,44 @@ def test_nbgrader_generate_assignment_on_the_chinese_sources(tmp_path):
         text = build.notebook_text(build.clean_released(nbformat.read(released, as_version=4)))
         assert text == (ROOT / f"student_template/zh/{sid}.ipynb").read_text(encoding="utf-8"), sid
         assert (released.parent / "README.md").read_text(encoding="utf-8").startswith("# PyTorch 中的注意力机制")
+
+
+# --------------------------------------------------------------------------- the Chinese course directory at work
+
+SECTION = "01_scores"
+
+
+@pytest.fixture(scope="module")
+def chinese_course(tmp_path_factory) -> Path:
+    """assignments/zh/ copied to a hub of its own, one section released by nbgrader."""
+    from test_nbgrader_cycle import nbgrader
+
+    course = tmp_path_factory.mktemp("hub") / "attention-course-zh"
+    shutil.copytree(ROOT / "assignments" / LANG, course, symlinks=True)
+    nbgrader(course, "generate_assignment", SECTION, "--force")
+    return course
+
+
+def test_the_chinese_course_releases_autogrades_and_exports(chinese_course, tmp_path):
+    """Through nbgrader's exchange under its own course id, then autograde and export: the
+    correct answers in the Chinese notebook get nbgrader's full points, the grader's maximum."""
+    from nbgrader.api import Gradebook
+    from test_nbgrader_cycle import export_rows, hand_in, nbgrader
+
+    from autograder.core.sections import BY_ID
+
+    exchange = tmp_path / "exchange"
+    nbgrader(chinese_course, "release_assignment", SECTION, f"--Exchange.root={exchange}", "--force")
+    outbound = exchange / "attention-course-zh" / "outbound" / SECTION
+    assert "python -m autograder check --section 01_scores" in (outbound / "README.md").read_text(encoding="utf-8")
+    released = nbformat.read(chinese_course / "release" / SECTION / f"{SECTION}.ipynb", as_version=4)
+    answered = build.fill_notebook(released, build.correct_answers(BY_ID[SECTION]))
+    handed = tmp_path / f"{SECTION}.ipynb"
+    handed.write_text(build.notebook_text(answered), encoding="utf-8")
+    hand_in(chinese_course, "alice", SECTION, handed)
+    nbgrader(chinese_course, "autograde", SECTION, "--force")
+    with Gradebook(f"sqlite:///{chinese_course / 'gradebook.db'}") as book:
+        score = book.find_submission(SECTION, "alice").score
+        maximum = book.find_notebook(SECTION, SECTION).max_score
+    assert score == maximum == build.section_maximum(BY_ID[SECTION]) > 0
+    assert export_rows(chinese_course)[(SECTION, "alice")] == (score, maximum)

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import re
 import sys
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -65,11 +67,10 @@ def template(messages: list[Message]) -> Catalog:
 
 def po_text(catalog: Catalog, width: int = 0) -> str:
     """The PO serialisation of `catalog` (no line wrapping: a unit's lines stay the lines of its source)."""
-    from io import BytesIO
-
     buffer = BytesIO()
     write_po(buffer, catalog, width=width, sort_output=False, omit_header=False)
-    return buffer.getvalue().decode("utf-8")
+    # Babel names its own release in the header: drop it, so that another release writes the same bytes
+    return re.sub(r'^"Generated-By: [^"]*"\n', "", buffer.getvalue().decode("utf-8"), flags=re.M)
 
 
 def template_text(messages: list[Message]) -> str:

@@ -100,6 +100,27 @@ def test_a_unit_new_in_english_is_not_in_the_catalogue(messages):
     assert "not in locale/zh_CN/LC_MESSAGES/notebooks.po" in cat.problem(new)
 
 
+def test_update_marks_a_changed_unit_fuzzy_and_a_new_one_empty(tmp_path):
+    """`python -m course.catalogue update` after the English changed: the translator's to-do list."""
+    first = [Message("01_scores/cell-00", "Attention scores, step one.", "markdown"),
+             Message("01_scores/cell-02", "Unchanged paragraph.", "markdown")]
+    po = tmp_path / catalogue.CATALOGUE.format(locale="xx")
+    po.parent.mkdir(parents=True)
+    translated = catalogue.template(first)
+    translated.locale = "xx"
+    for message in translated:
+        if message.id:
+            message.string = "[xx] " + message.id
+    po.write_text(catalogue.po_text(translated), encoding="utf-8")
+    later = [Message("01_scores/cell-00", "Attention scores, step one!", "markdown"), first[1],
+             Message("01_scores/cell-05", "A paragraph new in English.", "markdown")]
+    assert catalogue.update(later, root=tmp_path)[-1].endswith(": 2 unit(s) to translate")
+    cat = catalogue.Catalogue("xx", root=tmp_path)
+    assert "fuzzy" in cat.problem(later[0]) and "untranslated" in cat.problem(later[2])
+    assert cat.problem(later[1]) is None and cat.lookup(later[1]) == "[xx] Unchanged paragraph."
+    assert (tmp_path / catalogue.TEMPLATE).read_text(encoding="utf-8") == catalogue.template_text(later)
+
+
 # --------------------------------------------------------------------------- prose only
 
 

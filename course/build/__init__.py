@@ -34,6 +34,11 @@ Outputs (generated, committed, never edited by hand):
                                          instructors copy to their JupyterHub as it is.
     attention_plots.py                   a symbolic link to the helper next to the other notebooks
                                          in examples/correct/ and examples/partial/
+    assignments/zh/, student_template/zh/, locale/notebooks.pot
+                                         the course in Chinese and the translators' template, written
+                                         by course/localized.py from locale/zh_CN/LC_MESSAGES/notebooks.po
+                                         (docs/translating.md); every notebook records the language of
+                                         its prose in metadata["course"]["language"]
 
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.
@@ -47,5 +52,7 @@ The build is a declared list of steps (course/build/steps.py), one job each, ove
     nbgrader_release.py release the source notebooks with nbgrader
     readme.py           the students' README
     examples.py         the correct and partial examples
+    course/localized.py the other languages (the step ReleaseOtherLanguages), with course/prose.py
+                        and course/catalogue.py
     outputs.py          compare the generated files with the disk (--check), or write them
 """

@@ -40,6 +40,25 @@ LINKED_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("examples/correc
 # The self-check wheel: its name carries the course version, so an older one is noticed as stale.
 TEMPLATE_GRADER = "student_template/grader"
 
+# The course in other languages (course/localized.py, docs/translating.md).
+LANGUAGES = {"zh": "zh_CN"}  # language code (the folders' name) -> gettext locale (its catalogue's folder)
+PROSE_TEMPLATE = "locale/notebooks.pot"  # the translators' template of the English prose
+LANGUAGE_CONFIG = "assignments/{lang}/nbgrader_config.py"
+LANGUAGE_SOURCE_DIR = "assignments/{lang}/source/{id}"
+LANGUAGE_TEMPLATE_DIR = "student_template/{lang}"
+
+
+def language_globs(languages=LANGUAGES) -> tuple[str, ...]:
+    """The generated files of the other languages: their notebooks, READMEs, helpers and wheels."""
+    globs = [PROSE_TEMPLATE]
+    for lang in languages:
+        source, template = LANGUAGE_SOURCE_DIR.format(lang=lang, id="*"), LANGUAGE_TEMPLATE_DIR.format(lang=lang)
+        globs.append(LANGUAGE_CONFIG.format(lang=lang))
+        for folder in (source, template):
+            globs += [f"{folder}/*.ipynb", f"{folder}/README.md", f"{folder}/{HELPER_NAME}", f"{folder}/grader/*.whl"]
+    return tuple(globs)
+
+
 # Globs of generated files, so that a file that is no longer generated is noticed.
 GENERATED_GLOBS = (
     SOURCE_NB.format(id="*"),
@@ -54,6 +73,7 @@ GENERATED_GLOBS = (
     STUDENT_README,
     *LINKED_HELPERS,
     f"{TEMPLATE_GRADER}/*.whl",
+    *language_globs(),
 )
 
 

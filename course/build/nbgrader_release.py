@@ -70,8 +70,12 @@ def _released(course_dir: Path, section_id: str, result: subprocess.CompletedPro
 
 
 def clean_released(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop what nbgrader adds that is not needed and could vary between runs."""
+    """Drop what nbgrader adds that is not needed and could vary between runs; keep the
+    language of the prose (`metadata["course"]`), which the source notebook recorded."""
+    course = nb.metadata.get("course")
     nb.metadata = notebook_metadata()
+    if course:
+        nb.metadata["course"] = course
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []

@@ -136,6 +136,7 @@ class SourceNotebook:
     def notebook(self) -> nbformat.NotebookNode:
         nb = nbformat.v4.new_notebook()
         nb.metadata = notebook_metadata()
+        nb.metadata["course"] = {"language": "en"}  # the prose's language (course/localized.py writes the others)
         nb.cells = self.cells
         for index, cell in enumerate(self.cells):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")

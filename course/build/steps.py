@@ -5,10 +5,11 @@ state and adds to it. The generated files collect in `build.result`, which cours
 compares with the disk or writes.
 
 Adding a step: write a class with a `name` and a `run(build)` method and put it in STEPS where
-its inputs exist. A release of the notebooks in another language, for instance, goes right
-after ReleaseWithNbgrader: it reads `build.released` (section id -> the released notebook),
-adds its notebooks to `build.result.files`, and its paths to layout.GENERATED_GLOBS, so that
-`--check` also notices a stale one.
+its inputs exist, and the paths of what it writes in layout.GENERATED_GLOBS, so that `--check`
+also notices a stale one. ReleaseOtherLanguages, for instance, comes once the English notebooks
+are complete and the self-check wheel made: it reads `build.sources`, translates their prose
+(course/localized.py), releases them with nbgrader, and adds the files of every other language
+(layout.LANGUAGES, layout.language_globs) to `build.result`.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import nbformat
 
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
+from course import localized
 from course.build import layout
 from course.build.examples import correct_answers, correct_py, fill_notebook, partial_answers
 from course.build.nbgrader_release import release
@@ -120,6 +122,15 @@ class MakeSelfCheckWheel:
             build.result.blobs[f"{layout.SOURCE_GRADER.format(id=section.id)}/{wheel_name}"] = wheel
 
 
+class ReleaseOtherLanguages:
+    name = "release the other languages"
+
+    def run(self, build: Build) -> None:
+        # the complete English source notebooks (points shared out) and the wheel, which every language carries
+        sources = {section_id: source.notebook() for section_id, source in build.sources.items()}
+        localized.add_languages(build.result, sources, build.root)  # its LocalizationError is a BuildError
+
+
 class CopyStudentFiles:
     name = "copy the helper and the students' README next to the notebooks"
 
@@ -159,6 +170,7 @@ STEPS: tuple[Step, ...] = (
     ShareOutPoints(),
     ReleaseWithNbgrader(),
     MakeSelfCheckWheel(),
+    ReleaseOtherLanguages(),
     CopyStudentFiles(),
     MakeExamples(),
 )

@@ -1,0 +1,233 @@
+"""The course in other languages than English: a build step after the English notebooks.
+
+One source, several languages: the code, the checks, the points and the example data exist once;
+only the prose (course/prose.py: Markdown cells, docstrings and hints, comments, the setup's
+printed lines) and the students' README differ, translated in locale/<locale>/LC_MESSAGES/
+notebooks.po (course/catalogue.py). For each language `<lang>` of layout.LANGUAGES (course/build/layout.py, where its paths are too)
+the build's step ReleaseOtherLanguages (course/build/steps.py) writes
+
+    assignments/<lang>/nbgrader_config.py           the English course directory's configuration
+                                                    under a course id of its own (a shared nbgrader
+                                                    exchange keeps the two courses apart)
+    assignments/<lang>/source/<id>/<id>.ipynb       the source notebook, prose translated
+    assignments/<lang>/source/<id>/README.md, attention_plots.py, grader/<wheel>
+    student_template/<lang>/<id>.ipynb              the released notebook, prose translated
+    student_template/<lang>/README.md, attention_plots.py, grader/<wheel>
+
+and locale/notebooks.pot, the template the catalogues are merged from. Every notebook records its
+language in `metadata["course"]["language"]`.
+
+The released notebooks of a language come from `nbgrader generate_assignment` on its source
+notebooks (course/build/nbgrader_release.py, one run for all sections), not from translating the English release:
+nbgrader records a checksum of every locked cell's source, prose included, and checks it when it
+autogrades, so only its own release carries the right ones. The course id does not enter the
+released notebooks: tests/test_chinese_notebooks.py runs nbgrader in assignments/zh/ itself and
+finds the same notebooks.
+
+A unit without a finished translation (missing, empty or fuzzy) stops the build, naming the
+notebook, the cell and the line of the PO file: a half-translated notebook is never written.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+
+from autograder.core.sections import SECTIONS, Section
+from autograder.instructor import selfcheck_export
+from course import catalogue, prose
+from course.build import layout
+from course.build.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_SOURCE, ROOT, BuildError, helper_text
+from course.build.nbgrader_release import release
+from course.build.notebooks import build_source_notebook, notebook_text
+from course.build.outputs import BuildResult
+from course.catalogue import Message
+
+CONFIG = layout.LANGUAGE_CONFIG
+SOURCE_DIR = layout.LANGUAGE_SOURCE_DIR
+TEMPLATE_DIR = layout.LANGUAGE_TEMPLATE_DIR
+COURSE_ID_LINE = 'c.CourseDirectory.course_id = "attention-course"'
+README = "README.md"
+PLACEHOLDER = re.compile(r"\{\{\w*\}\}")
+
+
+class LocalizationError(BuildError):
+    """A language's files cannot be written: the build stops, as for any other BuildError."""
+
+
+def set_language(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
+    nb.metadata.setdefault("course", {})["language"] = lang
+    return nb
+
+
+# --------------------------------------------------------------------------- the units
+
+
+def unit_message(section_id: str, unit: prose.Unit) -> Message:
+    return Message(f"{section_id}/{unit.cell_id}", unit.text, unit.kind)
+
+
+def readme_blocks(text: str) -> list[tuple[str, str | None]]:
+    """The README source as (text, context) blocks: a block with a context is a prose unit (a
+    heading, or a paragraph or list between blank lines); fenced code and blank lines are kept
+    as they are (context None), and so is a paragraph that is only a `{{placeholder}}`."""
+    blocks: list[tuple[str, str | None]] = []
+    heading, paragraph, fence = "", [], None
+
+    def flush():
+        if paragraph:
+            joined = "\n".join(paragraph)
+            blocks.append((joined, None if PLACEHOLDER.fullmatch(joined) else f"{README}/{heading}".rstrip("/")))
+            paragraph.clear()
+
+    for line in text.split("\n"):
+        if fence is not None or line.startswith("```"):
+            flush()
+            fence = None if (fence is not None and line.startswith("```")) else (fence if fence is not None else line)
+            blocks.append((line, None))
+        elif not line.strip():
+            flush()
+            blocks.append((line, None))
+        elif line.startswith("#"):
+            flush()
+            heading = line.lstrip("#").strip() if line.startswith("## ") else heading
+            blocks.append((line, f"{README}/{heading}".rstrip("/")))
+        else:
+            paragraph.append(line)
+    flush()
+    return blocks
+
+
+def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
+    """The words of the README's table of notebooks (course/build/readme.py's notebook_table), and the section titles."""
+    words = ["{core} notebooks, one per section, to work through in order{more}:", ", and {bonus} bonus",
+             "| notebook | section | you implement |", " (bonus)"]
+    return ([Message(f"{README}/notebooks", text, "table") for text in words]
+            + [Message("sections", s.title, "section title") for s in sections])
+
+
+SECTION_NOTE = Message(
+    f"{README}/section note",
+    "This folder holds one section of the course, `{notebook}` ({title}), released on its own: each "
+    "section comes with this README and the self-check in `grader/`. Install once (below), then check "
+    "this notebook alone, in this folder with the environment activated: "
+    "`python -m autograder check --section {section}`.",
+    "note under the README's title, in a folder released through nbgrader")
+
+
+def readme_messages(root: Path = ROOT) -> list[Message]:
+    text = (root / README_SOURCE).read_text(encoding="utf-8")
+    units = [Message(context, block, "readme") for block, context in readme_blocks(text) if context]
+    return units + table_messages() + [SECTION_NOTE]
+
+
+def english_sources(root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
+    """The English source notebooks of the sections that have a spec (no nbgrader run)."""
+    spec_dir = root / layout.SPEC_DIR
+    return {s.id: build_source_notebook(s, layout.spec_path(s, spec_dir), root)
+            for s in SECTIONS if layout.spec_path(s, spec_dir).is_file()}
+
+
+def notebook_messages(sources: dict[str, nbformat.NotebookNode]) -> list[Message]:
+    return [unit_message(sid, unit) for sid, nb in sources.items() for unit in prose.notebook_units(nb)]
+
+
+def english_messages(root: Path = ROOT, sources=None) -> list[Message]:
+    """Every prose unit of the course, in the order a reader meets it."""
+    return notebook_messages(sources if sources is not None else english_sources(root)) + readme_messages(root)
+
+
+# --------------------------------------------------------------------------- one language
+
+
+def translated_notebook(nb, section_id: str, cat: catalogue.Catalogue, lang: str) -> nbformat.NotebookNode:
+    out = prose.translated(nb, lambda unit: cat.lookup(unit_message(section_id, unit)))
+    return set_language(out, lang)
+
+
+def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
+    """The students' README in the catalogue's language, placeholders filled as in English."""
+    source = (root / README_SOURCE).read_text(encoding="utf-8")
+    parts = []
+    for block, context in readme_blocks(source):
+        if context is None:
+            parts.append(block)
+            continue
+        text = cat.lookup(Message(context, block, "readme"))
+        if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(block)):
+            raise LocalizationError(f"{cat.rel}: {context}: the translation must keep {PLACEHOLDER.findall(block)}")
+        parts.append(text)
+    values = {
+        "notebooks": translated_table(cat),
+        "torch_pin": selfcheck_export.TORCH_TESTED[0],
+        "torch_range": selfcheck_export.TORCH_RANGE,
+        "torch_tested": " / ".join(selfcheck_export.TORCH_TESTED),
+    }
+    text = "\n".join(parts)
+    for name, value in values.items():
+        text = text.replace("{{" + name + "}}", value)
+    return text
+
+
+def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
+    """The README's table of notebooks (course/build/readme.py's notebook_table) in the catalogue's language."""
+    intro, bonus, header, bonus_mark = (cat.lookup(m) for m in table_messages(sections)[:4])
+    core = [s for s in sections if not s.bonus]
+    more = bonus.format(bonus=len(sections) - len(core)) if len(core) < len(sections) else ""
+    lines = [intro.format(core=len(core), more=more), "", header, "|---|---|---|"]
+    for s in sections:
+        title = cat.lookup(Message("sections", s.title, "section title"))
+        names = ", ".join(f"`{name}`" for name in s.names)
+        lines.append(f"| `{s.notebook}` | {title}{bonus_mark if s.bonus else ''} | {names} |")
+    return "\n".join(lines)
+
+
+def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> str:
+    """The translated README with a note on the one section a folder released by nbgrader holds."""
+    title, _, rest = readme.partition("\n")
+    note = cat.lookup(SECTION_NOTE).format(
+        notebook=section.notebook, title=cat.lookup(Message("sections", section.title, "section title")),
+        section=section.id)
+    return f"{title}\n\n{note}\n{rest}"
+
+
+def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None:
+    """Add every language's files (and the template) to `result`, from the English source notebooks."""
+    messages = english_messages(root, sources)
+    result.files[catalogue.TEMPLATE] = catalogue.template_text(messages)
+    wheels = {rel: data for rel, data in result.blobs.items() if rel.startswith(layout.TEMPLATE_GRADER + "/")}
+    english_config = (root / NBGRADER_CONFIG).read_text(encoding="utf-8")
+    if COURSE_ID_LINE not in english_config:
+        raise LocalizationError(f"assignments/nbgrader_config.py: the line {COURSE_ID_LINE!r} is missing")
+    for lang, locale in LANGUAGES.items():
+        try:
+            cat = catalogue.Catalogue(locale, root)
+            cat.check(messages)
+        except catalogue.MissingTranslation as missing:
+            raise LocalizationError(f"the {lang} notebooks are not written: {len(missing.problems)} unit(s) "
+                                   "without a translation:\n  " + "\n  ".join(missing.problems)) from None
+        result.files[CONFIG.format(lang=lang)] = english_config.replace(
+            COURSE_ID_LINE, COURSE_ID_LINE[:-1] + f'-{lang}"')
+        readme = translated_readme(cat, root)
+        template = TEMPLATE_DIR.format(lang=lang)
+        result.files[f"{template}/{README}"] = readme
+        result.files[f"{template}/{HELPER_NAME}"] = helper_text(root)
+        for rel, data in wheels.items():
+            result.blobs[f"{template}/grader/{Path(rel).name}"] = data
+        translated = {sid: translated_notebook(nb, sid, cat, lang) for sid, nb in sources.items()}
+        try:
+            released = release(translated, root)
+        except BuildError as error:
+            raise LocalizationError(f"the {lang} notebooks: {error}") from None
+        for section in SECTIONS:
+            if section.id not in sources:
+                continue
+            folder = SOURCE_DIR.format(lang=lang, id=section.id)
+            result.files[f"{folder}/{section.id}.ipynb"] = notebook_text(translated[section.id])
+            result.files[f"{folder}/{README}"] = section_readme(section, readme, cat)
+            result.files[f"{folder}/{HELPER_NAME}"] = helper_text(root)
+            for rel, data in wheels.items():
+                result.blobs[f"{folder}/grader/{Path(rel).name}"] = data
+            result.files[f"{template}/{section.id}.ipynb"] = notebook_text(released[section.id])
+

@@ -7,13 +7,18 @@ A notebook holds prose in four places, and each becomes one or more units:
     comment lines in a code cell        a run of full-line comments, or one trailing comment, that
                                         reads as words (two or more of them); comments inside the
                                         solution regions are not prose: students never see them
-    the setup cell's printed lines      the text of each `print(f"...")`: what a student reads when
-                                        the checks are not installed
+    the labels a code cell prints       the text of a `print("...", ...)` or `print(f"...")` call's
+                                        first argument, a one-line string with words outside its
+                                        {fields}: what a student reads on the screen (the setup
+                                        cell's notes, a demo's labels); not inside the solution
+                                        regions, where students write their own code
 
 Each unit knows the lines it spans and the text around it on those lines (the docstring's
-indentation and quotes, a hint's number, a comment's `# `), so that putting a unit back is a
-matter of lines: the same text put back gives the notebook back byte for byte, and a translation
-changes nothing but the prose. Code, cell ids and metadata are never touched.
+indentation and quotes, a hint's number, a comment's `# `, the code around a printed label), so
+that putting a unit back is a matter of lines: the same text put back gives the notebook back
+byte for byte, and a translation changes nothing but the prose. Code, cell ids and metadata are
+never touched. Two units may share a line (a printed label and a trailing comment): they are put
+back from the right, so that each one's place is still where the English had it.
 """
 from __future__ import annotations
 
@@ -30,8 +35,9 @@ BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 NOT_PROSE_COMMENTS = ("YOUR CODE HERE", "noqa")
 WORD = re.compile(r"[A-Za-z]{2,}")
 HINT = re.compile(r"(\s*)(\d+)\.\s")
-PRINTED = re.compile(r'^(\s*print\(f?")(.*)("\)\s*)$')
+LITERAL = re.compile(r'(?P<open>[fF]?(?P<quote>["\']))(?P<text>.*)(?P=quote)')  # a one-line string, no r/b
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+ESCAPE = re.compile(r"\\.")
 
 
 class ProseError(Exception):
@@ -179,13 +185,48 @@ def comment_units(cell_id: str, source: str) -> list[Unit]:
     return units
 
 
+def _printed_literals(tree: ast.AST) -> list[ast.expr]:
+    """The first argument of every `print(...)` call, where it is a string written on one line."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+                and node.args):
+            continue
+        first = node.args[0]
+        is_text = isinstance(first, ast.JoinedStr) or (isinstance(first, ast.Constant) and isinstance(first.value, str))
+        if is_text and first.lineno == first.end_lineno:
+            found.append(first)
+    return found
+
+
+def _printed_unit(cell_id: str, line: str, row: int, literal: ast.expr) -> Unit | None:
+    """The unit of one printed string, or None where it holds no words (only {fields}, spaces, marks)."""
+    encoded = line.encode("utf-8")  # ast counts columns in bytes
+    start, end = (len(encoded[:offset].decode("utf-8")) for offset in (literal.col_offset, literal.end_col_offset))
+    match = LITERAL.fullmatch(line[start:end])
+    if not match or match.group("quote") in match.group("text"):  # triple quotes, or "a" "b" joined
+        return None
+    text = match.group("text")
+    if not WORD.search(PLACEHOLDER.sub(" ", ESCAPE.sub(" ", text))):
+        return None
+    head = line[: start + len(match.group("open"))]
+    return Unit(cell_id, "printed", text, row, row, head, "", line[end - 1 :])
+
+
 def printed_units(cell_id: str, source: str) -> list[Unit]:
-    """The text of each one-line `print("...")` / `print(f"...")` call."""
+    """The words each `print(...)` call shows first, outside the solution regions."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.split("\n")
+    hidden = solution_lines(lines)
     units = []
-    for index, line in enumerate(source.split("\n")):
-        match = PRINTED.match(line)
-        if match and WORD.search(match.group(2)):
-            units.append(Unit(cell_id, "printed", match.group(2), index, index, match.group(1), "", match.group(3)))
+    for literal in _printed_literals(tree):
+        row = literal.lineno - 1
+        unit = None if row in hidden else _printed_unit(cell_id, lines[row], row, literal)
+        if unit:
+            units.append(unit)
     return units
 
 
@@ -196,9 +237,8 @@ def cell_units(cell) -> list[Unit]:
     if cell.cell_type != "code":
         return []
     units = docstring_units(cell.id, cell.source) + comment_units(cell.id, cell.source)
-    if cell.metadata.get("nbgrader", {}).get("grade_id") == "setup":
-        units += printed_units(cell.id, cell.source)
-    return sorted(units, key=lambda unit: unit.start)
+    units += printed_units(cell.id, cell.source)
+    return sorted(units, key=lambda unit: (unit.start, len(unit.first)))  # top to bottom, left to right
 
 
 def notebook_units(nb) -> list[Unit]:
@@ -208,10 +248,7 @@ def notebook_units(nb) -> list[Unit]:
 def _checked(unit: Unit, text: str) -> str:
     """`text` in `unit`'s place, refused where it would change code rather than prose."""
     if unit.kind == "printed":
-        if '"' in text or "\n" in text:
-            raise ProseError(f"cell {unit.cell_id}: a printed line's translation holds a quote or a line break")
-        if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(unit.text)):
-            raise ProseError(f"cell {unit.cell_id}: a printed line's translation must keep {PLACEHOLDER.findall(unit.text)}")
+        _check_printed(unit, text)
     if unit.kind in ("docstring", "hint", "hints") and '"""' in text:
         raise ProseError(f"cell {unit.cell_id}: a docstring's translation holds triple quotes")
     if "\n" in text and (unit.kind == "hints" or (unit.kind == "comment" and not unit.rest)):
@@ -219,6 +256,22 @@ def _checked(unit: Unit, text: str) -> str:
     if unit.kind != "markdown" and "\\" in text and "\\" not in unit.text:
         raise ProseError(f"cell {unit.cell_id}: a backslash in code would start an escape; write none")
     return text
+
+
+def _check_printed(unit: Unit, text: str) -> None:
+    """A printed string's translation stays the same string: its quotes, escapes and {fields}."""
+    if unit.first[-1] in text or "\n" in text:
+        raise ProseError(f"cell {unit.cell_id}: a printed line's translation holds a quote or a line break")
+    if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(unit.text)):
+        raise ProseError(f"cell {unit.cell_id}: a printed line's translation must keep {PLACEHOLDER.findall(unit.text)}")
+    if ESCAPE.findall(text) != ESCAPE.findall(unit.text):
+        raise ProseError(f"cell {unit.cell_id}: a printed line's translation must keep {ESCAPE.findall(unit.text)}")
+    quote = unit.first[-1]
+    opening = unit.first[-2:] if unit.first[-2:-1] in ("f", "F") else quote
+    try:
+        ast.parse(opening + text + quote, mode="eval")
+    except SyntaxError:
+        raise ProseError(f"cell {unit.cell_id}: a printed line's translation is no longer one string") from None
 
 
 def translated(nb, translate) -> nbformat.NotebookNode:
@@ -231,8 +284,12 @@ def translated(nb, translate) -> nbformat.NotebookNode:
         if cell.cell_type == "markdown":
             cell.source = _checked(units[0], translate(units[0]))
             continue
-        lines = cell.source.split("\n")
-        for unit in sorted(units, key=lambda u: u.start, reverse=True):  # from the bottom: indices stay valid
-            lines[unit.start : unit.end + 1] = unit.render(_checked(unit, translate(unit)))
+        english = cell.source.split("\n")
+        lines = list(english)
+        for unit in reversed(units):  # from the bottom and from the right: the places left to fill stay put
+            new = unit.render(_checked(unit, translate(unit)))
+            stop = len(english[unit.end]) - len(unit.last)  # where the English text ended on its last line
+            new[-1] = new[-1][: len(new[-1]) - len(unit.last)] + lines[unit.end][stop:]  # the line's rest as it is now
+            lines[unit.start : unit.end + 1] = new
         cell.source = "\n".join(lines)
     return nb

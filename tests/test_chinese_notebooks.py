@@ -273,6 +273,29 @@ def test_no_chinese_markdown_keeps_an_english_sentence():
     assert left == {}
 
 
+def english_in_labels(nb: nbformat.NotebookNode) -> list[str]:
+    """The English words of the labels a notebook's code prints (prose.printed_units) that are not
+    names of the cell's own code (`softmax_naive:`, `split_heads, ...` and `exp:` may stay)."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Attribute)}
+        for unit in prose.printed_units(cell.id, cell.source):
+            words = re.findall(r"[A-Za-z_]\w+", prose.PLACEHOLDER.sub(" ", prose.ESCAPE.sub(" ", unit.text)))
+            found += [f"{cell.id}: {unit.text}" for word in words if word not in names][:1]
+    return found
+
+
+def test_no_chinese_code_cell_prints_an_english_label():
+    """What the code shows on the screen is Chinese too: the setup's notes and the demos' labels."""
+    left = {rel: words for _, rel in PAIRS if (words := english_in_labels(read(rel)))}
+    assert left == {}
+    english = english_in_labels(read(PAIRS[0][0]))
+    assert any("additive" in line for line in english), "the check finds a label left in English"
+
+
 def test_an_english_sentence_left_in_a_chinese_cell_is_found():
     glossary = glossary_terms()
     cell = read(PAIRS[0][1]).cells[0].source

@@ -1,10 +1,11 @@
 """The course in other languages than English: a build step after the English notebooks.
 
 One source, several languages: the code, the checks, the points and the example data exist once;
-only the prose (course/prose.py: Markdown cells, docstrings and hints, comments, the setup's
-printed lines) and the students' README differ, translated in locale/<locale>/LC_MESSAGES/
-notebooks.po (course/catalogue.py). For each language `<lang>` of layout.LANGUAGES (course/build/layout.py, where its paths are too)
-the build's step ReleaseOtherLanguages (course/build/steps.py) writes
+only the prose (course/prose.py: Markdown cells, docstrings and hints, comments, the labels the
+code prints) and the students' README differ, translated in locale/<locale>/LC_MESSAGES/
+notebooks.po (course/catalogue.py). For each language `<lang>` of layout.LANGUAGES
+(course/build/layout.py, where its paths are too) the build's step ReleaseOtherLanguages
+(course/build/steps.py) writes
 
     assignments/<lang>/nbgrader_config.py           the English course directory's configuration
                                                     under a course id of its own (a shared nbgrader
@@ -18,11 +19,11 @@ and locale/notebooks.pot, the template the catalogues are merged from. Every not
 language in `metadata["course"]["language"]`.
 
 The released notebooks of a language come from `nbgrader generate_assignment` on its source
-notebooks (course/build/nbgrader_release.py, one run for all sections), not from translating the English release:
-nbgrader records a checksum of every locked cell's source, prose included, and checks it when it
-autogrades, so only its own release carries the right ones. The course id does not enter the
-released notebooks: tests/test_chinese_notebooks.py runs nbgrader in assignments/zh/ itself and
-finds the same notebooks.
+notebooks (course/build/nbgrader_release.py, one run for all sections), not from translating the
+English release: nbgrader records a checksum of every locked cell's source, prose included, and
+checks it when it autogrades, so only its own release carries the right ones. The course id does
+not enter the released notebooks: tests/test_chinese_notebooks.py runs nbgrader in
+assignments/zh/ itself and finds the same notebooks.
 
 A unit without a finished translation (missing, empty or fuzzy) stops the build, naming the
 notebook, the cell and the line of the PO file: a half-translated notebook is never written.

@@ -18,11 +18,10 @@ import sys
 import time
 
 import pytest
-from support import EXAMPLES, ROOT, correct_source, grade_source, replace_def, zygote
+from support import EXAMPLES, ROOT, check_max_points, correct_source, grade_source, replace_def, zygote
 
 from autograder.core.files import Refused, from_spreadsheet_safe, read_inside, safe_filename
 from autograder.core.grade import run_checks
-from autograder.core.results import check_max_points
 from autograder.core.submission import locate
 from autograder.worker import wire
 from autograder.sandbox.limits import Limits

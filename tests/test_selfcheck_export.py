@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, check_max_points, zygote
 
-from autograder.core.results import check_max_points
 from autograder.core.sections import SECTIONS as REGISTRY
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included

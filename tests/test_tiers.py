@@ -121,13 +121,13 @@ def test_the_html_report_carries_the_banner():
 
 
 def test_grades_csv_has_the_tier():
-    from autograder.instructor.batch import RESULT_KEY, class_table
+    from autograder.instructor.grades_table import class_table
+    from autograder.instructor.student_files import Stored
 
-    weak = json.loads(render(weak_result(), "json"))
-    weak[RESULT_KEY].update({"sections": ["01_scores"]})
-    strong = json.loads(render(weak_result(), "json"))
-    strong[RESULT_KEY].update({"sections": ["01_scores"], "sandbox": "landlock", "sandbox_weak": False})
-    table = class_table({"ada": weak, "bob": strong})
+    strong = weak_result()
+    strong.sandbox, strong.weak = "landlock", False
+    table = class_table({"ada": Stored("ada", weak_result(), {"sections": ["01_scores"]}),
+                         "bob": Stored("bob", strong, {"sections": ["01_scores"]})})
     assert list(table["sandbox"]) == ["none (weak)", "landlock"]
 
 

@@ -97,6 +97,7 @@ class GradingPlugin:
                 # pictures of public inputs only: a hidden check's (fresh seeds, the reference's values) never
                 figures=figures_of(call.excinfo) if grading["visible"] else [],
                 mistake=mistake_of(call.excinfo) if failed else "",
+                id=item.name,
             ))
 
     def _explain(self, item, excinfo):

@@ -81,7 +81,7 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{section_id}.py"
         path.write_text(source)
-        result = run_checks(locate(path), device, limits, visible_only=visible_only, zygote=zygote(),
+        result = run_checks(locate(path), device, limits, visible_only=visible_only, launcher=zygote(),
                             scan_source=scan_source)
     assert not result.grader_errors, result.grader_errors
     return result.sections[0]

@@ -203,7 +203,7 @@ def test_class_table_matches_grade_on_each_student(graded_class):
     table = read_csv(out)
     assert list(table.index) == ["alice", "bob", "carol"]
     for student in ("alice", "bob", "carol"):
-        expected = json.loads(as_json(run_checks(locate(submitted / student, SECTION), "cpu", zygote=zygote())))
+        expected = json.loads(as_json(run_checks(locate(submitted / student, SECTION), "cpu", launcher=zygote())))
         got = json.loads((out / "students" / f"{student}.json").read_text())
         assert got["score"] == expected["score"] and got["max_score"] == expected["max_score"], student
         assert [(t["name"], t["score"]) for t in got["tests"]] == \

@@ -59,7 +59,7 @@ def expected_totals() -> dict:
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    totals = {student: run_checks(locate(folder), "cpu", zygote=zygote()).score for student, folder in CLASS.items()}
+    totals = {student: run_checks(locate(folder), "cpu", launcher=zygote()).score for student, folder in CLASS.items()}
     assert totals["alice"] > totals["bob"] > totals["carol"] == 0.0, totals
     return totals
 

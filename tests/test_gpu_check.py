@@ -26,7 +26,7 @@ from autograder.core.extract import tampering  # noqa: E402
 from autograder.core.grade import gpu_unreachable  # noqa: E402
 from autograder.core.hints import DEVICE_MISTAKES  # noqa: E402
 from autograder.core.student import refuse_failed_call  # noqa: E402
-from autograder.sandbox.limits import StudentFailure  # noqa: E402
+from autograder.core.harness import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
 
 MIX_HINT, NUMPY_HINT = (hint for _, hint in DEVICE_MISTAKES)

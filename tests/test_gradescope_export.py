@@ -125,7 +125,7 @@ def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    result = run_checks(locate(EXAMPLES / "partial"), "cpu", zygote=zygote())
+    result = run_checks(locate(EXAMPLES / "partial"), "cpu", launcher=zygote())
     data = result.to_gradescope()
     checks = [c for s in result.sections for c in s.checks]
     assert len(checks) == len(data["tests"])

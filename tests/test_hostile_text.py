@@ -17,7 +17,7 @@ from autograder.core.files import spreadsheet_safe
 from autograder.core.harness import CheckFailed, expect, expect_close
 from autograder.core.plugin import mistake_of
 from autograder.core.results import CheckResult, GradeResult, SectionResult
-from autograder.sandbox.limits import StudentFailure
+from autograder.core.harness import StudentFailure
 
 FORGED = "this looks like owned"
 

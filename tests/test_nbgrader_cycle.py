@@ -229,7 +229,7 @@ def test_batch_records_in_the_gradebook_what_grade_gives(course):
     expected = {}
     for student in STUDENTS:
         graded = json.loads(as_json(run_checks(locate(course / "submitted" / student, GRADED), "cpu",
-                                               zygote=zygote())))
+                                               launcher=zygote())))
         expected[student] = (graded["score"], graded["max_score"])
         assert table.loc[student, GRADED] == pytest.approx(graded["score"]), student
         assert table.loc[student, "max_score"] == pytest.approx(graded["max_score"]), student

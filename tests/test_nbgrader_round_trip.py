@@ -168,7 +168,7 @@ def graded(folder: Path, student: str, section: str | None = SECTION):
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    result = run_checks(locate(folder, section), "cpu", zygote=zygote())
+    result = run_checks(locate(folder, section), "cpu", launcher=zygote())
     result.submission = student
     return result
 

@@ -77,7 +77,8 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     report = {"layers": [x for x in LANDLOCK_LAYERS if not x.startswith("unprivileged")],
-              "missing": ["network namespace (operation not permitted)", UNREADABLE]}
+              "missing": ["network namespace (operation not permitted)", UNREADABLE],
+              "unreadable": "/root/.pyenv/versions/3.11.7"}  # the worker's report says it as data
     assert tiers.tier(report) == tiers.NONE
     line = tiers.refusal(report)
     assert "\n" not in line and line.startswith("hidden grading refused")
@@ -88,6 +89,7 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
 
     assert any("/usr/local" in said for said in explain(report))
     assert tiers.unreadable_python({"missing": ["unprivileged user (operation not permitted)"]}) is None
+    assert tiers.unreadable_python({"missing": [UNREADABLE]}) is None  # the words alone are never parsed
 
 def weak_result() -> GradeResult:
     section = SectionResult("01_scores", "Scores")

@@ -13,10 +13,9 @@ import traceback
 
 import pytest
 
-from autograder.core.harness import CheckFailed, take_passing_figures, verdict
+from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, verdict
 from autograder.core.results import CheckResult
 from autograder.core.student import Student
-from autograder.sandbox.limits import StudentFailure
 
 GRADER_FAULT = ("the grader itself failed in this check (not your code's fault); "
                 "your instructor can see the details")

@@ -224,7 +224,7 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
             reply = {"student": task["student"], "result": None, "grader_errors": []}
             try:
                 result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
-                                    zygote=zygote)
+                                    launcher=zygote)
                 result.submission = task["student"]
                 reply["result"] = to_record(result)  # the grade as data (core/record)
                 reply["grader_errors"] = list(result.grader_errors)

@@ -1,7 +1,9 @@
-"""Grading results, and their one serialisation that everything else reads.
+"""Grading results: the one result model of a grade.
 
-`GradeResult.to_gradescope()` is Gradescope's results.json schema; the
-table, JUnit and Markdown reports are rendered from the same object.
+Everything that shows or gathers a grade reads a GradeResult: kept on disk, it is its record
+(core/record.py), read back as data. `GradeResult.to_gradescope()` renders Gradescope's
+results.json, as feedback/formats.py renders the table, JUnit and Markdown: renderings only,
+never read back.
 """
 from __future__ import annotations
 

@@ -64,28 +64,30 @@ class CausalAttention(nn.Module):
 def split_heads(x, num_heads):
     """Split the feature dim into heads.
 
-    Dimensions: B = batch size, T = number of tokens, D = features,
-    H = num_heads, hd = head_dim = D // H.
+    Dimensions: b = batch size, num_tokens = number of tokens, d = features,
+    head_dim = d // num_heads.
 
     Args:
-        x: (B, T, D).
-        num_heads: H; must divide D.
+        x: (b, num_tokens, d).
+        num_heads: must divide d.
 
     Returns:
-        (B, H, T, hd): head h holds features [h*hd, (h+1)*hd) of every token.
+        (b, num_heads, num_tokens, head_dim): head h holds features
+        [h*head_dim, (h+1)*head_dim) of every token.
 
     Raises:
-        ValueError when D % num_heads != 0.
+        ValueError when d % num_heads != 0.
 
     Hints:
-        1. Reshape the last dim into (H, hd): (B, T, H, hd).
-        2. Then swap the T and H dims. A bare view to (B, H, T, hd) mixes tokens up.
+        1. Reshape the last dim into (num_heads, head_dim): (b, num_tokens, num_heads, head_dim).
+        2. Then swap the num_tokens and num_heads dims. A bare view to
+           (b, num_heads, num_tokens, head_dim) mixes tokens up.
     """
     b, num_tokens, d = x.shape
     if d % num_heads != 0:
         raise ValueError(f"feature size {d} is not divisible by num_heads={num_heads}")
     head_dim = d // num_heads
-    return x.reshape(b, num_tokens, num_heads, head_dim).transpose(1, 2)  # (B, H, T, hd)
+    return x.reshape(b, num_tokens, num_heads, head_dim).transpose(1, 2)  # (b, num_heads, num_tokens, head_dim)
 
 
 # %% combine_heads
@@ -93,30 +95,31 @@ def combine_heads(x):
     """Undo split_heads.
 
     Args:
-        x: (B, H, T, hd).
+        x: (b, num_heads, num_tokens, head_dim).
 
     Returns:
-        (B, T, H*hd), such that combine_heads(split_heads(y, H)) equals y.
+        (b, num_tokens, num_heads * head_dim), such that combine_heads(split_heads(y, num_heads)) equals y.
 
     Hints:
-        1. Swap H and T back first.
+        1. Swap num_heads and num_tokens back first.
         2. After a transpose the tensor is not contiguous: use reshape (or contiguous().view).
     """
     b, num_heads, num_tokens, head_dim = x.shape
-    return x.transpose(1, 2).reshape(b, num_tokens, num_heads * head_dim)  # (B, T, D)
+    return x.transpose(1, 2).reshape(b, num_tokens, num_heads * head_dim)  # (b, num_tokens, d)
 
 
 # %% MultiHeadAttentionWrapper
 class MultiHeadAttentionWrapper(nn.Module):
     """Several CausalAttention heads side by side, outputs concatenated.
 
-    Dimensions: B = batch size, T = number of tokens, H = num_heads.
+    Dimensions: b = batch size, num_tokens = number of tokens.
 
     Create exactly this:
-        heads = nn.ModuleList of H CausalAttention(d_in, d_out, context_length, dropout, qkv_bias),
+        heads = nn.ModuleList of num_heads CausalAttention(d_in, d_out, context_length, dropout, qkv_bias),
         built one after the other (the seeded outputs depend on the order).
 
-    forward(x): x is (B, T, d_in); returns (B, T, H * d_out), head 0's features first.
+    forward(x): x is (b, num_tokens, d_in); returns (b, num_tokens, num_heads * d_out), head 0's
+    features first.
 
     Hints:
         1. CausalAttention is given above.
@@ -130,15 +133,15 @@ class MultiHeadAttentionWrapper(nn.Module):
         )
 
     def forward(self, x):
-        return torch.cat([head(x) for head in self.heads], dim=-1)  # (B, T, H * d_out)
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, num_tokens, num_heads * d_out)
 
 
 # %% MultiHeadAttention
 class MultiHeadAttention(nn.Module):
     """Causal multi-head attention with all heads computed together.
 
-    Dimensions: B = batch size, T = number of tokens, H = num_heads,
-    head_dim = d_out // H. Mask convention: True means "hidden / not allowed".
+    Dimensions: b = batch size, num_tokens = number of tokens,
+    head_dim = d_out // num_heads. Mask convention: True means "hidden / not allowed".
 
     Create the layers in exactly this order (seeded outputs depend on it):
         1. W_query  = nn.Linear(d_in, d_out, bias=qkv_bias)
@@ -149,12 +152,13 @@ class MultiHeadAttention(nn.Module):
     A causal mask buffer may follow. Raise ValueError if d_out % num_heads != 0.
 
     forward(x, key_padding_mask=None):
-        x: (B, T, d_in); key_padding_mask: optional (B, T) bool, True at padded keys,
-        hidden on top of the causal mask. Returns (B, T, d_out).
+        x: (b, num_tokens, d_in); key_padding_mask: optional (b, num_tokens) bool, True at padded
+        keys, hidden on top of the causal mask. Returns (b, num_tokens, d_out).
 
     Hints:
         1. Project once with each Linear, then split into heads:
-           (B, T, d_out) -> (B, T, H, head_dim) -> transpose -> (B, H, T, head_dim).
+           (b, num_tokens, d_out) -> (b, num_tokens, num_heads, head_dim) -> transpose
+           -> (b, num_heads, num_tokens, head_dim).
         2. Scale by head_dim ** 0.5 (not d_out ** 0.5).
         3. Combine the padding mask with the causal one: mask[:, None, None, :] broadcasts
            over heads and queries.
@@ -186,16 +190,16 @@ class MultiHeadAttention(nn.Module):
                 f"sequence of {num_tokens} tokens is longer than context_length={self.context_length}"
             )
         shape = (b, num_tokens, self.num_heads, self.head_dim)
-        keys = self.W_key(x).view(shape).transpose(1, 2)  # (b, num_heads, T, head_dim)
-        queries = self.W_query(x).view(shape).transpose(1, 2)  # (b, num_heads, T, head_dim)
-        values = self.W_value(x).view(shape).transpose(1, 2)  # (b, num_heads, T, head_dim)
-        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, T, T)
-        hidden = self.mask[:num_tokens, :num_tokens]  # (T, T)
+        keys = self.W_key(x).view(shape).transpose(1, 2)  # (b, num_heads, num_tokens, head_dim)
+        queries = self.W_query(x).view(shape).transpose(1, 2)  # (b, num_heads, num_tokens, head_dim)
+        values = self.W_value(x).view(shape).transpose(1, 2)  # (b, num_heads, num_tokens, head_dim)
+        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)
+        hidden = self.mask[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)
         if key_padding_mask is not None:
-            hidden = hidden | key_padding_mask[:, None, None, :]  # (b, 1, T, T)
+            hidden = hidden | key_padding_mask[:, None, None, :]  # (b, 1, num_tokens, num_tokens)
         attn_scores = attn_scores.masked_fill(hidden, float("-inf"))
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
-        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, T, num_heads, head_dim)
-        context_vec = context_vec.reshape(b, num_tokens, self.d_out)  # (b, T, d_out)
+        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)
+        context_vec = context_vec.reshape(b, num_tokens, self.d_out)  # (b, num_tokens, d_out)
         return self.out_proj(context_vec)

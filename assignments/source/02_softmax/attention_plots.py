@@ -116,42 +116,16 @@ def show_weights(weights, labels=None, title=None):
     figure = None
     try:
         rows, cols = matrix.shape
-        finite = matrix[np.isfinite(matrix)]
-        if is_mask or (finite.size and finite.min() >= 0 and finite.max() <= 1):
-            low, high = 0.0, 1.0  # weights and masks on one fixed scale
-        elif finite.size:
-            low, high = float(finite.min()), float(finite.max())
-            if low == high:
-                low, high = low - 0.5, high + 0.5
-        else:
-            low, high = 0.0, 1.0
+        low, high = _scale(matrix, is_mask, np)
         side = 0.45
         figure, axes = plt.subplots(figsize=(min(1.6 + side * cols, 7.5), min(1.2 + side * rows, 7.0)))
         colours = matplotlib.colormaps["Greys" if is_mask else "Blues"]
         colours = colours.with_extremes(bad="#d9a441")  # nan and +-inf, e.g. masked scores
         image = axes.imshow(np.ma.masked_invalid(matrix), cmap=colours, vmin=low, vmax=high,
                             interpolation="nearest", aspect="equal")
-        row_labels, col_labels = _axis_labels(labels, (rows, cols))
-        axes.set_xticks(range(cols))
-        axes.set_yticks(range(rows))
-        if col_labels:
-            axes.set_xticklabels(col_labels, rotation=45, ha="right")
-        if row_labels:
-            axes.set_yticklabels(row_labels)
-        if rows == cols:  # an attention matrix or a causal mask: rows are queries, columns keys
-            axes.set_xlabel("keys (1 = hidden)" if is_mask else "keys", fontsize=8)
-            axes.set_ylabel("queries", fontsize=8)
-        elif is_mask:
-            axes.set_xlabel("1 = hidden", fontsize=8)
-        axes.tick_params(labelsize=8)
+        _label_axes(axes, labels, (rows, cols), is_mask)
         if max(rows, cols) <= ANNOTATE_MAX_SIDE:
-            middle = (low + high) / 2
-            for i in range(rows):
-                for j in range(cols):
-                    value = matrix[i, j]
-                    dark = np.isfinite(value) and value > middle
-                    axes.text(j, i, cell_text(value, is_mask), ha="center", va="center",
-                              fontsize=7, color="white" if dark else "black")
+            _write_values(axes, matrix, is_mask, (low + high) / 2, np)
         if not is_mask:
             figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
         if title:
@@ -166,3 +140,42 @@ def show_weights(weights, labels=None, title=None):
         _note(f"could not draw the heatmap ({error.__class__.__name__}: {error})")
         if figure is not None:
             plt.close(figure)
+
+
+def _scale(matrix, is_mask, np) -> tuple[float, float]:
+    """The colour scale: 0 to 1 for weights and masks (one fixed scale), else the finite values' range."""
+    finite = matrix[np.isfinite(matrix)]
+    if is_mask or (finite.size and finite.min() >= 0 and finite.max() <= 1):
+        return 0.0, 1.0
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        return (low - 0.5, high + 0.5) if low == high else (low, high)
+    return 0.0, 1.0
+
+
+def _label_axes(axes, labels, shape, is_mask) -> None:
+    rows, cols = shape
+    row_labels, col_labels = _axis_labels(labels, (rows, cols))
+    axes.set_xticks(range(cols))
+    axes.set_yticks(range(rows))
+    if col_labels:
+        axes.set_xticklabels(col_labels, rotation=45, ha="right")
+    if row_labels:
+        axes.set_yticklabels(row_labels)
+    if rows == cols:  # an attention matrix or a causal mask: rows are queries, columns keys
+        axes.set_xlabel("keys (1 = hidden)" if is_mask else "keys", fontsize=8)
+        axes.set_ylabel("queries", fontsize=8)
+    elif is_mask:
+        axes.set_xlabel("1 = hidden", fontsize=8)
+    axes.tick_params(labelsize=8)
+
+
+def _write_values(axes, matrix, is_mask, middle, np) -> None:
+    """Each cell's value in it, white on the dark cells (above the middle of the scale)."""
+    rows, cols = matrix.shape
+    for i in range(rows):
+        for j in range(cols):
+            value = matrix[i, j]
+            dark = np.isfinite(value) and value > middle
+            axes.text(j, i, cell_text(value, is_mask), ha="center", va="center",
+                      fontsize=7, color="white" if dark else "black")

@@ -308,7 +308,8 @@ def test_nbgrader_autograde_gives_full_points_and_ignores_warnings(course, tmp_p
     assert scores["wendy"] == points  # the warnings were filtered by the setup cell: nothing on stderr
     # the control: with the filter undone, the warning reaches stderr and nbgrader zeroes that test cell
     lost = control[1]
-    assert control[0] == 0 and lost > 0 and scores["victor"] == points - lost
+    # (at least that cell: the filter stays undone for the cells after it that call dot_scores too)
+    assert control[0] == 0 and lost > 0 and scores["victor"] <= points - lost
     autograded = nbformat.read(work / "autograded" / "wendy" / GRADED / f"{GRADED}.ipynb", as_version=4)
     for cell in autograded.cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):

@@ -131,7 +131,7 @@ def grade_main(args) -> int:
         preload_checks()
     try:
         try:
-            result = run_checks(sources, device, limits, visible_only=visible_only, zygote=launcher)
+            result = run_checks(sources, device, limits, visible_only=visible_only, launcher=launcher)
         finally:
             launcher.close()
         if launcher.sandbox is not None:

@@ -346,11 +346,11 @@ class Outcome:
 class Grader:
     """Grades mutants through core.grade.run_checks with one worker launcher for the whole run."""
 
-    def __init__(self, zygote=None):
+    def __init__(self, launcher=None):
         from autograder.sandbox.launch import start_launcher
 
-        self.own = zygote is None  # a launcher given (the tests' shared one) is left running
-        self.zygote = zygote or start_launcher()
+        self.own = launcher is None  # a launcher given (the tests' shared one) is left running
+        self.launcher = launcher or start_launcher()
 
     def grade(self, mutant: Mutant) -> Outcome:
         from autograder.core.grade import run_checks
@@ -359,14 +359,14 @@ class Grader:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"{mutant.section}.py"
             path.write_text(submission(mutant))
-            result = run_checks(locate(path), "cpu", zygote=self.zygote)
+            result = run_checks(locate(path), "cpu", launcher=self.launcher)
         section = result.sections[0]
         return Outcome(mutant, section.score, section.max_score, [c.name for c in section.checks if not c.passed],
                        [error.strip().splitlines()[-1] for error in result.grader_errors])
 
     def close(self):
         if self.own:
-            self.zygote.close()
+            self.launcher.close()
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> dict:
@@ -439,12 +439,12 @@ class Report:
         return "\n".join(lines)
 
 
-def run(sections, mutants=None, equivalents=None, progress=None, zygote=None) -> Report:
+def run(sections, mutants=None, equivalents=None, progress=None, launcher=None) -> Report:
     """Grade every mutant of `sections` (or the given `mutants`), judged against `equivalents`
-    (default: the committed list); `zygote`: a worker launcher to use instead of a new one."""
+    (default: the committed list); `launcher`: a worker launcher (a Zygote or a portable Launcher) to use instead of a new one."""
     started = time.monotonic()
     mutants = mutants if mutants is not None else [m for s in sections for m in section_mutants(s)]
-    grader = Grader(zygote)
+    grader = Grader(launcher)
     outcomes = []
     try:
         for number, mutant in enumerate(mutants, 1):

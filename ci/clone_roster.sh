@@ -14,7 +14,7 @@
 #
 # For each clone, DEST/.roster/<student>.json records when it was fetched and
 # the time and hash of the commit fetched: the gradebook's submission time
-# (autograder/instructor/gradebook.py) comes from this record, outside the student's folder,
+# (autograder/instructor/submission_time.py) comes from this record, outside the student's folder,
 # never from a file in their repository. Student names cannot start with a dot,
 # so no student folder is named .roster.
 set -uo pipefail

@@ -23,6 +23,25 @@ def venv_path(path: str | None = None) -> str:
     rest = os.environ.get("PATH", "/usr/bin:/bin") if path is None else path
     return os.pathsep.join([str(Path(sys.executable).parent), rest])
 
+def check_max_points(test: dict) -> float:
+    """A results.json test's own points, as Gradescope and a workflow read them: a bonus check's test
+    has `max_score` 0 (Gradescope's extra credit) and keeps its points in extra_data["max_points"]."""
+    extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+    return float(extra.get("max_points", test.get("max_score")) or 0)
+
+
+def store_grade(folder: Path, result, **provenance) -> Path:
+    """Write `result` (a GradeResult) as a batch stores a student's grade in folder/students/, with the
+    provenance given (student defaults to result.submission, grader_errors to none); returns the file."""
+    from autograder.core.files import result_file_name
+    from autograder.instructor.student_files import STUDENTS, write_student
+
+    provenance = {"student": result.submission, "grader_errors": [], **provenance}
+    (Path(folder) / STUDENTS).mkdir(parents=True, exist_ok=True)
+    write_student(Path(folder) / STUDENTS, result, provenance)
+    return Path(folder) / STUDENTS / result_file_name(provenance["student"])
+
+
 _zygote = None
 
 
@@ -62,7 +81,7 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{section_id}.py"
         path.write_text(source)
-        result = run_checks(locate(path), device, limits, visible_only=visible_only, zygote=zygote(),
+        result = run_checks(locate(path), device, limits, visible_only=visible_only, launcher=zygote(),
                             scan_source=scan_source)
     assert not result.grader_errors, result.grader_errors
     return result.sections[0]

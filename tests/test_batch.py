@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, store_grade, zygote
 
 from autograder.core.sections import SECTIONS
 
@@ -79,7 +79,7 @@ def stored_grader_hashes(out: Path) -> set:
 
 def skip_if_the_grader_changed(before: set):
     """Results are tied to the grader's checks: an edit of them mid-test means everything is regraded."""
-    from autograder.instructor.batch import grader_hash
+    from autograder.instructor.student_files import grader_hash
 
     if before != {grader_hash()}:
         pytest.skip("the grader's checks were edited while this test ran")
@@ -137,18 +137,19 @@ def test_missing_or_empty_folders_exit_2(tmp_path):
         assert done.stderr.startswith("autograder: error:") and done.stderr.count("\n") == 1
 
 
+def one_check_grade(student: str, score: float):
+    """A grade of one check of 01_scores worth 3 points, `score` of them earned."""
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+
+    check = CheckResult("01_scores", "a", 3.0, score, "" if score >= 3 else "wrong")
+    return GradeResult(student, "cpu", [SectionResult("01_scores", "Scores", [check])])
+
+
 def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
-    from autograder.instructor.batch import write_atomically
-
-    def result(score, graded_at):
-        return {"score": score, "max_score": 3.0, "output": "", "tests": [
-            {"name": "01_scores: a", "score": score, "max_score": 3.0, "status": "passed", "tags": ["01_scores"]}],
-            "extra_data": {"graded_at": graded_at, "grader_errors": []}}
-
     for shard, students in (("a", {"ann": 1.0, "dan": 2.0}), ("b", {"ben": 3.0, "dan": 0.5})):
         for name, score in students.items():
             stamp = "2026-01-02" if shard == "b" else "2026-01-01"
-            write_atomically(tmp_path / shard / "students" / f"{name}.json", json.dumps(result(score, stamp)))
+            store_grade(tmp_path / shard, one_check_grade(name, score), graded_at=stamp)
     done = run_cli("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "all")
     assert done.returncode == 0, done.stderr
     table = read_csv(tmp_path / "all")
@@ -163,20 +164,28 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
 
 
 def test_merge_prefers_a_result_without_grader_errors(tmp_path):
-    from autograder.instructor.batch import write_atomically
-
     for shard, score, errors in (("a", 2.0, []), ("b", 0.0, ["the job process died"])):
-        data = {"score": score, "max_score": 3.0, "output": "", "tests": [],
-                "extra_data": {"student": "dan", "graded_at": "2026-01-0" + ("2" if shard == "b" else "1"),
-                               "grader_errors": errors}}
-        write_atomically(tmp_path / shard / "students" / "dan.json", json.dumps(data))
+        store_grade(tmp_path / shard, one_check_grade("dan", score), grader_errors=errors,
+                    graded_at="2026-01-0" + ("2" if shard == "b" else "1"))
     done = run_cli("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "all")
     assert done.returncode == 0, done.stderr
     assert list(read_csv(tmp_path / "all")["total"]) == [2.0]
 
 
+def test_merge_leaves_out_a_file_without_a_grade_record(tmp_path):
+    """A results.json alone (no record in it) is no grade: merge never reads the rendering back."""
+    store_grade(tmp_path / "a", one_check_grade("ann", 3.0))
+    rendering = one_check_grade("dan", 3.0).to_gradescope()
+    (tmp_path / "a" / "students" / "dan.json").write_text(json.dumps(rendering))
+    done = run_cli("merge", tmp_path / "a", "--out", tmp_path / "all")
+    assert done.returncode == 0, done.stderr
+    assert "dan.json: not a readable result, left out" in done.stderr
+    assert list(read_csv(tmp_path / "all").index) == ["ann"]
+
+
 def test_atomic_write_leaves_no_temporary_files(tmp_path):
-    from autograder.instructor.batch import remove_stale_temporaries, write_atomically
+    from autograder.core.files import write_atomically
+    from autograder.instructor.student_files import remove_stale_temporaries
 
     write_atomically(tmp_path / "x.json", "{}")
     (tmp_path / ".y.json.abc.tmp").write_text("half a fi")  # what a killed run leaves
@@ -194,7 +203,7 @@ def test_class_table_matches_grade_on_each_student(graded_class):
     table = read_csv(out)
     assert list(table.index) == ["alice", "bob", "carol"]
     for student in ("alice", "bob", "carol"):
-        expected = json.loads(as_json(run_checks(locate(submitted / student, SECTION), "cpu", zygote=zygote())))
+        expected = json.loads(as_json(run_checks(locate(submitted / student, SECTION), "cpu", launcher=zygote())))
         got = json.loads((out / "students" / f"{student}.json").read_text())
         assert got["score"] == expected["score"] and got["max_score"] == expected["max_score"], student
         assert [(t["name"], t["score"]) for t in got["tests"]] == \
@@ -286,16 +295,17 @@ def test_shards_merged_equal_the_unsharded_batch(graded_class, tmp_path):
 JOBS_SCRIPT = """
 import json, sys
 from pathlib import Path
+from autograder.core.record import from_record
 from autograder.instructor.jobs import JobFailed, Jobs
 
 folder = Path(sys.argv[1])
 jobs = Jobs("cpu", {}, Path(sys.argv[2]), ["01_scores", "04_causal_mask"])
 forked, = jobs.fork_all(1)
 fresh = jobs.start(1)  # as a replacement is made: a new interpreter, a copy of the same zygote
-results = [job.grade("alice", folder, None, 120)["result"] for job in (forked, fresh)]
-scores = [result["score"] for result in results]
-# full marks: every check's own points (a bonus check's sit in extra_data, its max_score being 0)
-full = [sum(t.get("extra_data", {}).get("max_points", t["max_score"]) for t in result["tests"]) for result in results]
+results = [from_record(job.grade("alice", folder, None, 120)["result"]) for job in (forked, fresh)]
+scores = [result.score for result in results]
+# full marks: every check's own points, a bonus check's included
+full = [sum(c.max_points for s in result.sections for c in s.checks) for result in results]
 forked.process.kill()
 try:
     forked.grade("bob", folder, None, 30)

@@ -59,7 +59,7 @@ def expected_totals() -> dict:
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    totals = {student: run_checks(locate(folder), "cpu", zygote=zygote()).score for student, folder in CLASS.items()}
+    totals = {student: run_checks(locate(folder), "cpu", launcher=zygote()).score for student, folder in CLASS.items()}
     assert totals["alice"] > totals["bob"] > totals["carol"] == 0.0, totals
     return totals
 
@@ -420,7 +420,7 @@ def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
     # every step after the venv's creation ran its python: the GITHUB_PATH line activated it
     assert sum(line.startswith("-m autograder check . ") for line in used.read_text().splitlines()) == 2
     correct, partial = (json.loads((temp / f"{name}.json").read_text()) for name in ("correct", "partial"))
-    from autograder.core.results import check_max_points
+    from support import check_max_points
 
     full = sum(check_max_points(test) for test in correct["tests"])  # the bonus checks' points included
     assert correct["score"] == full >= correct["max_score"] > 0 and full > partial["score"] > 0

@@ -237,7 +237,7 @@ def autograder_maximum() -> dict[str, float]:
     from autograder.core.submission import locate
     from support import EXAMPLES, zygote
 
-    result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
+    result = run_checks(locate(EXAMPLES / "correct"), "cpu", launcher=zygote())
     assert not result.grader_errors, result.grader_errors
     return {section.id: section.max_score for section in result.sections}
 

@@ -319,7 +319,7 @@ def test_never_ending_cell_other_sections_still_graded(tmp_path):
     folder.mkdir()
     (folder / "01_scores.py").write_text(correct_source(SECTION))
     (folder / "02_softmax.py").write_text(correct_source("02_softmax") + "\nimport time\nwhile True:\n    time.sleep(0.01)\n")
-    result = run_checks(present(folder), "cpu", Limits(load_seconds=2), zygote=zygote(), scan_source=False)
+    result = run_checks(present(folder), "cpu", Limits(load_seconds=2), launcher=zygote(), scan_source=False)
     assert not result.grader_errors
     other, hanging = result.sections[0], result.sections[1]
     assert hanging.score == 0 and hanging.max_score > 0
@@ -507,7 +507,7 @@ def test_broken_notebooks_other_sections_graded(tmp_path):
               "04_causal_mask": ("[1, 2, 3]", "not a Jupyter notebook")}
     for section, (content, _) in broken.items():
         (folder / f"{section}.ipynb").write_text(content)
-    result = run_checks(present(folder), "cpu", zygote=zygote(), scan_source=False)
+    result = run_checks(present(folder), "cpu", launcher=zygote(), scan_source=False)
     assert not result.grader_errors
     graded = {s.id: s for s in result.sections}
     assert graded[SECTION].score == graded[SECTION].max_score == FULL

@@ -11,7 +11,7 @@ from autograder.core.submission import locate
 
 
 def grade(path, section=None):
-    result = run_checks(locate(path, section), "cpu", zygote=zygote())
+    result = run_checks(locate(path, section), "cpu", launcher=zygote())
     assert not result.grader_errors, result.grader_errors
     return result
 

@@ -28,7 +28,7 @@ from autograder.checks.common import run_where_made  # noqa: E402
 from autograder.core.harness import CheckFailed  # noqa: E402
 from autograder.core.hints import DEVICE_MISTAKES, RETURNED_ELSEWHERE  # noqa: E402
 from autograder.core.student import refuse_failed_call  # noqa: E402
-from autograder.sandbox.limits import StudentFailure  # noqa: E402
+from autograder.core.harness import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
 
 MIX_HINT, NUMPY_HINT = (hint for _, hint in DEVICE_MISTAKES)

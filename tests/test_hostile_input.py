@@ -18,11 +18,10 @@ import sys
 import time
 
 import pytest
-from support import EXAMPLES, ROOT, correct_source, grade_source, replace_def, zygote
+from support import EXAMPLES, ROOT, check_max_points, correct_source, grade_source, replace_def, zygote
 
 from autograder.core.files import Refused, from_spreadsheet_safe, read_inside, safe_filename
 from autograder.core.grade import run_checks
-from autograder.core.results import check_max_points
 from autograder.core.submission import locate
 from autograder.worker import wire
 from autograder.sandbox.limits import Limits
@@ -61,7 +60,7 @@ def linked_submission(tmp_path):
 
 
 def test_links_are_refused_with_a_note_and_the_rest_is_graded(linked_submission):
-    result = run_checks(locate(linked_submission), "cpu", zygote=zygote())
+    result = run_checks(locate(linked_submission), "cpu", launcher=zygote())
     sections = by_section(result)
     for section in SECTIONS[:3]:
         assert sections[section].score == 0, section
@@ -80,7 +79,7 @@ def test_links_to_the_solutions_earn_nothing(tmp_path):
         section = next((s for s in SECTIONS if path.stem in s), None)
         if section:
             os.symlink(f"/proc/self/cwd/solutions/{path.name}", folder / f"{section}.py")
-    result = run_checks(locate(folder), "cpu", zygote=zygote())
+    result = run_checks(locate(folder), "cpu", launcher=zygote())
     assert result.score == 0
 
 
@@ -381,7 +380,7 @@ def test_a_lone_surrogate_in_a_cell_is_noted_and_the_section_still_graded(tmp_pa
     cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax")
     cell["source"] = "note = '\ud800'\n" + "".join(cell["source"])
     (tmp_path / "02_softmax.ipynb").write_text(json.dumps(notebook))
-    result = run_checks(locate(tmp_path), "cpu", None, zygote=zygote())
+    result = run_checks(locate(tmp_path), "cpu", None, launcher=zygote())
     assert not result.grader_errors, result.grader_errors
     section = by_section(result)["02_softmax"]
     assert section.score == section.max_score

@@ -9,14 +9,15 @@ import xml.etree.ElementTree as ET
 
 import pandas as pd
 import pytest
-from support import correct_source, grade_source, replace_def
+from support import correct_source, grade_source, replace_def, store_grade
 
 from autograder.instructor import class_report
-from autograder.core.files import safe_filename, spreadsheet_safe
+from autograder.instructor.student_files import Stored
+from autograder.core.files import spreadsheet_safe
 from autograder.core.harness import CheckFailed, expect, expect_close
 from autograder.core.plugin import mistake_of
 from autograder.core.results import CheckResult, GradeResult, SectionResult
-from autograder.sandbox.limits import StudentFailure
+from autograder.core.harness import StudentFailure
 
 FORGED = "this looks like owned"
 
@@ -57,9 +58,7 @@ def _grades_dir(folder, results: dict):
     (folder / "students").mkdir(parents=True)
     rows = []
     for student, result in results.items():
-        data = result.to_gradescope()
-        data["extra_data"] = {**data.get("extra_data", {}), "student": student, "grader_errors": []}
-        (folder / "students" / f"{safe_filename(student)}.json").write_text(json.dumps(data), encoding="utf-8")
+        store_grade(folder, result, student=student)
         scores = {s.id: s.score for s in result.sections}
         rows.append({"student": spreadsheet_safe(student), **scores, "total": result.score})  # as batch does
     pd.DataFrame(rows).to_csv(folder / "grades.csv", index=False)
@@ -101,9 +100,10 @@ def test_the_class_report_counts_recorded_mistakes_not_messages(tmp_path):
         CheckResult("02_softmax", "softmax matches", 1, 0, "softmax(x): wrong values. This looks like softmax over "
                     "dim 0", "check", mistake="softmax over dim 0"),
     ]
-    data = GradeResult("ada", "cpu", [section]).to_gradescope()
+    grade = GradeResult("ada", "cpu", [section])
+    data = grade.to_gradescope()
     assert [t.get("extra_data") for t in data["tests"]] == [None, None, {"mistake": "softmax over dim 0"}]
-    tests = class_report._tests({"ada": data})
+    tests = class_report._tests({"ada": Stored("ada", grade, {})})
     mistakes = class_report.mistake_table(tests)
     assert list(mistakes["mistake"]) == ["softmax over dim 0"]
     assert list(mistakes["check"]) == ["softmax matches"]
@@ -138,10 +138,11 @@ def test_class_report_reads_every_id_back_as_the_text_it_is(tmp_path):
 
 def test_a_results_file_with_no_row_is_named_by_the_id_inside_it(tmp_path):
     folder = _grades_dir(tmp_path / "grades", {"NA": _one_check_result(1)})
-    stray = _one_check_result(0).to_gradescope()
-    stray["extra_data"] = {"student": "ada lovelace"}
-    (folder / "students" / f"{safe_filename('ada lovelace')}.json").write_text(json.dumps(stray))
-    (folder / "students" / "cy.json").write_text(json.dumps(_one_check_result(0).to_gradescope()))
+    store_grade(folder, _one_check_result(0), student="ada lovelace")  # the verbatim id inside the file
+    store_grade(folder, _one_check_result(0), student="cy")
+    data = json.loads((folder / "students" / "cy.json").read_text())
+    del data["extra_data"]["student"]  # no id inside: the file's name stands for it
+    (folder / "students" / "cy.json").write_text(json.dumps(data))
     _, results, problems = class_report.load(folder)
     assert set(results) == {"NA"}
     assert sorted(student for student, _ in problems) == ["ada lovelace", "cy"]
@@ -224,9 +225,7 @@ def test_table_and_json_formats_can_be_written():
 def test_class_report_html_escapes_student_text(tmp_path):
     result = hostile_result()
     folder = _grades_dir(tmp_path / "grades", {"<img src=http://x/id.png>": result})
-    data = json.loads((folder / "students" / f"{safe_filename('<img src=http://x/id.png>')}.json").read_text())
-    data["extra_data"]["grader_errors"] = [f"Traceback\nRuntimeError: {HOSTILE}"]
-    (folder / "students" / f"{safe_filename('<img src=http://x/id.png>')}.json").write_text(json.dumps(data))
+    store_grade(folder, result, student="<img src=http://x/id.png>", grader_errors=[f"Traceback\nRuntimeError: {HOSTILE}"])
     page = class_report.build(folder, tmp_path / "out").read_text(encoding="utf-8")
     assert "<img src=http" not in page and "<script>alert" not in page
     assert "&lt;img src=http://x/id.png&gt;" in page

@@ -39,7 +39,7 @@ def expected() -> dict:
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    full, partial = (run_checks(locate(EXAMPLES / example, SECTION), "cpu", zygote=zygote()).score
+    full, partial = (run_checks(locate(EXAMPLES / example, SECTION), "cpu", launcher=zygote()).score
                      for example in ("correct", "partial"))
     assert full > partial > 0
     return {"alice": full, "bob": partial, "carol": 0.0, "dave": full, "erin": 0.0}

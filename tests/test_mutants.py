@@ -72,7 +72,7 @@ def test_only_graded_code_is_mutated():
 def test_a_wrong_mutant_is_killed_and_an_equivalent_one_accepted_only_when_listed():
     section, wrong = made(WRONG)
     other, same = made(SAME)
-    unlisted = mutants.run([section, other], mutants=[wrong, same], equivalents={}, zygote=zygote())
+    unlisted = mutants.run([section, other], mutants=[wrong, same], equivalents={}, launcher=zygote())
     assert [o.mutant.id for o in unlisted.killed] == [WRONG]
     assert [o.mutant.id for o in unlisted.survivors] == [SAME] and not unlisted.ok
     assert "SURVIVED " + SAME in unlisted.summary() and "+" in same.diff()
@@ -93,5 +93,5 @@ def test_every_listed_equivalent_has_a_reason_and_names_a_mutant_the_runner_make
 
 @pytest.mark.slow
 def test_every_mutant_of_the_solutions_loses_points_or_is_a_listed_equivalent():
-    report = mutants.run(list(SECTIONS), zygote=zygote())
+    report = mutants.run(list(SECTIONS), launcher=zygote())
     assert report.ok, report.summary()

@@ -146,11 +146,14 @@ def small_gradebook(path: Path, points=(1.0, 1.0, 2.0)):
     return path
 
 
-def result(score: float, maximum: float, section=GRADED, errors=()) -> dict:
-    return {"score": score, "max_score": maximum, "tests": [
-        {"name": f"{section}: a", "score": score, "max_score": maximum, "tags": [section]},
-        {"name": "other: b", "score": 5.0, "max_score": 5.0, "tags": ["other"]}],
-        "extra_data": {"sections": [section], "grader_errors": list(errors)}}
+def result(score: float, maximum: float, section=GRADED, errors=()):
+    """A stored grade: `score` of `maximum` in `section` (one check), 5 of 5 in another, as the batch keeps it."""
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+    from autograder.instructor.student_files import Stored
+
+    grade = GradeResult("", "cpu", [SectionResult(section, section, [CheckResult(section, "a", maximum, score)]),
+                                    SectionResult("other", "other", [CheckResult("other", "b", 5.0, 5.0)])])
+    return Stored("", grade, {"sections": [section], "grader_errors": list(errors)})
 
 
 def test_scores_are_recorded_as_fractions_of_nbgrader_points(tmp_path, capsys, monkeypatch):
@@ -226,7 +229,7 @@ def test_batch_records_in_the_gradebook_what_grade_gives(course):
     expected = {}
     for student in STUDENTS:
         graded = json.loads(as_json(run_checks(locate(course / "submitted" / student, GRADED), "cpu",
-                                               zygote=zygote())))
+                                               launcher=zygote())))
         expected[student] = (graded["score"], graded["max_score"])
         assert table.loc[student, GRADED] == pytest.approx(graded["score"]), student
         assert table.loc[student, "max_score"] == pytest.approx(graded["max_score"]), student
@@ -305,7 +308,8 @@ def test_nbgrader_autograde_gives_full_points_and_ignores_warnings(course, tmp_p
     assert scores["wendy"] == points  # the warnings were filtered by the setup cell: nothing on stderr
     # the control: with the filter undone, the warning reaches stderr and nbgrader zeroes that test cell
     lost = control[1]
-    assert control[0] == 0 and lost > 0 and scores["victor"] == points - lost
+    # (at least that cell: the filter stays undone for the cells after it that call dot_scores too)
+    assert control[0] == 0 and lost > 0 and scores["victor"] <= points - lost
     autograded = nbformat.read(work / "autograded" / "wendy" / GRADED / f"{GRADED}.ipynb", as_version=4)
     for cell in autograded.cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):

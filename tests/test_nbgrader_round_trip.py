@@ -75,14 +75,16 @@ def tiny_gradebook(path: Path):
     return path
 
 
-def section_result(section=SECTION) -> dict:
-    return {"score": 1.0, "max_score": 3.0,
-            "output": f"{section}: 1 / 3\n  code cell 2, line 1: NameError {PAYLOAD}\nother: 0 / 0",
-            "tests": [
-                {"name": f"{section}: rows sum to 1", "score": 1.0, "max_score": 1.0, "output": "", "tags": [section]},
-                {"name": f"{section}: stable for large inputs", "score": 0.0, "max_score": 2.0,
-                 "output": f"softmax overflowed: got nan {PAYLOAD}", "tags": [section, "check"]},
-                {"name": "other: x", "score": 0.0, "max_score": 5.0, "output": "not this section", "tags": ["other"]}]}
+def section_result(section=SECTION):
+    """A student's stored grade: SECTION with a note and a failed check, and a check of another section."""
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+    from autograder.instructor.student_files import Stored
+
+    graded = SectionResult(section, "Softmax", notes=[f"code cell 2, line 1: NameError {PAYLOAD}"], checks=[
+        CheckResult(section, "rows sum to 1", 1.0, 1.0),
+        CheckResult(section, "stable for large inputs", 2.0, 0.0, f"softmax overflowed: got nan {PAYLOAD}", "check")])
+    other = SectionResult("other", "other", checks=[CheckResult("other", "x", 5.0, 0.0, "not this section")])
+    return Stored("mallory", GradeResult("mallory", "cpu", [graded, other]), {"grader_errors": []})
 
 
 def student_notebook(folder: Path) -> None:
@@ -151,7 +153,7 @@ def test_a_file_that_is_no_notebook_gets_the_gradebooks_cells(tmp_path, monkeypa
 
 
 def test_a_student_name_that_cannot_be_a_folder_gets_no_notebook(tmp_path):
-    from autograder.instructor.gradebook import folder_name
+    from autograder.instructor.autograded import folder_name
 
     assert folder_name("alice") == "alice" and folder_name("al ice") == "al ice"
     for name in ("", ".", "..", "a/b", "a\\b", "a\0b"):
@@ -166,7 +168,7 @@ def graded(folder: Path, student: str, section: str | None = SECTION):
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 
-    result = run_checks(locate(folder, section), "cpu", zygote=zygote())
+    result = run_checks(locate(folder, section), "cpu", launcher=zygote())
     result.submission = student
     return result
 
@@ -178,14 +180,13 @@ def without_heatmaps(result):
     return result
 
 
-def test_a_report_from_results_json_is_the_report_grade_writes_without_heatmaps():
-    from autograder.feedback.report import from_gradescope, render_html, render_markdown
+def test_a_report_from_the_stored_record_is_the_report_grade_writes_without_heatmaps():
+    from autograder.core.record import from_record, to_record
+    from autograder.feedback.report import render_html, render_markdown
 
     for folder in (EXAMPLES / "partial", ROOT / "student_template"):  # every section: notes, stubs, failures
         result = graded(folder, f"{folder.name} <b>&", section=None)
-        data = json.loads(json.dumps(result.to_gradescope()))
-        data["extra_data"]["student"] = result.submission  # what the batch adds
-        rebuilt = from_gradescope(data)
+        rebuilt = from_record(json.loads(json.dumps(to_record(result))))  # as the batch stores and reads it
         assert any(s.notes for s in rebuilt.sections) or folder.name == "partial"
         if folder.name == "partial":
             assert any(c.figures for s in result.sections for c in s.checks), "no heatmap to leave out"

@@ -30,7 +30,7 @@ def notebook_with(section: str, cells: list[tuple[int, str]], folder):
 
 
 def grade_section(folder, section, limits=None):
-    result = run_checks(locate(folder, section), "cpu", limits, zygote=zygote())
+    result = run_checks(locate(folder, section), "cpu", limits, launcher=zygote())
     assert not result.grader_errors, result.grader_errors
     return result.sections[0]
 
@@ -120,7 +120,7 @@ def test_a_section_not_handed_in_is_not_called_unreadable(tmp_path):
     folder.mkdir()
     shutil.copy(EXAMPLES / "correct" / "01_scores.ipynb", folder)
     (folder / "02_softmax.ipynb").write_text("{ not json")
-    result = run_checks(locate(folder), "cpu", zygote=zygote())
+    result = run_checks(locate(folder), "cpu", launcher=zygote())
     kinds = {s.id: {c.kind for c in s.checks} for s in result.sections}
     assert kinds["02_softmax"] == {"unreadable"}
     assert kinds["03_trainable_qkv"] == {"not_handed_in"}
@@ -130,7 +130,7 @@ def test_a_section_not_handed_in_is_not_called_unreadable(tmp_path):
 def test_the_course_notebooks_load_in_grading_without_a_failing_cell():
     """The notebooks' own setup cells call Jupyter's shell (get_ipython().set_custom_exc, ...): in
     grading those calls do nothing, and no cell of a correct notebook fails."""
-    result = run_checks(locate(EXAMPLES / "correct"), "cpu", zygote=zygote())
+    result = run_checks(locate(EXAMPLES / "correct"), "cpu", launcher=zygote())
     assert not result.grader_errors
     assert {s.id: s.notes for s in result.sections if s.notes} == {}
     assert all(s.score == s.max_score > 0 for s in result.sections), [(s.id, s.score) for s in result.sections]

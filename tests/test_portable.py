@@ -105,7 +105,7 @@ def test_a_student_exception_reads_as_the_students(launcher, tmp_path):
         "def dot_scores(query, inputs):", "def dot_scores(query, inputs):\n    raise ValueError('my own bug')", 1)
     path = tmp_path / "01_scores.py"
     path.write_text(source, encoding="utf-8")
-    result = run_checks(locate(path), "cpu", visible_only=True, zygote=launcher)
+    result = run_checks(locate(path), "cpu", visible_only=True, launcher=launcher)
     messages = [c.message for c in result.sections[0].checks if not c.passed]
     assert messages and all("dot_scores raised ValueError: my own bug" in m for m in messages), messages
     assert result.sandbox == tiers.NONE and not result.weak  # a self-check is never "weak"
@@ -115,8 +115,8 @@ def test_hidden_grading_refuses_the_portable_path(launcher, tmp_path):
     path = tmp_path / "01_scores.py"
     path.write_text(correct_source("01_scores"), encoding="utf-8")
     with pytest.raises(SandboxRefused, match="hidden grading refused"):
-        run_checks(locate(path), "cpu", zygote=launcher)
-    weak = run_checks(locate(path), "cpu", Limits(sandbox="weak"), zygote=launcher)
+        run_checks(locate(path), "cpu", launcher=launcher)
+    weak = run_checks(locate(path), "cpu", Limits(sandbox="weak"), launcher=launcher)
     assert weak.weak and weak.sandbox == tiers.NONE and weak.score == weak.max_score
 
 
@@ -128,8 +128,8 @@ def test_same_scores_and_messages_as_the_fork_path(launcher):
     """Only the plumbing differs: the partial example's every check reads the same on both paths."""
     from support import zygote
 
-    portable = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, zygote=launcher)
-    forked = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, zygote=zygote())
+    portable = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, launcher=launcher)
+    forked = run_checks(locate(EXAMPLES / "partial"), "cpu", visible_only=True, launcher=zygote())
     assert 0 < portable.score < portable.max_score
     assert scores_and_messages(portable) == scores_and_messages(forked)
 

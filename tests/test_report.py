@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 import torch
 from PIL import Image
-from support import ROOT, correct_source, replace_def
+from support import ROOT, correct_source, replace_def, store_grade
 
 from autograder.feedback import heatmaps
 from autograder.checks.common import TOKENS, WORKED_INPUTS
@@ -397,16 +397,16 @@ def test_report_flag_on_grade_and_check():
 # ------------------------------------------------------------------ the class report
 
 
-def student_result(section_checks: dict) -> dict:
-    """Gradescope results.json of one student: section id -> [(title, max, points, message, kind, documented,
-    mistake)] (mistake: the catalogued mistake the check named, "" if none)."""
-    result = GradeResult(submission="", device="cpu")
+def student_result(section_checks: dict, student: str = "") -> GradeResult:
+    """One student's grade: section id -> [(title, max, points, message, kind, documented, mistake)]
+    (mistake: the catalogued mistake the check named, "" if none)."""
+    result = GradeResult(submission=student, device="cpu")
     for section_id, checks in section_checks.items():
         section = SectionResult(section_id, section_id)
         section.checks = [CheckResult(section_id, title, top, points, message, kind, documented, mistake=mistake)
                           for title, top, points, message, kind, documented, mistake in checks]
         result.sections.append(section)
-    return result.to_gradescope()
+    return result
 
 
 LOOP = "it looks like a Python loop over tokens; compute them all with one batched operation"
@@ -446,15 +446,13 @@ def write_grades_dir(folder):
     (folder / "students").mkdir(parents=True)
     rows = []
     for student, sections in class_answers().items():
-        data = student_result(sections)
-        data["extra_data"] = {"student": student, "grader_errors": []}
-        if student == "eve":
-            data["extra_data"]["grader_errors"] = ["Traceback ...\nRuntimeError: the worker pipe broke"]
-        (folder / "students" / f"{student}.json").write_text(json.dumps(data, indent=2))
+        grade = student_result(sections, student)
+        errors = ["Traceback ...\nRuntimeError: the worker pipe broke"] if student == "eve" else []
+        store_grade(folder, grade, grader_errors=errors)
         row = {"student": student}
-        for section_id in sections:
-            row[section_id] = sum(t["score"] for t in data["tests"] if t["tags"][0] == section_id)
-        row["total"] = data["score"]
+        for section in grade.sections:
+            row[section.id] = section.score
+        row["total"] = grade.score
         rows.append(row)
     rows.append({"student": "fay", "01_scores": 0.0, "04_causal_mask": 0.0, "total": 0.0})
     (folder / "students" / "fay.json").write_text('{"score": 0, "tests": [')  # cut short

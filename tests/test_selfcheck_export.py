@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, zygote
+from support import EXAMPLES, ROOT, check_max_points, zygote
 
-from autograder.core.results import check_max_points
 from autograder.core.sections import CHECK_GLOB, SECTIONS as REGISTRY
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
@@ -270,7 +269,7 @@ def test_check_runs_from_the_wheel_alone_with_the_same_results(wheel, tmp_path):
                              cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and refused.stdout == ""
     assert len(refused.stderr.splitlines()) == 1 and "only the visible checks" in refused.stderr
-    in_repo = run_checks(locate(submissions["partial"]), "cpu", visible_only=True, zygote=zygote())
+    in_repo = run_checks(locate(submissions["partial"]), "cpu", visible_only=True, launcher=zygote())
     for name, process in runs.items():
         _, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, f"{name}: {stderr}"

@@ -8,7 +8,6 @@ combined, each filled into the released notebooks as a student would.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -21,7 +20,7 @@ import pandas as pd
 import pytest
 from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
-from support import ROOT
+from support import ROOT, store_grade
 
 from autograder.cli import main
 from autograder.core.sections import SECTIONS
@@ -252,9 +251,10 @@ def test_the_class_report_links_the_similarity_page_when_there_is_one(tmp_path, 
     grades = tmp_path / "grades"
     (grades / "students").mkdir(parents=True)
     (grades / "grades.csv").write_text("student,01_scores,total,max_score,status\nann,2.5,2.5,2.5,graded\n")
-    result = {"score": 2.5, "tests": [{"name": "01_scores: a check", "score": 2.5, "max_score": 2.5,
-                                       "tags": ["01_scores"], "status": "passed"}], "extra_data": {"student": "ann"}}
-    (grades / "students" / "ann.json").write_text(json.dumps(result))
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+
+    check = CheckResult("01_scores", "a check", 2.5, 2.5)
+    store_grade(grades, GradeResult("ann", "cpu", [SectionResult("01_scores", "Scores", [check])]))
     if with_similarity:
         (grades / "similarity.html").write_text("<html></html>")
     assert main(["report", str(grades), "--out", str(tmp_path / "out")]) == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.instructor.gradebook import submission_time
+from autograder.instructor.submission_time import submission_time
 from support import EXAMPLES, ROOT
 
 SECTION = "01_scores"

@@ -77,7 +77,8 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     report = {"layers": [x for x in LANDLOCK_LAYERS if not x.startswith("unprivileged")],
-              "missing": ["network namespace (operation not permitted)", UNREADABLE]}
+              "missing": ["network namespace (operation not permitted)", UNREADABLE],
+              "unreadable": "/root/.pyenv/versions/3.11.7"}  # the worker's report says it as data
     assert tiers.tier(report) == tiers.NONE
     line = tiers.refusal(report)
     assert "\n" not in line and line.startswith("hidden grading refused")
@@ -88,6 +89,7 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
 
     assert any("/usr/local" in said for said in explain(report))
     assert tiers.unreadable_python({"missing": ["unprivileged user (operation not permitted)"]}) is None
+    assert tiers.unreadable_python({"missing": [UNREADABLE]}) is None  # the words alone are never parsed
 
 def weak_result() -> GradeResult:
     section = SectionResult("01_scores", "Scores")
@@ -121,13 +123,13 @@ def test_the_html_report_carries_the_banner():
 
 
 def test_grades_csv_has_the_tier():
-    from autograder.instructor.batch import RESULT_KEY, class_table
+    from autograder.instructor.grades_table import class_table
+    from autograder.instructor.student_files import Stored
 
-    weak = json.loads(render(weak_result(), "json"))
-    weak[RESULT_KEY].update({"sections": ["01_scores"]})
-    strong = json.loads(render(weak_result(), "json"))
-    strong[RESULT_KEY].update({"sections": ["01_scores"], "sandbox": "landlock", "sandbox_weak": False})
-    table = class_table({"ada": weak, "bob": strong})
+    strong = weak_result()
+    strong.sandbox, strong.weak = "landlock", False
+    table = class_table({"ada": Stored("ada", weak_result(), {"sections": ["01_scores"]}),
+                         "bob": Stored("bob", strong, {"sections": ["01_scores"]})})
     assert list(table["sandbox"]) == ["none (weak)", "landlock"]
 
 

@@ -79,9 +79,9 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, zygote=None, scan_source: bool = True) -> GradeResult:
+               visible_only: bool = False, launcher=None, scan_source: bool = True) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
-    `zygote` is a workers.Zygote or a portable.Launcher). Raises SandboxRefused before grading
+    `launcher` is a sandbox.zygote.Zygote or a sandbox.portable.Launcher). Raises SandboxRefused before grading
     anything when hidden grading would run where no sandbox tier holds.
 
     scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
@@ -90,22 +90,22 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
-    own_zygote = zygote is None
-    zygote = zygote or start_launcher(limits)  # started first: it imports torch while we import pytest
-    import pytest  # noqa: F401  (imported here, where it overlaps the zygote's start; run_pytest uses it)
+    own_launcher = launcher is None
+    launcher = launcher or start_launcher(limits)  # started first: it imports torch while we import pytest
+    import pytest  # noqa: F401  (imported here, where it overlaps the launcher's start; run_pytest uses it)
 
     try:
-        contained_tier(zygote, limits, visible_only)
+        contained_tier(launcher, limits, visible_only)
     except SandboxRefused:
-        if own_zygote:
-            zygote.close()
+        if own_launcher:
+            launcher.close()
         raise
     import torch
 
     from autograder.core.harness import grading_device
     from autograder.core.plugin import GradingPlugin
 
-    workers = section_workers(sources, zygote, limits, device, scan_source)
+    workers = section_workers(sources, launcher, limits, device, scan_source)
     plugin = GradingPlugin(workers, visible_only=visible_only)
     previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
@@ -116,13 +116,13 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             worker.stop()
         for worker in workers.values():
             worker.close()
-        if own_zygote:
-            zygote.close()
+        if own_launcher:
+            launcher.close()
     result = GradeResult(submission="", device=device, grader_errors=list(plugin.grader_errors),
-                         sandbox=tiers.tier(zygote.sandbox),  # the latest child's: what this grading got
+                         sandbox=tiers.tier(launcher.sandbox),  # the latest child's: what this grading got
                          torch=torch.__version__.split("+")[0])
     result.weak = not visible_only and result.sandbox == tiers.NONE
-    unreachable = gpu_unreachable(zygote.sandbox, device)
+    unreachable = gpu_unreachable(launcher.sandbox, device)
     if unreachable:
         result.grader_errors.append(unreachable)
     if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
@@ -141,13 +141,13 @@ def gpu_unreachable(report: dict | None, device: str) -> str:
     return f"--device cuda: the sandboxed worker could not use the GPU: {missing[0]}" if missing else ""
 
 
-def section_workers(sources: list[SectionSource], zygote, limits: Limits, device: str, scan_source: bool) -> dict:
+def section_workers(sources: list[SectionSource], launcher, limits: Limits, device: str, scan_source: bool) -> dict:
     """A worker per section (not yet started: each starts on its first call), under one submission budget."""
     from autograder.core.student import Budget, SectionWorker
 
     budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     return {
-        src.section.id: SectionWorker(zygote, src.section, src.extracted, limits, device, src.banned_in_source,
+        src.section.id: SectionWorker(launcher, src.section, src.extracted, limits, device, src.banned_in_source,
                                       Budget(limits.section_seconds, parent=budget),
                                       src.tampering if scan_source else [])
         for src in sources

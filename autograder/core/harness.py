@@ -17,8 +17,6 @@ import math
 
 import torch
 
-from autograder.sandbox.limits import StudentFailure
-
 __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
            "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures"]
 
@@ -34,6 +32,21 @@ def grading_device(device: str) -> str:
     """Make `device` the one comparisons default to; returns the previous one (to restore)."""
     previous, _grading["device"] = _grading["device"], device
     return previous
+
+
+class StudentFailure(Exception):
+    """The student's code could not give an answer: the message says why, in their terms.
+
+    Raised by core/student.py when a call into the worker fails (the student's exception, a
+    timeout, a worker that died), and by checks; a check that raises it earns no points."""
+
+    def __init__(self, message: str, kind: str = "raised", error: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        # what the student's code raised, as the worker described it (type, message, where, line):
+        # checks read these fields, never the message's wording
+        self.error = error or {}
 
 
 class CheckFailed(AssertionError):

@@ -12,11 +12,10 @@ import traceback
 
 import pytest
 
-from autograder.core.harness import CheckFailed, take_passing_figures, verdict
+from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, verdict
 from autograder.core.results import CheckResult
 from autograder.core.sections import section_of_module
 from autograder.core.student import Student
-from autograder.sandbox.limits import StudentFailure
 
 GRADER_FAULT = ("the grader itself failed in this check (not your code's fault); "
                 "your instructor can see the details")
@@ -96,6 +95,7 @@ class GradingPlugin:
                 # pictures of public inputs only: a hidden check's (fresh seeds, the reference's values) never
                 figures=figures_of(call.excinfo) if grading["visible"] else [],
                 mistake=mistake_of(call.excinfo) if failed else "",
+                id=item.name,
             ))
 
     def _explain(self, item, excinfo):

@@ -1,13 +1,16 @@
-"""Grading results, and their one serialisation that everything else reads.
+"""Grading results: the one result model of a grade.
 
-`GradeResult.to_gradescope()` is Gradescope's results.json schema; the
-table, JUnit and Markdown reports are rendered from the same object.
+Everything that shows or gathers a grade reads a GradeResult: kept on disk, it is its record
+(core/record.py), read back as data. `GradeResult.to_gradescope()` renders Gradescope's
+results.json, as feedback/formats.py renders the table, JUnit and Markdown: renderings only,
+never read back.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from autograder.core.harness import DEFAULT_VISIBILITY
 from autograder.core.sections import is_bonus
 
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
@@ -23,34 +26,6 @@ WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code w
                 "so it could have read the answers or changed these results")
 
 
-# `section: s / m` in results.json's "output" (GradeResult.to_gradescope), each note under it
-_SECTION_LINE = re.compile(r"(?P<id>\S+): \S+ / \S+")
-
-
-def notes_from_output(output: str) -> dict[str, list[str]]:
-    """section id -> its notes, read back from results.json's "output" (to_gradescope writes a
-    `section: s / m` line, each note under it indented by two spaces; a note's further lines
-    follow as they were)."""
-    notes: dict[str, list[str]] = {}
-    current = None
-    for line in output.splitlines():
-        header = _SECTION_LINE.fullmatch(line)
-        if header:
-            current = notes.setdefault(header["id"], [])
-        elif current is not None and line.startswith("  "):
-            current.append(line[2:])
-        elif current:
-            current[-1] += "\n" + line
-    return notes
-
-
-# Gradescope's visibility of a hidden check's test when its check declares none (a result read
-# back from results.json, or made by hand): shown to the student after the due date. A check
-# declares its own with @check(..., visibility=...) (harness.VISIBILITIES); the visible ones,
-# which the self-check also runs, are "visible"
-HIDDEN_CHECK_VISIBILITY = "after_due_date"
-
-
 @dataclass
 class CheckResult:
     section: str
@@ -62,7 +37,8 @@ class CheckResult:
     documented: bool = False
     visible: bool = False
     # Gradescope's visibility of its test, as the check declared it ("visible", "after_due_date",
-    # "after_published"); "" when unknown: then "visible" if `visible`, else HIDDEN_CHECK_VISIBILITY
+    # "after_published"); "" for a result made by hand: then "visible" if `visible`, else the
+    # harness's default for a hidden check (shown_when)
     visibility: str = ""
     # the catalogued mistake the check recognised (harness.CheckFailed.mistake), "" if none;
     # serialised as the test's extra_data["mistake"], which the class report counts
@@ -71,10 +47,16 @@ class CheckResult:
     # harness.CheckFailed.figure ("passed": True for a comparison that matched and is shown anyway);
     # never in results.json: to_gradescope and every format leave them out
     figures: list = field(default_factory=list, repr=False, compare=False)
+    id: str = ""  # the check's own name in its check file (the test function's), "" for one made by hand
 
     @property
     def passed(self) -> bool:
         return self.points >= self.max_points
+
+    @property
+    def shown_when(self) -> str:
+        """Gradescope's visibility of this check's test: as declared, else as harness.check defaults it."""
+        return self.visibility or ("visible" if self.visible else DEFAULT_VISIBILITY)
 
 
 @dataclass
@@ -102,17 +84,6 @@ class SectionResult:
     def heading(self) -> str:
         """The section's title as reports show it: a bonus section says so."""
         return f"{self.title} (bonus)" if self.bonus else self.title
-
-
-def check_max_points(test: dict) -> float:
-    """A results.json test's own points: a bonus check's test has `max_score` 0 (Gradescope's
-    extra credit) and keeps its points in extra_data["max_points"] (GradeResult.to_gradescope)."""
-    extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
-    value = extra.get("max_points", test.get("max_score"))
-    try:
-        return float(value or 0)
-    except (TypeError, ValueError):
-        return 0.0
 
 
 def total_text(score: float, max_score: float, bonus_score: float | None = None, bonus_max: float = 0.0,
@@ -168,33 +139,12 @@ class GradeResult:
         return total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
 
     def to_gradescope(self) -> dict:
+        """Gradescope's results.json: a rendering of this result for Gradescope, never read back
+        (what the grader reads again is the record, to_record)."""
         lines = []
         for section in self.sections:
             lines.append(f"{section.id}: {section.score:g} / {section.max_score:g}")
             lines.extend(f"  {encodable(note)}" for note in section.notes)
-        tests = []
-        for section in self.sections:
-            for c in section.checks:
-                # a bonus check is Gradescope's extra credit: max_score 0, its earned points as the score
-                # (its own points kept in extra_data["max_points"]), so that Gradescope's total is ours
-                tags = [c.section] + (["documented"] if c.documented else []) + ([c.kind] if c.kind else [])
-                test = {
-                    "name": f"{c.section}: {c.name}",
-                    "score": c.points,
-                    "max_score": 0.0 if section.bonus else c.max_points,
-                    "status": "passed" if c.passed else "failed",
-                    "output": encodable(c.message),
-                    "tags": tags,
-                    # as the check declared it: a visible check (the self-check runs it too) is shown
-                    # at once; a hidden one (fresh seeds against the reference) after the due date,
-                    # or once the grades are published
-                    "visibility": c.visibility or ("visible" if c.visible else HIDDEN_CHECK_VISIBILITY),
-                }
-                if c.mistake and not c.passed:  # Gradescope keeps a test's extra_data as it is
-                    test["extra_data"] = {"mistake": c.mistake}
-                if section.bonus:
-                    test.setdefault("extra_data", {})["max_points"] = c.max_points
-                tests.append(test)
         data = {
             "score": self.score,
             "max_score": self.max_score,
@@ -204,11 +154,30 @@ class GradeResult:
             "stdout_visibility": "hidden",  # stdout is the grader's own log, never for students
             "output_format": "text",  # messages quote student text: shown as text, never as HTML/Markdown
             "test_output_format": "text",
-            "tests": tests,
+            "tests": [gradescope_test(c, section.bonus) for section in self.sections for c in section.checks],
         }
         if self.sandbox or self.torch:  # Gradescope's own field for data of ours
             data["extra_data"] = {"sandbox": self.sandbox, "sandbox_weak": self.weak, "torch": self.torch}
-        printed = {section.id: encodable(section.printed) for section in self.sections if section.printed.strip()}
-        if printed:  # what each section's code printed (capped): the batch's feedback reports show it
-            data.setdefault("extra_data", {})["printed"] = printed
         return data
+
+
+def gradescope_test(c: CheckResult, bonus: bool) -> dict:
+    """One check as a test of Gradescope's results.json."""
+    # a bonus check is Gradescope's extra credit: max_score 0, its earned points as the score
+    # (its own points kept in extra_data["max_points"]), so that Gradescope's total is ours
+    test = {
+        "name": f"{c.section}: {c.name}",
+        "score": c.points,
+        "max_score": 0.0 if bonus else c.max_points,
+        "status": "passed" if c.passed else "failed",
+        "output": encodable(c.message),
+        "tags": [c.section] + (["documented"] if c.documented else []) + ([c.kind] if c.kind else []),
+        # as the check declared it: a visible check (the self-check runs it too) is shown at once;
+        # a hidden one (fresh seeds against the reference) after the due date, or once published
+        "visibility": c.shown_when,
+    }
+    if c.mistake and not c.passed:  # Gradescope keeps a test's extra_data as it is
+        test["extra_data"] = {"mistake": c.mistake}
+    if bonus:
+        test.setdefault("extra_data", {})["max_points"] = c.max_points
+    return test

@@ -22,7 +22,8 @@ from autograder.core.extract import Extracted, definition_source
 from autograder.core.hints import RETURNED_ELSEWHERE, device_hint, hint_for
 from autograder.core.sections import Section
 from autograder.worker import wire
-from autograder.sandbox.limits import Limits, StudentFailure
+from autograder.core.harness import StudentFailure
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.zygote import MAX_SPAWNS, Child
 
 
@@ -73,9 +74,9 @@ class Budget:
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
-    def __init__(self, zygote, section: Section, extracted: Extracted, limits: Limits, device: str,
+    def __init__(self, launcher, section: Section, extracted: Extracted, limits: Limits, device: str,
                  banned_in_source: dict, budget: Budget | None = None, tampering: list | None = None):
-        self.zygote, self.section = zygote, section
+        self.launcher, self.section = launcher, section
         self.extracted = extracted  # the cells, or why the file could not be read (problem, kind)
         self.limits, self.device = limits, device
         self.banned_in_source = banned_in_source  # graded name -> banned APIs seen in its code
@@ -124,7 +125,7 @@ class SectionWorker:
             "forbidden_in": list(self.section.forbidden_in),
             "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
         }
-        child = self.zygote.spawn(self.limits, config)
+        child = self.launcher.spawn(self.limits, config)
         allowed = min(self.limits.load_seconds, self.budget.left())
         reply, status = self._timed(child, {"op": "load", "cells": self.extracted.cells,
                                             "cell_seconds": self.limits.cell_seconds}, allowed)

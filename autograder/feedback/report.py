@@ -35,8 +35,7 @@ from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import own_name
 from autograder.feedback import heatmaps
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
-from autograder.core.results import (WEAK_WARNING, CheckResult, GradeResult, SectionResult, check_max_points,
-                                     notes_from_output)
+from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -368,43 +367,3 @@ def write_report(result: GradeResult, folder, *, source=None, visible_only: bool
     write_bytes_atomically(folder / MARKDOWN_NAME, render_markdown(result, notices=notices).encode("utf-8"))
     write_bytes_atomically(folder / HTML_NAME, render_html(result, images, notices).encode("utf-8"))
     return folder / HTML_NAME
-
-
-# --------------------------------------------------------------------------- from a results.json
-
-
-def from_gradescope(data: dict) -> GradeResult:
-    """The GradeResult a Gradescope results.json (`GradeResult.to_gradescope`, a batch's
-    students/<student>.json) was made from, less what the JSON never carries: the heatmaps'
-    matrices and the grader errors, which no report shows anyway."""
-    from autograder.core.sections import BY_ID
-
-    extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
-    result = GradeResult(submission=str(extra.get("student") or ""), device=str(extra.get("device") or ""),
-                         sandbox=str(extra.get("sandbox") or ""), weak=bool(extra.get("sandbox_weak")),
-                         torch=str(extra.get("torch") or ""))
-    sections: dict[str, SectionResult] = {}
-
-    def section(section_id: str) -> SectionResult:
-        if section_id not in sections:
-            known = BY_ID.get(section_id)
-            sections[section_id] = SectionResult(section_id, known.title if known else section_id)
-        return sections[section_id]
-
-    for section_id, notes in notes_from_output(str(data.get("output") or "")).items():
-        section(section_id).notes.extend(notes)
-    for test in data.get("tests") or []:
-        tags = [str(tag) for tag in test.get("tags") or []] or ["other"]
-        prefix, name = f"{tags[0]}: ", str(test.get("name", ""))
-        section(tags[0]).checks.append(CheckResult(
-            section=tags[0], name=name[len(prefix):] if name.startswith(prefix) else name,
-            max_points=check_max_points(test), points=float(test.get("score") or 0),
-            message=str(test.get("output") or ""), documented="documented" in tags[1:2],
-            kind=tags[-1] if len(tags) > 1 and tags[-1] != "documented" else "",
-            mistake=str((test.get("extra_data") or {}).get("mistake") or "")))
-    printed = extra.get("printed") if isinstance(extra.get("printed"), dict) else {}
-    for section_id, text in printed.items():
-        if section_id in sections and isinstance(text, str):
-            sections[section_id].printed = text
-    result.sections = list(sections.values())
-    return result

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import torch
 
+from autograder.core import record
 from autograder.core.results import CheckResult, GradeResult, SectionResult
 
 DATA_NAME = "report-data.json"
-FORMAT = 1  # the data file's layout; a file of another layout is not merged
+FORMAT = 2  # the data file's layout (2: each check with its id); a file of another layout is not merged
 MAX_BYTES = 32 * 1024 * 1024  # a report's data is far smaller: a larger file is not ours
 
 
@@ -51,35 +52,29 @@ def _figure_from(data: dict) -> dict:
             "passed": bool(data["passed"])}
 
 
-CHECK_FIELDS = ("name", "max_points", "points", "message", "kind", "documented", "visible", "visibility", "mistake")
-
-
 def to_data(result: GradeResult, key: dict) -> dict:
-    """The data file's content: the report's submission (`key`, see identity) and its sections."""
-    sections = [{"id": s.id, "title": s.title, "notes": list(s.notes), "printed": s.printed,
-                 "checks": [{**{f: getattr(c, f) for f in CHECK_FIELDS},
-                             "figures": [_figure_data(f) for f in c.figures]} for c in s.checks]}
-                for s in result.sections]
+    """The data file's content: the report's submission (`key`, see identity) and its sections, each
+    as the grade's record writes it (core/record), every check with its heatmaps' matrices."""
+    sections = []
+    for section in result.sections:
+        data = record.section_data(section)
+        for check, stored in zip(section.checks, data["checks"]):
+            stored["figures"] = [_figure_data(f) for f in check.figures]
+        sections.append(data)
     return {"format": FORMAT, "submission": key, "name": result.submission, "weak": result.weak,
             "sections": sections}
 
 
+def _check_with_figures(section_id: str, data: dict) -> CheckResult:
+    figures = data.get("figures") if isinstance(data, dict) else None
+    if not isinstance(figures, list):
+        raise ValueError("a check without its figures")
+    return record.check_from(section_id, data, figures=[_figure_from(f) for f in figures])
+
+
 def sections_from(data: dict) -> list[SectionResult]:
     """The SectionResults of a data file (raises KeyError, TypeError or ValueError on a malformed one)."""
-    sections = []
-    for item in data["sections"]:
-        section = SectionResult(str(item["id"]), str(item["title"]), notes=[str(n) for n in item["notes"]],
-                                printed=str(item["printed"]))
-        for check in item["checks"]:
-            values = {f: check[f] for f in CHECK_FIELDS}
-            for number in ("max_points", "points"):
-                values[number] = float(values[number])
-            for text in ("name", "message", "kind", "visibility", "mistake"):
-                values[text] = str(values[text])
-            section.checks.append(CheckResult(section=section.id, **values,
-                                              figures=[_figure_from(f) for f in check["figures"]]))
-        sections.append(section)
-    return sections
+    return [record.section_from(item, check=_check_with_figures) for item in data["sections"]]
 
 
 def encode(data: dict) -> bytes:

@@ -3,10 +3,10 @@
     python -m autograder report GRADES_DIR [--out DIR]
 
 GRADES_DIR is what `batch` writes: grades.csv (student, a column per section,
-total, ...) and students/<file>.json (Gradescope's results.json, filed under
-files.safe_filename(student id), the verbatim id in its extra_data.student;
-each test's tags are [section id, "documented"?, failure kind]). DIR (default
-GRADES_DIR) gets:
+total, ...) and students/<file>.json (filed under files.safe_filename(student id)),
+of which this report reads the grade's own record and the batch's provenance
+(instructor/student_files.py), never the results.json rendered around them.
+DIR (default GRADES_DIR) gets:
 
     class_report.html     self-contained (histograms embedded as base64 PNG)
     class_sections.csv    score distribution of each section and of the total (from grades.csv)
@@ -17,9 +17,9 @@ GRADES_DIR) gets:
 
 and links to GRADES_DIR/similarity.html when `batch --similarity` wrote one.
 
-A named mistake is one a check recognised from its own catalogue, recorded in
-the test's `extra_data["mistake"]`; a failure message is never searched for
-one, since it may quote the student's own exception or printed output.
+A named mistake is one a check recognised from its own catalogue, recorded as
+the check's `mistake`; a failure message is never searched for one, since it
+may quote the student's own exception or printed output.
 
 The score statistics are computed from grades.csv alone, so they match it;
 the check-level tables come from the students' JSON files, and any student
@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import re
 import sys
 from pathlib import Path
 
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
-from autograder.core.results import check_max_points
 from autograder.core.submission import UsageError
+from autograder.instructor.student_files import Stored, read_student, student_named
 from autograder.instructor.similarity import HTML_NAME as SIMILARITY_PAGE  # batch --similarity writes it
 
 GRADES, STUDENTS = "grades.csv", "students"
@@ -56,15 +55,8 @@ PROBLEM_KINDS = {
 MATCH_TOLERANCE = 1e-6
 
 
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8")), ""
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, f"{type(error).__name__}: {error}"
-
-
 def load(folder: Path):
-    """(grades DataFrame, {student: results dict}, [(student, problem)]) of a batch's output folder."""
+    """(grades DataFrame, {student: stored grade}, [(student, problem)]) of a batch's output folder."""
     path = folder / GRADES
     if not folder.is_dir():
         raise UsageError(f"{folder}: no such folder")
@@ -81,16 +73,17 @@ def load(folder: Path):
         if not json_path.is_file():
             problems.append((student, f"no {STUDENTS}/{name}"))
             continue
-        data, error = _read_json(json_path)
-        if not isinstance(data, dict):
-            problems.append((student, f"{STUDENTS}/{name} is unreadable ({error or 'not an object'})"))
+        stored = read_student(json_path)
+        if stored is None:
+            problems.append((student, f"{STUDENTS}/{name} is unreadable (no grade record of this grader "
+                                      "in it: grade again)"))
             continue
-        results[student] = data
+        results[student] = stored
     listed = set(grades["student"])
     for extra in sorted((folder / STUDENTS).glob("*.json")) if (folder / STUDENTS).is_dir() else []:
         if extra.name in seen:
             continue
-        student = _student_of(extra)
+        student = student_named(extra)
         if student not in listed:
             problems.append((student, f"{STUDENTS}/{extra.name} has no row in {GRADES}"))
     return grades, results, problems
@@ -126,41 +119,23 @@ def spreadsheet_safe_frame(frame):
     return safe
 
 
-def _student_of(path: Path) -> str:
-    """The id a results file is for: the verbatim id batch keeps inside it, else the file's stem."""
-    data, _ = _read_json(path)
-    extra = data.get("extra_data") if isinstance(data, dict) else None
-    student = extra.get("student") if isinstance(extra, dict) else None
-    return student if isinstance(student, str) else path.stem
-
-
 def section_columns(grades) -> list[str]:
     return [c for c in grades.columns if SECTION_COLUMN.match(str(c))]
 
 
-def _tests(results: dict):
-    """One row per (student, check) of the students' JSON files."""
+def _tests(results: dict[str, Stored]):
+    """One row per (student, check) of the students' grades."""
     import pandas as pd
 
     rows = []
-    for student, data in results.items():
-        for test in data.get("tests") or []:
-            tags = [str(t) for t in (test.get("tags") or [])]
-            section = tags[0] if tags else ""
-            name = str(test.get("name", ""))
-            prefix = f"{section}: "
-            # a bonus check's own points: its max_score is 0 (Gradescope's extra credit)
-            score, max_score = float(test.get("score") or 0), check_max_points(test)
-            passed = test.get("status") == "passed" if "status" in test else score >= max_score
-            kinds = [t for t in tags[1:] if t != "documented"]
-            extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
-            mistake = extra.get("mistake") if isinstance(extra.get("mistake"), str) else ""
-            rows.append({"student": student, "section": section,
-                         "check": name[len(prefix):] if name.startswith(prefix) else name,
-                         "score": score, "max_score": max_score, "passed": bool(passed),
-                         "documented": "documented" in tags[1:],
-                         "kind": "" if passed else (kinds[0] if kinds else "check"),
-                         "output": str(test.get("output") or ""), "mistake": "" if passed else mistake})
+    for student, stored in results.items():
+        for section in stored.grade.sections:
+            for check in section.checks:
+                rows.append({"student": student, "section": section.id, "check": check.name,
+                             "score": check.points, "max_score": check.max_points, "passed": check.passed,
+                             "documented": check.documented,
+                             "kind": "" if check.passed else (check.kind or "check"),
+                             "output": check.message, "mistake": "" if check.passed else check.mistake})
     columns = ["student", "section", "check", "score", "max_score", "passed", "documented", "kind", "output",
                "mistake"]
     return pd.DataFrame(rows, columns=columns)
@@ -207,7 +182,7 @@ def check_table(tests):
 
 
 def mistake_table(tests):
-    """Every catalogued mistake a check recognised (the tests' extra_data["mistake"]), most common first."""
+    """Every catalogued mistake a check recognised (its `mistake`), most common first."""
     import pandas as pd
 
     rows = [{"section": row.section, "check": row.check, "mistake": row.mistake, "student": row.student}
@@ -241,8 +216,8 @@ def problem_table(grades, results, tests, read_problems):
             status = str(getattr(row, "status", "") or "")
             if status and status not in ("graded", "nan"):
                 rows.append({"student": row.student, "problem": f"{GRADES} status: {status}"})
-    for student, data in results.items():
-        errors = (data.get("extra_data") or {}).get("grader_errors") or []
+    for student, stored in results.items():
+        errors = stored.grader_errors
         if errors:
             first = str(errors[0]).strip().splitlines()
             rows.append({"student": student, "problem": f"grader error: {first[-1] if first else '?'}"[:300]})
@@ -253,7 +228,7 @@ def problem_table(grades, results, tests, read_problems):
         rows.append({"student": student, "problem": f"{PROBLEM_KINDS[kind]} ({kind}: {count} in {sections})"})
     columns = section_columns(grades)
     by_student = grades.set_index("student")
-    for student, data in results.items():
+    for student, stored in results.items():
         if student not in by_student.index:
             continue
         sums = {}
@@ -265,7 +240,7 @@ def problem_table(grades, results, tests, read_problems):
                 rows.append({"student": student, "problem": f"{GRADES} gives {column} {listed:g}, "
                                                             f"{STUDENTS}/{result_file_name(student)} "
                                                             f"{sums.get(column, 0.0):g}"})
-        total = float(data.get("score") or 0.0)
+        total = stored.grade.score
         if abs(float(by_student.at[student, "total"]) - total) > MATCH_TOLERANCE:
             rows.append({"student": student, "problem": f"{GRADES} gives total {by_student.at[student, 'total']:g}, "
                                                         f"{STUDENTS}/{result_file_name(student)} {total:g}"})

@@ -207,6 +207,7 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
     replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
     from autograder.core.grade import run_checks
+    from autograder.core.record import to_record
     from autograder.core.submission import locate
     from autograder.sandbox.limits import Limits
     from autograder.sandbox.zygote import Zygote
@@ -223,9 +224,9 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
             reply = {"student": task["student"], "result": None, "grader_errors": []}
             try:
                 result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
-                                    zygote=zygote)
+                                    launcher=zygote)
                 result.submission = task["student"]
-                reply["result"] = result.to_gradescope()
+                reply["result"] = to_record(result)  # the grade as data (core/record)
                 reply["grader_errors"] = list(result.grader_errors)
             except Exception:
                 reply["grader_errors"] = [traceback.format_exc()]

@@ -1,4 +1,4 @@
-"""What every worker process shares, whichever path starts it: its limits, its environment, its failures.
+"""What every worker process shares, whichever path starts it: its limits and its environment.
 
 Both launch paths (zygote.py on Linux, portable.py elsewhere) build on this
 module and nothing else of the trusted side, so neither imports the other.
@@ -6,7 +6,6 @@ module and nothing else of the trusted side, so neither imports the other.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,18 +39,6 @@ class Limits:
             self.sandbox = "on" if self.sandbox else "off"
 
 
-class StudentFailure(Exception):
-    """The student's code could not give an answer: the message says why, in their terms."""
-
-    def __init__(self, message: str, kind: str = "raised", error: dict | None = None):
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
-        # what the student's code raised, as the worker described it (type, message, where, line):
-        # checks read these fields, never the message's wording
-        self.error = error or {}
-
-
 def minimal_env() -> dict:
     """The worker's whole environment: nothing of the grader's (no tokens, no CI secrets)."""
     env = {
@@ -69,22 +56,3 @@ def minimal_env() -> dict:
         if key in os.environ:
             env[key] = os.environ[key]
     return env
-
-
-def remove_tree(path: str) -> None:
-    """Remove a worker's directory whatever student code did to its modes (chmod 000 included)."""
-    def retry(function, failed, _info):
-        parent = os.path.dirname(failed)
-        try:
-            os.chmod(parent, 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-            function(failed)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
-    if os.path.exists(path):
-        shutil.rmtree(path, ignore_errors=True)
-
-

@@ -20,11 +20,11 @@ import os
 import queue
 import subprocess
 import sys
-import tempfile
 import threading
 
 from autograder.worker import wire
-from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env, remove_tree
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env
+from autograder.sandbox.workdir import make_workdir, remove_tree
 
 START_SECONDS = 120.0  # importing torch on a slow laptop, first run after install included
 _EOF = object()
@@ -144,7 +144,7 @@ class Process:
 
 
 class Launcher:
-    """The portable counterpart of workers.Zygote: `spawn` gives a section its own session."""
+    """The portable counterpart of sandbox.zygote.Zygote: `spawn` gives a section its own session."""
 
     kind = "spawn"
 
@@ -159,7 +159,7 @@ class Launcher:
         self._start(limits or Limits())  # now: its torch import overlaps the trusted side's
 
     def _start(self, limits: Limits) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="attn-grade-")
+        self.workdir = make_workdir()
         self.pending = (Process(limits, self.workdir), _settings(limits))
 
     def _ready_process(self, limits: Limits) -> Process:

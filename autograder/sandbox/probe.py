@@ -11,7 +11,7 @@ from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.limits import Limits
 
 
-def measure(zygote, rounds: int = 10) -> dict:
+def measure(launcher, rounds: int = 10) -> dict:
     """Median seconds to start, load (nothing) and kill one section's worker, sandbox on and off."""
     import statistics
     import time
@@ -20,7 +20,7 @@ def measure(zygote, rounds: int = 10) -> dict:
     for _ in range(rounds):
         for on in (True, False):
             started = time.perf_counter()
-            child = zygote.spawn(Limits(sandbox=on), {"names": []})
+            child = launcher.spawn(Limits(sandbox=on), {"names": []})
             child.request({"op": "load", "cells": []}, 30)
             child.kill()
             times[on].append(time.perf_counter() - started)

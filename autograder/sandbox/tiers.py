@@ -18,7 +18,6 @@ writes the one line that says why and how to get a tier on this platform.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 GIB, MIB = 1024**3, 1024**2
@@ -143,18 +142,12 @@ def platform_advice() -> tuple[str, str]:
     return "Linux", f"run as root, allow unprivileged user namespaces, or use {landlock}"
 
 
-# worker/confine.py's words when root cannot hand student code a uid of its own
-UNREADABLE = re.compile(r"unprivileged user \((.+) is not readable by other users\)")
-
-
 def unreadable_python(report: dict | None) -> str | None:
     """The folder of Python or the grader that other users cannot read, when that is what kept
-    student code running as root (a Python built in a 0700 home, as pyenv does), else None."""
-    for entry in (report or {}).get("missing", []):
-        found = UNREADABLE.fullmatch(str(entry))
-        if found:
-            return found[1]
-    return None
+    student code running as root (a Python built in a 0700 home, as pyenv does), else None: the
+    worker reports it as data (worker/confine.py, the report's "unreadable")."""
+    folder = (report or {}).get("unreadable")
+    return folder if isinstance(folder, str) and folder else None
 
 
 def advice(report: dict | None) -> tuple[str, str]:

@@ -27,7 +27,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env, remove_tree
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env
+from autograder.sandbox.workdir import make_workdir, remove_tree
 from autograder.worker import procfs, wire
 
 MAX_SPAWNS = 3
@@ -114,7 +115,7 @@ class Zygote:
     def spawn(self, limits: Limits, config: dict) -> "Child":
         conn, conn_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
-        workdir = tempfile.mkdtemp(prefix="attn-grade-")
+        workdir = make_workdir()
         request = {
             "op": "spawn",
             "config": config,
@@ -148,6 +149,8 @@ class Zygote:
         init, reaper = reply.get("init"), reply.get("reaper")
         self.sandbox = {"layers": list(reply.get("layers") or []),  # the latest child's: what grading got
                         "missing": list(reply.get("missing") or []),
+                        # the folder of Python other users cannot read, when it kept the child root
+                        "unreadable": str(reply.get("unreadable") or ""),
                         "asked": limits.sandbox}
         return Child(int(reply["pid"]), conn, out_read, workdir,
                      init_pid=int(init) if isinstance(init, int) and init > 1 else None,

@@ -74,21 +74,40 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
     supervisor = os.getpid()
     workdir = limits.get("workdir") or ""
     confined = limits.get("sandbox", "on") != "off" and bool(workdir)
+    state, layers, missing = _isolate(workdir, limits.get("repo") or REPO, confined)
+    unprivileged_tier = confined and not namespaces.complete(state)
+    if workdir:  # now, while root may still enter every folder above it (its tmpfs, in the namespaces tier)
+        os.chdir(workdir)
+    if _fork_keeper(state, unprivileged_tier, supervisor, (conn_fd, out_fd, report_fd), layers, missing):
+        layers, missing = [], []  # the keeper reported those
+    report = _confine_self(state, limits, workdir, supervisor, confined, unprivileged_tier, out_fd, ready)
+    report["layers"], report["missing"] = layers + report["layers"], missing + report["missing"]
+    _report(report_fd, report)
+    os.close(report_fd)
+
+
+def _isolate(workdir: str, repo: str, confined: bool) -> tuple[dict, list, list]:
+    """(the namespaces' state, the layers in force, those missing) once the namespaces are entered."""
     state = {}
     layers, missing = ["process group"], []
     if confined:
         try:
-            state = namespaces.isolate(workdir, limits.get("repo") or REPO, want_pid=True)
+            state = namespaces.isolate(workdir, repo, want_pid=True)
         except Exception as error:  # never grade unconfined by accident without saying so
             missing.append(f"namespaces ({type(error).__name__}: {str(error)[:80]})")
         layers += state.get("layers", [])
         missing += state.get("missing", [])
-    elif not confined:
+    else:
         missing.append("sandbox (turned off: --sandbox off, for debugging only)")
-    unprivileged_tier = confined and not namespaces.complete(state)
-    if workdir:  # now, while root may still enter every folder above it (its tmpfs, in the namespaces tier)
-        os.chdir(workdir)
+    return state, layers, missing
 
+
+def _fork_keeper(state: dict, unprivileged_tier: bool, supervisor: int, fds: tuple, layers: list,
+                 missing: list) -> bool:
+    """Fork the process that stays behind: the PID namespace's supervisor, or the subreaper of the
+    landlock tier. The keeper reports `layers` and `missing` and never returns; the student's
+    process returns True. False (no fork) where neither applies."""
+    conn_fd, out_fd, report_fd = fds
     if state.get("pidns"):
         pid = os.fork()
         if pid > 0:  # the supervisor
@@ -97,8 +116,8 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
             _report(report_fd, {"init": pid, "layers": layers, "missing": missing})
             os.close(report_fd)
             _supervise(pid)
-        layers, missing = [], []
-    elif unprivileged_tier:
+        return True
+    if unprivileged_tier:
         namespaces.become_subreaper()
         pid = os.fork()
         if pid > 0:  # the subreaper: keeps the output pipe open until all below it are gone
@@ -108,8 +127,16 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
             _report(report_fd, {"reaper": supervisor, "layers": layers + ["subreaper"], "missing": missing})
             os.close(report_fd)
             _reap(out_fd)
-        layers, missing = [], []
+        return True
+    return False
 
+
+def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, confined: bool,
+                  unprivileged_tier: bool, out_fd: int, ready) -> dict:
+    """The layers the student's own process takes, the seccomp filter last; returns its report:
+    layers, missing, and `unreadable`, the folder of Python or the grader that other users cannot
+    read when that kept student code running as root ("" otherwise), as data for the trusted side."""
+    layers, missing, unreadable = [], [], ""
     if state:
         more, lacking = namespaces.as_init(state, workdir, namespaces.student_uid(supervisor))
         layers += more
@@ -121,7 +148,7 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
             missing.append("no_new_privs")
     ruleset = None
     if unprivileged_tier:
-        more, lacking, ruleset = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
+        more, lacking, unreadable, ruleset = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
         layers += more
         missing += lacking
     landlock_at = len(layers)  # its layers are listed here, where they were always listed
@@ -144,8 +171,7 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
             layers.append("seccomp (no sockets, no ptrace, no namespaces)")
         except OSError as error:
             missing.append(f"seccomp ({namespaces.reason(error)})")
-    _report(report_fd, {"layers": layers, "missing": missing})
-    os.close(report_fd)
+    return {"layers": layers, "missing": missing, "unreadable": unreadable}
 
 
 def _supervise(pid: int) -> None:
@@ -209,12 +235,13 @@ def readable_by_others(path: str) -> bool:
     return True
 
 
-def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, tuple | None]:
+def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, str, tuple | None]:
     """The landlock tier's first half, in the student's process: the Landlock ruleset built, then its
-    own uid (when root). Returns (layers, missing, the ruleset for `_restrict_files`, or None). The
-    ruleset is built first: after the uid change a path under a folder only root may enter (pytest's
-    temporary folders, say) could no longer be opened."""
-    layers, missing = [], []
+    own uid (when root). The ruleset is built first: after the uid change a path under a folder only
+    root may enter (pytest's temporary folders, say) could no longer be opened. Returns (layers,
+    missing, the folder other users cannot read that kept the uid from changing or "", the ruleset
+    for `_restrict_files` or None)."""
+    layers, missing, unreadable = [], [], ""
     try:
         prepared = landlock.prepare(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
     except OSError as error:
@@ -222,9 +249,9 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, tupl
         missing.append(f"landlock filesystem ({namespaces.reason(error)})")
     if os.geteuid() == 0 and not state.get("userns"):  # (the namespaces tier switched already if it could)
         needed = [sys.base_prefix, sys.prefix, HERE]
-        unreadable = [p for p in needed if not readable_by_others(p)]
+        unreadable = next((p for p in needed if not readable_by_others(p)), "")
         if unreadable:
-            missing.append(f"unprivileged user ({unreadable[0]} is not readable by other users)")
+            missing.append(f"unprivileged user ({unreadable} is not readable by other users)")
         else:
             try:
                 os.chown(workdir, uid, uid)
@@ -236,7 +263,7 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, tupl
                 namespaces.die_with_parent()  # the uid change cleared it
             except OSError as error:
                 missing.append(f"unprivileged user ({namespaces.reason(error)})")
-    return layers, missing, prepared
+    return layers, missing, unreadable, prepared
 
 
 def _restrict_files(prepared: tuple) -> tuple[list, list]:

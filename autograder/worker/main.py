@@ -101,12 +101,13 @@ def serve_spawns(control, meta_warm: bool) -> None:
         for fd in fds:
             os.close(fd)
         os.close(report_write)
-        reply = {"ok": True, "pid": pid, "init": None, "reaper": None, "layers": [], "missing": []}
+        reply = {"ok": True, "pid": pid, "init": None, "reaper": None, "layers": [], "missing": [], "unreadable": ""}
         for line in sorted(read_report(report_read), key=lambda line: "init" not in line and "reaper" not in line):
             reply["init"] = line.get("init", reply["init"])
             reply["reaper"] = line.get("reaper", reply["reaper"])
             reply["layers"] += [str(x) for x in line.get("layers", [])]
             reply["missing"] += [str(x) for x in line.get("missing", [])]
+            reply["unreadable"] = str(line.get("unreadable") or reply["unreadable"])
         control.sendall(wire.dumps(reply))
 
 

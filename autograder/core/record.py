@@ -1,0 +1,88 @@
+"""The grade's own record: a GradeResult as plain data, written once and read back as data.
+
+Everything that reads a grade again (a batch's resume and its feedback reports, `merge`, the class
+report, the gradebook, the feedback report's data beside it) reads this record; Gradescope's
+results.json, JUnit and Markdown are renderings of the result for others and are never read back.
+The record holds every field of the result (sections, their notes and printed output, each check
+with its id, points, visibility, kind and mistake, the sandbox tier, torch, the timings) except the
+heatmaps' matrices, which only the feedback report's own data file keeps (report_store adds them).
+
+Its text is stored encodable (a lone surrogate from student text becomes U+FFFD), so that it can
+always be written as UTF-8. `from_record` checks every field's type and raises RecordError on
+anything not shaped as `to_record` writes it: a record that is not ours is never half-used.
+"""
+from __future__ import annotations
+
+from autograder.core.results import CheckResult, GradeResult, SectionResult, encodable
+
+FORMAT = 1  # the record's layout; a record of another layout is not read
+
+CHECK_TEXT = ("id", "name", "message", "kind", "visibility", "mistake")
+CHECK_NUMBERS = ("max_points", "points")
+CHECK_FLAGS = ("documented", "visible")
+
+
+class RecordError(ValueError):
+    """A record not shaped as to_record writes it."""
+
+
+def check_data(check: CheckResult) -> dict:
+    return {**{name: encodable(getattr(check, name)) for name in CHECK_TEXT},
+            **{name: float(getattr(check, name)) for name in CHECK_NUMBERS},
+            **{name: bool(getattr(check, name)) for name in CHECK_FLAGS}}
+
+
+def section_data(section: SectionResult) -> dict:
+    return {"id": section.id, "title": encodable(section.title), "notes": [encodable(n) for n in section.notes],
+            "printed": encodable(section.printed), "checks": [check_data(c) for c in section.checks]}
+
+
+def to_record(result: GradeResult) -> dict:
+    """The result as plain data (JSON): everything but the heatmaps' matrices."""
+    return {"format": FORMAT, "submission": encodable(result.submission), "device": result.device,
+            "execution_time": float(result.execution_time),
+            "grader_errors": [encodable(e) for e in result.grader_errors],
+            "sandbox": result.sandbox, "weak": bool(result.weak), "torch": result.torch,
+            "sections": [section_data(s) for s in result.sections]}
+
+
+def _typed(data: dict, key: str, kind):
+    value = data.get(key) if isinstance(data, dict) else None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise RecordError(f"{key}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _texts(data: dict, key: str) -> list[str]:
+    values = _typed(data, key, list)
+    if not all(isinstance(v, str) for v in values):
+        raise RecordError(f"{key}: expected a list of text")
+    return list(values)
+
+
+def check_from(section_id: str, data: dict, **extra) -> CheckResult:
+    """The CheckResult of `check_data`'s dict (a report's data file passes its figures in `extra`)."""
+    values = {name: _typed(data, name, str) for name in CHECK_TEXT}
+    values.update({name: _typed(data, name, float) for name in CHECK_NUMBERS})
+    values.update({name: _typed(data, name, bool) for name in CHECK_FLAGS})
+    return CheckResult(section=section_id, **values, **extra)
+
+
+def section_from(data: dict, check=check_from) -> SectionResult:
+    section = SectionResult(_typed(data, "id", str), _typed(data, "title", str), notes=_texts(data, "notes"),
+                            printed=_typed(data, "printed", str))
+    section.checks = [check(section.id, item) for item in _typed(data, "checks", list)]
+    return section
+
+
+def from_record(data) -> GradeResult:
+    """The GradeResult `to_record` wrote; raises RecordError when `data` is not such a record."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise RecordError("not a grade record of this grader's layout")
+    return GradeResult(submission=_typed(data, "submission", str), device=_typed(data, "device", str),
+                       sections=[section_from(item) for item in _typed(data, "sections", list)],
+                       execution_time=_typed(data, "execution_time", float),
+                       grader_errors=_texts(data, "grader_errors"), sandbox=_typed(data, "sandbox", str),
+                       weak=_typed(data, "weak", bool), torch=_typed(data, "torch", str))

@@ -1,0 +1,155 @@
+"""A batch's file for one student, DIR/students/<student>.json, written and read here only.
+
+The file is Gradescope's results.json of the student's grade (what `grade --format json` writes),
+whose `extra_data` also holds
+
+- the batch's provenance: the student's id verbatim ("student"), the hashes of the student's files
+  and of the grader, the device, the sections graded, when, how long it took and the grader's
+  errors, which decide whether the next run grades the student again (`is_current`);
+- the grade's own record under "record" (core/record: the GradeResult as data).
+
+Every reader of a batch's output (its resume, `merge`, `--report`, the class report, the
+gradebook) reads the record and the provenance, never the rendering around them: results.json
+is for Gradescope and for people. The record sits inside the results file rather than in a file
+beside it so that a student's grade stays one file, written atomically and copied whole by
+`merge`: the rendering and the data it was rendered from can never disagree. A file without a
+record (an older grader's) counts as no result: it is graded again, and reported as unreadable.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.core.files import Refused, read_inside, result_file_name, write_atomically
+from autograder.core.record import RecordError, from_record, to_record
+from autograder.core.results import GradeResult, encodable
+from autograder.core.sections import SECTIONS
+from autograder.core.submission import section_file
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "autograder"
+STUDENTS = "students"
+EXTRA = "extra_data"  # Gradescope's own field for data of ours
+RECORD = "record"  # extra_data["record"]: the grade itself, as data
+
+
+@dataclass
+class Stored:
+    """One student's grade as a batch stored it: the result and the batch's provenance."""
+    student: str
+    grade: GradeResult
+    provenance: dict
+
+    @property
+    def grader_errors(self) -> list[str]:
+        errors = self.provenance.get("grader_errors")
+        return [str(e) for e in errors] if isinstance(errors, list) else []
+
+    @property
+    def sections(self) -> list[str] | None:
+        """The ids of the sections this run graded (None when the file does not say)."""
+        sections = self.provenance.get("sections")
+        return [str(s) for s in sections] if isinstance(sections, list) else None
+
+
+def placeholder() -> dict:
+    """The results.json of a student the grader could not grade (a job died or hung)."""
+    return {"score": 0.0, "max_score": 0.0, "execution_time": 0.0,
+            "output": "The grader could not grade this submission; the instructor has been told.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def file_data(grade: GradeResult, provenance: dict, graded: bool = True) -> dict:
+    """The student file's content: the grade rendered for Gradescope (the placeholder where it
+    was not `graded`), with the provenance and the record in its extra_data."""
+    data = grade.to_gradescope() if graded else placeholder()
+    data[EXTRA] = {**(data.get(EXTRA) or {}), **provenance, RECORD: to_record(grade)}
+    return data
+
+
+def write_student(students_dir: Path, grade: GradeResult, provenance: dict, graded: bool = True) -> Stored:
+    """Write students/<student>.json (whole or not at all); provenance["student"] names the student."""
+    name = provenance["student"]
+    # an error's text may quote the student's (a lone surrogate included): stored writable as UTF-8
+    provenance = {**provenance, "grader_errors": [encodable(e) for e in provenance.get("grader_errors") or []]}
+    text = json.dumps(file_data(grade, provenance, graded), indent=2, ensure_ascii=False) + "\n"
+    write_atomically(Path(students_dir) / result_file_name(name), text)
+    return Stored(name, grade, dict(provenance))
+
+
+def read_student(path: Path) -> Stored | None:
+    """The stored grade of a student file, or None when there is none: no file, not JSON, no
+    record, or a record not shaped as this grader writes it."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        extra = data.get(EXTRA) if isinstance(data, dict) else None
+        grade = from_record(extra.get(RECORD) if isinstance(extra, dict) else None)
+    except (OSError, UnicodeDecodeError, ValueError, RecordError):
+        return None
+    provenance = {key: value for key, value in extra.items() if key != RECORD}
+    student = provenance.get("student")
+    return Stored(student if isinstance(student, str) else Path(path).stem, grade, provenance)
+
+
+def student_named(path: Path) -> str:
+    """The id a student file is for: the verbatim id kept inside it, else the file's stem."""
+    stored = read_student(path)
+    return stored.student if stored is not None else Path(path).stem
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Temp files a killed run left behind (never read: results are only the *.json)."""
+    if folder.is_dir():
+        for leftover in folder.glob(".*.tmp"):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+
+
+# --------------------------------------------------------------------------- is a stored grade current?
+
+
+def files_hash(folder: Path, section_ids: list[str] | None = None) -> str:
+    """Hash of exactly the files the grader reads for this student."""
+    digest = hashlib.sha256()
+    for section in SECTIONS:
+        if section_ids is not None and section.id not in section_ids:
+            continue
+        found = section_file(folder, section)
+        digest.update(section.id.encode() + b"\0")
+        if found is None:
+            digest.update(b"missing\0")
+            continue
+        digest.update(found.encode() + b"\0")
+        try:  # read as grading reads it: never through a link, never more than grading would
+            digest.update(hashlib.sha256(read_inside(folder, found)).digest())
+        except Refused as error:
+            digest.update(f"refused {error}".encode())
+    return digest.hexdigest()
+
+
+def grader_hash() -> str:
+    """Hash of the grader's checks, section registry and reference solutions.
+
+    A result graded by another version of these is graded again.
+    """
+    digest = hashlib.sha256()
+    files = sorted((PACKAGE / "checks").rglob("*.py")) + sorted((ROOT / "solutions").rglob("*.py"))
+    files += [PACKAGE / "core" / "sections.py", PACKAGE / "checks" / "pytest.ini"]
+    for path in files:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str]) -> bool:
+    """Whether a stored grade stands for this run: the same files, grader, device and sections, no errors."""
+    if stored is None:
+        return False
+    made = stored.provenance
+    return (made.get("files_sha256") == files and made.get("grader_sha256") == grader
+            and made.get("device") == device and stored.sections == sections and not stored.grader_errors)

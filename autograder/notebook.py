@@ -31,6 +31,7 @@ import re
 import sys
 import traceback
 import types
+import warnings
 from pathlib import Path
 
 import torch
@@ -152,8 +153,9 @@ def worker_modules():
     worker runs with only its own folder on the path), so those names are given the package's modules."""
     folder = GRADER / "worker"
     tree = ast.parse((folder / "serve.py").read_text(encoding="utf-8"))
-    neighbours = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names
-                  if (folder / f"{alias.name}.py").is_file()]
+    imported = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 0]
+    neighbours = [name for name in dict.fromkeys(imported) if name and (folder / f"{name}.py").is_file()]
     for name in neighbours:
         present = sys.modules.get(name)
         if present is None:
@@ -172,7 +174,10 @@ def kernel_state_kept():
     rng, dtype, grad = torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled()
     torch.set_default_dtype(torch.float32)  # the checks' own tensors as the grader makes them, whatever the notebook set
     try:
-        with contextlib.redirect_stdout(io.StringIO()):  # what the student's code prints while checked
+        # what the student's code prints or warns while checked stays out of the cell: nbgrader gives 0
+        # to a test cell that writes to stderr, and a warning is a line on stderr
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings(record=True):
             yield
     finally:
         torch.set_rng_state(rng)

@@ -184,9 +184,6 @@ if __name__ == "__main__":
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 450
 SIZED = ("autograder", "course")  # the course's code; the course's notebook specs are text, not code
-# Older code not split yet (the worker's request loop): each stays here only while it breaks a limit.
-NOT_SPLIT_YET = {"autograder/worker/serve.py"}
-LENGTH_EXEMPT = NOT_SPLIT_YET
 
 
 def size_problems(path: Path, rel: str) -> list[str]:
@@ -212,16 +209,9 @@ def sized_files() -> list[tuple[Path, str]]:
 
 
 def test_functions_and_modules_are_small():
-    problems = [problem for path, rel in sized_files() if rel not in LENGTH_EXEMPT
+    problems = [problem for path, rel in sized_files()
                 for problem in size_problems(path, rel)]
     assert problems == []
-
-
-def test_every_exempt_file_still_needs_its_exemption():
-    """An old file that fits the limits leaves the list: the list only shrinks."""
-    fitting = [rel for path, rel in sized_files() if rel in NOT_SPLIT_YET and not size_problems(path, rel)]
-    missing = sorted(LENGTH_EXEMPT - {rel for _, rel in sized_files()})
-    assert (fitting, missing) == ([], [])
 
 
 def test_the_size_check_finds_a_long_function_and_a_long_module(tmp_path):

@@ -12,8 +12,9 @@ points (see autograder/instructor/gradebook.py for the mapping).
 nbgrader's own `autograde` is run too: the visible test cells of the released
 notebook give the correct submission full points, and a UserWarning emitted by
 student code (PyTorch's and the warnings module's) does not zero a test cell,
-because the notebooks' setup cells filter warnings (nbgrader gives 0 to a test
-cell that writes to stderr: the control student shows that rule at work).
+because a check cell keeps what the student's code warns while checked off stderr
+(nbgrader gives 0 to a test cell that writes to stderr: the control student shows
+that rule at work), while the student's own cells still show their warnings.
 
 The cycle and autograde take about a minute (nbgrader's start-up, kernels,
 grading): they are marked slow. The refusals and the score mapping on a
@@ -253,8 +254,11 @@ def test_batch_records_in_the_gradebook_what_grade_gives(course):
     assert export_rows(course) == rows
 
 
-def warning_notebook(correct: Path, target: Path, undo_the_filter: bool = False) -> None:
-    """The correct notebook whose dot_scores warns (PyTorch and the warnings module) on every call."""
+def warning_notebook(correct: Path, target: Path, stderr_in_test_cell: bool = False) -> None:
+    """The correct notebook whose dot_scores warns (PyTorch and the warnings module) on every call,
+    even with the filters reset; with `stderr_in_test_cell`, dot_scores also writes a line straight to
+    the process's stderr (file descriptor 2, past any Python-level capture), which the kernel shows in
+    the test cell that called it (the control: what nbgrader does to such a cell)."""
     nb = nbformat.read(correct, as_version=4)
     extra = '''
 
@@ -264,19 +268,19 @@ _dot_scores_as_written = dot_scores
 
 
 def dot_scores(query, inputs):
-    {undo}torch.tensor(query)  # PyTorch's own UserWarning: copy-constructing a tensor from a tensor
+    warnings.simplefilter("always")
+    torch.tensor(query)  # PyTorch's own UserWarning: copy-constructing a tensor from a tensor
     warnings.warn("a warning from the student's code", UserWarning)
     return _dot_scores_as_written(query, inputs)
 
 
 warnings.warn("a warning while the solution cell runs", UserWarning)
-'''.format(undo='warnings.simplefilter("always")\n    ' if undo_the_filter else "")
-    for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "dot_scores":
-            cell.source += extra
-            break
-    else:
-        raise AssertionError("no dot_scores solution cell")
+'''
+    if stderr_in_test_cell:
+        extra = extra.replace('    return _dot_scores_as_written', '    import os\n    os.write(2, b"a line on stderr\\n")\n'
+                                                                      '    return _dot_scores_as_written')
+    ids = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in nb.cells}
+    ids["dot_scores"].source += extra
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
 
@@ -295,7 +299,7 @@ def test_nbgrader_autograde_gives_full_points_and_ignores_warnings(course, tmp_p
     correct = EXAMPLES / "correct" / f"{GRADED}.ipynb"
     hand_in(work, "alice", GRADED, correct)
     warning_notebook(correct, work / "submitted" / "wendy" / GRADED / f"{GRADED}.ipynb")
-    warning_notebook(correct, work / "submitted" / "victor" / GRADED / f"{GRADED}.ipynb", undo_the_filter=True)
+    warning_notebook(correct, work / "submitted" / "victor" / GRADED / f"{GRADED}.ipynb", stderr_in_test_cell=True)
     nbgrader(work, "autograde", GRADED, "--force")
 
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}") as book:
@@ -305,10 +309,10 @@ def test_nbgrader_autograde_gives_full_points_and_ignores_warnings(course, tmp_p
         control = (test_cell.auto_score, test_cell.max_score)
     assert points > 0
     assert scores["alice"] == points  # every visible test cell passes on the correct submission
-    assert scores["wendy"] == points  # the warnings were filtered by the setup cell: nothing on stderr
-    # the control: with the filter undone, the warning reaches stderr and nbgrader zeroes that test cell
+    assert scores["wendy"] == points  # the checks kept the student's warnings off stderr
+    # the control: a test cell whose checked code writes to stderr is zeroed by nbgrader (that one at
+    # least: other check cells whose checks call dot_scores are too)
     lost = control[1]
-    # (at least that cell: the filter stays undone for the cells after it that call dot_scores too)
     assert control[0] == 0 and lost > 0 and scores["victor"] <= points - lost
     autograded = nbformat.read(work / "autograded" / "wendy" / GRADED / f"{GRADED}.ipynb", as_version=4)
     for cell in autograded.cells:

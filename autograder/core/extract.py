@@ -187,7 +187,7 @@ def banned_uses(cells: list, names, apis) -> dict:
 # --------------------------------------------------------------------------- tampering
 
 # What a notebook never needs for attention, and what would let code hide from the grader's
-# watch (worker/serve.Watch, a TorchDispatchMode; worker/guards' wrappers), reach torch's
+# watch (worker/watching.Watch, a TorchDispatchMode; worker/guards' wrappers), reach torch's
 # unwatched C functions, rewrite the interpreter, or forge the worker's replies. What the
 # sandbox contains (files, network, processes) is not listed: it holds without this scan.
 _TAMPER_ATTRIBUTES = {

@@ -8,7 +8,7 @@ IPython's own input transformer reads the cell (so `%%time`, `%matplotlib`,
   the same line numbers;
 - `%time stmt` / `%timeit stmt` on a line of its own becomes `stmt`;
 - any other magic stays the call IPython made of it (`get_ipython()....`),
-  which the worker answers with nothing (worker/serve.NoShell); the ones with
+  which the worker answers with nothing (worker/student_code.NoShell); the ones with
   effects outside the notebook (`%pip`, `%%bash`, `!cmd`, `%run`, ...) are
   also noted for the student, since grading never runs them.
 

@@ -8,197 +8,17 @@ the call) is raw observation that the trusted side judges.
 import contextlib
 import copy
 import linecache
-import signal
 import sys
-import threading
-import traceback
 import types
 
 import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 import gpu
 import guards
 import wire
+from student_code import STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, no_shell, student_cell
+from watching import NewTensorsOn, Watch
 
-STUDENT_FILE_PREFIX = "<student "
-
-
-class Watch(TorchDispatchMode):
-    """Sees every aten op a call dispatches: counts them, spots banned ops and device mixing."""
-
-    @classmethod
-    def _should_skip_dynamo(cls):
-        return False  # torch would import torch._dynamo (seconds) to wrap our handler; we never compile
-
-    def __init__(self, banned_ops=(), guard_devices=False):
-        super().__init__()
-        self.count = 0
-        self.banned_ops = banned_ops
-        self.banned_seen = []
-        self.guard_devices = guard_devices
-        self.mixed = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        self.count += 1
-        name = func.name()
-        if self.banned_ops and any(part in name for part in self.banned_ops):
-            if name not in self.banned_seen:
-                self.banned_seen.append(name)
-        if self.guard_devices:
-            devices = set()
-            for leaf in tree_flatten((args, kwargs))[0]:
-                if isinstance(leaf, torch.Tensor) and not (leaf.dim() == 0 and leaf.device.type == "cpu"):
-                    devices.add(leaf.device.type)
-            if len(devices) > 1 and len(self.mixed) < 5:
-                self.mixed.append(f"{name} got tensors on {' and '.join(sorted(devices))}")
-        return func(*args, **kwargs)
-
-
-class NewTensorsOn(TorchFunctionMode):
-    """Puts the tensors that factory functions make without device= on `device`: what
-    torch.set_default_device does, except that a tensor given as data (torch.as_tensor(lengths))
-    and a plain number (torch.tensor(-inf), a 0-dim value the CPU lends any device) stay as they are."""
-
-    FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.arange, torch.eye, torch.linspace,
-                 torch.logspace, torch.rand, torch.randn, torch.randint, torch.randperm, torch.tril_indices,
-                 torch.triu_indices, torch.tensor, torch.as_tensor, torch.asarray}
-
-    def __init__(self, device):
-        super().__init__()
-        self.device = torch.device(device)
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        data = args[0] if args else kwargs.get("data")
-        from_data = func in (torch.tensor, torch.as_tensor, torch.asarray)
-        if (func in self.FACTORIES and kwargs.get("device") is None
-                and not (from_data and (isinstance(data, torch.Tensor) or isinstance(data, (int, float, bool))))):
-            kwargs = {**kwargs, "device": self.device}
-        return func(*args, **kwargs)
-
-
-def is_out_of_memory(error: BaseException, message: str) -> bool:
-    if isinstance(error, MemoryError):
-        return True
-    return isinstance(error, RuntimeError) and (
-        "can't allocate memory" in message or "not enough memory" in message)
-
-
-def memory_limit() -> str:
-    try:
-        import resource  # not on Windows
-    except ImportError:
-        return "machine's memory"
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return "machine's memory"
-    gib = soft / 1024**3
-    return f"{gib:g} GiB" if gib >= 1 else f"{soft / 1024**2:g} MiB"
-
-
-def student_cell(filename: str):
-    """The label of the student's cell that `filename` names (Worker.load compiles each cell under
-    one), or None for any other file: torch's, the standard library's, the worker's own."""
-    if filename.startswith(STUDENT_FILE_PREFIX):
-        return filename[len(STUDENT_FILE_PREFIX):-1]
-    return None
-
-
-def describe_error(error: BaseException, kind: str = "raised", locate=student_cell) -> dict:
-    """A student-facing description: the exception, where in THEIR code it happened (the cell and
-    line number), and that line's text, which the student recognises and hints are matched on.
-    locate: filename -> the student's cell label, or None where the frame is not theirs."""
-    where, line = "", ""
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        label = locate(frame.filename)
-        if label is not None:
-            where = f"{label}, line {frame.lineno}"
-            line = (frame.line or "").strip()[:200]
-            break
-    if isinstance(error, NotImplementedError):
-        kind = "stub"
-    try:
-        message = str(error)
-    except Exception:
-        message = "(message could not be shown)"
-    if is_out_of_memory(error, message):
-        kind, message = "memory", f"your code tried to allocate more than the {memory_limit()} limit"
-    return {
-        "kind": kind,
-        "type": type(error).__name__[:100],
-        "message": message[:2000],
-        "where": where,
-        "line": line,
-    }
-
-
-class NoShell:
-    """What `get_ipython()` gives a graded notebook: IPython's calls for the magics the grader leaves
-    in place (%matplotlib, %pip, !cmd; see autograder/core/magics.py) run nothing and return nothing, and
-    so does any other shell method a notebook calls (`set_custom_exc`, `register_magic_function`):
-    grading has no display, so there is nothing for them to change."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _nothing
-
-    @staticmethod
-    def getoutput(*_args, **_kwargs):  # `files = !ls`: an empty list of lines, so the cell goes on
-        return []
-
-
-class CellInterrupted(BaseException):
-    """A cell ran past its limit. A BaseException, so `except Exception` in the cell does not stop it."""
-
-
-def _interrupt(_signum, _frame):
-    raise CellInterrupted()
-
-
-@contextlib.contextmanager
-def cell_limit(seconds):
-    """Interrupt the code run inside after `seconds` (None: no limit).
-
-    POSIX: a real-time timer's SIGALRM, which also wakes a sleeping or blocked
-    call. Elsewhere (the portable path on Windows): a timer thread that
-    interrupts the main thread as Ctrl-C would.
-    """
-    if not seconds or seconds <= 0:
-        yield
-        return
-    if hasattr(signal, "setitimer"):
-        previous = signal.signal(signal.SIGALRM, _interrupt)
-        signal.setitimer(signal.ITIMER_REAL, float(seconds))
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        return
-    import _thread
-
-    previous = signal.signal(signal.SIGINT, _interrupt)
-    timer = threading.Timer(float(seconds), _thread.interrupt_main)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-
-
-def _nothing(*_args, **_kwargs):
-    return None
-
-
-def no_shell() -> NoShell:
-    return NoShell()
 
 
 class Worker:
@@ -275,9 +95,16 @@ class Worker:
         torch.set_default_dtype(torch.float32)
         torch.set_default_device(None)
         gpu.between_calls(self.device.type, self.gpu_memory_bytes)  # TF32 off and the memory cap, again
-        target = request.get("target", {})
         device = torch.device(request.get("device") or self.device)
         wants_grad = bool(request.get("backward"))
+        args, kwargs = self.arguments(request, device, wants_grad)
+        target = self.target(request, device)
+        if "reply" in target:  # nothing to call: the name is missing, or the module's parameters were asked
+            return target["reply"]
+        return self.run(request, target, device, args, kwargs, wants_grad)
+
+    def arguments(self, request: dict, device, wants_grad: bool) -> tuple[list, dict]:
+        """The call's arguments, decoded, on `device` (positional ones needing gradients when asked)."""
         args = self.place(self.resolve(wire.decode(request.get("args", []))), device, wants_grad)
         kwargs = self.place(self.resolve(wire.decode(request.get("kwargs", {}))), device, False)
         if not isinstance(kwargs, dict) or not isinstance(args, list):
@@ -285,29 +112,35 @@ class Worker:
         if request.get("noncontiguous"):  # same values, the layout transpose(1, 2) returns
             args = [a.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_(a.requires_grad)
                     if isinstance(a, torch.Tensor) and a.dim() >= 3 else a for a in args]
+        return args, kwargs
 
+    def target(self, request: dict, device) -> dict:
+        """What to call: {"func", "graded_name", "module" (an nn.Module called, or None)}, or {"reply"}."""
+        target = request.get("target", {})
         if "name" in target:
             name = str(target["name"])
             if name not in self.names:
                 raise LookupError(f"{name} is not graded in this section")
             if name not in self.namespace:
-                return {"ok": False, "error": {"kind": "missing", "type": "NameError",
-                                                "message": f"{name} is not defined", "where": ""}}
-            func, graded_name = self.namespace[name], name
-        else:
-            obj = self.resolve(wire.Handle(int(target.get("handle", -1)), ""))
-            graded_name = type(obj).__name__
-            method = target.get("method")
-            if method == "params":
-                return {"ok": True, "value": wire.encode(dict(obj.named_parameters()))}
-            if device.type == "meta":
-                obj = copy.deepcopy(obj).to("meta")
-            mode = request.get("mode")
-            if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
-                obj.train(mode == "train")
-            func = obj if method in (None, "__call__") else obj.forward
+                return {"reply": {"ok": False, "error": {"kind": "missing", "type": "NameError",
+                                                         "message": f"{name} is not defined", "where": ""}}}
+            return {"func": self.namespace[name], "graded_name": name, "module": None}
+        obj = self.resolve(wire.Handle(int(target.get("handle", -1)), ""))
+        method = target.get("method")
+        if method == "params":
+            return {"reply": {"ok": True, "value": wire.encode(dict(obj.named_parameters()))}}
+        graded_name = type(obj).__name__
+        if device.type == "meta":
+            obj = copy.deepcopy(obj).to("meta")
+        mode = request.get("mode")
+        if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
+            obj.train(mode == "train")
+        return {"func": obj if method in (None, "__call__") else obj.forward, "graded_name": graded_name,
+                "module": obj}
 
-        banned = graded_name in self.banned_for
+    def run(self, request: dict, target: dict, device, args: list, kwargs: dict, wants_grad: bool) -> dict:
+        """Call the target under the watch; the reply holds the value (or the error) and what was seen."""
+        banned = target["graded_name"] in self.banned_for
         # "default_device": the device a tensor made without device= lands on during the call, while the
         # arguments stay on `device`: a tensor the code makes without following its inputs then sits on
         # another device than they do, as it would on a GPU, where the default device is the CPU
@@ -316,40 +149,29 @@ class Worker:
             banned_ops=guards.banned_aten_ops(self.banned_apis) if banned else (),
             guard_devices=request.get("guard_devices", device.type == "meta" or default_device is not None),
         )
-        if request.get("seed") is not None:
-            seed = int(request["seed"])  # as torch.manual_seed; its CUDA part only where there is CUDA
-            if torch.cuda.is_available():
-                torch.manual_seed(seed)
-            else:
-                torch.default_generator.manual_seed(seed)
-        if wants_grad and "handle" in target:
-            obj.zero_grad(set_to_none=True)
+        seed_for_call(request.get("seed"))
+        module = target["module"]
+        if wants_grad and module is not None:
+            module.zero_grad(set_to_none=True)
         guards.watching(self.banned_apis if banned else ())
         made_on = NewTensorsOn(default_device) if default_device is not None else contextlib.nullcontext()
         try:
             with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
                 watching = watch if request.get("watch", True) else contextlib.nullcontext()
                 with watching, made_on:
-                    result = func(*args, **kwargs)
+                    result = target["func"](*args, **kwargs)
                 if isinstance(result, torch.nn.Module) and device.type != "meta":
                     result.to(device)
-                grads = self.backward(request, result, obj if "handle" in target else None, args)
+                grads = self.backward(request, result, module, args)
         except BaseException as error:
             seen = guards.stop_watching()
-            reply = {"ok": False, "error": describe_error(error, locate=self.locate)}
-            reply["forbidden"] = seen + watch.banned_seen
-            reply["mixed_devices"] = watch.mixed
-            return reply
+            return {"ok": False, "error": describe_error(error, locate=self.locate),
+                    "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed}
         finally:
             sys.stdout.flush()
-        seen = guards.stop_watching()
-        reply = {
-            "ok": True,
-            "value": wire.encode(result, self.handles),
-            "ops": watch.count,
-            "forbidden": seen + watch.banned_seen,
-            "mixed_devices": watch.mixed,
-        }
+        seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
+        reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count,
+                 "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed}
         if request.get("return_args"):
             reply["args_after"] = [wire.encode(a) for a in args]
         if grads is not None:
@@ -370,6 +192,17 @@ class Worker:
             params = {name: p.grad for name, p in module.named_parameters()}
         arg_grads = [a.grad if torch.is_tensor(a) else None for a in args]
         return {"params": wire.encode(params), "args": wire.encode(arg_grads), "graph": True}
+
+
+def seed_for_call(seed) -> None:
+    """Seed as torch.manual_seed does (None: leave the generators); its CUDA part only where there is
+    CUDA, which a CPU grading never starts."""
+    if seed is None:
+        return
+    if torch.cuda.is_available():
+        torch.manual_seed(int(seed))
+    else:
+        torch.default_generator.manual_seed(int(seed))
 
 
 def warm_up(device: str) -> None:

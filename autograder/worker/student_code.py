@@ -1,0 +1,129 @@
+"""Running a student's cells: each under its time limit, without a shell, and the description of
+what it raised, located in the student's own cells (their label and line) for the trusted side.
+"""
+import contextlib
+import signal
+import threading
+import traceback
+
+STUDENT_FILE_PREFIX = "<student "  # a cell's code is compiled under "<student LABEL>"
+
+
+def is_out_of_memory(error: BaseException, message: str) -> bool:
+    if isinstance(error, MemoryError):
+        return True
+    return isinstance(error, RuntimeError) and (
+        "can't allocate memory" in message or "not enough memory" in message)
+
+
+def memory_limit() -> str:
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return "machine's memory"
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return "machine's memory"
+    gib = soft / 1024**3
+    return f"{gib:g} GiB" if gib >= 1 else f"{soft / 1024**2:g} MiB"
+
+
+def student_cell(filename: str):
+    """The label of the student's cell that `filename` names (Worker.load compiles each cell under
+    one), or None for any other file: torch's, the standard library's, the worker's own."""
+    if filename.startswith(STUDENT_FILE_PREFIX):
+        return filename[len(STUDENT_FILE_PREFIX):-1]
+    return None
+
+
+def describe_error(error: BaseException, kind: str = "raised", locate=student_cell) -> dict:
+    """A student-facing description: the exception, where in THEIR code it happened (the cell and
+    line number), and that line's text, which the student recognises and hints are matched on.
+    locate: filename -> the student's cell label, or None where the frame is not theirs."""
+    where, line = "", ""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        label = locate(frame.filename)
+        if label is not None:
+            where = f"{label}, line {frame.lineno}"
+            line = (frame.line or "").strip()[:200]
+            break
+    if isinstance(error, NotImplementedError):
+        kind = "stub"
+    try:
+        message = str(error)
+    except Exception:
+        message = "(message could not be shown)"
+    if is_out_of_memory(error, message):
+        kind, message = "memory", f"your code tried to allocate more than the {memory_limit()} limit"
+    return {
+        "kind": kind,
+        "type": type(error).__name__[:100],
+        "message": message[:2000],
+        "where": where,
+        "line": line,
+    }
+
+
+class NoShell:
+    """What `get_ipython()` gives a graded notebook: IPython's calls for the magics the grader leaves
+    in place (%matplotlib, %pip, !cmd; see autograder/core/magics.py) run nothing and return nothing, and
+    so does any other shell method a notebook calls (`set_custom_exc`, `register_magic_function`):
+    grading has no display, so there is nothing for them to change."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _nothing
+
+    @staticmethod
+    def getoutput(*_args, **_kwargs):  # `files = !ls`: an empty list of lines, so the cell goes on
+        return []
+
+
+class CellInterrupted(BaseException):
+    """A cell ran past its limit. A BaseException, so `except Exception` in the cell does not stop it."""
+
+
+def _interrupt(_signum, _frame):
+    raise CellInterrupted()
+
+
+@contextlib.contextmanager
+def cell_limit(seconds):
+    """Interrupt the code run inside after `seconds` (None: no limit).
+
+    POSIX: a real-time timer's SIGALRM, which also wakes a sleeping or blocked
+    call. Elsewhere (the portable path on Windows): a timer thread that
+    interrupts the main thread as Ctrl-C would.
+    """
+    if not seconds or seconds <= 0:
+        yield
+        return
+    if hasattr(signal, "setitimer"):
+        previous = signal.signal(signal.SIGALRM, _interrupt)
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    import _thread
+
+    previous = signal.signal(signal.SIGINT, _interrupt)
+    timer = threading.Timer(float(seconds), _thread.interrupt_main)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+
+
+def _nothing(*_args, **_kwargs):
+    return None
+
+
+def no_shell() -> NoShell:
+    return NoShell()

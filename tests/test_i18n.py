@@ -1,0 +1,152 @@
+"""The grader in two languages: English is the messages themselves, Chinese comes from catalogues
+that translate every message of the code, fully, with the same fields, and compiled as committed."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pytest
+from support import ROOT
+
+from autograder import i18n
+from autograder.i18n import _, _f, catalogues
+from autograder.i18n.mo import mo_bytes, mo_messages
+
+
+@pytest.fixture(autouse=True)
+def back_to_english():
+    yield
+    i18n.set_language("en")
+
+
+def planted_catalogue(tmp_path, messages: dict[str, str]):
+    folder = tmp_path / "zh_CN" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "a.mo").write_bytes(mo_bytes(messages, "zh_CN"))
+    (folder / "b.mo").write_bytes(mo_bytes({"from the second catalogue": "来自第二个目录"}, "zh_CN"))
+    return tmp_path
+
+
+def test_english_is_the_message_itself(tmp_path):
+    folder = planted_catalogue(tmp_path, {"the check passed": "检查通过"})
+    i18n.set_language("en", folder)
+    assert i18n.language() == "en"
+    assert _("the check passed") == "the check passed"
+    assert _f("{name} modified its argument #{number}", name="f", number=2) == "f modified its argument #2"
+    assert _f("{value:.4f}", value=1 / 3) == "0.3333"
+    assert i18n.N_("a title") == "a title"
+
+
+def test_a_chinese_catalogue_entry_is_used_from_any_catalogue_of_the_language(tmp_path):
+    folder = planted_catalogue(tmp_path, {"{name} modified its argument #{number}": "{name} 修改了它的第 {number} 个参数"})
+    i18n.set_language("zh", folder)
+    assert i18n.language() == "zh"
+    assert _f("{name} modified its argument #{number}", name="f", number=2) == "f 修改了它的第 2 个参数"
+    assert _("from the second catalogue") == "来自第二个目录"
+    assert _("a message nobody translated") == "a message nobody translated"
+
+
+def test_the_grader_s_own_chinese_catalogues_are_loaded():
+    translated = {msgid: text for where, msgid, text in entries() if where.startswith("zh_CN/")}
+    assert translated, "no Chinese translation at all"
+    i18n.set_language("zh")
+    assert {msgid: _(msgid) for msgid in translated} == translated
+
+
+def test_a_missing_field_fails_loudly():
+    with pytest.raises(KeyError, match="number"):
+        _f("{name} modified its argument #{number}", name="f")
+
+
+def test_resolve_takes_the_flag_then_the_environment_then_the_notebook(monkeypatch):
+    monkeypatch.delenv(i18n.ENVIRONMENT, raising=False)
+    assert i18n.resolve() == "en"
+    assert i18n.resolve(notebook_language="zh") == "zh"
+    monkeypatch.setenv(i18n.ENVIRONMENT, "en")
+    assert i18n.resolve(notebook_language="zh") == "en"
+    assert i18n.resolve("zh", notebook_language="en") == "zh"
+    monkeypatch.setenv(i18n.ENVIRONMENT, " ZH ")
+    assert i18n.resolve() == "zh"
+
+
+@pytest.mark.parametrize("where", ["flag", "environment", "notebook"])
+def test_an_unknown_language_is_one_clear_line(monkeypatch, where):
+    monkeypatch.delenv(i18n.ENVIRONMENT, raising=False)
+    kwargs = {"flag": {"explicit": "fr"}, "notebook": {"notebook_language": "fr"}}.get(where, {})
+    if where == "environment":
+        monkeypatch.setenv(i18n.ENVIRONMENT, "fr")
+    with pytest.raises(i18n.LanguageError) as caught:
+        i18n.resolve(**kwargs)
+    message = str(caught.value)
+    assert "'fr'" in message and "en, zh" in message and "\n" not in message
+    with pytest.raises(i18n.LanguageError):
+        i18n.set_language("fr")
+
+
+def test_every_message_of_the_code_has_a_reviewed_chinese_translation():
+    missing = defaultdict(list)
+    for problem in catalogues.problems():
+        missing[f"{problem.locale}/{problem.area}.po"].append(f"{problem.where} ({problem.what}): {problem.msgid!r}")
+    summary = {area: len(lines) for area, lines in missing.items()}
+    assert not missing, f"to translate, by catalogue: {summary}\n" + "\n".join(
+        line for lines in missing.values() for line in lines)
+
+
+def test_the_extraction_finds_each_kind_of_message():
+    source = ('x = _("plain")\ny = _f("{name} at {value:.2f}", name=n, value=v)\nZ = N_("marked")\n'
+              '@check(1, "a check\'s title", visible=True)\ndef f(): pass\n')
+    assert [msgid for _line, msgid, _comments in catalogues.extract_text(source)] == [
+        "plain", "{name} at {value:.2f}", "marked", "a check's title"]
+
+
+def entries():
+    """(catalogue, msgid, translation) of every translated entry of every PO file."""
+    for locale in catalogues.locales():
+        for po in sorted((catalogues.HERE / locale / "LC_MESSAGES").glob("*.po")):
+            for msgid, text in catalogues.translations(po, locale).items():
+                yield f"{locale}/{po.name}", msgid, text
+
+
+FIELD = re.compile(r"\{([^{}:!]*)[^{}]*\}")
+
+
+def test_a_translation_has_the_fields_of_its_message():
+    wrong = [(where, msgid, text) for where, msgid, text in entries()
+             if sorted(FIELD.findall(msgid)) != sorted(FIELD.findall(text))]
+    assert wrong == []
+
+
+def english_sentence(text: str) -> str | None:
+    """A run of 4 or more English words in `text`, outside `code`, {fields} and identifiers, or None."""
+    text = re.sub(r"`[^`]*`|\{[^{}]*\}", " ", text)
+    text = re.sub(r"\S*[_0-9()\[\]=.<>/\\]\S*", " ", text)  # identifiers, calls, shapes, paths
+    found = re.search(r"[A-Za-z][A-Za-z'-]*(?:[ ,;:]+[A-Za-z][A-Za-z'-]*){3,}", text)
+    return found.group(0) if found else None
+
+
+def test_the_english_finder_finds_a_planted_sentence():
+    assert english_sentence("检查 `score_matrix(x)` 的输出：the scores are wrong here") == "the scores are wrong here"
+    assert english_sentence("{name} 修改了参数 `x.add_(1)`，形状 (B, T, d)，见 MultiHeadAttention") is None
+    assert english_sentence("使用 torch.softmax 与 Dropout") is None
+
+
+def test_no_chinese_translation_keeps_an_english_sentence():
+    found = [(where, msgid, sentence) for where, msgid, text in entries()
+             if where.startswith("zh_CN") and (sentence := english_sentence(text))]
+    assert found == []
+
+
+def test_the_compiled_catalogues_match_their_po_files():
+    compiled = catalogues.compiled()
+    on_disk = {path.relative_to(ROOT).as_posix() for path in catalogues.HERE.glob("*/LC_MESSAGES/*.mo")}
+    assert sorted(on_disk) == sorted(compiled), "python -m course.build compiles them"
+    stale = [rel for rel, data in compiled.items() if (ROOT / rel).read_bytes() != data]
+    assert stale == [], "python -m course.build compiles them"
+
+
+def test_the_self_check_wheel_ships_no_hidden_check_s_message():
+    from autograder.instructor.selfcheck_export import only_shipped_messages
+    mo = "autograder/i18n/zh_CN/LC_MESSAGES/checks_99.mo"
+    files = [("autograder/checks/section_99_x.py", b'@check(1, "a visible title", visible=True)\ndef f(): pass\n'),
+             (mo, mo_bytes({"a visible title": "可见的标题", "a hidden title": "隐藏的标题"}, "zh_CN"))]
+    assert mo_messages(dict(only_shipped_messages(files))[mo]) == ("zh_CN", {"a visible title": "可见的标题"})

@@ -2,6 +2,7 @@
 that translate every message of the code, fully, with the same fields, and compiled as committed."""
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
@@ -51,6 +52,11 @@ def test_the_grader_s_own_chinese_catalogues_are_loaded():
     assert translated, "no Chinese translation at all"
     i18n.set_language("zh")
     assert {msgid: _(msgid) for msgid in translated} == translated
+
+
+def test_the_empty_message_is_empty_in_every_language():
+    i18n.set_language("zh")
+    assert _("") == ""
 
 
 def test_a_missing_field_fails_loudly():
@@ -147,6 +153,74 @@ def test_the_compiled_catalogues_match_their_po_files():
 def test_the_self_check_wheel_ships_no_hidden_check_s_message():
     from autograder.instructor.selfcheck_export import only_shipped_messages
     mo = "autograder/i18n/zh_CN/LC_MESSAGES/checks_99.mo"
-    files = [("autograder/checks/section_99_x.py", b'@check(1, "a visible title", visible=True)\ndef f(): pass\n'),
-             (mo, mo_bytes({"a visible title": "可见的标题", "a hidden title": "隐藏的标题"}, "zh_CN"))]
-    assert mo_messages(dict(only_shipped_messages(files))[mo]) == ("zh_CN", {"a visible title": "可见的标题"})
+    files = [("autograder/checks/section_99_x.py", b'SECTION = {"title": "A section"}\n\n\n'
+              b'@check(1, "a visible title", visible=True)\ndef f(): pass\n'),
+             (mo, mo_bytes({"a visible title": "可见的标题", "a hidden title": "隐藏的标题", "A section": "一节"},
+                           "zh_CN"))]
+    assert mo_messages(dict(only_shipped_messages(files))[mo]) == (
+        "zh_CN", {"a visible title": "可见的标题", "A section": "一节"})
+
+
+# ---------------------------------------------------------------- the entry points choose the language
+
+
+def test_the_command_line_speaks_the_language_asked_for_then_english_again(tmp_path, capsys, monkeypatch):
+    from autograder.cli import main
+
+    monkeypatch.delenv(i18n.ENVIRONMENT, raising=False)
+    missing = tmp_path / "missing"
+    assert main(["grade", str(missing), "--lang", "zh"]) == 2
+    assert capsys.readouterr().err == f"autograder：错误：{missing}：没有这个文件或文件夹\n"
+    assert i18n.language() == "en"
+    monkeypatch.setenv(i18n.ENVIRONMENT, "zh")
+    assert main(["check", str(missing), "--lang", "en"]) == 2
+    assert capsys.readouterr().err == f"autograder: error: {missing}: no such file or folder\n"
+
+
+def test_an_unknown_language_is_a_bad_command_line(tmp_path, capsys, monkeypatch):
+    from autograder.cli import main
+
+    monkeypatch.setenv(i18n.ENVIRONMENT, "fr")
+    assert main(["grade", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autograder: error: unknown language 'fr'") and err.count("\n") == 1, err
+    assert main(["grade", str(tmp_path), "--lang", "fr"]) == 2
+    assert "invalid choice: 'fr'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", ["grade", "check", "batch", "report"])
+def test_each_verb_people_read_has_the_language_flag(verb, capsys):
+    from autograder.cli import main
+
+    with pytest.raises(SystemExit):
+        main([verb, "--help"])
+    assert "--lang {en,zh}" in capsys.readouterr().out
+
+
+def test_the_notebook_s_metadata_names_its_language():
+    from autograder.core.extract import extract
+    from autograder.core.submission import SectionSource, written_language
+    from autograder.core.sections import SECTIONS
+
+    def notebook(metadata):
+        return json.dumps({"cells": [], "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+    said = [extract("a.ipynb", notebook(metadata)).language for metadata in (
+        {"course": {"language": "zh"}}, {"course": {"language": 3}}, {"course": "zh"}, {}, {"course": {}})]
+    assert said == ["zh", None, None, None, None]
+    sources = [SectionSource(SECTIONS[0], None, extract("a.ipynb", notebook(m))) for m in ({}, {"course": {"language": "zh"}})]
+    assert written_language(sources) == "zh"
+    assert i18n.resolve(notebook_language=written_language(sources)) in ("zh", "en")  # the environment may say en
+
+
+def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
+    from autograder.core.student import Budget
+    from autograder.sandbox import tiers
+
+    i18n.set_language("zh")
+    monkeypatch.setattr(tiers.sys, "platform", "linux")
+    lines = [tiers.protection_line(None), tiers.protection_line({"layers": ["landlock filesystem"], "missing": []}),
+             Budget(60).which(), _f("{what}: wrong values, {detail}", what="softmax(x)", detail="…")]
+    assert lines[0] == "自检：这台机器上没有沙箱：公开检查以你自己的身份运行你的代码"
+    assert lines[2] == "本节 60 秒的时间预算"
+    assert [line for line in lines if english_sentence(line)] == []

@@ -97,7 +97,7 @@ def resolve(explicit: str | None = None, notebook_language: str | None = None) -
 
 def _(text: str) -> str:
     """`text` in the current language (the text itself in English, or where no translation exists)."""
-    if _current == DEFAULT:
+    if _current == DEFAULT or not text:  # gettext's answer for "" is the catalogue's header
         return text
     return _translations.gettext(text)
 

@@ -5,7 +5,8 @@
 
 One catalogue per area of the code (AREAS), so translators of different areas never edit the same
 file. `update` extracts each area's messages with Babel (the calls _, _f, N_ and the title, second
-argument, of the checks' `@check(points, title)`) into a template kept in memory, and merges it into
+argument, of the checks' `@check(points, title)`; the sections' titles go to the core's area) into a
+template kept in memory, and merges it into
 autograder/i18n/<locale>/LC_MESSAGES/<area>.po: a new message comes in untranslated, a changed one
 comes in fuzzy (Babel's nearest old translation, to be reviewed), a message gone from the code is
 dropped. `check` lists what a reader of that language would still see in English. The MO files the
@@ -14,6 +15,7 @@ grader loads are compiled from the PO files by the course build (course/build/st
 """
 from __future__ import annotations
 
+import ast
 import io
 import sys
 from dataclasses import dataclass
@@ -33,6 +35,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "checks_common": ("autograder/checks/common.py", "autograder/checks/multihead_*.py"),
     **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",) for number in range(1, 8)},
 }
+# The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
+SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"
 # Babel's keyword specification: which calls carry a message, and in which argument
 KEYWORDS = {"_": None, "_f": None, "N_": None, "check": (2,)}
 COMMENT_TAGS = ("i18n:",)  # a comment "# i18n: ..." above a message reaches its translators
@@ -65,14 +69,34 @@ def extract_text(source: str) -> list[tuple[int, str, list[str]]]:
     return [(line, message, comments) for line, message, comments, _context in found if isinstance(message, str)]
 
 
+def section_title(source: str) -> list[tuple[int, str, list[str]]]:
+    """The title of a check file's `SECTION = {"title": ...}` (a literal the registry reads without
+    importing the file, so it cannot be wrapped in N_; the core translates it where it is shown)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SECTION"] \
+                and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                if getattr(key, "value", None) == "title" and isinstance(getattr(value, "value", None), str):
+                    return [(value.lineno, value.value, ["the title of a section"])]
+    return []
+
+
 def template(area: str, root: Path = ROOT):
     """The area's messages as a Babel catalogue (a template: no translations), each with its places."""
+    sources = [(path, extract_text(path.read_text(encoding="utf-8"))) for path in area_files(area, root)]
+    if area == TITLES_AREA:  # the registry shows them: in the area of its code, not of the checks
+        sources += [(path, section_title(path.read_text(encoding="utf-8")))
+                    for path in sorted(root.glob(SECTION_FILES))]
     from babel.messages.catalog import Catalog
     catalogue = Catalog(project="attention-course", creation_date=FIXED_DATE, revision_date=FIXED_DATE,
                         fuzzy=False)
-    for path in area_files(area, root):
+    for path, messages in sources:
         rel = path.relative_to(root).as_posix()
-        for line, msgid, comments in extract_text(path.read_text(encoding="utf-8")):
+        for line, msgid, comments in messages:
             catalogue.add(msgid, locations=[(rel, line)], auto_comments=comments)
     return catalogue
 

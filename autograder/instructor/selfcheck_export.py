@@ -196,7 +196,8 @@ def only_shipped_messages(files: list[tuple[str, bytes]]) -> list[tuple[str, byt
     """`files` with each message catalogue cut down to the messages of the shipped code: the
     translations of a hidden check's title and messages would tell what the hidden checks look at."""
     shipped = {msgid for rel, data in files if rel.endswith(".py")
-               for _line, msgid, _comments in catalogues.extract_text(data.decode("utf-8"))}
+               for _line, msgid, _comments in catalogues.extract_text(data.decode("utf-8"))
+               + catalogues.section_title(data.decode("utf-8"))}
     kept = []
     for rel, data in files:
         if rel.endswith(".mo"):

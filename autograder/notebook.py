@@ -43,7 +43,8 @@ from autograder.core.extract import banned_uses, cell_label, definition_source, 
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_file, check_module
-from autograder.core.student import Student, tampering_failure
+from autograder.core.failures import tampering_failure
+from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.instructor.selfcheck_export import visible_part
 

@@ -224,3 +224,15 @@ def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
     assert lines[0] == "自检：这台机器上没有沙箱：公开检查以你自己的身份运行你的代码"
     assert lines[2] == "本节 60 秒的时间预算"
     assert [line for line in lines if english_sentence(line)] == []
+
+
+def test_the_place_of_an_error_is_worded_from_the_worker_s_data():
+    from autograder.core.failures import place, where_raised
+
+    error = {"where": 'the cell "def f(x):", line 3', "cell": 'the cell "def f(x):"', "lineno": "3",
+             "line": "return x.T"}
+    assert where_raised(error) == ' (the cell "def f(x):", line 3: return x.T)'
+    i18n.set_language("zh")
+    assert where_raised(error) == '（the cell "def f(x):"，第 3 行：return x.T）'
+    forged = {**error, "lineno": "3, line 4"}  # not a line number: the worker's own words, as they came
+    assert place(forged) == 'the cell "def f(x):", line 3'

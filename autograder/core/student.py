@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.hints import RETURNED_ELSEWHERE, device_hint, hint_for
+from autograder.core.failures import describe_failure, place, tampering_failure
+from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
 from autograder.worker import wire
@@ -178,11 +179,16 @@ class SectionWorker:
         for cell in self.load_report:
             if not cell.get("ok"):
                 error = cell.get("error", {})
-                where = error.get("where") or cell.get("label", _("a cell"))
+                where = place(error) or cell.get("label", _("a cell"))
                 message = str(error.get("message") or "")[:200]
+                if error.get("kind") == "cell_timeout":  # the worker's words, said again in the reader's language
+                    message = _f("interrupted after {seconds:g} s, the limit for one cell; the cells after it were "
+                                 "run, so only what it had yet to define is missing", seconds=self.limits.cell_seconds)
                 raised = f"{error.get('type')}: {message}" if message else str(error.get("type"))
-                line = f" ({error['line']})" if error.get("line") else ""
-                lines.append(f"{where}{line}: {raised}")
+                if error.get("line"):
+                    lines.append(_f("{where} ({line}): {error}", where=where, line=error["line"], error=raised))
+                else:
+                    lines.append(_f("{where}: {error}", where=where, error=raised))
         if len(lines) > MAX_NOTES:
             lines[MAX_NOTES:] = [_f("... and {count} more cells that raised", count=len(lines) - MAX_NOTES)]
         return lines
@@ -241,46 +247,6 @@ class SectionWorker:
                 _f("{label} stopped the grading worker (it exited, crashed, or hit the memory limit)", label=label),
                 kind="died")
         return reply
-
-
-def tampering_failure(places: list[str]) -> StudentFailure:
-    """Why no check of a notebook that reaches into the grader's watch runs (extract.tampering's places)."""
-    return StudentFailure(_f("not run: your notebook reaches into the grader's watch or torch's internals "
-                             "({place}); this section scores 0 and is flagged for your instructor", place=places[0]),
-                          kind="tampering")
-
-
-def where_raised(error: dict) -> str:
-    """ ' (the cell "def f(x):", line 3: return x.T @ x)': the student's cell, line and its code."""
-    where, line = str(error.get("where") or ""), str(error.get("line") or "")
-    if not where:
-        return ""
-    return f" ({where}: {line})" if line else f" ({where})"
-
-
-def _describe(label: str, error: dict) -> StudentFailure:
-    kind = error.get("kind", "raised")
-    where = where_raised(error)
-    message = str(error.get("message", ""))[:500]
-    if kind == "missing":
-        return StudentFailure(
-            _f("{label} is not defined in your notebook: keep its cell, with the name and signature of the stub",
-               label=label), kind="missing")
-    if kind == "stub":
-        return StudentFailure(_f("{label} is not implemented yet: it still raises NotImplementedError{where}",
-                                 label=label, where=where), kind="stub")
-    if kind == "internal":
-        return StudentFailure(_f("{label} could not be called: {message}", label=label, message=message),
-                              kind="internal")
-    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    device = device_hint(message)
-    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
-        return StudentFailure(_f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=device,
-                                 error=detail, where=where), kind="raised", error={**error, "hint": ""})
-    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
-    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where) + (
-        f". {hint.said}" if hint else "")
-    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})
 
 
 class Student:
@@ -372,7 +338,7 @@ def refuse_failed_call(label: str, reply: dict) -> None:
         raise StudentFailure(_f("{label} calls {apis}, which this section forbids: write the computation yourself",
                                 label=label, apis=", ".join(map(str, seen[:3]))), kind="forbidden")
     if not reply.get("ok"):
-        raise _describe(label, reply.get("error") or {})
+        raise describe_failure(label, reply.get("error") or {})
 
 
 def decode_reply(label: str, reply: dict) -> Reply:

@@ -166,8 +166,8 @@ def worker_modules():
         if present is None:
             sys.modules[name] = importlib.import_module(f"autograder.worker.{name}")
         elif Path(getattr(present, "__file__", "") or "").resolve() != (folder / f"{name}.py").resolve():
-            raise ImportError(f"a module named {name!r} is already imported here; the course's checks need "
-                              "that name: rename your own module")
+            raise ImportError(_f("a module named {name} is already imported here; the course's checks need "
+                                 "that name: rename your own module", name=repr(name)))
     from autograder.worker import serve, wire
 
     return serve, wire

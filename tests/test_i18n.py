@@ -236,3 +236,13 @@ def test_the_place_of_an_error_is_worded_from_the_worker_s_data():
     assert where_raised(error) == '（the cell "def f(x):"，第 3 行：return x.T）'
     forged = {**error, "lineno": "3, line 4"}  # not a line number: the worker's own words, as they came
     assert place(forged) == 'the cell "def f(x):", line 3'
+
+
+def test_the_worker_s_memory_message_is_said_again_in_the_reader_s_language():
+    from autograder.core.failures import describe_failure
+
+    error = {"kind": "memory", "type": "MemoryError", "message": "your code tried to allocate more than the 4 GiB limit"}
+    assert describe_failure("f", error).message == (
+        "f raised MemoryError: your code tried to allocate more than the 4 GiB limit")
+    i18n.set_language("zh")
+    assert describe_failure("f", error).message == "f 抛出了 MemoryError: 你的代码试图分配超过 4 GiB 上限的内存"

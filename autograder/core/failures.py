@@ -3,9 +3,15 @@
 reader's language, with a hint where the evidence fits one (core/hints.py)."""
 from __future__ import annotations
 
+import re
+
 from autograder.core.hints import device_hint, hint_for
 from autograder.i18n import _f
 from autograder.sandbox.limits import StudentFailure
+
+
+# the worker's words for an allocation over its memory limit (worker/serve.describe_error), said again here
+MEMORY = re.compile(r"your code tried to allocate more than the (\d[\w. ]{0,20}) limit")
 
 
 def tampering_failure(places: list[str]) -> StudentFailure:
@@ -40,6 +46,9 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
     kind = error.get("kind", "raised")
     where = where_raised(error)
     message = str(error.get("message", ""))[:500]
+    memory = MEMORY.fullmatch(message) if kind == "memory" else None
+    if memory:
+        message = _f("your code tried to allocate more than the {limit} limit", limit=memory[1])
     if kind == "missing":
         return StudentFailure(
             _f("{label} is not defined in your notebook: keep its cell, with the name and signature of the stub",
@@ -56,6 +65,7 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
         return StudentFailure(_f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=device,
                                  error=detail, where=where), kind="raised", error={**error, "hint": ""})
     hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
-    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where) + (
-        f". {hint.said}" if hint else "")
+    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
+    if hint:
+        text = _f("{failure}. {hint}", failure=text, hint=hint.said)
     return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})

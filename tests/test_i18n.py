@@ -246,3 +246,24 @@ def test_the_worker_s_memory_message_is_said_again_in_the_reader_s_language():
         "f raised MemoryError: your code tried to allocate more than the 4 GiB limit")
     i18n.set_language("zh")
     assert describe_failure("f", error).message == "f 抛出了 MemoryError: 你的代码试图分配超过 4 GiB 上限的内存"
+
+
+def test_update_brings_a_new_message_untranslated_and_a_changed_one_fuzzy(tmp_path):
+    source = tmp_path / "autograder" / "cli.py"
+    source.parent.mkdir()
+    source.write_text('_("the grade is ready for you")\n_("a file is missing")\n', encoding="utf-8")
+    folder = tmp_path / "i18n"
+    catalogues.update(tmp_path, folder)
+    po = catalogues.po_path("zh_CN", "cli", folder)
+    catalogue = catalogues.read(po, "zh_CN")
+    catalogue["the grade is ready for you"].string = "你的成绩已经出来了"
+    po.write_bytes(catalogues.po_text(catalogue))
+    assert [(p.where, p.what) for p in catalogues.problems(tmp_path, folder, ["cli"])] == [
+        ("autograder/cli.py:2", "untranslated")]
+    source.write_text('_("the grade is ready for you now")\n_("a file is missing")\n', encoding="utf-8")
+    assert catalogues.update(tmp_path, folder) == [po.relative_to(tmp_path).as_posix()]
+    changed = catalogues.read(po, "zh_CN")["the grade is ready for you now"]
+    assert changed.fuzzy and changed.string == "你的成绩已经出来了"
+    assert [(p.where, p.what) for p in catalogues.problems(tmp_path, folder, ["cli"])] == [
+        ("autograder/cli.py:1", "fuzzy"), ("autograder/cli.py:2", "untranslated")]
+    assert catalogues.translations(po, "zh_CN") == {}  # a fuzzy translation is not used

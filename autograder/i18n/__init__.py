@@ -25,6 +25,17 @@ catalogue, and a translator reads what the student would have read.
 Catalogues: one PO per area of the code under zh_CN/LC_MESSAGES/ (core.po, cli.po, feedback.po,
 checks_01.po ...), so that several translators never edit the same file; every MO of the language
 is loaded and chained as fallbacks, so a message is found whichever area it belongs to.
+
+Where this differs from the plain gettext-and-Babel recipe, and why:
+- the MO files are written by mo.py, not by Babel: Babel's header names its own version, and the
+  course build compares the committed MO files byte for byte;
+- the per-area templates stay in memory (catalogues.update): a POT file on disk would be one more
+  generated file to keep current, and the PO files already carry every message and its places;
+- the sections' titles (a literal dict the registry reads without importing the check file, so no
+  N_ can mark them) are extracted into core.po, the area of the code that shows them;
+- the students' self-check wheel carries the MO files cut down to the messages of the code it ships
+  (instructor/selfcheck_export.py): a hidden check's title or message would say what it looks at;
+- an `instructor` area is there for the class-level messages, next to the areas named for the code.
 """
 from __future__ import annotations
 

@@ -267,3 +267,29 @@ def test_update_brings_a_new_message_untranslated_and_a_changed_one_fuzzy(tmp_pa
     assert [(p.where, p.what) for p in catalogues.problems(tmp_path, folder, ["cli"])] == [
         ("autograder/cli.py:1", "fuzzy"), ("autograder/cli.py:2", "untranslated")]
     assert catalogues.translations(po, "zh_CN") == {}  # a fuzzy translation is not used
+
+
+def test_a_notebook_that_asks_for_chinese_is_checked_in_chinese_unless_told_otherwise(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cell = {"cell_type": "code", "metadata": {}, "source": "%pip install x\n", "outputs": [], "execution_count": None}
+    notebook = tmp_path / "01_scores.ipynb"
+    notebook.write_text(json.dumps({"cells": [cell], "metadata": {"course": {"language": "zh"}},
+                                    "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != i18n.ENVIRONMENT}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def check(*flags):
+        return subprocess.run([sys.executable, "-m", "autograder", "check", str(notebook), "--report",
+                               str(tmp_path / "feedback"), *flags], capture_output=True, text=True, cwd=ROOT,
+                              env=env, timeout=300)
+
+    chinese, english = check(), check("--lang", "en")
+    assert chinese.returncode == english.returncode == 0, chinese.stderr + english.stderr
+    assert "01_scores  不含可训练权重的注意力分数" in chinese.stdout
+    assert '! 单元格 "%pip install x"，第 1 行：评分时不运行 %pip' in chinese.stdout
+    assert "你的 notebook 里没有定义 dot_scores" in chinese.stdout
+    assert "01_scores  Attention scores without trainable weights" in english.stdout
+    assert '! the cell "%pip install x", line 1: %pip is not run while grading' in english.stdout

@@ -2,6 +2,10 @@
 
 Exit status: 0 when grading completed (whatever the score), 2 for a bad command
 line (one line on stderr), 1 only when the grader itself failed.
+
+Language: grade, check, batch and report speak the language `i18n.resolve` picks (--lang, then
+$ATTENTION_COURSE_LANG, then, for grade and check, the submission notebook's
+metadata.course.language, then English), set once here before anything is said.
 """
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ import sys
 from pathlib import Path
 
 from autograder.core.files import write_atomically
-from autograder.core.options import add_device_flag, add_limit_flags, limits_from, resolve_device
-from autograder.core.submission import UsageError, locate, own_name
+from autograder import i18n
+from autograder.core.options import add_device_flag, add_language_flag, add_limit_flags, limits_from, resolve_device
+from autograder.core.submission import UsageError, locate, own_name, written_language
 from autograder.feedback.formats import FORMATS, render
+from autograder.i18n import _f
 from autograder.worker.namespaces import not_dumpable
 
 
@@ -30,6 +36,7 @@ def build_parser() -> Parser:
     def grading_flags(p):
         p.add_argument("--section", help="grade only this section (e.g. 02_softmax)")
         add_device_flag(p)
+        add_language_flag(p)
         p.add_argument("--format", default="table", choices=FORMATS)
         p.add_argument("--output", help="write the report to this file instead of stdout")
         p.add_argument("--report", type=Path, metavar="DIR",
@@ -51,7 +58,24 @@ def build_parser() -> Parser:
 
     for module in (batch, gradescope, selfcheck_export, class_report, similarity):
         module.add_verbs(verbs)
+    for name in SPOKEN_BY_INSTRUCTOR_VERBS:
+        add_language_flag(verbs.choices[name])
     return parser
+
+
+# the instructor's verbs whose output people read, besides grade and check
+SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report")
+
+
+def choose_language(args, notebook_language: str | None = None) -> None:
+    """Speak the language --lang, the environment or the notebook asks for (verbs without --lang:
+    English); a code the grader does not know is a bad command line."""
+    if not hasattr(args, "lang"):
+        return
+    try:
+        i18n.set_language(i18n.resolve(args.lang, notebook_language))
+    except i18n.LanguageError as error:
+        raise UsageError(str(error)) from None
 
 
 def write_feedback(result, folder: Path | None, args=None) -> None:
@@ -71,7 +95,7 @@ def write_feedback(result, folder: Path | None, args=None) -> None:
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
     else:
-        print(f"autograder: feedback report: {path}", file=sys.stderr)
+        print(_f("autograder: feedback report: {path}", path=path), file=sys.stderr)
 
 
 def submission_name(path: Path) -> str:
@@ -86,8 +110,9 @@ def report_not_written(folder: Path, error: Exception) -> str:
 
     reason = error.strerror if isinstance(error, OSError) and error.strerror else f"{type(error).__name__}: {error}"
     elsewhere = Path(tempfile.gettempdir()) / "feedback"
-    return (f"autograder: could not write the feedback report to {folder.absolute()} ({reason}); the grade above "
-            f"stands: write the report to a folder you can write to with --report DIR, e.g. --report {elsewhere}")
+    return _f("autograder: could not write the feedback report to {folder} ({reason}); the grade above stands: "
+              "write the report to a folder you can write to with --report DIR, e.g. --report {elsewhere}",
+              folder=folder.absolute(), reason=reason, elsewhere=elsewhere)
 
 
 def preload_trusted(report: bool) -> None:
@@ -102,18 +127,26 @@ def preload_trusted(report: bool) -> None:
 
 
 def main(argv=None) -> int:
+    previous = i18n.language()
     not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
     try:
         args = build_parser().parse_args(argv)
+        choose_language(args)
         return args.main(args)
     except UsageError as error:
-        print(f"autograder: error: {error}", file=sys.stderr)
+        print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 2
+    finally:  # a caller in the same process (a test, a notebook) is spoken to in its own language again
+        i18n.set_language(previous)
 
 
 def grade_main(args) -> int:
     """`grade` (every check) and `check` (a student's self-check: the visible checks only)."""
     sources = locate(args.submission, args.section)
+    spoken = i18n.language()
+    choose_language(args, written_language(sources))  # the notebook's metadata, unless --lang or the environment
+    if i18n.language() != spoken:  # its notes and cells' labels, read again in the notebook's language
+        sources = locate(args.submission, args.section)
     limits = limits_from(args)
     from autograder.sandbox.launch import start_launcher
 
@@ -143,10 +176,10 @@ def grade_main(args) -> int:
 
                 print(protection_line(launcher.sandbox), file=sys.stderr)
     except (HiddenChecksMissing, SandboxRefused) as error:  # the self-check copy of the grader; no sandbox
-        print(f"autograder: error: {error}", file=sys.stderr)
+        print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 2 if isinstance(error, HiddenChecksMissing) else 1
     except Exception as error:  # the grader's own failure: say so, exit 1
-        print(f"autograder: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(_f("autograder: internal error: {error}", error=f"{type(error).__name__}: {error}"), file=sys.stderr)
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
         return 1
@@ -158,7 +191,7 @@ def grade_main(args) -> int:
         sys.stdout.write(text)
     write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None), args)
     for error in result.grader_errors:
-        print(f"autograder: grader error: {error.splitlines()[0] if error else ''}", file=sys.stderr)
+        print(_f("autograder: grader error: {error}", error=error.splitlines()[0] if error else ""), file=sys.stderr)
     if result.grader_errors and os.environ.get("AUTOGRADER_DEBUG"):
         print("\n\n".join(result.grader_errors), file=sys.stderr)
     return 1 if result.grader_errors else 0

@@ -17,6 +17,9 @@ one after the other, so a check that calls two functions runs once the later one
 this module in IPython also makes its failures show as one line each, without a traceback through
 the grader's code, and gives an error the student's code raises a hint where the evidence fits
 (core/hints.py).
+
+Its language is chosen once, when the setup cell imports it (`choose_language`): $ATTENTION_COURSE_LANG,
+else the notebook's metadata.course.language (where the kernel knows its notebook's file), else English.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import functools
 import importlib
 import inspect
 import io
+import json
 import linecache
 import re
 import sys
@@ -37,10 +41,12 @@ from pathlib import Path
 import torch
 
 from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
-from autograder.core.harness import INF_NOTE, NAN_NOTE, verdict
+from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_file, check_module
-from autograder.core.student import Student, tampering_failure
+from autograder.core.failures import tampering_failure
+from autograder.core.student import Student
+from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.instructor.selfcheck_export import visible_part
 
 __all__ = ["check", "check_close", "NotebookCheckFailed"]
@@ -61,7 +67,8 @@ def section_of(name: str) -> Section:
         if name in section.names:
             return section
     known = ", ".join(n for s in SECTIONS for n in s.names)
-    raise NotebookCheckFailed(f"check({name!r}): no section grades {name!r} (graded names: {known})")
+    raise NotebookCheckFailed(_f("check({name}): no section grades {name} (graded names: {known})",
+                                 name=repr(name), known=known))
 
 
 def home(grading: dict, section: Section) -> str:
@@ -161,8 +168,8 @@ def worker_modules():
         if present is None:
             sys.modules[name] = importlib.import_module(f"autograder.worker.{name}")
         elif Path(getattr(present, "__file__", "") or "").resolve() != (folder / f"{name}.py").resolve():
-            raise ImportError(f"a module named {name!r} is already imported here; the course's checks need "
-                              "that name: rename your own module")
+            raise ImportError(_f("a module named {name} is already imported here; the course's checks need "
+                                 "that name: rename your own module", name=repr(name)))
     from autograder.worker import serve, wire
 
     return serve, wire
@@ -191,7 +198,8 @@ def kernel_state_kept():
 def failure_message(error: BaseException) -> str:
     """A failed check's message, as grading words it (harness.verdict)."""
     said = verdict(error)
-    return said[0] if said else f"the check itself failed ({type(error).__name__}: {error}); tell your instructor"
+    return said[0] if said else _f("the check itself failed ({error}); tell your instructor",
+                                   error=f"{type(error).__name__}: {error}")
 
 
 def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
@@ -204,9 +212,9 @@ def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
             try:
                 function(student)
             except Exception as error:  # every failure is the check's verdict on the student's code
-                outcomes.append((function.grading["title"], failure_message(error)))
+                outcomes.append((translated_title(function.grading), failure_message(error)))
             else:
-                outcomes.append((function.grading["title"], None))
+                outcomes.append((translated_title(function.grading), None))
     return outcomes
 
 
@@ -217,7 +225,7 @@ def check(name: str, namespace: dict | None = None) -> None:
     failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
     for title, message in outcomes:
         if message is None:
-            print(f"ok  {title}")
+            print(_f("ok  {title}", title=title))
     if failed:
         raise NotebookCheckFailed("\n".join(failed))
 
@@ -228,27 +236,29 @@ def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str,
         return
     index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
     got = actual[index]
-    note = NAN_NOTE if got.isnan() else INF_NOTE if got.isinf() else ""
-    raise NotebookCheckFailed(f"{what}: at index {index} expected {expected[index]:.4f}, got {got:.4f}"
-                              + (f". {note}" if note else ""))
+    note = _(NAN_NOTE) if got.isnan() else _(INF_NOTE) if got.isinf() else ""
+    raise NotebookCheckFailed(_f("{what}: at index {index} expected {expected:.4f}, got {got:.4f}", what=what,
+                                 index=index, expected=expected[index], got=got) + (f". {note}" if note else ""))
 
 
 def check_close(actual, expected, what: str, atol: float = 1e-4) -> None:
     """Fail, in one line, unless `actual` matches the documented `expected`; print what was checked if it does.
 
     what: the value, in the reader's terms; a hint after " — " shows only on failure."""
-    claim, _, hint = what.partition(" — ")
+    claim, _dash, hint = what.partition(" — ")
     expected = torch.as_tensor(expected).detach().float().cpu()
     if not isinstance(actual, torch.Tensor):
-        raise NotebookCheckFailed(f"{claim}: expected a torch.Tensor, got {type(actual).__name__}")
+        raise NotebookCheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=claim,
+                                     got=type(actual).__name__))
     if tuple(actual.shape) != tuple(expected.shape):
-        raise NotebookCheckFailed(f"{claim}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
+        raise NotebookCheckFailed(_f("{what}: expected shape {expected}, got {got}", what=claim,
+                                     expected=tuple(expected.shape), got=tuple(actual.shape))
                                   + (f" — {hint}" if hint else ""))
     try:
         _largest_difference(actual.detach().float().cpu(), expected, claim, atol)
     except NotebookCheckFailed as failure:
         raise NotebookCheckFailed(f"{failure}" + (f" — {hint}" if hint else "")) from None
-    print(f"ok  {claim}")
+    print(_f("ok  {title}", title=claim))
 
 
 # --------------------------------------------------------------------------- how errors show in Jupyter
@@ -269,7 +279,7 @@ def show_error(shell, kind, error, tb, tb_offset=None):
     shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
     hint = hint_for(kind.__name__, str(error), raising_line(tb))
     if hint:
-        print("Hint:", hint.text, file=sys.stderr)
+        print(_("Hint:"), hint.said, file=sys.stderr)
 
 
 def _install_display() -> None:
@@ -281,4 +291,27 @@ def _install_display() -> None:
         shell.set_custom_exc((NotebookCheckFailed, RuntimeError), show_error)
 
 
+def notebook_file_language() -> str | None:
+    """metadata.course.language of the notebook this kernel runs, where the kernel knows its file
+    (Jupyter sets __session__ to the notebook's path), else None."""
+    try:
+        path = Path(str(get_ipython().user_ns.get("__session__", "")))  # noqa: F821  (IPython only)
+        if path.suffix != ".ipynb" or not path.is_file():
+            return None
+        course = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("course", {})
+        language = course.get("language") if isinstance(course, dict) else None
+        return language if isinstance(language, str) else None
+    except (NameError, AttributeError, OSError, ValueError):  # no IPython, no such file, not a notebook
+        return None
+
+
+def choose_language() -> None:
+    """The language of the checks' lines in this notebook; an unknown code says so and keeps English."""
+    try:
+        set_language(resolve(notebook_language=notebook_file_language()))
+    except LanguageError as error:
+        print(f"autograder: {error}", file=sys.stderr)
+
+
 _install_display()
+choose_language()

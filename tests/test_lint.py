@@ -2,6 +2,7 @@
 
 The grader's packages, bottom to top (docs/architecture.md):
     worker      what runs inside a worker process, beside student code
+    i18n        the grader's words in the reader's language (gettext); the worker sends data, not sentences
     sandbox     the trusted side's handle on workers: limits, launch paths, tiers
     core        the grading data path: submission -> cells -> worker -> checks -> results
     checks      the section's checks (run by the core's pytest plugin)
@@ -23,7 +24,7 @@ import pytest
 from support import ROOT, venv_path
 
 PACKAGE = ROOT / "autograder"
-LAYERS = ("worker", "sandbox", "core", "checks", "feedback", "instructor", "notebook", "cli")
+LAYERS = ("worker", "i18n", "sandbox", "core", "checks", "feedback", "instructor", "notebook", "cli")
 # what each layer may import besides itself and the layers below it
 EXCEPTIONS: dict[str, set[str]] = {}
 
@@ -122,13 +123,18 @@ def test_tests_import_their_helpers_one_way():
     assert offenders == []
 
 
+# gettext's conventional names: public despite their underscore (autograder/i18n/__init__.py)
+MESSAGE_CALLS = {"autograder.i18n._", "autograder.i18n._f"}
+
+
 def private_imports(path: Path) -> list[str]:
     """`module._name` for each private name `path` imports from another grader module."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("autograder"):
             found += [f"{node.module}.{alias.name}" for alias in node.names
-                      if alias.name.startswith("_") and not alias.name.startswith("__")]
+                      if alias.name.startswith("_") and not alias.name.startswith("__")
+                      and f"{node.module}.{alias.name}" not in MESSAGE_CALLS]
     return found
 
 
@@ -141,7 +147,8 @@ def test_no_module_imports_another_s_private_names():
 
 def test_the_private_import_finder_finds_one(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("from autograder.core.submission import _in_folder, locate\n")
+    path.write_text("from autograder.core.submission import _in_folder, locate\n"
+                    "from autograder.i18n import _, _f, N_\n")
     assert private_imports(path) == ["autograder.core.submission._in_folder"]
 
 

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 
 from autograder.core import magics
+from autograder.i18n import N_, _, _f
 
 MAX_CELLS = 5_000
 
@@ -25,6 +26,7 @@ class Extracted:
     problem: str | None = None  # set when nothing could be extracted
     notes: list = field(default_factory=list)  # what grading leaves out (a %pip line, a %%bash cell)
     kind: str = "unreadable"  # why there are no cells: "unreadable", or "not_handed_in" (no file at all)
+    language: str | None = None  # the notebook's metadata.course.language, as written (i18n.resolve checks it)
 
 
 def _is_test_cell(cell: dict) -> bool:
@@ -40,18 +42,19 @@ def from_notebook(name: str, data: bytes) -> Extracted:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Extracted([], f"{name} is not a text file (not UTF-8)")
+        return Extracted([], _f("{name} is not a text file (not UTF-8)", name=name))
     try:
         notebook = json.loads(text)
     except RecursionError:  # json's parser recurses once per level: bounded by the recursion limit
-        return Extracted([], f"{name} is nested too deeply to be a notebook; restore it from git")
+        return Extracted([], _f("{name} is nested too deeply to be a notebook; restore it from git", name=name))
     except ValueError as error:
-        return Extracted([], f"{name} is not valid JSON ({error}); re-download it or restore it from git")
+        return Extracted([], _f("{name} is not valid JSON ({error}); re-download it or restore it from git",
+                                name=name, error=error))
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        return Extracted([], f"{name} is JSON but not a Jupyter notebook (no list of cells)")
+        return Extracted([], _f("{name} is JSON but not a Jupyter notebook (no list of cells)", name=name))
     if len(notebook["cells"]) > MAX_CELLS:
-        return Extracted([], f"{name} has {len(notebook['cells'])} cells; notebooks over {MAX_CELLS} "
-                             "cells are not graded")
+        return Extracted([], _f("{name} has {count} cells; notebooks over {limit} cells are not graded",
+                                name=name, count=len(notebook["cells"]), limit=MAX_CELLS))
     cells, notes = [], []
     code_number = 0
     for cell in notebook["cells"]:
@@ -68,10 +71,19 @@ def from_notebook(name: str, data: bytes) -> Extracted:
         text = valid_text(source)
         label = cell_label(text, code_number)
         if text != source:
-            notes.append(f"{label}: characters that are not valid Unicode (lone surrogates) were replaced by '?'")
+            notes.append(_f("{label}: characters that are not valid Unicode (lone surrogates) were replaced by '?'",
+                            label=label))
         source = text
         cells.append({"label": label, "source": magics.to_python(source, label, notes)})
-    return Extracted(cells, notes=notes)
+    return Extracted(cells, notes=notes, language=notebook_language(notebook))
+
+
+def notebook_language(notebook: dict) -> str | None:
+    """The language its metadata asks the grader to speak (metadata.course.language), or None."""
+    metadata = notebook.get("metadata")
+    course = metadata.get("course") if isinstance(metadata, dict) else None
+    language = course.get("language") if isinstance(course, dict) else None
+    return language if isinstance(language, str) and language.strip() else None
 
 
 LABEL_WIDTH = 40
@@ -92,10 +104,10 @@ def cell_label(source: str, number: int) -> str:
     shows no cell numbers); by its position among the code cells only when it is empty."""
     first = next((line.strip() for line in source.split("\n") if line.strip()), "")
     if not first:
-        return f"code cell {number}"
+        return _f("code cell {number}", number=number)
     if len(first) > LABEL_WIDTH:
         first = first[:LABEL_WIDTH - 1].rstrip() + "…"
-    return f'the cell "{first}"'
+    return _f('the cell "{first}"', first=first)
 
 
 def definition_source(cells: list, name: str) -> str:
@@ -117,7 +129,7 @@ def from_python(name: str, data: bytes) -> Extracted:
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return Extracted([], f"{name} could not be read as UTF-8 text ({error})")
+        return Extracted([], _f("{name} could not be read as UTF-8 text ({error})", name=name, error=error))
     return Extracted([{"label": name, "source": source}])
 
 
@@ -191,32 +203,32 @@ def banned_uses(cells: list, names, apis) -> dict:
 # unwatched C functions, rewrite the interpreter, or forge the worker's replies. What the
 # sandbox contains (files, network, processes) is not listed: it holds without this scan.
 _TAMPER_ATTRIBUTES = {
-    "_python_dispatch": "torch's dispatch internals", "_disable_current_modes": "torch's dispatch internals",
-    "TorchDispatchMode": "torch's dispatch modes", "TorchFunctionMode": "torch's function modes",
-    "__torch_dispatch__": "torch's dispatch hooks", "__torch_function__": "torch's function hooks",
-    "_C": "torch's C internals (unwatched)", "_VariableFunctions": "torch's C internals (unwatched)",
-    "_dispatch": "torch's dispatch internals", "_dynamo": "torch's compiler internals",
-    "settrace": "the interpreter's tracing", "setprofile": "the interpreter's tracing",
-    "_getframe": "the interpreter's frames", "_current_frames": "the interpreter's frames",
-    "f_back": "the interpreter's frames", "f_globals": "the interpreter's frames",
-    "f_locals": "the interpreter's frames", "f_builtins": "the interpreter's frames",
-    "tb_frame": "the interpreter's frames", "gi_frame": "the interpreter's frames",
-    "__globals__": "another function's globals", "__code__": "a function's code object",
-    "__closure__": "a function's closure", "__builtins__": "the built-ins",
-    "__subclasses__": "the class hierarchy", "get_referrers": "the garbage collector",
-    "get_referents": "the garbage collector", "get_objects": "the garbage collector",
-    "meta_path": "the import system", "path_hooks": "the import system",
-    "fileno": "raw file descriptors", "fdopen": "raw file descriptors",
-    "set_per_process_memory_fraction": "the grader's GPU memory cap",
+    "_python_dispatch": N_("torch's dispatch internals"), "_disable_current_modes": N_("torch's dispatch internals"),
+    "TorchDispatchMode": N_("torch's dispatch modes"), "TorchFunctionMode": N_("torch's function modes"),
+    "__torch_dispatch__": N_("torch's dispatch hooks"), "__torch_function__": N_("torch's function hooks"),
+    "_C": N_("torch's C internals (unwatched)"), "_VariableFunctions": N_("torch's C internals (unwatched)"),
+    "_dispatch": N_("torch's dispatch internals"), "_dynamo": N_("torch's compiler internals"),
+    "settrace": N_("the interpreter's tracing"), "setprofile": N_("the interpreter's tracing"),
+    "_getframe": N_("the interpreter's frames"), "_current_frames": N_("the interpreter's frames"),
+    "f_back": N_("the interpreter's frames"), "f_globals": N_("the interpreter's frames"),
+    "f_locals": N_("the interpreter's frames"), "f_builtins": N_("the interpreter's frames"),
+    "tb_frame": N_("the interpreter's frames"), "gi_frame": N_("the interpreter's frames"),
+    "__globals__": N_("another function's globals"), "__code__": N_("a function's code object"),
+    "__closure__": N_("a function's closure"), "__builtins__": N_("the built-ins"),
+    "__subclasses__": N_("the class hierarchy"), "get_referrers": N_("the garbage collector"),
+    "get_referents": N_("the garbage collector"), "get_objects": N_("the garbage collector"),
+    "meta_path": N_("the import system"), "path_hooks": N_("the import system"),
+    "fileno": N_("raw file descriptors"), "fdopen": N_("raw file descriptors"),
+    "set_per_process_memory_fraction": N_("the grader's GPU memory cap"),
 }
 _TAMPER_MODULES = {
-    "ctypes": "raw memory access", "gc": "the garbage collector", "inspect": "the interpreter's frames",
-    "importlib": "the import system", "builtins": "the built-ins", "marshal": "code objects",
-    "autograder": "the grader",
+    "ctypes": N_("raw memory access"), "gc": N_("the garbage collector"), "inspect": N_("the interpreter's frames"),
+    "importlib": N_("the import system"), "builtins": N_("the built-ins"), "marshal": N_("code objects"),
+    "autograder": N_("the grader"),
 }
 NOTEBOOK_CHECKS = "autograder.notebook"  # the checks a notebook's setup cell imports (autograder/notebook.py)
-_TAMPER_CALLS = {"eval": "code built at run time", "exec": "code built at run time",
-                 "compile": "code built at run time", "__import__": "the import system"}
+_TAMPER_CALLS = {"eval": N_("code built at run time"), "exec": N_("code built at run time"),
+                 "compile": N_("code built at run time"), "__import__": N_("the import system")}
 _OS_CALLS = {"write", "read", "open", "fdopen", "dup", "dup2"}  # the worker's channel is a descriptor
 _SYS_ATTRIBUTES = {"modules", "settrace", "setprofile", "_getframe", "meta_path", "path_hooks",
                    "addaudithook", "_current_frames", "stdin"}
@@ -225,7 +237,7 @@ _ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr", "hasattr"}
 
 def _tamper_in_text(text: str) -> str | None:
     if text == "_C":
-        return _TAMPER_ATTRIBUTES["_C"]
+        return _TAMPER_ATTRIBUTES["_C"]  # translated by the caller
     for name, what in _TAMPER_ATTRIBUTES.items():
         if len(name) > 3 and name in text:
             return what
@@ -245,11 +257,11 @@ def _tamper_node(node, modules: dict) -> str | None:
         base = node.value.id if isinstance(node.value, ast.Name) else None
         base = modules.get(base, base)
         if node.attr in _TAMPER_ATTRIBUTES:
-            return f"{ast.unparse(node)} ({_TAMPER_ATTRIBUTES[node.attr]})"
+            return f"{ast.unparse(node)} ({_(_TAMPER_ATTRIBUTES[node.attr])})"
         if base == "os" and node.attr in _OS_CALLS:
-            return f"os.{node.attr} (raw file descriptors: the worker's channel)"
+            return _f("os.{name} (raw file descriptors: the worker's channel)", name=node.attr)
         if base == "sys" and node.attr in _SYS_ATTRIBUTES:
-            return f"sys.{node.attr} (the interpreter's internals)"
+            return _f("sys.{name} (the interpreter's internals)", name=node.attr)
     elif isinstance(node, (ast.Import, ast.ImportFrom)):
         modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
         if modules == [NOTEBOOK_CHECKS]:  # every setup cell's line; the worker refuses it, and the cell
@@ -257,10 +269,10 @@ def _tamper_node(node, modules: dict) -> str | None:
         for module in modules:
             parts = module.split(".")
             if parts[0] in _TAMPER_MODULES:
-                return f"import {module} ({_TAMPER_MODULES[parts[0]]})"
+                return f"import {module} ({_(_TAMPER_MODULES[parts[0]])})"
             hidden = [p for p in parts if p in _TAMPER_ATTRIBUTES]
             if hidden:
-                return f"import {module} ({_TAMPER_ATTRIBUTES[hidden[0]]})"
+                return f"import {module} ({_(_TAMPER_ATTRIBUTES[hidden[0]])})"
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name in _TAMPER_ATTRIBUTES or (node.module == "os" and alias.name in _OS_CALLS) \
@@ -268,20 +280,21 @@ def _tamper_node(node, modules: dict) -> str | None:
                     return f"from {node.module} import {alias.name}"
     elif isinstance(node, ast.Name):
         if node.id in _TAMPER_CALLS:
-            return f"{node.id} ({_TAMPER_CALLS[node.id]})"
+            return f"{node.id} ({_(_TAMPER_CALLS[node.id])})"
         if node.id in ("__builtins__", "__subclasses__"):
-            return f"{node.id} ({_TAMPER_ATTRIBUTES[node.id]})"
+            return f"{node.id} ({_(_TAMPER_ATTRIBUTES[node.id])})"
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ATTRIBUTE_FUNCTIONS:
         # getattr(layer, name) over a model's own attributes is ordinary code; a computed name
         # looked up on a module (torch, F, os, ...) is how a banned function is fetched unseen
         if len(node.args) >= 2 and _root_name(node.args[0]) in modules:
             name = node.args[1]
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                return f"{node.func.id}({ast.unparse(node.args[0])}, ...) with a computed attribute name"
+                return _f("{call} with a computed attribute name",
+                          call=f"{node.func.id}({ast.unparse(node.args[0])}, ...)")
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         what = _tamper_in_text(node.value)
         if what:
-            return f"the text {node.value[:40]!r} ({what})"
+            return _f("the text {text} ({what})", text=repr(node.value[:40]), what=_(what))
     return None
 
 
@@ -302,7 +315,7 @@ def tampering(cells: list) -> list[str]:
         except SyntaxError:
             continue
     modules = {"torch": "torch"}  # the notebooks' setup cell imports it; a .py file may not
-    for _, tree in trees:
+    for _cell, tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import os.path` binds os; `import os.path as p`, os.path
@@ -321,7 +334,8 @@ def tampering(cells: list) -> list[str]:
                 continue
             what = _tamper_node(node, modules)
             if what:
-                line = f"{cell['label']}, line {getattr(node, 'lineno', '?')}: {what}"
+                line = _f("{cell}, line {line}: {what}", cell=cell["label"], line=getattr(node, "lineno", "?"),
+                          what=what)
                 if line not in findings:
                     findings.append(line)
     return findings

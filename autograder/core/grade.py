@@ -16,6 +16,7 @@ from autograder.sandbox import tiers
 from autograder.core.results import GradeResult, SectionResult
 from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, SECTIONS, check_file
 from autograder.core.submission import SectionSource
+from autograder.i18n import _, _f
 from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.limits import Limits
 
@@ -59,8 +60,8 @@ def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
     shows the documented values before the hidden checks, as the notebook does. A self-check runs
     the same files; the plugin keeps only their visible checks."""
     if not visible_only and section_ids and not hidden_checks_present():
-        raise HiddenChecksMissing("this copy of the grader holds only the visible checks: "
-                                  "use `python -m autograder check` (grading needs the course repository)")
+        raise HiddenChecksMissing(_("this copy of the grader holds only the visible checks: "
+                                    "use `python -m autograder check` (grading needs the course repository)"))
     return [str(check_file(section_id)) for section_id in section_ids]
 
 
@@ -126,7 +127,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     if unreachable:
         result.grader_errors.append(unreachable)
     if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
-        result.grader_errors.append(f"pytest stopped with exit code {exit_code}:\n{printed[-3000:]}")
+        result.grader_errors.append(_f("pytest stopped with exit code {code}:", code=exit_code) + f"\n{printed[-3000:]}")
     result.sections = [section_result(src, workers[src.section.id], plugin.results) for src in sources]
     result.execution_time = time.monotonic() - started
     return result
@@ -138,7 +139,7 @@ def gpu_unreachable(report: dict | None, device: str) -> str:
     if device != "cuda":
         return ""
     missing = [m for m in (report or {}).get("missing", []) if str(m).startswith("GPU")]
-    return f"--device cuda: the sandboxed worker could not use the GPU: {missing[0]}" if missing else ""
+    return _f("--device cuda: the sandboxed worker could not use the GPU: {why}", why=missing[0]) if missing else ""
 
 
 def section_workers(sources: list[SectionSource], launcher, limits: Limits, device: str, scan_source: bool) -> dict:
@@ -192,7 +193,7 @@ def run_pytest(files: list[str], plugin) -> tuple[int, str]:
 
 def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     """One section's checks, with the notes that say why some of them could not pass."""
-    section = SectionResult(src.section.id, src.section.title)
+    section = SectionResult(src.section.id, _(src.section.title))
     section.checks = [c for c in results if c.section == src.section.id]
     if src.extracted.problem:
         section.notes.append(src.extracted.problem)
@@ -201,10 +202,10 @@ def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     if worker.load_failure:
         section.notes.append(worker.load_failure)
     if worker.tampering:
-        section.notes.append("flagged for the instructor: the code reaches into the grader's watch or "
-                             "torch's internals: " + "; ".join(worker.tampering[:5]))
+        section.notes.append(_f("flagged for the instructor: the code reaches into the grader's watch or "
+                                "torch's internals: {places}", places="; ".join(worker.tampering[:5])))
     if worker.budget_spent:
-        section.notes.append(f"your code used up {worker.budget.which()}; the checks it left "
-                             "unrun score 0 (see each one)")
+        section.notes.append(_f("your code used up {budget}; the checks it left unrun score 0 (see each one)",
+                                budget=worker.budget.which()))
     section.printed = "\n".join(worker.printed)[:4000]
     return section

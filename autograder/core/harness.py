@@ -17,6 +17,9 @@ import math
 
 import torch
 
+from autograder.i18n import N_, _, _f
+
+
 __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
            "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures"]
 
@@ -108,6 +111,12 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
     return mark
 
 
+def translated_title(grading: dict) -> str:
+    """A check's title in the reader's language (a title is a msgid: i18n.catalogues extracts it)."""
+    title = grading["title"]
+    return _(title)
+
+
 def verdict(error: BaseException | None) -> tuple[str, str] | None:
     """(message, kind) of a failed check's verdict on the student's code, or None where the failure
     is not a verdict (any other exception: the check itself failed)."""
@@ -134,15 +143,16 @@ def tolerance(device: str | None = None, scale: float = 1.0):
 
 def _as_tensor(value, what):
     if not isinstance(value, torch.Tensor):
-        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(value).__name__}"
-                          f"{'' if value is None else ' ' + repr(value)[:60]}")
+        raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(value).__name__
+                             + ("" if value is None else " " + repr(value)[:60])))
     return value
 
 
 def expect_shape(actual, shape, what: str) -> None:
     actual = _as_tensor(actual, what)
     if tuple(actual.shape) != tuple(shape):
-        raise CheckFailed(f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
+        raise CheckFailed(_f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(shape),
+                             got=tuple(actual.shape)))
 
 
 def close(actual, expected, device=None, scale=None, atol=None) -> bool:
@@ -179,17 +189,19 @@ def _first_difference(actual, expected) -> str:
     diff = (a - e).abs().nan_to_num(nan=math.inf, posinf=math.inf).masked_fill(same, 0.0)
     index = int(diff.argmax())
     position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
-    where = f" at {[int(i) for i in position]}" if position else ""
     got = a.flatten()[index].item()
-    note = f": {NAN_NOTE}" if math.isnan(got) else f": {INF_NOTE}" if math.isinf(got) else ""
-    return (f"largest difference {diff.flatten()[index].item():.4g}{where} "
-            f"(expected {e.flatten()[index].item():.4f}, got {got:.4f}){note}")
+    note = f": {_(NAN_NOTE)}" if math.isnan(got) else f": {_(INF_NOTE)}" if math.isinf(got) else ""
+    numbers = {"difference": diff.flatten()[index].item(), "expected": e.flatten()[index].item(), "got": got}
+    if position:
+        return _f("largest difference {difference:.4g} at {position} (expected {expected:.4f}, got {got:.4f})",
+                  position=[int(i) for i in position], **numbers) + note
+    return _f("largest difference {difference:.4g} (expected {expected:.4f}, got {got:.4f})", **numbers) + note
 
 
 # what a nan or an inf where a number belongs usually means, said where it appears
-NAN_NOTE = ("nan appears where every entry of a softmax row is -inf (a row whose keys are all hidden: is True "
-            "hiding or keeping in your mask?), or from inf - inf and 0 / 0")
-INF_NOTE = "inf appears where exp overflows (subtract the row's max first) or where you divide by 0"
+NAN_NOTE = N_("nan appears where every entry of a softmax row is -inf (a row whose keys are all hidden: is True "
+              "hiding or keeping in your mask?), or from inf - inf and 0 / 0")
+INF_NOTE = N_("inf appears where exp overflows (subtract the row's max first) or where you divide by 0")
 
 
 HEATMAP_MAX_SIDE = 32  # larger matrices get no heatmap: unreadable, and a large report
@@ -288,12 +300,14 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     expected = expected.detach().cpu()
     if tuple(actual.shape) != tuple(expected.shape):
         named = differs_from_mistakes(actual, mistakes, device, scale)
-        suffix = f": this looks like {named}" if named else ""
-        raise CheckFailed(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{suffix}",
-                          named or "")
+        message = _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(expected.shape),
+                     got=tuple(actual.shape))
+        suffix = _f(": this looks like {mistake}", mistake=_(named)) if named else ""
+        raise CheckFailed(message + suffix, named or "")
     if actual.dtype != expected.dtype:
-        failure = CheckFailed(f"{what}: expected dtype {str(expected.dtype).replace('torch.', '')}, "
-                              f"got {str(actual.dtype).replace('torch.', '')}")
+        failure = CheckFailed(_f("{what}: expected dtype {expected}, got {got}", what=what,
+                                 expected=str(expected.dtype).replace("torch.", ""),
+                                 got=str(actual.dtype).replace("torch.", "")))
         if _asked(heatmap_labels):
             _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)
         raise failure
@@ -305,14 +319,14 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     named = differs_from_mistakes(actual, mistakes, device, scale)
     if expected.dtype == torch.bool:
         wrong = int((actual != expected).sum())
-        detail = f"{wrong} of {expected.numel()} entries differ"
+        detail = _f("{wrong} of {count} entries differ", wrong=wrong, count=expected.numel())
     else:
         detail = _first_difference(actual, expected)
-    message = f"{what}: wrong values, {detail}"
-    if named:
-        message += f". This looks like {named}"
-    elif hint:
-        message += f". {hint}"
+    message = _f("{what}: wrong values, {detail}", what=what, detail=detail)
+    if named:  # a mistake's description: marked for the catalogues where the check names it
+        message += _f(". This looks like {mistake}", mistake=_(named))
+    elif hint:  # the checks' hints, some of them marked N_ in a table (core/hints.py)
+        message += f". {_(hint)}"
     failure = CheckFailed(message, named or "")
     if _asked(heatmap_labels):
         _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)

@@ -6,19 +6,29 @@ raised it (the worker reports that line, and so does a notebook's traceback). "A
 function" is never enough. The grader (core/student.py) and the notebooks (autograder/notebook.py)
 read this one table; tests/test_hints.py shows that each hint fires on its catalogued mistake and on
 no other mistake of the catalogue.
+
+The table is made at import time, before a language is chosen: its texts are marked with N_ and
+translated where they are shown (`Hint.said`, `device_hint`); a hint's `mistake` stays as written,
+the name the class report counts.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-BATCHED_T = ".T on a batched (3-D) tensor, which reverses every dim (batch included)"
-TRANSPOSE_HINT = ("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
-                  "(or keys.mT), not keys.T, which reverses every dim")
-BARE_VIEW = "a bare .view of the transposed tensor"
-ODD_COSINE = "the cosine columns given every angle for an odd d_model"
-BARE_VIEW_HINT = (f"This looks like {BARE_VIEW}: after a transpose it is non-contiguous, so use .reshape(...) "
-                  "or .contiguous().view(...)")
+from autograder.i18n import N_, _
+
+BATCHED_T = N_(".T on a batched (3-D) tensor, which reverses every dim (batch included)")
+TRANSPOSE_HINT = N_("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
+                    "(or keys.mT), not keys.T, which reverses every dim")
+BARE_VIEW = N_("a bare .view of the transposed tensor")
+ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
+# whole sentences, not assembled from the names above: a translation may order them otherwise
+BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
+                    "so use .reshape(...) or .contiguous().view(...)")
+BATCHED_T_HINT = N_("This looks like .T on a batched (3-D) tensor, which reverses every dim (batch included): "
+                    "with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
+                    "(or keys.mT), not keys.T, which reverses every dim")
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,11 @@ class Hint:
     message: str  # a regular expression the exception's message must match
     line: str  # a regular expression the student's raising line must match
 
+    @property
+    def said(self) -> str:
+        """The hint's text in the reader's language."""
+        return _(self.text)
+
     def fits(self, error: str, message: str, line: str) -> bool:
         return (error == self.error and re.search(self.message, message) is not None
                 and re.search(self.line, line) is not None)
@@ -36,14 +51,14 @@ class Hint:
 
 HINTS = (
     # q @ k.T with k of shape (B, T, d): k.T is (d, T, B), so the batch dims no longer line up
-    Hint(BATCHED_T, f"This looks like {BATCHED_T}: {TRANSPOSE_HINT}", "RuntimeError",
+    Hint(BATCHED_T, BATCHED_T_HINT, "RuntimeError",
          r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied",
          r"\.T\b"),
     Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
-         "For an odd d_model there is one sine column more than cosine columns: give the odd columns only "
-         "the first d_model // 2 angles", "RuntimeError", r"must match the existing size", r"1::2|cos"),
+         N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "
+            "the first d_model // 2 angles"), "RuntimeError", r"must match the existing size", r"1::2|cos"),
 )
 
 
@@ -57,26 +72,27 @@ def hint_for(error: str, message: str, line: str) -> Hint | None:
 # message alone is the evidence here: it names the two devices, whichever line raised it.
 DEVICE_MISTAKES = (
     (re.compile(r"same device|at least two devices|is on cpu|not on the expected device", re.IGNORECASE),
-     "Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made "
-     "inside forward without device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which "
-     ".to(device) does not move. Create new tensors with device=x.device, and register fixed ones with "
-     "self.register_buffer(...)."),
+     N_("Your code mixes tensors of two devices (the CPU and the one the inputs are on): a tensor made "
+        "inside forward without device=x.device, or a fixed tensor (a mask) kept as a plain attribute, which "
+        ".to(device) does not move. Create new tensors with device=x.device, and register fixed ones with "
+        "self.register_buffer(...).")),
     (re.compile(r"can't convert cuda.*numpy", re.IGNORECASE),
-     "Your code calls .numpy() on a tensor on the GPU. Stay in torch (it has every operation this "
-     "needs), or call .cpu() first where a NumPy array is really wanted."),
+     N_("Your code calls .numpy() on a tensor on the GPU. Stay in torch (it has every operation this "
+        "needs), or call .cpu() first where a NumPy array is really wanted.")),
 )
 
 
 # A call that answers on the CPU while its inputs lie on the GPU: no error, the answer is just elsewhere.
-RETURNED_ELSEWHERE = ("A tensor made without device= lands on the CPU, wherever the inputs are: make new "
-                      "tensors with device=x.device, and register fixed ones with self.register_buffer(...), "
-                      "which .to(device) moves.")
-DEVICE_HINTS = tuple(hint for _, hint in DEVICE_MISTAKES) + (RETURNED_ELSEWHERE,)  # every way a device mistake is named
+RETURNED_ELSEWHERE = N_("A tensor made without device= lands on the CPU, wherever the inputs are: make new "
+                         "tensors with device=x.device, and register fixed ones with self.register_buffer(...), "
+                         "which .to(device) moves.")
+DEVICE_HINTS = tuple(hint for _pattern, hint in DEVICE_MISTAKES) + (RETURNED_ELSEWHERE,)  # every way a device mistake is named
 
 
 def device_hint(message: str) -> str:
-    """What to tell the student about the device mistake behind the error `message`, or ""."""
+    """What to tell the student about the device mistake behind the error `message`, or ""
+    (in the reader's language)."""
     for pattern, hint in DEVICE_MISTAKES:
         if pattern.search(message):
-            return hint
+            return _(hint)
     return ""

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import re
 
+from autograder.i18n import _, _f
+
 # cell magics whose body is ordinary Python, run once while grading
 TRANSPARENT_CELL = {"time", "timeit", "capture", "prun", "memit", "debug"}
 # line magics whose argument is a statement, run once while grading
@@ -56,9 +58,14 @@ def _magic_args(text: str) -> tuple | None:
     return values if all(isinstance(v, str) for v in values) else None
 
 
-def _note(notes: list, label: str, line: int, spelled: str, rest: str = "the rest of the cell is") -> None:
-    notes.append(f"{label}, line {line}: {spelled} is not run while grading (it acts outside the "
-                 f"notebook); {rest}")
+def _note(notes: list, label: str, line: int, spelled: str, whole_cell: bool = False) -> None:
+    fields = {"label": label, "line": line, "spelled": spelled}
+    if whole_cell:
+        notes.append(_f("{label}, line {line}: {spelled} is not run while grading (it acts outside the notebook); "
+                        "nor is the rest of that cell", **fields))
+    else:
+        notes.append(_f("{label}, line {line}: {spelled} is not run while grading (it acts outside the notebook); "
+                        "the rest of the cell is", **fields))
 
 
 def to_python(source: str, label: str, notes: list) -> str:
@@ -73,7 +80,7 @@ def to_python(source: str, label: str, notes: list) -> str:
         if name in TRANSPARENT_CELL:
             return "\n" + to_python(body, label, notes)  # line 1 held the magic: the body keeps its lines
         if name not in QUIET:
-            _note(notes, label, 1, f"%%{name}", rest="nor is the rest of that cell")
+            _note(notes, label, 1, f"%%{name}", whole_cell=True)
         return ""
     lines = code.split("\n")
     for number, text in enumerate(lines, start=1):
@@ -87,7 +94,7 @@ def to_python(source: str, label: str, notes: list) -> str:
         for call in _ANY_CALL.finditer(text):
             kind = call.group(1)
             if kind in ("system", "getoutput"):
-                _note(notes, label, number, "a shell command (!)")
+                _note(notes, label, number, _("a shell command (!)"))
             else:
                 quoted = _NAME.match(text, call.end())
                 name = quoted.group(1) if quoted else "?"

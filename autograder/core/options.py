@@ -1,4 +1,4 @@
-"""The command-line options every grading verb shares (grade, check, batch): limits and device.
+"""The command-line options every grading verb shares (grade, check, batch): limits, device, language.
 
 Each verb's own module adds these to its parser and reads them back here, so
 that a flag is declared, validated and turned into `Limits` in one place.
@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from autograder.core.submission import UsageError
+from autograder.i18n import ENVIRONMENT, LANGUAGES, _, _f
 from autograder.sandbox.limits import Limits
 
 GPU_DRIVER_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
@@ -43,6 +44,14 @@ def add_limit_flags(parser) -> None:
                              "grade anyway, every output marked; 'off': no confinement, for debugging only")
 
 
+def add_language_flag(parser) -> None:
+    """--lang: the language of what the grader says (default: $ATTENTION_COURSE_LANG, then the
+    notebook's metadata.course.language, then English; autograder/i18n.resolve)."""
+    parser.add_argument("--lang", choices=tuple(LANGUAGES), default=None,
+                        help=f"language of the grader's messages (default: ${ENVIRONMENT}, then the notebook's "
+                             "metadata.course.language, then en)")
+
+
 def add_device_flag(parser) -> None:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
 
@@ -56,9 +65,10 @@ def limits_from(args) -> Limits:
                         ("--section-budget", args.section_budget),
                         ("--submission-budget", args.submission_budget)):
         if not value > 0:
-            raise UsageError(f"{name} must be a positive number, got {value:g}")
+            raise UsageError(_f("{flag} must be a positive number, got {value:g}", flag=name, value=value))
     if not args.gpu_memory_limit >= 0:
-        raise UsageError(f"--gpu-memory-limit must be 0 (no cap) or a positive number, got {args.gpu_memory_limit:g}")
+        raise UsageError(_f("--gpu-memory-limit must be 0 (no cap) or a positive number, got {value:g}",
+                            value=args.gpu_memory_limit))
     return Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout, load_seconds=args.load_timeout,
                   memory_bytes=int(args.memory_limit * 1024**3),
                   gpu_memory_bytes=int(args.gpu_memory_limit * 1024**3),
@@ -81,5 +91,5 @@ def resolve_device(choice: str) -> str:
 
     available = torch.cuda.is_available()
     if choice == "cuda" and not available:
-        raise UsageError("--device cuda: no CUDA GPU is available on this machine")
+        raise UsageError(_("--device cuda: no CUDA GPU is available on this machine"))
     return "cuda" if available else "cpu"

@@ -12,13 +12,14 @@ import traceback
 
 import pytest
 
-from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, verdict
+from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, translated_title, verdict
 from autograder.core.results import CheckResult
 from autograder.core.sections import section_of_module
 from autograder.core.student import Student
+from autograder.i18n import N_, _, _f
 
-GRADER_FAULT = ("the grader itself failed in this check (not your code's fault); "
-                "your instructor can see the details")
+GRADER_FAULT = N_("the grader itself failed in this check (not your code's fault); "
+                   "your instructor can see the details")
 
 
 def section_of(module) -> str:
@@ -73,7 +74,7 @@ class GradingPlugin:
         grading = getattr(item.function, "grading", None)
         if grading is None:
             if call.when == "call":
-                self.grader_errors.append(f"{item.nodeid}: a test without @check")
+                self.grader_errors.append(_f("{test}: a test without @check", test=item.nodeid))
             return
         failed = report.failed or (call.excinfo is not None and call.when != "teardown")
         if call.when == "setup":  # nothing recorded before this check began belongs to it
@@ -84,7 +85,7 @@ class GradingPlugin:
                 message, kind = self._explain(item, call.excinfo)
             self.results.append(CheckResult(
                 section=section_of(item.module),
-                name=grading["title"],
+                name=translated_title(grading),
                 max_points=grading["points"],
                 points=0.0 if failed else grading["points"],
                 message=message,
@@ -105,4 +106,4 @@ class GradingPlugin:
             return said
         detail = "".join(traceback.format_exception(error)) if error else "no exception"
         self.grader_errors.append(f"{item.nodeid}: {detail}")
-        return GRADER_FAULT, "grader"
+        return _(GRADER_FAULT), "grader"

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.hints import RETURNED_ELSEWHERE, device_hint, hint_for
+from autograder.core.failures import describe_failure, place, tampering_failure
+from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
+from autograder.i18n import _, _f
 from autograder.worker import wire
 from autograder.core.harness import StudentFailure
 from autograder.sandbox.limits import Limits
@@ -67,8 +69,8 @@ class Budget:
     def which(self) -> str:
         """Which budget is exhausted first: this section's or the submission's."""
         if self.parent is not None and self.parent.left() <= self.seconds - self.used:
-            return f"the submission's {self.parent.seconds:g} s time budget"
-        return f"the section's {self.seconds:g} s time budget"
+            return _f("the submission's {seconds:g} s time budget", seconds=self.parent.seconds)
+        return _f("the section's {seconds:g} s time budget", seconds=self.seconds)
 
 
 class SectionWorker:
@@ -115,8 +117,8 @@ class SectionWorker:
         self._check_budget()
         if self.spawns >= MAX_SPAWNS:
             raise StudentFailure(
-                f"your code stopped the grading worker {MAX_SPAWNS} times; the remaining checks of "
-                f"{self.section.id} were not run", kind="died")
+                _f("your code stopped the grading worker {count} times; the remaining checks of {section} were not run",
+                   count=MAX_SPAWNS, section=self.section.id), kind="died")
         self.spawns += 1
         config = {
             "names": list(self.section.names),
@@ -131,14 +133,7 @@ class SectionWorker:
                                             "cell_seconds": self.limits.cell_seconds}, allowed)
         if reply is None or not reply.get("ok"):
             self._retire(child)
-            limit = (f"within {self.limits.load_seconds:g} s" if allowed >= self.limits.load_seconds
-                     else f"within what was left of {self.budget.which()}")
-            what = {
-                "timeout": f"did not finish loading {limit} (a cell runs too long or never ends)",
-                "died": "stopped the grading worker while loading (sys.exit, os._exit, a crash, "
-                        "or the memory limit)",
-            }.get(status, "could not be loaded")
-            self.load_failure = f"your {self.section.notebook} {what}; no check of this section could run"
+            self.load_failure = self._load_failure(status, allowed)
             self.spawns = MAX_SPAWNS
             raise StudentFailure(self.load_failure, kind="load")
         self.load_report = reply.get("cells", [])
@@ -164,19 +159,39 @@ class SectionWorker:
         if self.child is not None:
             self._retire(self.child)
 
+    def _load_failure(self, status: str, allowed: float) -> str:
+        """Why the notebook could not be loaded, as whole sentences (a translation orders its parts itself)."""
+        notebook = self.section.notebook
+        if status == "timeout" and allowed >= self.limits.load_seconds:
+            return _f("your {notebook} did not finish loading within {seconds:g} s (a cell runs too long or never "
+                      "ends); no check of this section could run", notebook=notebook, seconds=self.limits.load_seconds)
+        if status == "timeout":
+            return _f("your {notebook} did not finish loading within what was left of {budget} (a cell runs too "
+                      "long or never ends); no check of this section could run", notebook=notebook,
+                      budget=self.budget.which())
+        if status == "died":
+            return _f("your {notebook} stopped the grading worker while loading (sys.exit, os._exit, a crash, or "
+                      "the memory limit); no check of this section could run", notebook=notebook)
+        return _f("your {notebook} could not be loaded; no check of this section could run", notebook=notebook)
+
     def failed_cells(self) -> list[str]:
         """One line per notebook cell that raised while loading."""
         lines = []
         for cell in self.load_report:
             if not cell.get("ok"):
                 error = cell.get("error", {})
-                where = error.get("where") or cell.get("label", "a cell")
+                where = place(error) or cell.get("label", _("a cell"))
                 message = str(error.get("message") or "")[:200]
+                if error.get("kind") == "cell_timeout":  # the worker's words, said again in the reader's language
+                    message = _f("interrupted after {seconds:g} s, the limit for one cell; the cells after it were "
+                                 "run, so only what it had yet to define is missing", seconds=self.limits.cell_seconds)
                 raised = f"{error.get('type')}: {message}" if message else str(error.get("type"))
-                line = f" ({error['line']})" if error.get("line") else ""
-                lines.append(f"{where}{line}: {raised}")
+                if error.get("line"):
+                    lines.append(_f("{where} ({line}): {error}", where=where, line=error["line"], error=raised))
+                else:
+                    lines.append(_f("{where}: {error}", where=where, error=raised))
         if len(lines) > MAX_NOTES:
-            lines[MAX_NOTES:] = [f"... and {len(lines) - MAX_NOTES} more cells that raised"]
+            lines[MAX_NOTES:] = [_f("... and {count} more cells that raised", count=len(lines) - MAX_NOTES)]
         return lines
 
     # ------------------------------------------------------------ calls
@@ -191,13 +206,15 @@ class SectionWorker:
         if self.budget.left() <= 0:
             self.budget_spent = True
             raise StudentFailure(
-                f"not run: your code used up {self.budget.which()} (calls that each take long add up); "
-                "make it faster, the checks before this one were graded", kind="budget")
+                _f("not run: your code used up {budget} (calls that each take long add up); "
+                   "make it faster, the checks before this one were graded", budget=self.budget.which()),
+                kind="budget")
 
     def request(self, message: dict, label: str, timeout: float | None = None, culprit: str = "") -> dict:
         """The worker's answer to `message`; `culprit`: the graded name whose code the request runs."""
         if culprit in self.refused:
-            raise StudentFailure(f"{label} was not called again: {self.refused[culprit]}", kind="died")
+            raise StudentFailure(_f("{label} was not called again: {why}", label=label, why=self.refused[culprit]),
+                                 kind="died")
         child = self.ensure()
         self._check_budget()
         limit = timeout or self.limits.call_seconds
@@ -208,66 +225,29 @@ class SectionWorker:
             if status == "timeout" and allowed < limit:
                 self.budget_spent = True
                 raise StudentFailure(
-                    f"{label} was stopped when your code had used up {self.budget.which()} "
-                    "(calls that each take long add up)", kind="budget")
+                    _f("{label} was stopped when your code had used up {budget} (calls that each take long add up)",
+                       label=label, budget=self.budget.which()), kind="budget")
             if culprit and status == "died":
-                self.refused[culprit] = f"{culprit} stopped the grading worker in an earlier check"
+                self.refused[culprit] = _f("{name} stopped the grading worker in an earlier check", name=culprit)
             elif culprit and status == "timeout":  # twice: a slow function may still pass on smaller inputs
                 self.timeouts[culprit] = self.timeouts.get(culprit, 0) + 1
                 if self.timeouts[culprit] >= 2:
-                    self.refused[culprit] = f"{culprit} ran past the time limit in two earlier checks"
+                    self.refused[culprit] = _f("{name} ran past the time limit in two earlier checks", name=culprit)
             if status == "timeout":
                 raise StudentFailure(
-                    f"{label} ran past the {timeout or self.limits.call_seconds:g} s limit and was stopped "
-                    "(an infinite loop, or far too much work?)", kind="timeout")
+                    _f("{label} ran past the {seconds:g} s limit and was stopped (an infinite loop, or far too "
+                       "much work?)", label=label, seconds=timeout or self.limits.call_seconds), kind="timeout")
             if status == "oversized":
-                raise StudentFailure(f"{label} returned more data than the grader accepts", kind="oversized")
+                raise StudentFailure(_f("{label} returned more data than the grader accepts", label=label),
+                                     kind="oversized")
             if status == "garbled":
                 raise StudentFailure(
-                    f"{label}: the grading worker answered something that is not a reply (does your code "
-                    "write to the grader's channel?); the call counts as failed", kind="garbled")
+                    _f("{label}: the grading worker answered something that is not a reply (does your code "
+                       "write to the grader's channel?); the call counts as failed", label=label), kind="garbled")
             raise StudentFailure(
-                f"{label} stopped the grading worker (it exited, crashed, or hit the memory limit)",
+                _f("{label} stopped the grading worker (it exited, crashed, or hit the memory limit)", label=label),
                 kind="died")
         return reply
-
-
-def tampering_failure(places: list[str]) -> StudentFailure:
-    """Why no check of a notebook that reaches into the grader's watch runs (extract.tampering's places)."""
-    return StudentFailure(f"not run: your notebook reaches into the grader's watch or torch's internals "
-                          f"({places[0]}); this section scores 0 and is flagged for your instructor",
-                          kind="tampering")
-
-
-def where_raised(error: dict) -> str:
-    """ ' (the cell "def f(x):", line 3: return x.T @ x)': the student's cell, line and its code."""
-    where, line = str(error.get("where") or ""), str(error.get("line") or "")
-    if not where:
-        return ""
-    return f" ({where}: {line})" if line else f" ({where})"
-
-
-def _describe(label: str, error: dict) -> StudentFailure:
-    kind = error.get("kind", "raised")
-    where = where_raised(error)
-    message = str(error.get("message", ""))[:500]
-    if kind == "missing":
-        return StudentFailure(
-            f"{label} is not defined in your notebook: keep its cell, with the name and "
-            "signature of the stub", kind="missing")
-    if kind == "stub":
-        return StudentFailure(f"{label} is not implemented yet: it still raises NotImplementedError{where}",
-                              kind="stub")
-    if kind == "internal":
-        return StudentFailure(f"{label} could not be called: {message}", kind="internal")
-    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    device = device_hint(message)
-    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
-        return StudentFailure(f"{label}: {device} ({label} raised {detail}{where})", kind="raised",
-                              error={**error, "hint": ""})
-    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
-    text = f"{label} raised {detail}{where}" + (f". {hint.text}" if hint else "")
-    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})
 
 
 class Student:
@@ -303,8 +283,8 @@ class Student:
         """Construct the student's class under torch.manual_seed(seed)."""
         value = self.run(class_name, *args, seed=seed, **kwargs).value
         if not isinstance(value, wire.Handle):
-            raise StudentFailure(f"{class_name}(...) did not build an nn.Module (got {value!r})",
-                                 kind="raised")
+            raise StudentFailure(_f("{name}(...) did not build an nn.Module (got {value})", name=class_name,
+                                    value=repr(value)), kind="raised")
         return StudentModule(self, value, class_name)
 
     def source_of(self, name: str) -> str:
@@ -313,9 +293,8 @@ class Student:
     def _check_source_bans(self, name):
         apis = self.worker.banned_in_source.get(name)
         if apis:
-            raise StudentFailure(
-                f"{name} uses {', '.join(apis)}, which this section forbids: "
-                "write the computation yourself", kind="forbidden")
+            raise StudentFailure(_f("{name} uses {apis}, which this section forbids: write the computation yourself",
+                                    name=name, apis=", ".join(apis)), kind="forbidden")
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
               device=None, backward=None, noncontiguous=False, default_device=None) -> Reply:
@@ -357,11 +336,10 @@ def refuse_failed_call(label: str, reply: dict) -> None:
     """StudentFailure when the call used a forbidden API or raised; nothing when it answered."""
     seen = reply.get("forbidden") or []
     if seen:
-        raise StudentFailure(
-            f"{label} calls {', '.join(map(str, seen[:3]))}, which this section forbids: "
-            "write the computation yourself", kind="forbidden")
+        raise StudentFailure(_f("{label} calls {apis}, which this section forbids: write the computation yourself",
+                                label=label, apis=", ".join(map(str, seen[:3]))), kind="forbidden")
     if not reply.get("ok"):
-        raise _describe(label, reply.get("error") or {})
+        raise describe_failure(label, reply.get("error") or {})
 
 
 def decode_reply(label: str, reply: dict) -> Reply:
@@ -374,13 +352,13 @@ def decode_reply(label: str, reply: dict) -> Reply:
         param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
         arg_grads = wire.decode(grads.get("args", [])) if grads else []
     except wire.WireError as error:
-        raise StudentFailure(f"{label} returned something the grader cannot read ({error})",
-                             kind="garbled") from None
+        raise StudentFailure(_f("{label} returned something the grader cannot read ({error})", label=label,
+                                error=error), kind="garbled") from None
     for info in infos:
         if info["kind"] != "Tensor":
             raise StudentFailure(
-                f"{label} returned a {info['kind']}, a subclass of torch.Tensor: return a plain tensor",
-                kind="convention")
+                _f("{label} returned a {kind}, a subclass of torch.Tensor: return a plain tensor", label=label,
+                   kind=info["kind"]), kind="convention")
     return Reply(
         value=value,
         ops=int(reply.get("ops", 0) or 0),
@@ -399,8 +377,8 @@ def check_output_devices(label: str, devices: list, expected_device: str, has_te
         wrong = [d for d in devices if d != torch.device(expected_device).type]
         if wrong:
             raise StudentFailure(
-                f"{label} returned a tensor on {wrong[0]} while its inputs were on "
-                f"{torch.device(expected_device).type}. {RETURNED_ELSEWHERE}",
+                _f("{label} returned a tensor on {device} while its inputs were on {expected}.", label=label,
+                   device=wrong[0], expected=torch.device(expected_device).type) + " " + _(RETURNED_ELSEWHERE),
                 kind="convention")
 
 
@@ -423,7 +401,8 @@ class StudentModule:
     def params(self) -> dict:
         """name -> tensor for every parameter, in creation order."""
         target = {"handle": self.handle.index, "method": "params"}
-        return self.student._send(target, f"{self.class_name} parameters", (), {}, culprit=self.class_name).value
+        label = _f("{name} parameters", name=self.class_name)
+        return self.student._send(target, label, (), {}, culprit=self.class_name).value
 
     @property
     def arg(self) -> wire.Handle:

@@ -13,6 +13,7 @@ from pathlib import Path
 from autograder.core.extract import Extracted, banned_uses, extract, tampering
 from autograder.core.files import Refused, lexists_inside, read_inside
 from autograder.core.sections import SECTIONS, Section, find
+from autograder.i18n import _f
 
 
 class UsageError(ValueError):
@@ -46,8 +47,8 @@ def section_named(section_id: str) -> Section:
     try:
         return find(section_id)
     except KeyError:
-        raise UsageError(f"unknown section {section_id!r}; sections are: "
-                         + ", ".join(s.id for s in SECTIONS)) from None
+        raise UsageError(_f("unknown section {section}; sections are: {sections}", section=repr(section_id),
+                            sections=", ".join(s.id for s in SECTIONS))) from None
 
 
 def section_file(folder: Path, section: Section) -> str | None:
@@ -72,7 +73,7 @@ def read_section(root: Path, relative: str, section: Section) -> SectionSource:
 
 def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
     if not os.path.lexists(path):
-        raise UsageError(f"{path}: no such file or folder")
+        raise UsageError(_f("{path}: no such file or folder", path=path))
     chosen = None if section_id is None else section_named(section_id)
     if path.is_dir():
         sources = []
@@ -80,17 +81,23 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
             found = section_file(path, section)
             if found is None:
                 sources.append(SectionSource(section, None, Extracted(
-                    [], f"{section.notebook} was not handed in (it is not in the submission)",
+                    [], _f("{notebook} was not handed in (it is not in the submission)", notebook=section.notebook),
                     kind="not_handed_in")))
             else:
                 sources.append(read_section(path, found, section))
         return sources
     if path.suffix not in (".ipynb", ".py"):
-        raise UsageError(f"{path}: expected a folder, a .ipynb notebook or a .py file")
+        raise UsageError(_f("{path}: expected a folder, a .ipynb notebook or a .py file", path=path))
     if chosen is None:
         matches = [s for s in SECTIONS if path.stem.startswith(s.id) or path.stem == s.id[3:]]
         if len(matches) != 1:
-            raise UsageError(f"{path.name}: cannot tell which section this is; add --section ID")
+            raise UsageError(_f("{name}: cannot tell which section this is; add --section ID", name=path.name))
         chosen = matches[0]
     return [read_section(path.parent, path.name, chosen)]
 
+
+
+def written_language(sources: list[SectionSource]) -> str | None:
+    """The language the submission's notebooks ask for (metadata.course.language of the first
+    notebook that names one), or None; i18n.resolve checks the code."""
+    return next((src.extracted.language for src in sources if src.extracted.language), None)

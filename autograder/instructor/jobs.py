@@ -19,6 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
+from autograder.i18n import ENVIRONMENT, language, resolve, set_language
 from autograder.core.sections import find
 from autograder.sandbox.limits import Limits
 
@@ -71,6 +72,7 @@ class JobProcess:
     @classmethod
     def start(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
         env = dict(os.environ)
+        env[ENVIRONMENT] = language()  # the batch's language, whichever way it was chosen
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         log.parent.mkdir(parents=True, exist_ok=True)
         fd = zygote_socket.fileno()
@@ -212,6 +214,7 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
     from autograder.sandbox.limits import Limits
     from autograder.sandbox.zygote import Zygote
 
+    set_language(resolve())  # a started job: the batch's language, passed in its environment
     limits = Limits(**limits)
     zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
     requests = open(0, encoding="utf-8", closefd=False)

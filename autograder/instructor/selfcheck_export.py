@@ -24,11 +24,14 @@ import io
 import re
 import tomllib
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
 from autograder.core.sections import CHECK_PREFIX
 from autograder.core.submission import UsageError
+from autograder.i18n import catalogues
+from autograder.i18n.mo import mo_bytes, mo_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "attention-course-selfcheck"
@@ -45,7 +48,8 @@ TORCH_TESTED = ("2.13.0", "2.14.1")
 REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy", "ipython")  # ipython: magics.py
 REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
-SHIPPED_SUFFIXES = (".py", ".ini")  # nothing else belongs to the grader: stray files stay out
+# nothing else belongs to the grader: stray files stay out (.mo: its message catalogues, compiled)
+SHIPPED_SUFFIXES = (".py", ".ini", ".mo")
 # a section's checks, visible and hidden (sections.CHECK_FILE)
 CHECK_FILE = re.compile(r"autograder/checks/" + re.escape(CHECK_PREFIX) + r"[^/]*\.py")
 ALWAYS_KEPT = {"SECTION", "pytestmark"}  # what a shipped check file keeps even if no visible check uses it
@@ -169,13 +173,15 @@ def answer_imports(source: str) -> list[str]:
     return found
 
 
-def package_files(root: Path = ROOT) -> list[tuple[str, bytes]]:
-    """(name in the wheel, contents) of every shipped file, sorted by name."""
+def package_files(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None) -> list[tuple[str, bytes]]:
+    """(name in the wheel, contents) of every shipped file, sorted by name; `replaced`: path -> the
+    contents to ship instead of the file on disk (the course build's freshly compiled catalogues)."""
+    replaced = dict(replaced or {})
+    on_disk = {path.relative_to(root).as_posix(): path for path in (root / "autograder").rglob("*") if path.is_file()}
     files = []
-    for path in sorted((root / "autograder").rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_file() and is_shipped(rel):
-            data = path.read_bytes()
+    for rel in sorted(set(on_disk) | set(replaced)):
+        if is_shipped(rel):
+            data = replaced[rel] if rel in replaced else on_disk[rel].read_bytes()
             if CHECK_FILE.fullmatch(rel):  # only its visible checks: the hidden ones compare with the answers
                 data = visible_part(data.decode("utf-8")).encode("utf-8")
             if rel.endswith(".py"):
@@ -183,7 +189,22 @@ def package_files(root: Path = ROOT) -> list[tuple[str, bytes]]:
                 if leaked:  # fail the build: a student's `check` would break or, worse, show the answers
                     raise ExportError(f"{rel} imports {', '.join(leaked)}: it cannot be shipped to students")
             files.append((rel, data))
-    return files
+    return only_shipped_messages(files)
+
+
+def only_shipped_messages(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """`files` with each message catalogue cut down to the messages of the shipped code: the
+    translations of a hidden check's title and messages would tell what the hidden checks look at."""
+    shipped = {msgid for rel, data in files if rel.endswith(".py")
+               for _line, msgid, _comments in catalogues.extract_text(data.decode("utf-8"))
+               + catalogues.section_title(data.decode("utf-8"))}
+    kept = []
+    for rel, data in files:
+        if rel.endswith(".mo"):
+            locale, messages = mo_messages(data)
+            data = mo_bytes({msgid: text for msgid, text in messages.items() if msgid in shipped}, locale)
+        kept.append((rel, data))
+    return kept
 
 
 def _metadata(version: str) -> bytes:
@@ -206,11 +227,12 @@ def record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def wheel_entries(root: Path = ROOT) -> tuple[str, list[tuple[str, bytes]]]:
+def wheel_entries(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None
+                  ) -> tuple[str, list[tuple[str, bytes]]]:
     """(wheel file name, its entries in order): the package, then .dist-info with RECORD last."""
     version = project_version(root)
     dist_info = f"{WHEEL_STEM}-{version}.dist-info"
-    entries = package_files(root)
+    entries = package_files(root, replaced)
     entries += [(f"{dist_info}/METADATA", _metadata(version)), (f"{dist_info}/WHEEL", _wheel_info()),
                 (f"{dist_info}/top_level.txt", b"autograder\n")]
     record = [record_line(name, data) for name, data in entries] + [f"{dist_info}/RECORD,,"]
@@ -218,9 +240,9 @@ def wheel_entries(root: Path = ROOT) -> tuple[str, list[tuple[str, bytes]]]:
     return wheel_name(version), entries
 
 
-def build_wheel(root: Path = ROOT) -> tuple[str, bytes]:
+def build_wheel(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None) -> tuple[str, bytes]:
     """(file name, bytes) of the self-check wheel; the same files always give the same bytes."""
-    name, entries = wheel_entries(root)
+    name, entries = wheel_entries(root, replaced)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for entry, data in entries:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import sys
 
+from autograder.i18n import _, _f
+
 GIB, MIB = 1024**3, 1024**2
 
 NAMESPACES, LANDLOCK, NONE = "namespaces", "landlock", "none"
@@ -73,19 +75,19 @@ def _size(value: int) -> str:
 
 def describe(report: dict | None, limits) -> str:
     """E.g. "sandbox: tier landlock: process group, ..., rlimits (memory 4 GiB, ...); missing: ..."."""
-    if not report:
-        return "sandbox: tier none: no worker was started"
+    if not report:  # "sandbox: tier <tier>:" stays as it is in every language: scripts look for it
+        return "sandbox: tier none: " + _("no worker was started")
     layers = [x for x in report.get("layers", []) if not x.startswith("rlimit:")]
     set_limits = {x.split(":", 1)[1] for x in report.get("layers", []) if x.startswith("rlimit:")}
     parts = []
-    for key, text in (("memory_bytes", f"memory {_size(limits.memory_bytes)}"),
-                      ("cpu_seconds", f"cpu {limits.cpu_seconds:g} s"),
-                      ("file_bytes", f"files {_size(limits.file_bytes)}"),
-                      ("processes", f"processes {limits.processes}")):
+    for key, text in (("memory_bytes", _f("memory {size}", size=_size(limits.memory_bytes))),
+                      ("cpu_seconds", _f("cpu {seconds:g} s", seconds=limits.cpu_seconds)),
+                      ("file_bytes", _f("files {size}", size=_size(limits.file_bytes))),
+                      ("processes", _f("processes {count}", count=limits.processes))):
         if key in set_limits:
             parts.append(text)
-    timeouts = (f"timeouts ({limits.call_seconds:g} s per call, {limits.cell_seconds:g} s per cell, "
-                f"{limits.load_seconds:g} s per load)")
+    timeouts = _f("timeouts ({call:g} s per call, {cell:g} s per cell, {load:g} s per load)",
+                  call=limits.call_seconds, cell=limits.cell_seconds, load=limits.load_seconds)
     limits_part = [f"rlimits ({', '.join(parts)})"] if parts else []
     line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + limits_part + [timeouts])
     missing = list(report.get("missing", []))
@@ -93,7 +95,7 @@ def describe(report: dict | None, limits) -> str:
         missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
                     if key not in set_limits]
     if missing:
-        line += "; missing: " + ", ".join(missing)
+        line += _f("; missing: {layers}", layers=", ".join(missing))
     return line
 
 
@@ -115,31 +117,34 @@ def platform_advice() -> tuple[str, str]:
     """(where this runs, how to get a sandbox tier there), for the refusal's one line."""
     if sys.platform == "win32" or sys.platform == "darwin":
         name = "Windows" if sys.platform == "win32" else "macOS"
-        return name, ("hidden grading needs Linux: grade on a Linux machine, a Linux CI runner "
-                      "or Gradescope; students use `python -m autograder check`")
+        return name, _("hidden grading needs Linux: grade on a Linux machine, a Linux CI runner "
+                       "or Gradescope; students use `python -m autograder check`")
     if os.environ.get("AUTOGRADER_WORKER", "").lower() == "spawn":
-        return "the portable worker path", "unset AUTOGRADER_WORKER: hidden grading needs Linux's fork path"
-    landlock = "a kernel with Landlock (Linux 5.13 or later, 'landlock' in /sys/kernel/security/lsm)"
+        return _("the portable worker path"), _("unset AUTOGRADER_WORKER: hidden grading needs Linux's fork path")
+    landlock = _("a kernel with Landlock (Linux 5.13 or later, 'landlock' in /sys/kernel/security/lsm)")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         if os.environ.get("RUNNER_ENVIRONMENT") == "github-hosted" or _read(
                 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns").strip() == "1":
-            return "GitHub-hosted runner", ("run this step with sudo, or run "
-                                            "`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` first")
-        return "GitHub self-hosted runner", f"run the grading as root (sudo), or give the runner {landlock}"
+            return _("GitHub-hosted runner"), _(
+                "run this step with sudo, or run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` first")
+        return _("GitHub self-hosted runner"), _f("run the grading as root (sudo), or give the runner {landlock}",
+                                                  landlock=landlock)
     if os.path.isdir("/autograder/source"):
-        return "Gradescope", f"the landlock tier needs {landlock}; ask Gradescope support which kernel runs"
+        return "Gradescope", _f("the landlock tier needs {landlock}; ask Gradescope support which kernel runs",
+                                landlock=landlock)
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return "Kubernetes pod", (f"schedule the pod on nodes with {landlock}, or allow namespaces "
-                                  "(CAP_SYS_ADMIN with an unconfined seccomp profile)")
+        return _("Kubernetes pod"), _f("schedule the pod on nodes with {landlock}, or allow namespaces "
+                                       "(CAP_SYS_ADMIN with an unconfined seccomp profile)", landlock=landlock)
     if os.environ.get("GITLAB_CI") == "true":
-        return "GitLab job", (f"use runners whose host has {landlock}, or a shell executor "
-                              "where the grading runs as root")
+        return _("GitLab job"), _f("use runners whose host has {landlock}, or a shell executor where the grading "
+                                   "runs as root", landlock=landlock)
     if in_container():
-        return "container", f"run it on a host with {landlock}, or with CAP_SYS_ADMIN and seccomp unconfined"
+        return _("container"), _f("run it on a host with {landlock}, or with CAP_SYS_ADMIN and seccomp unconfined",
+                                  landlock=landlock)
     if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").strip() == "1":
-        return "Ubuntu with restricted user namespaces", (
+        return _("Ubuntu with restricted user namespaces"), _(
             "run as root (sudo), or `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`")
-    return "Linux", f"run as root, allow unprivileged user namespaces, or use {landlock}"
+    return "Linux", _f("run as root, allow unprivileged user namespaces, or use {landlock}", landlock=landlock)
 
 
 def unreadable_python(report: dict | None) -> str | None:
@@ -156,10 +161,10 @@ def advice(report: dict | None) -> tuple[str, str]:
     where, fix = platform_advice()
     folder = unreadable_python(report)
     if folder:
-        fix = (f"{folder} is not readable by other users, so student code cannot run as a user of its own: "
-               "install Python where every user can read it (e.g. under /usr/local or /opt), run the grader "
-               f"as an ordinary user instead of root, or `chmod o+x` the folders above {folder} and "
-               f"`chmod -R o+rX` {folder}")
+        fix = _f("{folder} is not readable by other users, so student code cannot run as a user of its own: "
+                 "install Python where every user can read it (e.g. under /usr/local or /opt), run the grader "
+                 "as an ordinary user instead of root, or `chmod o+x` the folders above {folder} and "
+                 "`chmod -R o+rX` {folder}", folder=folder)
     return where, fix
 
 
@@ -167,16 +172,16 @@ def refusal(report: dict | None) -> str:
     """The one line of a refused hidden grading."""
     missing = [str(m) for m in (report or {}).get("missing", []) if not str(m).startswith("rlimit")]
     where, fix = advice(report)
-    summary = "; ".join(missing[:4]) or "no sandbox layer"
-    return (f"hidden grading refused: no sandbox tier holds here, so student code could read the answers "
-            f"or reach the network (missing: {summary}). {where}: {fix}. "
-            "To grade anyway, unconfined and marked so, pass --sandbox weak.")
+    summary = "; ".join(missing[:4]) or _("no sandbox layer")
+    return _f("hidden grading refused: no sandbox tier holds here, so student code could read the answers "
+              "or reach the network (missing: {missing}). {where}: {fix}. "
+              "To grade anyway, unconfined and marked so, pass --sandbox weak.", missing=summary, where=where, fix=fix)
 
 
 def protection_line(report: dict | None) -> str:
     """The self-check's one line about the protection its student runs under."""
     level = tier(report)
     if level != NONE:
-        return "self-check: your code runs in a sandbox, away from the network and from your other files"
-    where = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, "this machine")
-    return f"self-check: no sandbox on {where}: the visible checks run your code as you"
+        return _("self-check: your code runs in a sandbox, away from the network and from your other files")
+    where = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, _("this machine"))
+    return _f("self-check: no sandbox on {where}: the visible checks run your code as you", where=where)

@@ -40,11 +40,13 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
     """A student-facing description: the exception, where in THEIR code it happened (the cell and
     line number), and that line's text, which the student recognises and hints are matched on.
     locate: filename -> the student's cell label, or None where the frame is not theirs."""
-    where, line = "", ""
+    where, line, cell, lineno = "", "", "", ""
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         label = locate(frame.filename)
         if label is not None:
             where = f"{label}, line {frame.lineno}"
+            # also as data: the trusted side words the place in the reader's language (autograder/i18n)
+            cell, lineno = label, str(frame.lineno or "")
             line = (frame.line or "").strip()[:200]
             break
     if isinstance(error, NotImplementedError):
@@ -60,6 +62,8 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
         "type": type(error).__name__[:100],
         "message": message[:2000],
         "where": where,
+        "cell": cell,
+        "lineno": lineno,
         "line": line,
     }
 

@@ -81,7 +81,8 @@ def _is_text_list(value, limit=MAX_ITEMS) -> bool:
 
 
 def _is_error(value) -> bool:
-    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line"}
+    # cell, lineno: `where` as data (the student's cell and line), for the trusted side to word
+    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno"}
             and all(isinstance(v, str) or v is None for v in value.values()))
 
 

@@ -37,6 +37,8 @@ SOURCE_GRADER = "assignments/source/{id}/grader"
 TEMPLATE_HELPER = "student_template/" + HELPER_NAME
 STUDENT_README = "student_template/README.md"
 LINKED_HELPERS = tuple(f"{folder}/{HELPER_NAME}" for folder in ("examples/correct", "examples/partial"))
+# The grader's message catalogues, compiled from the PO files the translators edit (binary, like the wheel).
+CATALOGUE_MO = "autograder/i18n/*/LC_MESSAGES/*.mo"
 # The self-check wheel: its name carries the course version, so an older one is noticed as stale.
 TEMPLATE_GRADER = "student_template/grader"
 
@@ -74,6 +76,7 @@ GENERATED_GLOBS = (
     *LINKED_HELPERS,
     f"{TEMPLATE_GRADER}/*.whl",
     *language_globs(),
+    CATALOGUE_MO,
 )
 
 

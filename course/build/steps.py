@@ -20,6 +20,7 @@ from typing import Protocol
 import nbformat
 
 from autograder.core.sections import SECTIONS, Section
+from autograder.i18n import catalogues
 from autograder.instructor import selfcheck_export
 from course import localized
 from course.build import layout
@@ -44,6 +45,7 @@ class Build:
     specs: dict[str, tuple[Path, list[SpecCell]]] = field(default_factory=dict)  # section id -> its spec
     sources: dict[str, SourceNotebook] = field(default_factory=dict)  # section id -> its source notebook
     released: dict[str, nbformat.NotebookNode] = field(default_factory=dict)  # section id -> what nbgrader released
+    compiled: dict[str, bytes] = field(default_factory=dict)  # path -> a message catalogue's MO bytes
     result: BuildResult = field(default_factory=BuildResult)
 
     def with_spec(self) -> list[Section]:
@@ -109,12 +111,21 @@ class ReleaseWithNbgrader:
             build.result.files[layout.RELEASED_NB.format(id=section_id)] = notebook_text(notebook)
 
 
+class CompileCatalogues:
+    name = "compile the grader's message catalogues"
+
+    def run(self, build: Build) -> None:
+        folder = build.root / catalogues.HERE.relative_to(catalogues.ROOT)
+        build.compiled = catalogues.compiled(build.root, folder)
+        build.result.blobs.update(build.compiled)
+
+
 class MakeSelfCheckWheel:
     name = "make the self-check wheel"
 
     def run(self, build: Build) -> None:
-        try:
-            wheel_name, wheel = selfcheck_export.build_wheel(build.root)
+        try:  # with the catalogues just compiled, not the MO files on disk, which may be stale
+            wheel_name, wheel = selfcheck_export.build_wheel(build.root, build.compiled)
         except selfcheck_export.ExportError as error:
             raise layout.BuildError(f"the self-check wheel: {error}") from None
         build.result.blobs[f"{layout.TEMPLATE_GRADER}/{wheel_name}"] = wheel
@@ -169,6 +180,7 @@ STEPS: tuple[Step, ...] = (
     MakeNotebooks(),
     ShareOutPoints(),
     ReleaseWithNbgrader(),
+    CompileCatalogues(),
     MakeSelfCheckWheel(),
     ReleaseOtherLanguages(),
     CopyStudentFiles(),

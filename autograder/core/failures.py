@@ -1,0 +1,71 @@
+"""What a student reads when their code fails in the worker: the worker sends what happened as data
+(the exception, the cell and line, the line's code), and the trusted side words it here, in the
+reader's language, with a hint where the evidence fits one (core/hints.py)."""
+from __future__ import annotations
+
+import re
+
+from autograder.core.hints import device_hint, hint_for
+from autograder.i18n import _f
+from autograder.sandbox.limits import StudentFailure
+
+
+# the worker's words for an allocation over its memory limit (worker/serve.describe_error), said again here
+MEMORY = re.compile(r"your code tried to allocate more than the (\d[\w. ]{0,20}) limit")
+
+
+def tampering_failure(places: list[str]) -> StudentFailure:
+    """Why no check of a notebook that reaches into the grader's watch runs (extract.tampering's places)."""
+    return StudentFailure(_f("not run: your notebook reaches into the grader's watch or torch's internals "
+                             "({place}); this section scores 0 and is flagged for your instructor", place=places[0]),
+                          kind="tampering")
+
+
+def place(error: dict) -> str:
+    """'the cell "def f(x):", line 3': where in the student's code an error was raised, in the reader's
+    language where the worker sent the cell and line as data (else the worker's own words)."""
+    cell, lineno = error.get("cell"), error.get("lineno")
+    if isinstance(cell, str) and cell and isinstance(lineno, str) and lineno.isdigit():
+        return _f("{cell}, line {line}", cell=cell, line=int(lineno))
+    return str(error.get("where") or "")
+
+
+def where_raised(error: dict) -> str:
+    """ ' (the cell "def f(x):", line 3: return x.T @ x)': the student's cell, line and its code."""
+    where, line = place(error), str(error.get("line") or "")
+    if not where:
+        return ""
+    if line:
+        return _f(" ({where}: {line})", where=where, line=line)
+    return _f(" ({where})", where=where)
+
+
+def describe_failure(label: str, error: dict) -> StudentFailure:
+    """What the student reads when the call `label` of their code failed in the worker (`error`: the
+    worker's description of it, data that the student's code may have forged: only shown, never run)."""
+    kind = error.get("kind", "raised")
+    where = where_raised(error)
+    message = str(error.get("message", ""))[:500]
+    memory = MEMORY.fullmatch(message) if kind == "memory" else None
+    if memory:
+        message = _f("your code tried to allocate more than the {limit} limit", limit=memory[1])
+    if kind == "missing":
+        return StudentFailure(
+            _f("{label} is not defined in your notebook: keep its cell, with the name and signature of the stub",
+               label=label), kind="missing")
+    if kind == "stub":
+        return StudentFailure(_f("{label} is not implemented yet: it still raises NotImplementedError{where}",
+                                 label=label, where=where), kind="stub")
+    if kind == "internal":
+        return StudentFailure(_f("{label} could not be called: {message}", label=label, message=message),
+                              kind="internal")
+    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
+    device = device_hint(message)
+    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
+        return StudentFailure(_f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=device,
+                                 error=detail, where=where), kind="raised", error={**error, "hint": ""})
+    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
+    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
+    if hint:
+        text = _f("{failure}. {hint}", failure=text, hint=hint.said)
+    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})

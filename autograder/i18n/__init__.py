@@ -1,0 +1,123 @@
+"""The grader's words in the reader's language: English (the default, the msgids themselves) or Chinese.
+
+Every message a student or an instructor reads is written once, in English, through one of three
+calls, and looked up in the current language's catalogue where it is shown:
+
+    _(text)            a literal message, translated now ("en": the text itself)
+    _f(text, **fields) a message with named fields: _(text).format(**fields); a field the template
+                       names but the call does not give is a KeyError, never a silent "{name}"
+    N_(text)           marks a literal for extraction only (a title or a table made at import time,
+                       translated with _() where it is shown)
+
+Why gettext: its catalogues (PO to translate, MO to load) are what translators' tools read, and the
+standard library loads a MO without any dependency (the students' self-check wheel carries only
+the MO files); Babel extracts and compiles them on the course's side (autograder/i18n/catalogues.py).
+
+Why one process-wide language, set once by an entry point (`set_language`): the messages are made
+deep inside the core, the checks and the renderers, and threading a language argument through
+every one of them would change every signature for a value that never varies within a run (a
+batch grades one class in one language). The worker, which runs beside student code, sends data,
+not sentences, and stays below this layer.
+
+Why the msgid is the English sentence itself: English output stays byte-identical without any
+catalogue, and a translator reads what the student would have read.
+
+Catalogues: one PO per area of the code under zh_CN/LC_MESSAGES/ (core.po, cli.po, feedback.po,
+checks_01.po ...), so that several translators never edit the same file; every MO of the language
+is loaded and chained as fallbacks, so a message is found whichever area it belongs to.
+
+Where this differs from the plain gettext-and-Babel recipe, and why:
+- the MO files are written by mo.py, not by Babel: Babel's header names its own version, and the
+  course build compares the committed MO files byte for byte;
+- the per-area templates stay in memory (catalogues.update): a POT file on disk would be one more
+  generated file to keep current, and the PO files already carry every message and its places;
+- the sections' titles (a literal dict the registry reads without importing the check file, so no
+  N_ can mark them) are extracted into core.po, the area of the code that shows them;
+- the students' self-check wheel carries the MO files cut down to the messages of the code it ships
+  (instructor/selfcheck_export.py): a hidden check's title or message would say what it looks at;
+- an `instructor` area is there for the class-level messages, next to the areas named for the code.
+"""
+from __future__ import annotations
+
+import gettext
+import os
+from pathlib import Path
+
+# language code -> the catalogues' locale folder (None: the msgids themselves)
+LANGUAGES = {"en": None, "zh": "zh_CN"}
+DEFAULT = "en"
+ENVIRONMENT = "ATTENTION_COURSE_LANG"
+HERE = Path(__file__).resolve().parent
+
+_current = DEFAULT
+_translations: gettext.NullTranslations = gettext.NullTranslations()
+
+
+class LanguageError(ValueError):
+    """A language code the grader has no catalogue for (the message names the choices)."""
+
+
+def check_code(code: str, where: str) -> str:
+    """`code` if the grader speaks it, else a one-line LanguageError saying where it came from."""
+    cleaned = str(code).strip().lower()
+    if cleaned not in LANGUAGES:
+        raise LanguageError(f"unknown language {code!r} ({where}); choose one of: {', '.join(LANGUAGES)}")
+    return cleaned
+
+
+def load(code: str, folder: Path = HERE) -> gettext.NullTranslations:
+    """Every MO of `code`'s locale chained into one (sorted, so a run is reproducible); none: identity."""
+    locale = LANGUAGES[code]
+    chain: gettext.NullTranslations = gettext.NullTranslations()
+    if locale is None:
+        return chain
+    first = None
+    for path in sorted((folder / locale / "LC_MESSAGES").glob("*.mo")):
+        with path.open("rb") as stream:
+            catalogue = gettext.GNUTranslations(stream)
+        if first is None:
+            first = catalogue
+        else:
+            first.add_fallback(catalogue)
+    return first or chain
+
+
+def set_language(code: str, folder: Path = HERE) -> None:
+    """Make `code` the language of every message from now on ("en" or "zh"); `folder`: where the
+    catalogues lie (the package's own, unless a test brings its own)."""
+    global _current, _translations
+    code = check_code(code, "set_language")
+    _translations = load(code, folder)
+    _current = code
+
+
+def language() -> str:
+    return _current
+
+
+def resolve(explicit: str | None = None, notebook_language: str | None = None) -> str:
+    """The language to speak: the --lang flag, else $ATTENTION_COURSE_LANG, else the notebook's
+    metadata.course.language, else English. An unknown code, wherever it came from, is an error."""
+    environment = os.environ.get(ENVIRONMENT, "").strip()
+    for value, where in ((explicit, "--lang"), (environment, f"${ENVIRONMENT}"),
+                         (notebook_language, "the notebook's metadata.course.language")):
+        if value:
+            return check_code(value, where)
+    return DEFAULT
+
+
+def _(text: str) -> str:
+    """`text` in the current language (the text itself in English, or where no translation exists)."""
+    if _current == DEFAULT or not text:  # gettext's answer for "" is the catalogue's header
+        return text
+    return _translations.gettext(text)
+
+
+def _f(text: str, **fields) -> str:
+    """`text` translated, then its named {fields} filled in (format specs stay in the template)."""
+    return _(text).format(**fields)
+
+
+def N_(text: str) -> str:
+    """`text` unchanged: marks it for extraction; translate it with _() where it is shown."""
+    return text

@@ -241,7 +241,7 @@ def expect_raises(call, error: str, what: str, naming=()) -> str:
         raise CheckFailed(_f("{what} should raise {error}, but it returned {kind}", what=what, error=error,
                              kind=type(value).__name__))
     text = f"{raised}: {message}" if message else raised
-    expect(raised == error, _f("{what} should raise {error}; it raised {text}", what=what, error=error, text=text[:300]))
+    expect(raised == error, _f("{what} should raise {error}; it raised {got}", what=what, error=error, got=text[:300]))
     missing = [str(n) for n in naming
                if not re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w]|\.\d)", message)]
     expect(not missing, _f("{what} raised {error}({message}); the message should name "

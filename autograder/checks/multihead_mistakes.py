@@ -20,7 +20,8 @@ CONTEXT_DROPOUT = N_("dropout on the context vectors instead of the attention we
 
 # The report's pictures (public inputs only: the documented example, a visible check's inputs).
 # (B, H, T, hd) heads are drawn as batch item 0 with one row per (head, token), so a mixed-up split shows.
-HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), "batch item 0, one row per head and token")
+# (the note is marked for the catalogues: the report's figure shows it beside the check's `what`)
+HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), N_("batch item 0, one row per head and token"))
 
 
 def head_rows(num_heads: int, num_tokens: int) -> list[str]:

@@ -258,10 +258,13 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
     if not isinstance(weights, torch.Tensor):
         raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(weights).__name__))
     expect(tuple(weights.shape) == tuple(shape),
-           _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(shape), got=tuple(weights.shape)))
-    expect(weights.is_floating_point(), _f("{what}: expected float weights, got {dtype}", what=what, dtype=weights.dtype))
+           _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(shape),
+              got=tuple(weights.shape)))
+    expect(weights.is_floating_point(),
+           _f("{what}: expected float weights, got {dtype}", what=what, dtype=weights.dtype))
     values = weights.double()
-    expect(not values.isnan().any(), _f("{what}: your weights contain nan (did exp overflow, or inf - inf?)", what=what))
+    expect(not values.isnan().any(),
+           _f("{what}: your weights contain nan (did exp overflow, or inf - inf?)", what=what))
     expect(bool((values >= 0).all()),
            _f("{what}: your weights have negative entries; softmax weights are >= 0", what=what))
     asked, dim = dim, dim % values.dim()

@@ -116,7 +116,8 @@ def mha_mistakes(module, x, got):
     """What common wrong versions of MultiHeadAttention return with the weights of `module`."""
     fill = fill_of(got)
     return {
-        N_("scores scaled by sqrt(d_out) instead of sqrt(head_dim)"): attend(module, x, scale_by=module.d_out, fill=fill),
+        N_("scores scaled by sqrt(d_out) instead of sqrt(head_dim)"):
+            attend(module, x, scale_by=module.d_out, fill=fill),
         N_("unscaled scores (divide by sqrt(head_dim))"): attend(module, x, scale_by=1, fill=fill),
         BARE_SPLIT_IN_FORWARD: attend(module, x, bare_split=True, fill=fill),
         N_("a bare view to (B, H, T, head_dim) when splitting heads and when combining them "

@@ -14,6 +14,7 @@ import torch
 from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_shape
 from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the checks' names for them)
 from autograder.core.hints import device_hint
+from autograder.i18n import N_, _, _f
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -102,7 +103,7 @@ def run_where_made(run, *args, mistake: str, advice: str, **kwargs):
             raise
         if not device_hint(failure.message):
             return None
-        raise CheckFailed(f"{failure.message[:600]}. {advice}", mistake=mistake) from None
+        raise CheckFailed(f"{failure.message[:600]}. {advice}", mistake=mistake) from None  # advice: translated
 
 
 def expect_unchanged(reply, originals, name: str) -> None:
@@ -113,16 +114,19 @@ def expect_unchanged(reply, originals, name: str) -> None:
     for index, (before, after) in enumerate(zip(originals, reply.args_after)):
         if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
             same = before.shape == after.shape and torch.equal(before.nan_to_num(), after.nan_to_num())
-            expect(same, f"{name} modified its argument #{index + 1} in place; "
-                         "use out-of-place ops (masked_fill, not masked_fill_) on tensors you were given")
+            expect(same, _f("{name} modified its argument #{number} in place; "
+                            "use out-of-place ops (masked_fill, not masked_fill_) on tensors you were given",
+                            name=name, number=index + 1))
 
 
 def expect_no_loop(counts: dict, name: str, over: str) -> None:
     """Op counts at two sizes must be equal: a Python loop dispatches more ops for a larger size."""
     (small, n_small), (large, n_large) = sorted(counts.items())
+    # i18n: {over} is the name of what is counted, e.g. "tokens", "heads" (translated by the caller)
     expect(n_small == n_large,
-           f"{name} dispatched {n_small} tensor ops for {small} {over} but {n_large} for {large}: "
-           f"it looks like a Python loop over {over}; compute them all with one batched operation",
+           _f("{name} dispatched {n_small} tensor ops for {small} {over} but {n_large} for {large}: "
+              "it looks like a Python loop over {over}; compute them all with one batched operation",
+              name=name, n_small=n_small, small=small, over=_(over), n_large=n_large, large=large),
            mistake=f"a Python loop over {over}")
 
 
@@ -131,23 +135,25 @@ def expect_output(out, shape, what: str) -> None:
     earns nothing for a forward that ignores its input."""
     expect_shape(out, shape, what)
     expect(not close(out[0], out[1]),
-           f"{what}: every batch item gave the same output, though their inputs differ; "
-           "the output must depend on the input")
+           _f("{what}: every batch item gave the same output, though their inputs differ; "
+              "the output must depend on the input", what=what))
 
 
 def stack_items(items, what: str, name: str) -> torch.Tensor:
     """The outputs of `name` for each item of a batch (`what`: one item's call), stacked: what the
     batched call must equal. CheckFailed where they are not tensors of one shape."""
-    expect(all(isinstance(item, torch.Tensor) for item in items), f"{what} should return a tensor")
+    expect(all(isinstance(item, torch.Tensor) for item in items), _f("{what} should return a tensor", what=what))
     try:
         return torch.stack(items)
     except RuntimeError as error:
-        raise CheckFailed(f"{name} returned outputs of different shapes for the items of a batch: {error}") from None
+        raise CheckFailed(_f("{name} returned outputs of different shapes for the items of a batch: {error}",
+                             name=name, error=error)) from None
 
 
-UNUSED_PARAMETER = "is it used in forward? was it created as a Parameter / Linear?"
-NO_GRAPH = ("the output has no autograd graph (no requires_grad): avoid .detach(), torch.no_grad() and .data "
-            "in forward, and create the weights as nn.Parameter / nn.Linear")
+# Made at import time: marked here, translated with _() where they are shown
+UNUSED_PARAMETER = N_("is it used in forward? was it created as a Parameter / Linear?")
+NO_GRAPH = N_("the output has no autograd graph (no requires_grad): avoid .detach(), torch.no_grad() and .data "
+              "in forward, and create the weights as nn.Parameter / nn.Linear")
 
 
 def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER, out=None) -> None:
@@ -156,9 +162,10 @@ def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER, ou
     unused: the hint for a parameter that got none; out: the output to judge (default: the reply's value)."""
     out = reply.value if out is None else out
     if isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all()):
-        expect(reply.graph, f"{what}: {NO_GRAPH}")
+        expect(reply.graph, f"{what}: {_(NO_GRAPH)}")
         missing = [name for name in names if not isinstance(reply.param_grads.get(name), torch.Tensor)]
-        expect(not missing, f"{what}: parameter {missing[0] if missing else ''} received no gradient ({unused})")
+        expect(not missing, _f("{what}: parameter {name} received no gradient ({unused})", what=what,
+                               name=missing[0] if missing else "", unused=_(unused)))
         return
     expect_grads_flow(reply, names, what, unused)
 
@@ -168,12 +175,14 @@ def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER) -
 
     Only that the gradients flow: their values follow from the forward, which other checks grade.
     """
-    expect(reply.graph, f"{name}: {NO_GRAPH}")
+    expect(reply.graph, f"{name}: {_(NO_GRAPH)}")
     for param_name in names:
         grad = reply.param_grads.get(param_name)
         if not isinstance(grad, torch.Tensor):
-            raise CheckFailed(f"{name}: parameter {param_name} received no gradient ({unused})")
-        expect(bool(torch.isfinite(grad).all()), f"{name}: the gradient of {param_name} is not finite")
+            raise CheckFailed(_f("{what}: parameter {name} received no gradient ({unused})", what=name,
+                                 name=param_name, unused=_(unused)))
+        expect(bool(torch.isfinite(grad).all()),
+               _f("{what}: the gradient of {name} is not finite", what=name, name=param_name))
 
 
 def expect_same_params(module, reference, name: str, order: str) -> None:
@@ -188,15 +197,17 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
     got = got if isinstance(got, dict) else {}
     expected = dict(reference) if isinstance(reference, dict) else dict(reference.named_parameters())
     expect(sorted(got) == sorted(expected),
-           f"{name} should have the parameters {sorted(expected)}; found {sorted(got)}")
+           _f("{name} should have the parameters {expected}; found {found}", name=name, expected=sorted(expected),
+              found=sorted(got)))
     for param_name, value in expected.items():
         expect(isinstance(got[param_name], torch.Tensor) and tuple(got[param_name].shape) == tuple(value.shape),
-               f"{name}.{param_name} should have shape {tuple(value.shape)}, got "
-               f"{tuple(getattr(got[param_name], 'shape', ()))}")
+               _f("{name}.{parameter} should have shape {expected}, got {got}", name=name, parameter=param_name,
+                  expected=tuple(value.shape), got=tuple(getattr(got[param_name], 'shape', ()))))
     for param_name, value in expected.items():
+        # i18n: {order} lists the parameters as code, sometimes with a few words (translated by the caller)
         expect(torch.allclose(got[param_name], value.detach()),
-               f"{name}.{param_name} differs from the seeded weights: create the parameters in "
-               f"exactly this order: {order}")
+               _f("{name}.{parameter} differs from the seeded weights: create the parameters in "
+                  "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
 
 
 def with_params(reference: torch.nn.Module, params) -> torch.nn.Module:
@@ -224,14 +235,18 @@ def expect_raises(call, error: str, what: str, naming=()) -> str:
             raise
         raised, message = str(failure.error.get("type", "")), str(failure.error.get("message", ""))
     else:
-        kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
-        raise CheckFailed(f"{what} should raise {error}, but it returned {kind}")
+        if isinstance(value, torch.Tensor):
+            raise CheckFailed(_f("{what} should raise {error}, but it returned a tensor of shape {shape}",
+                                 what=what, error=error, shape=tuple(value.shape)))
+        raise CheckFailed(_f("{what} should raise {error}, but it returned {kind}", what=what, error=error,
+                             kind=type(value).__name__))
     text = f"{raised}: {message}" if message else raised
-    expect(raised == error, f"{what} should raise {error}; it raised {text[:300]}")
+    expect(raised == error, _f("{what} should raise {error}; it raised {got}", what=what, error=error, got=text[:300]))
     missing = [str(n) for n in naming
                if not re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w]|\.\d)", message)]
-    expect(not missing, f"{what} raised {error}({message[:200]!r}); the message should name "
-                        f"{' and '.join(map(str, naming))} so the user can see what was wrong")
+    expect(not missing, _f("{what} raised {error}({message}); the message should name "
+                           "{names} so the user can see what was wrong", what=what, error=error,
+                           message=repr(message[:200]), names=_(" and ").join(map(str, naming))))
     return message
 
 
@@ -241,13 +256,17 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
     When they sum to 1 along another dim instead, the message says so (softmax over the wrong dim).
     """
     if not isinstance(weights, torch.Tensor):
-        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(weights).__name__}")
+        raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(weights).__name__))
     expect(tuple(weights.shape) == tuple(shape),
-           f"{what}: expected shape {tuple(shape)}, got {tuple(weights.shape)}")
-    expect(weights.is_floating_point(), f"{what}: expected float weights, got {weights.dtype}")
+           _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(shape),
+              got=tuple(weights.shape)))
+    expect(weights.is_floating_point(),
+           _f("{what}: expected float weights, got {dtype}", what=what, dtype=weights.dtype))
     values = weights.double()
-    expect(not values.isnan().any(), f"{what}: your weights contain nan (did exp overflow, or inf - inf?)")
-    expect(bool((values >= 0).all()), f"{what}: your weights have negative entries; softmax weights are >= 0")
+    expect(not values.isnan().any(),
+           _f("{what}: your weights contain nan (did exp overflow, or inf - inf?)", what=what))
+    expect(bool((values >= 0).all()),
+           _f("{what}: your weights have negative entries; softmax weights are >= 0", what=what))
     asked, dim = dim, dim % values.dim()
 
     def sums_to_one(d):
@@ -258,8 +277,9 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
         return
     others = [d for d in range(values.dim()) if d != dim and sums_to_one(d)]
     sums = values.sum(dim)
-    detail = f"their sums range from {sums.min().item():.4g} to {sums.max().item():.4g}"
+    detail = _f("their sums range from {low:.4g} to {high:.4g}", low=sums.min().item(), high=sums.max().item())
     if others:
         other = others[0] - values.dim() if asked < 0 else others[0]
-        detail = f"they sum to 1 along dim {other} instead: softmax over the wrong dim?"
-    raise CheckFailed(f"{what}: your weights don't sum to 1 along dim {asked}; {detail}")
+        detail = _f("they sum to 1 along dim {other} instead: softmax over the wrong dim?", other=other)
+    raise CheckFailed(_f("{what}: your weights don't sum to 1 along dim {asked}; {detail}", what=what, asked=asked,
+                         detail=detail))

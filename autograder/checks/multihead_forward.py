@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import torch
 
 from autograder.checks.common import seeded_projections
+from autograder.i18n import N_
 
 NAMES = ("W_query", "W_key", "W_value")
-BARE_SPLIT_IN_FORWARD = ("a bare view to (B, H, T, head_dim) when splitting heads, without the transpose "
-                         "(tokens and heads get mixed): view to (B, T, H, head_dim), then .transpose(1, 2)")
+BARE_SPLIT_IN_FORWARD = N_("a bare view to (B, H, T, head_dim) when splitting heads, without the transpose "
+                           "(tokens and heads get mixed): view to (B, T, H, head_dim), then .transpose(1, 2)")
 
 
 def bare_split_output(x, d_in, d_out, num_heads, seed):
@@ -115,15 +116,16 @@ def mha_mistakes(module, x, got):
     """What common wrong versions of MultiHeadAttention return with the weights of `module`."""
     fill = fill_of(got)
     return {
-        "scores scaled by sqrt(d_out) instead of sqrt(head_dim)": attend(module, x, scale_by=module.d_out, fill=fill),
-        "unscaled scores (divide by sqrt(head_dim))": attend(module, x, scale_by=1, fill=fill),
+        N_("scores scaled by sqrt(d_out) instead of sqrt(head_dim)"):
+            attend(module, x, scale_by=module.d_out, fill=fill),
+        N_("unscaled scores (divide by sqrt(head_dim))"): attend(module, x, scale_by=1, fill=fill),
         BARE_SPLIT_IN_FORWARD: attend(module, x, bare_split=True, fill=fill),
-        "a bare view to (B, H, T, head_dim) when splitting heads and when combining them "
-        "(tokens and heads get mixed)": attend(module, x, bare_split=True, bare_combine=True, fill=fill),
-        "combining heads without swapping H and T back first": attend(module, x, bare_combine=True, fill=fill),
-        "no out_proj applied to the combined heads": attend(module, x, out_proj=False, fill=fill),
-        "the diagonal masked too (a token must see itself)": attend(module, x, diagonal=0, fill=fill),
-        "no causal mask (every token sees the future)": attend(module, x, causal=False, fill=fill),
+        N_("a bare view to (B, H, T, head_dim) when splitting heads and when combining them "
+           "(tokens and heads get mixed)"): attend(module, x, bare_split=True, bare_combine=True, fill=fill),
+        N_("combining heads without swapping H and T back first"): attend(module, x, bare_combine=True, fill=fill),
+        N_("no out_proj applied to the combined heads"): attend(module, x, out_proj=False, fill=fill),
+        N_("the diagonal masked too (a token must see itself)"): attend(module, x, diagonal=0, fill=fill),
+        N_("no causal mask (every token sees the future)"): attend(module, x, causal=False, fill=fill),
     }
 
 

@@ -1,30 +1,35 @@
 """What the checks of section 06 call the common mistakes they name, and how the report draws
-heads (public inputs only: the documented example, a visible check's inputs)."""
+heads (public inputs only: the documented example, a visible check's inputs). The descriptions and
+hints are made at import time: marked with N_ here, translated with _() where they are shown."""
+from autograder.i18n import N_, _f
 
-BARE_SPLIT = "a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)"
-NO_SWAP_BACK = "a bare reshape to (B, T, H*hd) without swapping H and T back"
-INVERSE_HINT = ("combine_heads must undo split_heads: split_heads reshapes to (B, T, H, hd) then swaps T and H, "
-                "so combine_heads swaps them back, then reshapes")
+BARE_SPLIT = N_("a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)")
+NO_SWAP_BACK = N_("a bare reshape to (B, T, H*hd) without swapping H and T back")
+INVERSE_HINT = N_("combine_heads must undo split_heads: split_heads reshapes to (B, T, H, hd) then swaps T and H, "
+                   "so combine_heads swaps them back, then reshapes")
 MHA_ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
-WRAPPER_ORDER = ("the heads one after the other, each CausalAttention(d_in, d_out, context_length, dropout, "
-                 "qkv_bias) creating W_query, W_key, W_value")
-NO_WRAPPER_BIAS = "qkv_bias not passed on to the CausalAttention heads"
-NO_WRAPPER_DROPOUT = "dropout not passed on to the CausalAttention heads"
-QKV_IGNORED = "qkv_bias ignored (W_query, W_key, W_value built without bias)"
-EVAL_DROPOUT = ("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
-                "module, which eval() switches off)")
-NO_TRAIN_DROPOUT = "no dropout applied in train mode (apply self.dropout to the attention weights)"
-CONTEXT_DROPOUT = "dropout on the context vectors instead of the attention weights"
+WRAPPER_ORDER = N_("the heads one after the other, each CausalAttention(d_in, d_out, context_length, dropout, "
+                    "qkv_bias) creating W_query, W_key, W_value")
+NO_WRAPPER_BIAS = N_("qkv_bias not passed on to the CausalAttention heads")
+NO_WRAPPER_DROPOUT = N_("dropout not passed on to the CausalAttention heads")
+QKV_IGNORED = N_("qkv_bias ignored (W_query, W_key, W_value built without bias)")
+EVAL_DROPOUT = N_("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
+                   "module, which eval() switches off)")
+NO_TRAIN_DROPOUT = N_("no dropout applied in train mode (apply self.dropout to the attention weights)")
+CONTEXT_DROPOUT = N_("dropout on the context vectors instead of the attention weights")
 
 # The report's pictures (public inputs only: the documented example, a visible check's inputs).
 # (B, H, T, hd) heads are drawn as batch item 0 with one row per (head, token), so a mixed-up split shows.
-HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), "batch item 0, one row per head and token")
+# (the note is marked for the catalogues: the report's figure shows it beside the check's `what`)
+HEAD_ROWS = (lambda heads: heads[0].reshape(-1, heads.shape[-1]), N_("batch item 0, one row per head and token"))
 
 
 def head_rows(num_heads: int, num_tokens: int) -> list[str]:
-    return [f"head {h} t{t}" for h in range(num_heads) for t in range(num_tokens)]  # short: the margin is 90 px
+    # i18n: a heatmap's row label, short: the margin is 90 px
+    return [_f("head {h} t{t}", h=h, t=t) for h in range(num_heads) for t in range(num_tokens)]
 
 
 def head_columns(num_heads: int, head_dim: int) -> list[str]:
     """Column names of combined heads (B, T, H*hd): each head's block of features side by side."""
-    return [f"head {h}: {i}" for h in range(num_heads) for i in range(head_dim)]
+    # i18n: a heatmap's column label: head h, feature i of that head
+    return [_f("head {h}: {i}", h=h, i=i) for h in range(num_heads) for i in range(head_dim)]

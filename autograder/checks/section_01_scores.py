@@ -25,6 +25,7 @@ from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, 
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
                                       run_unless_raised, run_where_made, stack_items)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
+from autograder.i18n import N_, _, _f
 
 DOC_DOT = torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
 DOC_MATRIX = torch.tensor(
@@ -36,7 +37,7 @@ DOC_MATRIX = torch.tensor(
      [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
 
 ADDITIVE_ORDER = "W_q, W_k, w, q"
-OWN_BUFFER = "a tensor made with the default dtype or device instead of the inputs'"
+OWN_BUFFER = N_("a tensor made with the default dtype or device instead of the inputs'")
 
 # ---------------------------------------------------------------- visible: documented values
 
@@ -68,13 +69,15 @@ def test_dot_scores_unchanged(student):
 def test_score_matrix_batch(student):
     batch = randn(153, 3, 5, 4)
     got = student.call("score_matrix", batch)  # an error raised on `.T` gets its hint (core/hints.py)
-    expected = stack_items([student.call("score_matrix", item) for item in batch], "score_matrix on a (5, 4) input",
+    expected = stack_items([student.call("score_matrix", item) for item in batch],
+                           _f("{name} on a {shape} input", name="score_matrix", shape=(5, 4)),
                            "score_matrix")
-    expect_close(got, expected, "score_matrix on a (3, 5, 4) batch, compared with score_matrix of each item",
+    expect_close(got, expected, _("score_matrix on a (3, 5, 4) batch, compared with score_matrix of each item"),
                  hint=hint_if_written(student, "score_matrix", r"\.T\b",
-                                      "Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, batch included"))
+                                      N_("Use transpose(-2, -1): .T on a 3-D tensor reverses every dim, "
+                                         "batch included")))
     expect(got.shape[-1] == got.shape[-2] and torch.allclose(got, got.transpose(-2, -1), atol=1e-5),
-           "score_matrix must be symmetric: x_i . x_j == x_j . x_i")
+           _("score_matrix must be symmetric: x_i . x_j == x_j . x_i"))
 
 
 @check(0.75, "score_matrix has no Python loop over tokens", visibility="visible")
@@ -85,7 +88,7 @@ def test_score_matrix_no_loop(student):
         if reply is None:  # no count to compare: the checks of the values grade the exception
             return
         counts[t] = reply.ops
-    expect_no_loop(counts, "score_matrix", "tokens")
+    expect_no_loop(counts, "score_matrix", N_("tokens"))
 
 
 @check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
@@ -95,27 +98,30 @@ def test_dtype_and_device(student):
     checks' business, and a function that raises on float32 inputs too is left to them."""
     inputs, query = randn(155, 6, 4).double(), randn(156, 4).double()
     for name, args in (("dot_scores", (query, inputs)), ("score_matrix", (inputs,))):
-        advice = ("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
-                  "dtype=inputs.dtype, device=inputs.device")
+        advice = _("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
+                   "dtype=inputs.dtype, device=inputs.device")
         if run_where_made(student.run, name, *(a.float() for a in args), mistake=OWN_BUFFER, advice=advice) is None:
             continue
-        for kind, device in (("float64 inputs", None), ("inputs on the meta device", "meta")):
+        for kind, device in ((_("float64 inputs"), None), (_("inputs on the meta device"), "meta")):
             try:
                 reply = student.run(name, *args, device=device)
             except StudentFailure as failure:
                 if failure.kind != "raised":
                     raise
-                raise CheckFailed(f"{name} with {kind}: {failure.message[:300]}. Most likely a tensor made "
-                                  f"without the inputs' dtype or device: {advice}", mistake=OWN_BUFFER) from None
+                raise CheckFailed(_f("{name} with {kind}: {error}. Most likely a tensor made "
+                                     "without the inputs' dtype or device: {advice}", name=name, kind=kind,
+                                     error=failure.message[:300], advice=advice), mistake=OWN_BUFFER) from None
             value, devices = reply.value, reply.output_devices
             mixed = "; ".join(reply.mixed_devices[:2])
-            expect(not mixed, f"{name} with {kind} mixes devices ({mixed}): {advice}", mistake=OWN_BUFFER)
+            expect(not mixed, _f("{name} with {kind} mixes devices ({mixed}): {advice}", name=name, kind=kind,
+                                 mixed=mixed, advice=advice), mistake=OWN_BUFFER)
             expected_device = device or torch.device(student.device).type  # the grading device, or meta
             dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
             expect(devices == [expected_device] and dtype == "float64",
-                   f"{name} with {kind} returned {dtype} on "
-                   f"{devices[0] if devices else 'no device'}: the output must have the input's dtype "
-                   f"(float64) and lie on its device ({expected_device}); {advice}", mistake=OWN_BUFFER)
+                   _f("{name} with {kind} returned {dtype} on {device}: the output must have the input's dtype "
+                      "(float64) and lie on its device ({expected_device}); {advice}", name=name, kind=kind,
+                      dtype=dtype, device=devices[0] if devices else _("no device"),
+                      expected_device=expected_device, advice=advice), mistake=OWN_BUFFER)
 
 
 def additive_layers(hidden_size: int, *, seed: int) -> dict:
@@ -139,7 +145,8 @@ def test_gradients(student):
         X = randn(seed, 2, 3, 4)
         module = student.new(name, 4, seed=seed)
         out = module(X)
-        expect(isinstance(out, torch.Tensor), f"{name}(4)(X) returned {type(out).__name__}, not a tensor")
+        expect(isinstance(out, torch.Tensor),
+               _f("{name}(4)(X) returned {kind}, not a tensor", name=name, kind=type(out).__name__))
         params = module.params()  # which ones it should have is the other checks' business
         reply = module.run(X, mode="train", backward=randn(seed + 100, *out.shape))
         expect_grads_flow(reply, list(params or {}), name)
@@ -167,9 +174,11 @@ def test_additive_score(student):
     with torch.no_grad():
         W_q, W_k, w, q = p["W_q.weight"], p["W_k.weight"], p["w.weight"], p["q"]
         expected = (torch.tanh(X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)  # (B, L)
-        mistakes = {"W_q applied to X instead of to the query q": (torch.tanh(X @ W_k.T + X @ W_q.T) @ w.T).squeeze(-1),
-                    "no tanh": ((X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)}
-    expect_close(module(X), expected, "AdditiveScore(4)(X) with torch.manual_seed(11)", mistakes=mistakes)
+        mistakes = {N_("W_q applied to X instead of to the query q"):
+                        (torch.tanh(X @ W_k.T + X @ W_q.T) @ w.T).squeeze(-1),
+                    N_("no tanh"): ((X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)}
+    expect_close(module(X), expected, _f("{call} with {seeded}", call="AdditiveScore(4)(X)",
+                                         seeded="torch.manual_seed(11)"), mistakes=mistakes)
 
 
 @check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible")
@@ -178,11 +187,12 @@ def test_dot_product_score(student):
     module = student.new("DotProductScore", 5, seed=12)
     params = module.params()
     expect(list(params) == ["q"] and tuple(params["q"].shape) == (5, 1),
-           f"DotProductScore should have one parameter q of shape (5, 1); found "
-           f"{[(n, tuple(p.shape)) for n, p in params.items()]}")
+           _f("DotProductScore should have one parameter q of shape (5, 1); found {found}",
+              found=[(n, tuple(p.shape)) for n, p in params.items()]))
     manual_seed(12)
     q = torch.randn(5, 1)  # as documented: torch.randn(hidden_size, 1) right after the seed
-    expect_close(module(X), (X @ q).squeeze(-1), "DotProductScore(5)(X) with torch.manual_seed(12)")
+    expect_close(module(X), (X @ q).squeeze(-1), _f("{call} with {seeded}", call="DotProductScore(5)(X)",
+                                                     seeded="torch.manual_seed(12)"))
 
 
 @check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible")
@@ -193,9 +203,10 @@ def test_self_attention_score(student):
     W_q, W_k = (torch.nn.Linear(6, 6, bias=False) for _ in range(2))
     with torch.no_grad():
         expected = W_q(X) @ W_k(X).transpose(-2, -1)  # (B, L, L)
-    expect_close(module(X), expected, "SelfAttentionScore(6)(X) with torch.manual_seed(13)",
-                 mistakes={"scores divided by sqrt(D) (this one is unscaled)": expected / math.sqrt(6),
-                           "keys @ queries^T (queries and keys swapped)": expected.transpose(-2, -1)})
+    expect_close(module(X), expected, _f("{call} with {seeded}", call="SelfAttentionScore(6)(X)",
+                                         seeded="torch.manual_seed(13)"),
+                 mistakes={N_("scores divided by sqrt(D) (this one is unscaled)"): expected / math.sqrt(6),
+                           N_("keys @ queries^T (queries and keys swapped)"): expected.transpose(-2, -1)})
 
 
 # ---------------------------------------------------------------- hidden: the reference on new inputs
@@ -206,8 +217,9 @@ from solutions import scores as ref  # noqa: E402  (only the hidden checks below
 @check(0.5, "dot_scores matches the reference on new inputs")
 def test_dot_scores_random(student):
     inputs, query = randn(101, 7, 5), randn(102, 5)
-    expect_close(student.call("dot_scores", query, inputs), ref.dot_scores(query, inputs), "dot_scores on a (7, 5) input",
-                 mistakes={"a sum of |x_i - q| instead of a dot product": (inputs - query).abs().sum(-1)})
+    expect_close(student.call("dot_scores", query, inputs), ref.dot_scores(query, inputs),
+                 _f("{name} on a {shape} input", name="dot_scores", shape=(7, 5)),
+                 mistakes={N_("a sum of |x_i - q| instead of a dot product"): (inputs - query).abs().sum(-1)})
 
 
 @check(0.75, "score_matrix matches the reference on new (T, d) inputs")
@@ -215,5 +227,5 @@ def test_score_matrix_random(student):
     for seed, shape in ((103, (5, 4)), (104, (7, 3))):
         single = randn(seed, *shape)
         expect_close(student.call("score_matrix", single), ref.score_matrix(single),
-                     f"score_matrix on a {shape} input",
-                     mistakes={"inputs.T @ inputs (the transpose on the wrong side)": single.T @ single})
+                     _f("{name} on a {shape} input", name="score_matrix", shape=shape),
+                     mistakes={N_("inputs.T @ inputs (the transpose on the wrong side)"): single.T @ single})

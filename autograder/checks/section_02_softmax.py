@@ -26,6 +26,7 @@ import torch
 from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_sums_to_one, expect_unchanged, rand, randn,
                                       run_unless_raised)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
+from autograder.i18n import N_, _, _f
 
 JOURNEY_SCORES = WORKED_INPUTS @ WORKED_INPUTS[1]  # the scores of query 'journey' (section 01)
 DOC_NORMALIZED = torch.tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])
@@ -42,15 +43,23 @@ DOC_CONTEXT = torch.tensor(
     [[0.4421, 0.5931, 0.5790], [0.4419, 0.6515, 0.5683], [0.4431, 0.6496, 0.5671],
      [0.4304, 0.6298, 0.5510], [0.4671, 0.5910, 0.5266], [0.4177, 0.6503, 0.5645]])
 
-COLUMNS = ("softmax over dim 0 or -2 (down the columns) instead of the last dim, "
-           "or the weights transposed in context_vectors")
+# The mistakes' descriptions and the hints are made at import time: marked with N_, translated where shown
+COLUMNS = N_("softmax over dim 0 or -2 (down the columns) instead of the last dim, "
+             "or the weights transposed in context_vectors")
 INF = float("-inf")
-KEEPDIM = "a {} taken without keepdim=True (the result broadcast along the wrong dim)"
-OVERFLOW_HINT = ("exp overflows for large inputs (exp(1000.) is inf, and inf / inf is nan): "
-                 "subtract the max along dim before exponentiating")
-NEG_INF_HINT = ("a row with some -inf entries must give weight 0 there and ordinary weights elsewhere; "
-                "shift by the max along dim (finite whenever the row has a finite entry), "
-                "not by the mean, the min or the sum")
+# which reduction lacked keepdim=True -> the mistake (whole sentences, so that each is translated)
+KEEPDIM = {"max": N_("a max taken without keepdim=True (the result broadcast along the wrong dim)"),
+           "sum": N_("a sum taken without keepdim=True (the result broadcast along the wrong dim)"),
+           "max and sum": N_("a max and sum taken without keepdim=True (the result broadcast along the wrong dim)")}
+OVERFLOW_HINT = N_("exp overflows for large inputs (exp(1000.) is inf, and inf / inf is nan): "
+                   "subtract the max along dim before exponentiating")
+OVER_EMBEDDING = N_("a sum over the embedding dim instead of over the tokens")
+UNSCALED = N_("scores divided by sqrt(d) (this attention is unscaled)")
+ALL_ENTRIES = N_("a division by the sum of all entries instead of the sum along dim")
+L2_NORM = N_("a division by the L2 norm (F.normalize's default p=2) instead of the sum")
+NEG_INF_HINT = N_("a row with some -inf entries must give weight 0 there and ordinary weights elsewhere; "
+                  "shift by the max along dim (finite whenever the row has a finite entry), "
+                  "not by the mean, the min or the sum")
 
 
 def softmax_mistakes(x, dim):
@@ -59,20 +68,20 @@ def softmax_mistakes(x, dim):
     last = x.dim() - 1
     wrong = {}
     if dim != 0:
-        wrong["softmax over dim 0 instead of the dim you were given (the wrong dim)"] = torch.softmax(x, 0)
+        wrong[N_("softmax over dim 0 instead of the dim you were given (the wrong dim)")] = torch.softmax(x, 0)
     if dim != last:
-        wrong["softmax over the last dim whatever dim is (the wrong dim)"] = torch.softmax(x, -1)
+        wrong[N_("softmax over the last dim whatever dim is (the wrong dim)")] = torch.softmax(x, -1)
     if dim != 0:  # without keepdim a reduction over dim 0 still broadcasts right
         kept = x.amax(dim, keepdim=True)
         for what, peak, keep in (("max", x.amax(dim), True), ("sum", kept, False),
                                  ("max and sum", x.amax(dim), False)):
             try:
                 exps = torch.exp(x - peak)
-                wrong[KEEPDIM.format(what)] = exps / exps.sum(dim, keepdim=keep)
+                wrong[KEEPDIM[what]] = exps / exps.sum(dim, keepdim=keep)
             except RuntimeError:  # this shape does not broadcast: the student's call raised too
                 continue
     exps = torch.exp(x - x.max())
-    wrong["a softmax over all entries at once (the sum ignores dim)"] = exps / exps.sum()
+    wrong[N_("a softmax over all entries at once (the sum ignores dim)")] = exps / exps.sum()
     return wrong
 
 
@@ -82,23 +91,22 @@ def softmax_mistakes(x, dim):
 @check(0.5, "normalize_by_sum gives the documented weights of 'journey'", documented=True)
 def test_normalize_documented(student):
     got = student.call("normalize_by_sum", JOURNEY_SCORES)
-    expect_close(got, DOC_NORMALIZED, "normalize_by_sum(scores of 'journey')", atol=1e-4,
-                 mistakes={"a softmax (this function only divides by the sum)": torch.softmax(JOURNEY_SCORES, -1),
-                           "a division by the L2 norm (F.normalize's default p=2) instead of the sum":
-                               JOURNEY_SCORES / JOURNEY_SCORES.norm()})
+    expect_close(got, DOC_NORMALIZED, _f("{name}(scores of 'journey')", name="normalize_by_sum"), atol=1e-4,
+                 mistakes={N_("a softmax (this function only divides by the sum)"): torch.softmax(JOURNEY_SCORES, -1),
+                           L2_NORM: JOURNEY_SCORES / JOURNEY_SCORES.norm()})
 
 
 @check(1, "softmax_naive and softmax give the documented weights", documented=True)
 def test_softmax_documented(student):
     for name in ("softmax_naive", "softmax"):
         got = student.call(name, JOURNEY_SCORES)
-        expect_close(got, DOC_JOURNEY_WEIGHTS, f"{name}(scores of 'journey')", atol=1e-4,
-                     mistakes={"normalize_by_sum (divide by the sum) instead of a softmax":
+        expect_close(got, DOC_JOURNEY_WEIGHTS, _f("{name}(scores of 'journey')", name=name), atol=1e-4,
+                     mistakes={N_("normalize_by_sum (divide by the sum) instead of a softmax"):
                                    JOURNEY_SCORES / JOURNEY_SCORES.sum()})
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
     # the worked example's weights are shown in the report, passing or not
     expect_close(student.call("softmax", scores), DOC_WEIGHTS, "softmax(score_matrix(inputs))", atol=1e-4,
-                 mistakes={"softmax over dim 0 (down the columns) instead of the last dim":
+                 mistakes={N_("softmax over dim 0 (down the columns) instead of the last dim"):
                                torch.softmax(scores, 0)}, heatmap_labels=TOKENS, show_passing=True)
 
 
@@ -106,9 +114,8 @@ def test_softmax_documented(student):
 def test_context_documented(student):
     weights = torch.softmax(JOURNEY_SCORES, dim=-1)
     got = student.call("context_vectors", weights, WORKED_INPUTS)
-    expect_close(got, DOC_Z2, "context_vectors(weights of 'journey', inputs)", atol=1e-4,
-                 mistakes={"a sum over the embedding dim instead of over the tokens":
-                               (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
+    expect_close(got, DOC_Z2, _("context_vectors(weights of 'journey', inputs)"), atol=1e-4,
+                 mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
 
 
 @check(1, "simple_self_attention gives the documented context vectors", documented=True)
@@ -117,8 +124,7 @@ def test_simple_attention_documented(student):
     expect_close(student.call("simple_self_attention", WORKED_INPUTS), DOC_CONTEXT,
                  "simple_self_attention(inputs)", atol=1e-4,
                  mistakes={COLUMNS: torch.softmax(scores, 0) @ WORKED_INPUTS,
-                           "scores divided by sqrt(d) (this attention is unscaled)":
-                               torch.softmax(scores / math.sqrt(3), -1) @ WORKED_INPUTS})
+                           UNSCALED: torch.softmax(scores / math.sqrt(3), -1) @ WORKED_INPUTS})
 
 
 # ---------------------------------------------------------------- visible: properties
@@ -128,31 +134,31 @@ def expect_normalized(got, x, dim: int, what: str, mistakes: dict) -> None:
     """`got` is x divided by its sum along `dim`: proportional to x along dim, and summing to 1 there."""
     named = differs_from_mistakes(got, mistakes)
     if named:
-        raise CheckFailed(f"{what}: wrong values. This looks like {named}", named)
+        raise CheckFailed(_f("{what}: wrong values. This looks like {mistake}", what=what, mistake=_(named)), named)
     expect_sums_to_one(got, tuple(x.shape), what, dim=dim)
     ratio = got.double() / x.double()  # the same factor 1 / sum along dim for every entry
     expect(bool(torch.allclose(ratio, ratio.amax(dim, keepdim=True).expand_as(ratio), rtol=1e-4, atol=0.0)),
-           f"{what}: the entries are not x divided by one number per slice along dim {dim}")
+           _f("{what}: the entries are not x divided by one number per slice along dim {dim}", what=what, dim=dim))
 
 
 @check(0.5, "normalize_by_sum divides by the sum along the given dim", visibility="visible")
 def test_normalize_random(student):
     square = rand(251, 5, 5) + 0.1
-    expect_normalized(student.call("normalize_by_sum", square), square, -1, "normalize_by_sum on a (5, 5) input",
-                      {"the sum taken without keepdim=True (it broadcast along the wrong dim)":
+    expect_normalized(student.call("normalize_by_sum", square), square, -1,
+                      _f("{name} on a {shape} input", name="normalize_by_sum", shape=(5, 5)),
+                      {N_("the sum taken without keepdim=True (it broadcast along the wrong dim)"):
                            square / square.sum(-1),
-                       "a division by the sum of all entries instead of the sum along dim": square / square.sum(),
-                       "a division by the sum along dim 0 instead of the last dim":
+                       ALL_ENTRIES: square / square.sum(),
+                       N_("a division by the sum along dim 0 instead of the last dim"):
                            square / square.sum(0, keepdim=True),
-                       "a division by the L2 norm (F.normalize's default p=2) instead of the sum":
-                           square / square.norm(dim=-1, keepdim=True)})
+                       L2_NORM: square / square.norm(dim=-1, keepdim=True)})
     cube = rand(252, 3, 4, 5) + 0.1
     for dim in (0, 1):
         expect_normalized(student.call("normalize_by_sum", cube, dim=dim), cube, dim,
-                          f"normalize_by_sum(x, dim={dim}) on a (3, 4, 5) input",
-                          {"a division by the sum along the last dim whatever dim is":
+                          _f("{name} on a {shape} input", name=f"normalize_by_sum(x, dim={dim})", shape=(3, 4, 5)),
+                          {N_("a division by the sum along the last dim whatever dim is"):
                                cube / cube.sum(-1, keepdim=True),
-                           "a division by the sum of all entries instead of the sum along dim": cube / cube.sum()})
+                           ALL_ENTRIES: cube / cube.sum()})
 
 
 # ---------------------------------------------------------------- visible: softmax against torch's own
@@ -166,9 +172,10 @@ def test_softmax_naive_random(student):
         given = {} if dim is None else {"dim": dim}
         dim = -1 if dim is None else dim
         expect_close(student.call("softmax_naive", x, **given), torch.softmax(x, dim),
-                     f"softmax_naive(x{f', dim={dim}' if given else ''}) on a {tuple(x.shape)} input",
+                     _f("{name} on a {shape} input", name=f"softmax_naive(x{f', dim={dim}' if given else ''})",
+                        shape=tuple(x.shape)),
                      mistakes={**softmax_mistakes(x, dim),
-                               "exp(x) / sum(x) (divide by the sum of the exps)": exps / x.sum(dim, keepdim=True)})
+                               N_("exp(x) / sum(x) (divide by the sum of the exps)"): exps / x.sum(dim, keepdim=True)})
 
 
 @check(1, "softmax matches torch.softmax on any shape and along any dim", visibility="visible")
@@ -178,16 +185,18 @@ def test_softmax_any_dim(student):
              (randn(258, 2, 3, 4, 5, scale=3.0), 2))
     for x, dim in cases:
         expect_close(student.call("softmax", x, dim=dim), torch.softmax(x, dim),
-                     f"softmax(x, dim={dim}) on a {tuple(x.shape)} input", mistakes=softmax_mistakes(x, dim))
+                     _f("{name} on a {shape} input", name=f"softmax(x, dim={dim})", shape=tuple(x.shape)),
+                     mistakes=softmax_mistakes(x, dim))
 
 
 @check(0.5, "softmax weights are positive and sum to 1 along dim", visibility="visible")
 def test_softmax_sums_to_one(student):
     x = randn(259, 4, 6, scale=4.0)
-    expect_sums_to_one(student.call("softmax", x), (4, 6), "softmax(x) on a (4, 6) input")
+    expect_sums_to_one(student.call("softmax", x), (4, 6), _f("{name} on a {shape} input", name="softmax(x)",
+                                                              shape=(4, 6)))
     cube = randn(260, 3, 4, 5, scale=4.0)
     expect_sums_to_one(student.call("softmax", cube, dim=1), (3, 4, 5),
-                       "softmax(x, dim=1) on a (3, 4, 5) input", dim=1)
+                       _f("{name} on a {shape} input", name="softmax(x, dim=1)", shape=(3, 4, 5)), dim=1)
 
 
 @check(1, "softmax is stable on inputs of magnitude 1000 (subtract the max)", visibility="visible")
@@ -202,15 +211,16 @@ def test_softmax_large_inputs(student):
         small = run_unless_raised(student.run, "softmax", x, dim=dim)
         if small is None or not isinstance(small.value, torch.Tensor):
             continue  # nothing to compare with: the checks of the values grade it
-        what = f"softmax(x + 1000, dim={dim}) on a {tuple(x.shape)} input"
-        expect_close(student.call("softmax", x + 1000.0, dim=dim), small.value, what,
-                     scale=1000.0, hint=f"compared with softmax(x, dim={dim}): {OVERFLOW_HINT}")
+        what = _f("{name} on a {shape} input", name=f"softmax(x + 1000, dim={dim})", shape=tuple(x.shape))
+        # the hint is already in the reader's language: _() of a sentence not in a catalogue is the sentence itself
+        expect_close(student.call("softmax", x + 1000.0, dim=dim), small.value, what, scale=1000.0,
+                     hint=_f("compared with {call}: {hint}", call=f"softmax(x, dim={dim})", hint=_(OVERFLOW_HINT)))
     for x, dim in ((randn(263, 4, 5, scale=1000.0), -1), (randn(264, 3, 2, 4, scale=500.0), 0)):
         reply = run_unless_raised(student.run, "softmax", x, dim=dim)
         if reply is not None and isinstance(reply.value, torch.Tensor):
             expect(bool(torch.isfinite(reply.value).all()),
-                   f"softmax(x, dim={dim}) on a {tuple(x.shape)} input with entries in the hundreds gives inf or "
-                   f"nan: {OVERFLOW_HINT}")
+                   _f("{name} on a {shape} input with entries in the hundreds gives inf or nan: {hint}",
+                      name=f"softmax(x, dim={dim})", shape=tuple(x.shape), hint=_(OVERFLOW_HINT)))
 
 
 @check(0.5, "softmax handles rows that contain -inf (masked entries get weight 0)", visibility="visible")
@@ -226,17 +236,20 @@ def test_softmax_minus_inf(student):
     cube_hidden[:, 0, :] = False
     cube_hidden[1] = False  # every slice along any dim keeps a finite entry
     for x, hidden, dim, what in (
-            (matrix, matrix_hidden, -1, "softmax of a (4, 6) input with some -inf entries"),
-            (cube, cube_hidden, 1, "softmax(x, dim=1) of a (2, 5, 3) input with some -inf entries")):
+            (matrix, matrix_hidden, -1, _f("{name} of a {shape} input with some -inf entries", name="softmax",
+                                           shape=(4, 6))),
+            (cube, cube_hidden, 1, _f("{name} of a {shape} input with some -inf entries", name="softmax(x, dim=1)",
+                                      shape=(2, 5, 3)))):
         reply = run_unless_raised(student.run, "softmax", x.masked_fill(hidden, INF), dim=dim)
         if reply is None:
             continue  # it raised: the checks of the values grade that
         weights = reply.value
         expect(isinstance(weights, torch.Tensor) and weights.shape == x.shape,
-               f"{what}: expected a tensor of shape {tuple(x.shape)}, got "
-               f"{tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__}")
-        expect(not bool(torch.isnan(weights).any()), f"{what} gives nan: {NEG_INF_HINT}")
-        expect(bool((weights[hidden] == 0).all()), f"{what}: the -inf entries should get weight 0: {NEG_INF_HINT}")
+               _f("{what}: expected a tensor of shape {shape}, got {got}", what=what, shape=tuple(x.shape),
+                  got=tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__))
+        expect(not bool(torch.isnan(weights).any()), _f("{what} gives nan: {hint}", what=what, hint=_(NEG_INF_HINT)))
+        expect(bool((weights[hidden] == 0).all()),
+               _f("{what}: the -inf entries should get weight 0: {hint}", what=what, hint=_(NEG_INF_HINT)))
 
 
 # ---------------------------------------------------------------- visible: conventions
@@ -267,19 +280,21 @@ def test_context_vectors_random(student):
     inputs = randn(217, 5, 3)
     one = ref.softmax(randn(218, 5))
     expect_close(student.call("context_vectors", one, inputs), ref.context_vectors(one, inputs),
-                 "context_vectors with (5,) weights and (5, 3) inputs",
-                 mistakes={"a sum over the embedding dim instead of over the tokens":
-                               (one.unsqueeze(-1) * inputs).sum(-1)})
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(5,),
+                    inputs=(5, 3)),
+                 mistakes={OVER_EMBEDDING: (one.unsqueeze(-1) * inputs).sum(-1)})
     square = ref.softmax(randn(219, 5, 5))
     expect_close(student.call("context_vectors", square, inputs), ref.context_vectors(square, inputs),
-                 "context_vectors with (5, 5) weights and (5, 3) inputs",
-                 mistakes={"the weights transposed (row i must use weights[i, :], the weights of query i)":
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(5, 5),
+                    inputs=(5, 3)),
+                 mistakes={N_("the weights transposed (row i must use weights[i, :], the weights of query i)"):
                                square.T @ inputs})
     batch_weights, batch_inputs = ref.softmax(randn(220, 2, 5, 5)), randn(221, 2, 5, 3)
     expect_close(student.call("context_vectors", batch_weights, batch_inputs),
                  ref.context_vectors(batch_weights, batch_inputs),
-                 "context_vectors with (2, 5, 5) weights and (2, 5, 3) inputs",
-                 mistakes={"the weights transposed (row i must use weights[..., i, :], the weights of query i)":
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors",
+                    weights=(2, 5, 5), inputs=(2, 5, 3)),
+                 mistakes={N_("the weights transposed (row i must use weights[..., i, :], the weights of query i)"):
                                batch_weights.transpose(-2, -1) @ batch_inputs})
 
 
@@ -290,9 +305,9 @@ def test_simple_attention_random(student):
         scores = x @ x.transpose(-2, -1)
         mistakes = {
             COLUMNS: torch.softmax(scores, -2) @ x,
-            "softmax over dim 0 (the batch dim) instead of the last dim": torch.softmax(scores, 0) @ x,
-            "scores divided by sqrt(d) (this attention is unscaled)": torch.softmax(scores / 2.0, -1) @ x,
-            "weights normalised by their sum instead of softmax": ref.normalize_by_sum(scores) @ x,
+            N_("softmax over dim 0 (the batch dim) instead of the last dim"): torch.softmax(scores, 0) @ x,
+            UNSCALED: torch.softmax(scores / 2.0, -1) @ x,
+            N_("weights normalised by their sum instead of softmax"): ref.normalize_by_sum(scores) @ x,
         }
         expect_close(student.call("simple_self_attention", x), ref.simple_self_attention(x),
-                     f"simple_self_attention on a {shape} input", mistakes=mistakes)
+                     _f("{name} on a {shape} input", name="simple_self_attention", shape=shape), mistakes=mistakes)

@@ -32,6 +32,7 @@ from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, exp
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, stack_items, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.i18n import N_, _, _f
 
 NAMES = ("W_query", "W_key", "W_value")
 DOC_RAND = {"query": [0.4306, 1.4551], "key": [0.4433, 1.1419], "value": [0.3951, 1.0037],
@@ -45,15 +46,31 @@ DOC_V2 = torch.tensor(
     [[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
      [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]])
 
-V1_ORDER = "W_query, W_key, W_value, each nn.Parameter(torch.rand(d_in, d_out))"
-V2_ORDER = "W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bias)"
-NO_SCALING = "no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)"
-OVER_QUERIES = "softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim"
-ORDER_HINT = "the seeded weights depend on creating the parameters in this order: "
+# made at import time: marked with N_, translated with _() where they are shown
+V1_ORDER = N_("W_query, W_key, W_value, each nn.Parameter(torch.rand(d_in, d_out))")
+V2_ORDER = N_("W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bias)")
+NO_SCALING = N_("no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)")
+OVER_QUERIES = N_("softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim")
+BY_D_K = N_("scores divided by d_k instead of sqrt(d_k)")
+ORDER_HINT = N_("the seeded weights depend on creating the parameters in this order: {order}")
 # the report's heatmaps of the worked example (public inputs): query 2 ("journey") against every
 # token, and the modules' outputs, one row per token, one column per output dim
 QUERY_2 = (TOKENS[1:2], TOKENS)
+# a mistake's description is one whole sentence per case, so that each is translated
+MIXED_UP = {("W_key", "W_query"): N_("v2.W_key.weight copied into v1.W_query (the projections mixed up)"),
+            ("W_value", "W_query"): N_("v2.W_value.weight copied into v1.W_query (the projections mixed up)"),
+            ("W_query", "W_key"): N_("v2.W_query.weight copied into v1.W_key (the projections mixed up)"),
+            ("W_value", "W_key"): N_("v2.W_value.weight copied into v1.W_key (the projections mixed up)"),
+            ("W_query", "W_value"): N_("v2.W_query.weight copied into v1.W_value (the projections mixed up)"),
+            ("W_key", "W_value"): N_("v2.W_key.weight copied into v1.W_value (the projections mixed up)")}
+WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
+                    N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
+                    N_("the values (x @ W_value): return (queries, keys, values) in that order"))
 OUTPUT_ROWS = (TOKENS, None)
+
+
+# i18n: "query", "key", "value" name one output of project_qkv (the English adds an "s")
+KIND_WORDS = {"query": N_("query"), "key": N_("key"), "value": N_("value")}
 
 
 def seeded_weights(draw, seed=123):
@@ -65,10 +82,14 @@ def seeded_weights(draw, seed=123):
 def unpack(value, count, what, names):
     """The student's returned tuple of `count` items (a list is accepted too)."""
     if not isinstance(value, (tuple, list)) or len(value) != count:
-        got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
-            else (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
-                  else type(value).__name__)
-        raise CheckFailed(f"{what} should return {names}, a tuple of {count} tensors; it returned {got}")
+        if isinstance(value, (tuple, list)):
+            got = _f("a {kind} of length {length}", kind=type(value).__name__, length=len(value))
+        elif isinstance(value, torch.Tensor):
+            got = _f("a tensor of shape {shape}", shape=tuple(value.shape))
+        else:
+            got = type(value).__name__
+        raise CheckFailed(_f("{what} should return {names}, a tuple of {count} tensors; it returned {got}",
+                             what=what, names=names, count=count, got=got))
     return list(value)
 
 
@@ -82,12 +103,12 @@ def attention_mistakes(queries, keys, values):
     """description -> (context, weights) that a common wrong scaled_dot_product_attention returns."""
     d_k, d_v, num_keys = keys.shape[-1], values.shape[-1], keys.shape[-2]
     wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
-             "scores divided by d_k instead of sqrt(d_k)": attend(queries, keys, values, d_k)}
+             BY_D_K: attend(queries, keys, values, d_k)}
     if d_v != d_k:
         wrong[f"scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
               f"sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_v))
     if num_keys != d_k:
-        wrong["scores divided by the square root of the number of keys instead of sqrt(d_k)"] = \
+        wrong[N_("scores divided by the square root of the number of keys instead of sqrt(d_k)")] = \
             attend(queries, keys, values, math.sqrt(num_keys))
     if queries.dim() >= 2:
         wrong[OVER_QUERIES] = attend(queries, keys, values, math.sqrt(d_k), dim=-2)
@@ -105,9 +126,9 @@ def module_mistakes(reference, x):
     d_in, d_k = x.shape[-1], keys.shape[-1]
     wrong = {NO_SCALING: attend(queries, keys, values, 1.0)[0],
              OVER_QUERIES: attend(queries, keys, values, math.sqrt(d_k), dim=-2)[0],
-             "queries and keys swapped (keys @ queries^T, or W_key created before W_query)":
+             N_("queries and keys swapped (keys @ queries^T, or W_key created before W_query)"):
                  attend(keys, queries, values, math.sqrt(d_k))[0],
-             "scores divided by d_k instead of sqrt(d_k)": attend(queries, keys, values, d_k)[0]}
+             BY_D_K: attend(queries, keys, values, d_k)[0]}
     if d_in != d_k:
         wrong[f"scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
               f"sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_in))[0]
@@ -122,23 +143,27 @@ def module_mistakes(reference, x):
 def test_query_2_documented(student):
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
-        seeded_as = f"torch.manual_seed(123) and torch.{draw.__name__}(3, 2) three times"
+        seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
+                       draw=f"torch.{draw.__name__}(3, 2)")
         projected = unpack(student.call("project_qkv", WORKED_INPUTS, *weights), 3,
-                           f"project_qkv(inputs, W_query, W_key, W_value) with {seeded_as}", "(queries, keys, values)")
+                           _f("{call} with {seeded}", call="project_qkv(inputs, W_query, W_key, W_value)",
+                              seeded=seeded_as), "(queries, keys, values)")
         for kind, got in zip(("query", "key", "value"), projected):
-            expect_shape(got, (6, 2), f"the {kind}s of project_qkv(inputs, ...) with {seeded_as}")
+            expect_shape(got, (6, 2), _f("the {kind}s of {call} with {seeded}", kind=_(KIND_WORDS[kind]),
+                                         call="project_qkv(inputs, ...)", seeded=seeded_as))
             if kind in doc:
-                expect_close(got[1], torch.tensor(doc[kind]), f"{kind}_2 with {seeded_as}", atol=1e-4)
+                expect_close(got[1], torch.tensor(doc[kind]), _f("{call} with {seeded}", call=f"{kind}_2",
+                                                                 seeded=seeded_as), atol=1e-4)
         queries, keys, values = (WORKED_INPUTS @ w for w in weights)
-        what = f"scaled_dot_product_attention(query_2, keys, values) with {seeded_as}"
+        what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
         wrong = attention_mistakes(queries[1], keys, values)
         # the student's weights of the worked example are shown in the report even when right
-        expect_close(attn, torch.tensor(doc["weights"]), f"the weights of {what}", atol=1e-4,
+        expect_close(attn, torch.tensor(doc["weights"]), _f("the weights of {what}", what=what), atol=1e-4,
                      mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2,
                      show_passing=draw is torch.rand)
-        expect_close(context, torch.tensor(doc["context"]), f"the context of {what}", atol=1e-4,
+        expect_close(context, torch.tensor(doc["context"]), _f("the context of {what}", what=what), atol=1e-4,
                      mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
 
 
@@ -147,7 +172,7 @@ def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
     expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
-                 hint=ORDER_HINT + V1_ORDER, heatmap_labels=OUTPUT_ROWS)
+                 hint=_f(ORDER_HINT, order=_(V1_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
 
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True)
@@ -155,7 +180,7 @@ def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
     expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
-                 hint=ORDER_HINT + V2_ORDER, heatmap_labels=OUTPUT_ROWS)
+                 hint=_f(ORDER_HINT, order=_(V2_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
 
 # ---------------------------------------------------------------- visible: properties
@@ -164,33 +189,36 @@ def test_v2_documented(student):
 @check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", about="scaled_dot_product_attention")
 def test_attention_weights_sum_to_one(student):
     queries, keys, values = randn(368, 6, 4, scale=2.0), randn(369, 9, 4, scale=2.0), randn(370, 9, 3)
-    what = "scaled_dot_product_attention with queries (6, 4), keys (9, 4), values (9, 3)"
-    _, weights = unpack(student.call("scaled_dot_product_attention", queries, keys, values), 2, what,
-                        "(context, weights)")
-    expect_sums_to_one(weights, (6, 9), f"the weights of {what}")
+    what = _f("{name} with queries {queries}, keys {keys}, values {values}", name="scaled_dot_product_attention",
+              queries=(6, 4), keys=(9, 4), values=(9, 3))
+    _context, weights = unpack(student.call("scaled_dot_product_attention", queries, keys, values), 2, what,
+                               "(context, weights)")
+    expect_sums_to_one(weights, (6, 9), _f("the weights of {what}", what=what))
 
 
 @check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible")
 def test_attention_batch(student):
     for queries, keys, values in ((randn(362, 2, 5, 4), randn(363, 2, 7, 4), randn(364, 2, 7, 6)),
                                   (randn(365, 2, 3, 5, 4), randn(366, 2, 3, 7, 4), randn(367, 2, 3, 7, 6))):
-        what = (f"scaled_dot_product_attention with queries {tuple(queries.shape)}, keys {tuple(keys.shape)}, "
-                f"values {tuple(values.shape)}")
+        what = _f("{name} with queries {queries}, keys {keys}, values {values}", name="scaled_dot_product_attention",
+                  queries=tuple(queries.shape), keys=tuple(keys.shape), values=tuple(values.shape))
         value = student.call("scaled_dot_product_attention", queries, keys, values)  # `.T` errors: core/hints.py
         context, weights = unpack(value, 2, what, "(context, weights)")
         flat = [unpack(student.call("scaled_dot_product_attention", q, k, v), 2,
-                       f"scaled_dot_product_attention on one item of {tuple(queries.shape)}", "(context, weights)")
+                       _f("{name} on one item of {shape}", name="scaled_dot_product_attention",
+                          shape=tuple(queries.shape)), "(context, weights)")
                 for q, k, v in zip(queries.flatten(0, -3), keys.flatten(0, -3), values.flatten(0, -3))]
-        for index, kind in ((1, "weights"), (0, "context")):
+        for index, kind in ((1, _("weights")), (0, _("context"))):
             items = [pair[index] for pair in flat]
             expect(all(isinstance(item, torch.Tensor) for item in items),
-                   "scaled_dot_product_attention on one item should return tensors (context, weights)")
+                   _("scaled_dot_product_attention on one item should return tensors (context, weights)"))
             try:
                 expected = torch.stack(items).reshape(*queries.shape[:-2], *items[0].shape)
             except RuntimeError as error:
-                raise CheckFailed(f"the {kind} of scaled_dot_product_attention have different shapes for the "
-                                  f"items of a batch: {error}") from None
-            expect_close((context, weights)[index], expected, f"the {kind} of {what}, compared with each item on its own",
+                raise CheckFailed(_f("the {kind} of {name} have different shapes for the items of a batch: {error}",
+                                     kind=kind, name="scaled_dot_product_attention", error=error)) from None
+            expect_close((context, weights)[index], expected,
+                         _f("the {kind} of {what}, compared with each item on its own", kind=kind, what=what),
                          hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 
@@ -200,8 +228,8 @@ def test_parameter_order(student):
     params = module.params()
     tensors = [p for p in params.values() if isinstance(p, torch.Tensor)] if isinstance(params, dict) else []
     if any(bool((p < 0).any()) for p in tensors):
-        raise CheckFailed("SelfAttention_v1's weights have negative entries: create them with torch.rand "
-                          "(uniform in [0, 1)), not torch.randn")
+        raise CheckFailed(_("SelfAttention_v1's weights have negative entries: create them with torch.rand "
+                            "(uniform in [0, 1)), not torch.randn"))
     raw = seeded_projections(4, 3, seed=41, raw=True)
     expect_same_params(module, {name: getattr(raw, name) for name in NAMES}, "SelfAttention_v1", V1_ORDER)
     module = student.new("SelfAttention_v2", 4, 3, seed=42)
@@ -215,9 +243,11 @@ def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
     got = module(batch)  # an error raised on `.T` gets its hint (core/hints.py)
-    expected = stack_items([module(item) for item in batch], "SelfAttention_v2(4, 3) on a (5, 4) input",
+    expected = stack_items([module(item) for item in batch],
+                           _f("{name} on a {shape} input", name="SelfAttention_v2(4, 3)", shape=(5, 4)),
                            "SelfAttention_v2")
-    expect_close(got, expected, "SelfAttention_v2(4, 3) on a (2, 5, 4) batch, compared with each item on its own",
+    expect_close(got, expected, _f("{name} on a {shape} batch, compared with each item on its own",
+                                   name="SelfAttention_v2(4, 3)", shape=(2, 5, 4)),
                  hint=hint_if_written(student, "SelfAttention_v2", r"\.T\b", TRANSPOSE_HINT))
 
 
@@ -230,8 +260,8 @@ def test_copy_weights(student):
         source = v2.params()  # the student's own v2 weights are what must be copied
         source = source if isinstance(source, dict) else {}
         missing = [f"{n}.weight" for n in NAMES if not isinstance(source.get(f"{n}.weight"), torch.Tensor)]
-        expect(not missing, f"SelfAttention_v2 has no parameter {missing[0] if missing else ''}: "
-                            f"it should have the layers {V2_ORDER}")
+        expect(not missing, _f("SelfAttention_v2 has no parameter {name}: it should have the layers {order}",
+                               name=missing[0] if missing else "", order=_(V2_ORDER)))
         own = v1.params()  # v1's Parameters: whether it has them at all is the other checks' business
         targets = [name for name in NAMES if isinstance(own, dict) and isinstance(own.get(name), torch.Tensor)]
         x, grad_output = randn(seed + 350, 6, d_in), randn(seed + 450, 6, d_out)
@@ -241,26 +271,26 @@ def test_copy_weights(student):
             student.call("copy_v2_weights_into_v1", v1.arg, v2.arg)
         except StudentFailure as failure:
             if failure.kind == "raised" and "in-place" in failure.message:
-                raise CheckFailed(f"{failure.message}. Copy inside `with torch.no_grad():` so that autograd "
-                                  "does not record the copy into v1's Parameters") from None
+                raise CheckFailed(_f("{error}. Copy inside `with torch.no_grad():` so that autograd "
+                                     "does not record the copy into v1's Parameters", error=failure.message)) from None
             raise
         copied = v1.params()
         copied = copied if isinstance(copied, dict) else {}
         size = f"d_in={d_in}, d_out={d_out}"
         for name in targets:
             weight = source[f"{name}.weight"]
-            mistakes = {"Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))": weight}
-            mistakes.update({f"v2.{other}.weight copied into v1.{name} (the projections mixed up)":
-                             source[f"{other}.weight"].T for other in NAMES if other != name})
-            expect_close(copied.get(name), weight.T, f"v1.{name} after copy_v2_weights_into_v1(v1, v2) with {size}",
-                         mistakes=mistakes)
+            mistakes = {N_("Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))"): weight}
+            mistakes.update({MIXED_UP[other, name]: source[f"{other}.weight"].T for other in NAMES if other != name})
+            expect_close(copied.get(name), weight.T, _f("{call} with {size}",
+                                                        call=f"v1.{name} after copy_v2_weights_into_v1(v1, v2)",
+                                                        size=size), mistakes=mistakes)
         # the parameters that were trained before the copy still are after it
         after = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
         for name in sorted(trained):
             expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
-                   f"after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
-                   "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
-                   "off requires_grad)")
+                   _f("after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
+                      "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
+                      "off requires_grad)", name=name))
 
 
 @check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible")
@@ -312,11 +342,11 @@ def expect_attention(reply_value, queries, keys, values, what):
     context, weights = unpack(reply_value, 2, what, "(context, weights)")
     expected_context, expected_weights = torch_attention(queries, keys, values)
     wrong = attention_mistakes(queries, keys, values)
-    order = "(context, weights) in the wrong order: return the context first"
+    order = N_("(context, weights) in the wrong order: return the context first")
     # a visible check's inputs are public: a failure shows its weights (queries x keys) and context
-    expect_close(weights, expected_weights, f"the weights of {what}",
+    expect_close(weights, expected_weights, _f("the weights of {what}", what=what),
                  mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}}, heatmap_labels=True)
-    expect_close(context, expected_context, f"the context of {what}",
+    expect_close(context, expected_context, _f("the context of {what}", what=what),
                  mistakes={order: expected_weights, **{k: c for k, (c, w) in wrong.items()}}, heatmap_labels=True)
 
 
@@ -325,10 +355,12 @@ def expect_attention(reply_value, queries, keys, values, what):
 def test_attention_scaling(student):
     queries, keys, values = randn(356, 5, 4, scale=1.5), randn(357, 7, 4, scale=1.5), randn(358, 7, 6)
     expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
-                     "scaled_dot_product_attention with queries (5, 4), keys (7, 4), values (7, 6)")
+                     _f("{name} with queries {queries}, keys {keys}, values {values}",
+                        name="scaled_dot_product_attention", queries=(5, 4), keys=(7, 4), values=(7, 6)))
     queries, keys, values = randn(359, 4), randn(360, 7, 4), randn(361, 7, 6)
     expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
-                     "scaled_dot_product_attention with a single query (4,), keys (7, 4), values (7, 6)")
+                     _f("{name} with a single query {queries}, keys {keys}, values {values}",
+                        name="scaled_dot_product_attention", queries=(4,), keys=(7, 4), values=(7, 6)))
 
 
 @check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible")
@@ -344,7 +376,7 @@ def test_v2_bias(student):
         expected = torch_attention(*(getattr(layers, name)(x) for name in NAMES))[0]
         without_bias = torch_attention(*(x @ getattr(layers, name).weight.T for name in NAMES))[0]
     expect_close(module(x), expected, "torch.manual_seed(61); SelfAttention_v2(4, 3, qkv_bias=True)(x)",
-                 mistakes={"the biases left out of the projections": without_bias,
+                 mistakes={N_("the biases left out of the projections"): without_bias,
                            **module_mistakes(layers, x)}, heatmap_labels=True)
 
 
@@ -357,14 +389,14 @@ from solutions import trainable_qkv as ref  # noqa: E402  (only the hidden check
 def test_project_qkv_random(student):
     weights = [randn(seed, 4, 3) for seed in (301, 302, 303)]
     for x in (randn(304, 5, 4), randn(305, 2, 5, 4)):
-        what = f"project_qkv(x, W_query, W_key, W_value) with x of shape {tuple(x.shape)}"
+        what = _f("{call} with x of shape {shape}", call="project_qkv(x, W_query, W_key, W_value)",
+                  shape=tuple(x.shape))
         got = unpack(student.call("project_qkv", x, *weights), 3, what, "(queries, keys, values)")
         expected = ref.project_qkv(x, *weights)
-        kinds = ("queries", "keys", "values")
-        for index, kind in enumerate(kinds):
-            mistakes = {f"the {kinds[other]} (x @ {NAMES[other]}): return (queries, keys, values) in that order":
-                        expected[other] for other in range(3) if other != index}
-            expect_close(got[index], expected[index], f"the {kind} of {what}", mistakes=mistakes)
+        for index, kind in enumerate((_("queries"), _("keys"), _("values"))):
+            mistakes = {WRONG_PROJECTION[other]: expected[other] for other in range(3) if other != index}
+            expect_close(got[index], expected[index], _f("the {kind} of {what}", kind=kind, what=what),
+                         mistakes=mistakes)
 
 
 @check(0.75, "SelfAttention_v1 and SelfAttention_v2 match the reference with other seeds and sizes")
@@ -378,5 +410,6 @@ def test_modules_random(student):
         reference = with_params(seeded(cls, d_in, d_out, seed=seed), module.params())
         with torch.no_grad():
             expected = reference(x)
-        expect_close(module(x), expected, f"torch.manual_seed({seed}); {name}({d_in}, {d_out})(x) on a (7, {d_in}) x",
-                     mistakes=module_mistakes(reference, x), hint=ORDER_HINT + order)
+        expect_close(module(x), expected, _f("{call} on a {shape} x", call=f"torch.manual_seed({seed}); "
+                                             f"{name}({d_in}, {d_out})(x)", shape=f"(7, {d_in})"),
+                     mistakes=module_mistakes(reference, x), hint=_f(ORDER_HINT, order=_(order)))

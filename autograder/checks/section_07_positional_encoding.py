@@ -154,7 +154,7 @@ def test_odd_d_model(student):
         except StudentFailure as failure:
             if failure.kind != "raised":
                 raise
-            raise CheckFailed(f"{failure.message}. {_(ODD_HINT)}", mistake=ODD_D) from None
+            raise CheckFailed(_f("{error}. {hint}", error=failure.message, hint=_(ODD_HINT)), mistake=ODD_D) from None
         if tuple(value.shape) != (num_positions, d_model):
             raise CheckFailed(_f("{what}: expected shape {expected}, got {got}. {hint}", what=what,
                                  expected=(num_positions, d_model), got=tuple(value.shape), hint=_(ODD_HINT)),

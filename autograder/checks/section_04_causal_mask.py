@@ -3,14 +3,13 @@
 Visible checks come first: the documented masked weights and output of the worked
 example, and the properties that need no reference (the causal mask itself, made on
 the device it is given, and the two weight functions' masks on their input's device;
-arguments left unchanged; parameters created in the
-documented order; causality; batch items kept apart; the ValueError for a too-long
-input; dropout off in eval mode; gradients reaching every parameter; a module that
-follows .to(device)). The self-check runs them; the student's wheel holds only them
-(selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
-expected output. Each property check judges one idea, against the student's own
-module where it needs a comparison, so that a wrong value costs the value checks
-only. The hidden checks after them compare with the reference solutions on fresh inputs.
+arguments left unchanged; parameters created in the documented order; causality; batch
+items kept apart; the ValueError for a too-long input; dropout off in eval mode; gradients
+reaching every parameter; a module that follows .to(device)). The self-check runs them; the
+student's wheel holds only them (selfcheck_export.visible_part), so they use neither
+`solutions` nor a hidden seed's expected output. Each property check judges one idea, against
+the student's own module where it needs a comparison, so that a wrong value costs the value
+checks only. The hidden checks after them compare with the reference solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -31,6 +30,7 @@ from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expec
                                       randn, run_unless_raised, run_where_made, seeded, seeded_projections,
                                       with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
+from autograder.i18n import N_, _, _f
 from autograder.worker.wire import TensorStub
 
 INF = float("-inf")
@@ -44,15 +44,17 @@ DOC_MASKED = torch.tensor(
 DOC_CAUSAL_ATTENTION = torch.tensor(
     [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
      [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]])
-DIAGONAL = "the diagonal masked too (use diagonal=1: every token may look at itself)"
-INVERTED = "an inverted mask (True must mean hidden: True strictly above the diagonal)"
-AFTER_SOFTMAX = "masking after the softmax without renormalising (rows no longer sum to 1)"
-NO_SCALING = "no 1/sqrt(d_k) scaling"
-ZERO_FILL = ("the mask filled with 0 instead of -inf before the softmax (exp(0) = 1: the future keeps its weight; "
+DIAGONAL = N_("the diagonal masked too (use diagonal=1: every token may look at itself)")
+DIAGONAL_LARGE = N_("the diagonal masked too, with -1e9 (use diagonal=1: every token may look at itself)")
+INVERTED = N_("an inverted mask (True must mean hidden: True strictly above the diagonal)")
+AFTER_SOFTMAX = N_("masking after the softmax without renormalising (rows no longer sum to 1)")
+NO_SCALING = N_("no 1/sqrt(d_k) scaling")
+ZERO_FILL = N_("the mask filled with 0 instead of -inf before the softmax (exp(0) = 1: the future keeps its weight; "
              "use masked_fill(mask, float('-inf')))")
-PAST = ("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
+PAST = N_("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
         "torch.triu(..., diagonal=1))")
-PAST_AND_DIAGONAL = ("the past and the diagonal hidden instead of the future (torch.tril where "
+NOT_RENORMALISED = N_("zeroed above the diagonal but not renormalised (divide each row by its sum)")
+PAST_AND_DIAGONAL = N_("the past and the diagonal hidden instead of the future (torch.tril where "
                      "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
 
 
@@ -76,19 +78,19 @@ def weight_mistakes(scores, d_k):
     plain = torch.softmax(scores / math.sqrt(d_k), dim=-1)
     return {
         NO_SCALING: torch.softmax(scores.masked_fill(future, INF), dim=-1),
-        "scores divided by d_k instead of sqrt(d_k)": torch.softmax(scores.masked_fill(future, INF) / d_k, dim=-1),
-        "scores scaled by the square root of the number of tokens instead of sqrt(d_k)":
+        N_("scores divided by d_k instead of sqrt(d_k)"): torch.softmax(scores.masked_fill(future, INF) / d_k, dim=-1),
+        N_("scores scaled by the square root of the number of tokens instead of sqrt(d_k)"):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(num_tokens), dim=-1),
         AFTER_SOFTMAX: plain.masked_fill(future, 0.0),
         DIAGONAL: torch.softmax(scores.masked_fill(with_diagonal, INF) / math.sqrt(d_k), dim=-1),
-        DIAGONAL.replace("too", "too, with -1e9"):
+        DIAGONAL_LARGE:
             torch.softmax(scores.masked_fill(with_diagonal, -1e9) / math.sqrt(d_k), dim=-1),
         INVERTED: torch.softmax(scores.masked_fill(~future, -1e9) / math.sqrt(d_k), dim=-1),
         ZERO_FILL: torch.softmax(scores.masked_fill(future, 0.0) / math.sqrt(d_k), dim=-1),
         PAST: torch.softmax(scores.masked_fill(future.T, INF) / math.sqrt(d_k), dim=-1),
         PAST_AND_DIAGONAL: torch.softmax(scores.masked_fill(~future, INF) / math.sqrt(d_k), dim=-1),
-        "no causal mask at all": plain,
-        "softmax over dim=-2 (the columns) instead of the last dim":
+        N_("no causal mask at all"): plain,
+        N_("softmax over dim=-2 (the columns) instead of the last dim"):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),
     }
 
@@ -102,26 +104,31 @@ def attention_mistakes(reference, x):
         wrong = {description: weights @ values
                  for description, weights in weight_mistakes(scores, keys.shape[-1]).items()}
         future = future_mask(x.shape[-2])
-        wrong[f"scores scaled by sqrt(d_in) = sqrt({x.shape[-1]}) instead of sqrt(d_k) = sqrt(d_out)"] = \
+        wrong[SCALED_BY_D_IN[x.shape[-1]]] = \
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(x.shape[-1]), dim=-1) @ values
         swapped = scores.transpose(-2, -1).masked_fill(future, INF) / math.sqrt(keys.shape[-1])
-        wrong["queries and keys swapped (keys @ queries^T)"] = torch.softmax(swapped, dim=-1) @ values
+        wrong[N_("queries and keys swapped (keys @ queries^T)")] = torch.softmax(swapped, dim=-1) @ values
     return wrong
 
 
-ORDER = "W_query, W_key, W_value (Linear), then the Dropout"
-MASK_ON_CPU = "a mask made on the CPU whatever the input's device (device= left out)"
+# One literal per input size the checks use (d_in -> description), so that the catalogues hold each one whole
+SCALED_BY_D_IN = {3: N_("scores scaled by sqrt(d_in) = sqrt(3) instead of sqrt(d_k) = sqrt(d_out)"),
+                  6: N_("scores scaled by sqrt(d_in) = sqrt(6) instead of sqrt(d_k) = sqrt(d_out)")}
+
+
+ORDER = N_("W_query, W_key, W_value (Linear), then the Dropout")
+MASK_ON_CPU = N_("a mask made on the CPU whatever the input's device (device= left out)")
 NAMES = ("W_query", "W_key", "W_value")
-EVAL_DROPOUT = ("dropout active in eval mode (use self.dropout, or F.dropout(..., training=self.training), "
+EVAL_DROPOUT = N_("dropout active in eval mode (use self.dropout, or F.dropout(..., training=self.training), "
                 "which eval() switches off)")
-NO_TRAIN_DROPOUT = "no dropout in train mode (apply self.dropout to the attention weights)"
+NO_TRAIN_DROPOUT = N_("no dropout in train mode (apply self.dropout to the attention weights)")
 
 
 def expect_finite(value, what):
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         expect(bool(torch.isfinite(value).all()),
-               f"{what} contains NaN or inf: a row whose every key is masked gives NaN "
-               "(is the diagonal masked too? it must stay visible)")
+               _f("{what} contains NaN or inf: a row whose every key is masked gives NaN "
+                  "(is the diagonal masked too? it must stay visible)", what=what))
 
 
 # ---------------------------------------------------------------- visible: documented values (2 points)
@@ -130,17 +137,16 @@ def expect_finite(value, what):
 def test_mask_and_renormalize_documented(student):
     weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
     got = student.call("mask_and_renormalize", weights)
-    expect_close(got, DOC_MASKED, "mask_and_renormalize(attn_weights) of the worked example", atol=1e-4,
+    expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
-                 mistakes={"zeroed above the diagonal but not renormalised (divide each row by its sum)":
-                           weights.masked_fill(future_mask(6), 0.0)})
+                 mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
 
 
 @check(0.5, "causal_attention_weights gives the documented masked weights", documented=True)
 def test_causal_attention_weights_documented(student):
     scores = documented_scores()
     got = student.call("causal_attention_weights", scores, 2)
-    expect_close(got, DOC_MASKED, "causal_attention_weights(attn_scores, 2) of the worked example", atol=1e-4,
+    expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
                  mistakes=weight_mistakes(scores, 2))
 
@@ -164,8 +170,8 @@ def test_causal_mask(student):
         expect_close(student.call("causal_mask", num_tokens), expected, f"causal_mask({num_tokens})",
                      mistakes={DIAGONAL: with_diagonal,
                                INVERTED: ~expected,
-                               "the past hidden instead of the future (True below the diagonal)": expected.T},
-                     hint="Masks are bool and True means hidden: torch.triu(..., diagonal=1)", heatmap_labels=True)
+                               N_("the past hidden instead of the future (True below the diagonal)"): expected.T},
+                     hint=N_("Masks are bool and True means hidden: torch.triu(..., diagonal=1)"), heatmap_labels=True)
 
 
 @check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
@@ -173,13 +179,14 @@ def test_causal_mask(student):
 def test_causal_mask_device(student):
     """Only where the masks are made: their values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
-    got = f"a tensor on {reply.output_devices[0]}" if reply.output_devices else type(reply.value).__name__
+    devices = reply.output_devices
+    got = _f("a tensor on {device}", device=devices[0]) if devices else type(reply.value).__name__
     expect(reply.output_devices == ["meta"],
-           f"causal_mask(5, device='meta') returned {got}: create the mask directly on `device` "
-           "(torch.ones(..., device=device)), so attention on a GPU needs no copy")
+           _f("causal_mask(5, device='meta') returned {got}: create the mask directly on `device` "
+              "(torch.ones(..., device=device)), so attention on a GPU needs no copy", got=got))
     stub = reply.value  # its values and dtype are the other check's business
     expect(isinstance(stub, TensorStub) and stub.shape == (5, 5),
-           f"causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub!r}")
+           _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
     weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
     for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
         expect_on_input_device(student, name, args)
@@ -188,8 +195,8 @@ def test_causal_mask_device(student):
 def expect_on_input_device(student, name, args) -> None:
     """`name(*args)` on the meta device runs, mixes no devices and answers on meta; not judged where it
     raises on the CPU too (the value checks grade that)."""
-    advice = (f"make the mask on the input's device (causal_mask(T, device=x.device)), so that {name} "
-              "works on a GPU")
+    advice = _f("make the mask on the input's device (causal_mask(T, device=x.device)), so that {name} "
+                "works on a GPU", name=name)
     if run_where_made(student.run, name, *args, mistake=MASK_ON_CPU, advice=advice) is None:
         return
     try:
@@ -197,12 +204,15 @@ def expect_on_input_device(student, name, args) -> None:
     except StudentFailure as failure:
         if failure.kind != "raised":
             raise
-        raise CheckFailed(f"{name} on the meta device: {failure.message[:300]}. Most likely a tensor made on "
-                          f"the CPU: {advice}", mistake=MASK_ON_CPU) from None
+        raise CheckFailed(_f("{name} on the meta device: {error}. Most likely a tensor made on "
+                             "the CPU: {advice}", name=name, error=failure.message[:300], advice=advice),
+                          mistake=MASK_ON_CPU) from None
     mixed = "; ".join(reply.mixed_devices[:2])
-    expect(not mixed, f"{name} on the meta device mixes devices ({mixed}): {advice}", mistake=MASK_ON_CPU)
+    expect(not mixed, _f("{name} on the meta device mixes devices ({mixed}): {advice}", name=name, mixed=mixed,
+                         advice=advice), mistake=MASK_ON_CPU)
     expect(reply.output_devices == ["meta"],
-           f"{name} on the meta device returned {reply.value!r:.100} instead of one tensor on that device")
+           _f("{name} on the meta device returned {value} instead of one tensor on that device", name=name,
+              value=f"{reply.value!r:.100}"))
 
 
 @check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",
@@ -225,7 +235,7 @@ def test_causal_attention_params(student):
     layers = [torch.nn.Linear(6, 3, bias=True) for _ in NAMES]
     expect_same_params(module, {f"{name}.{kind}": getattr(layer, kind)
                                 for name, layer in zip(NAMES, layers) for kind in ("weight", "bias")},
-                       "CausalAttention(6, 3, 8, 0.0, qkv_bias=True)", ORDER)
+                       "CausalAttention(6, 3, 8, 0.0, qkv_bias=True)", _(ORDER))
 
 
 @check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible")
@@ -237,15 +247,15 @@ def test_causality(student):
     module = student.new("CausalAttention", 4, 3, 7, 0.0, seed=42)
     before, after, moved = module(x), module(changed), module(first_changed)
     for out in (before, after, moved):
-        expect_shape(out, (2, 7, 3), "CausalAttention(4, 3, 7, 0.0) on a (2, 7, 4) input")
-        expect_finite(out, "CausalAttention's output")
+        expect_shape(out, (2, 7, 3), _("CausalAttention(4, 3, 7, 0.0) on a (2, 7, 4) input"))
+        expect_finite(out, _("CausalAttention's output"))
     expect(not torch.allclose(moved[:, 1:], before[:, 1:]),
-           "CausalAttention's outputs of tokens 1-6 stay the same when token 0 changes: every token should "
-           "attend to the tokens before it")
-    expect_close(after[:, :3], before[:, :3], "the outputs of tokens 0-2 after tokens 3-6 changed",
+           _("CausalAttention's outputs of tokens 1-6 stay the same when token 0 changes: every token should "
+             "attend to the tokens before it"))
+    expect_close(after[:, :3], before[:, :3], _("the outputs of tokens 0-2 after tokens 3-6 changed"),
                  device=student.device,
-                 hint="They changed, so the future leaks into the past: hide j > i (True strictly above "
-                      "the diagonal) with -inf before the softmax")
+                 hint=N_("They changed, so the future leaks into the past: hide j > i (True strictly above "
+                         "the diagonal) with -inf before the softmax"))
 
 
 @check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible")
@@ -253,21 +263,22 @@ def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
     together = module(x)
-    expect_output(together, (3, 5, 3), "CausalAttention(4, 3, 6, 0.0) on a (3, 5, 4) batch")
+    expect_output(together, (3, 5, 3), _("CausalAttention(4, 3, 6, 0.0) on a (3, 5, 4) batch"))
     for item in range(3):
         alone = module(x[item:item + 1])
-        expect_shape(alone, (1, 5, 3), "CausalAttention(4, 3, 6, 0.0) on a (1, 5, 4) batch")
-        expect_close(together[item], alone[0], f"item {item} of a batch of 3 compared with the same item alone",
+        expect_shape(alone, (1, 5, 3), _("CausalAttention(4, 3, 6, 0.0) on a (1, 5, 4) batch"))
+        expect_close(together[item], alone[0],
+                     _f("item {item} of a batch of 3 compared with the same item alone", item=item),
                      device=student.device,
-                     hint="Each item must attend only within itself: keep the batch dim apart "
-                          "(keys.transpose(1, 2), softmax over the last dim)")
+                     hint=N_("Each item must attend only within itself: keep the batch dim apart "
+                             "(keys.transpose(1, 2), softmax over the last dim)"))
 
 
 @check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible")
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
-                  "CausalAttention(3, 2, context_length=5, 0.0) on 8 tokens", naming=(8, 5))
+                  _("CausalAttention(3, 2, context_length=5, 0.0) on 8 tokens"), naming=(8, 5))
 
 
 @check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible")
@@ -278,12 +289,13 @@ def test_eval_disables_dropout(student):
     module = student.new("CausalAttention", 4, 3, 6, 0.5, seed=45)
     without = student.new("CausalAttention", 4, 3, 6, 0.0, seed=45)
     expected = without(x, mode="eval")
-    expect_output(expected, (2, 6, 3), "CausalAttention(4, 3, 6, dropout=0.0) in eval mode")
+    expect_output(expected, (2, 6, 3), _("CausalAttention(4, 3, 6, dropout=0.0) in eval mode"))
     for seed in (1, 2):
         expect_close(module(x, mode="eval", seed=seed), expected,
-                     "CausalAttention(4, 3, 6, dropout=0.5) in eval mode, compared with the same module built "
-                     "with dropout=0.0", device=student.device,
-                     hint=f"In eval mode the output must not depend on the dropout rate: {EVAL_DROPOUT}?")
+                     _("CausalAttention(4, 3, 6, dropout=0.5) in eval mode, compared with the same module built "
+                       "with dropout=0.0"), device=student.device,
+                     hint=_f("In eval mode the output must not depend on the dropout rate: {advice}?",
+                             advice=_(EVAL_DROPOUT)))
 
 
 @check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible")
@@ -300,20 +312,22 @@ def test_gradients(student):
 @check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible")
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
-    advice = ("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
-              "or create it in forward with device=x.device")
+    advice = _("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
+               "or create it in forward with device=x.device")
     try:
         reply = module.run(rand(414, 2, 4, 3), device="meta")
     except StudentFailure as failure:
         if failure.kind != "raised":
             raise
-        raise CheckFailed(f"after .to(device) (here the meta device), {failure.message}. Most likely a tensor "
-                          f"used in forward is still on the CPU: {advice}") from None
+        raise CheckFailed(_f("after .to(device) (here the meta device), {error}. Most likely a tensor "
+                             "used in forward is still on the CPU: {advice}", error=failure.message,
+                             advice=advice)) from None
     mixed = reply.mixed_devices[0] if reply.mixed_devices else ""
-    expect(not mixed, f"after .to(device), CausalAttention.forward mixes devices ({mixed}): {advice}")
+    expect(not mixed, _f("after .to(device), CausalAttention.forward mixes devices ({mixed}): {advice}",
+                         mixed=mixed, advice=advice))
     expect(reply.output_devices == ["meta"],
-           f"after .to(device), CausalAttention.forward returned {reply.value!r:.100} instead of one tensor "
-           "on that device")
+           _f("after .to(device), CausalAttention.forward returned {value} instead of one tensor "
+              "on that device", value=f"{reply.value!r:.100}"))
 
 
 def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, device: str = "cpu"):
@@ -355,21 +369,22 @@ def test_train_dropout(student):
     the value checks, not this one)."""
     x = randn(411, 2, 6, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.5, seed=46)
-    what = "CausalAttention(4, 3, 6, dropout=0.5) in train mode after torch.manual_seed(7)"
+    what = _("CausalAttention(4, 3, 6, dropout=0.5) in train mode after torch.manual_seed(7)")
     got = module(x, mode="train", seed=7)
     expect_shape(got, (2, 6, 3), what)
     eval_out = module(x, mode="eval")
-    expect_shape(eval_out, (2, 6, 3), "CausalAttention(4, 3, 6, dropout=0.5) in eval mode")
-    expect(not close(got, eval_out), f"{what}: the output equals the eval-mode output. This looks like "
-                                     f"{NO_TRAIN_DROPOUT}", mistake=NO_TRAIN_DROPOUT)
+    expect_shape(eval_out, (2, 6, 3), _("CausalAttention(4, 3, 6, dropout=0.5) in eval mode"))
+    expect(not close(got, eval_out), _f("{what}: the output equals the eval-mode output. This looks like "
+                                        "{mistake}", what=what, mistake=_(NO_TRAIN_DROPOUT)),
+           mistake=NO_TRAIN_DROPOUT)
     params = module.params()
     documented = documented_forward(params, x)
     if documented is None or not close(eval_out, documented[0], student.device):
         return  # the forward itself is off (the value checks say where); dropout is applied, at least
     expected, on_context = documented_forward(params, x, dropout=0.5, train_seed=7, device=student.device)
     expect_close(got, expected, what, device=student.device,
-                 mistakes={"dropout on the context vectors instead of the attention weights": on_context},
-                 hint="Apply self.dropout once, to the attention weights after the softmax, before @ values")
+                 mistakes={N_("dropout on the context vectors instead of the attention weights"): on_context},
+                 hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"))
 
 
 # ---------------------------------------------------------------- hidden: the reference on new inputs (2.25 points)
@@ -396,27 +411,30 @@ def reference_output(reference, x, *, train_seed=None, device="cpu"):
 def test_mask_and_renormalize(student):
     single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
     batch = torch.softmax(randn(402, 3, 4, 4, scale=2.0), dim=-1)
-    for weights, what in ((single, "a (5, 5)"), (batch, "a (3, 4, 4) batch of")):
+    # i18n: the whole phrase per input, so that word order is free
+    for weights, what in ((single, _("mask_and_renormalize of a (5, 5) weights")),
+                          (batch, _("mask_and_renormalize of a (3, 4, 4) batch of weights"))):
         future = ref.causal_mask(weights.shape[-1])
         zeroed = weights.masked_fill(future, 0.0)
         past = weights.masked_fill(~torch.tril(torch.ones_like(future), diagonal=-1), 0.0)
         expect_close(student.call("mask_and_renormalize", weights.clone()), ref.mask_and_renormalize(weights),
-                     f"mask_and_renormalize of {what} weights", device=student.device,
-                     mistakes={"zeroed above the diagonal but not renormalised (divide each row by its sum)": zeroed,
-                               "divided by the column sums (dim=-2) instead of the row sums":
+                     what, device=student.device,
+                     mistakes={NOT_RENORMALISED: zeroed,
+                               N_("divided by the column sums (dim=-2) instead of the row sums"):
                                    zeroed / zeroed.sum(dim=-2, keepdim=True),
-                               "divided by the sum of all the weights instead of each row's sum":
+                               N_("divided by the sum of all the weights instead of each row's sum"):
                                    zeroed / zeroed.sum(),
                                DIAGONAL: past / past.sum(dim=-1, keepdim=True)})
 
 
 @check(1, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
 def test_causal_attention_weights(student):
-    for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, "(5, 5) scores, d_k=4"),
-                              (randn(404, 2, 6, 6, scale=3.0), 9, "(2, 6, 6) scores, d_k=9")):
+    for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, _("causal_attention_weights on (5, 5) scores, d_k=4")),
+                              (randn(404, 2, 6, 6, scale=3.0), 9,
+                               _("causal_attention_weights on (2, 6, 6) scores, d_k=9"))):
         expect_close(student.call("causal_attention_weights", scores.clone(), d_k),
                      ref.causal_attention_weights(scores, d_k),
-                     f"causal_attention_weights on {what}", mistakes=weight_mistakes(scores, d_k),
+                     what, mistakes=weight_mistakes(scores, d_k),
                      device=student.device)
 
 
@@ -428,5 +446,5 @@ def test_causal_attention_seeded(student):
     # forward alone is graded here, the creation order by its own check
     reference = with_params(seeded(ref.CausalAttention, 6, 3, 8, 0.0, seed=40), module.params())
     expect_close(module(x), reference_output(reference, x),
-                 "CausalAttention(6, 3, 8, 0.0) with torch.manual_seed(40) on 5 of 8 tokens",
+                 _("CausalAttention(6, 3, 8, 0.0) with torch.manual_seed(40) on 5 of 8 tokens"),
                  mistakes=attention_mistakes(reference, x), device=student.device)

@@ -31,9 +31,9 @@ import torch
 
 from autograder.checks.common import (expect_gradients, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made,
-                                      seeded,
-                                      with_params)
+                                      seeded, with_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
+from autograder.i18n import N_, _, _f
 
 INF = float("-inf")
 DOC_MASK = torch.tensor([[False, False, False, False],
@@ -41,21 +41,21 @@ DOC_MASK = torch.tensor([[False, False, False, False],
                          [False, False, True, True]])
 NAMES = ("W_q", "W_k", "W_v", "W_out")
 ORDER = "W_q, W_k, W_v, W_out"
-INVERTED = "an inverted padding mask (True should mean hidden: True at the padding)"
-OFF_BY_ONE = "an off-by-one: position seq_len is padding too (use >=, not >)"
-QUERY_SIDE = "masking the padded queries (rows) instead of the padded keys (columns): use mask[:, None, :]"
-NO_SCALING = "no 1/sqrt(d) scaling"
-ZERO_FILL = ("the padded keys filled with 0 instead of -inf (exp(0) = 1: they keep their weight; "
+INVERTED = N_("an inverted padding mask (True should mean hidden: True at the padding)")
+OFF_BY_ONE = N_("an off-by-one: position seq_len is padding too (use >=, not >)")
+QUERY_SIDE = N_("masking the padded queries (rows) instead of the padded keys (columns): use mask[:, None, :]")
+NO_SCALING = N_("no 1/sqrt(d) scaling")
+ZERO_FILL = N_("the padded keys filled with 0 instead of -inf (exp(0) = 1: they keep their weight; "
              "use masked_fill(mask[:, None, :], float('-inf')))")
-AFTER_SOFTMAX = "masking after the softmax without renormalising (rows no longer sum to 1)"
-NO_PADDING = "no padding mask applied (key_padding_mask ignored)"
-NO_W_OUT = "no W_out on the context vectors"
-ATTN_IGNORED = "attn_mask ignored"
-ATTN_INVERTED = "an inverted attn_mask (True must mean not allowed)"
-QK_SWAPPED = "the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)"
-KV_SWAPPED = "the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)"
-ALL_FROM_Q = "every projection applied to q (self-attention's shortcut: here q, k and v are separate inputs)"
-KPM_DEVICE = "the padding mask made on the default device instead of the lengths' device"
+AFTER_SOFTMAX = N_("masking after the softmax without renormalising (rows no longer sum to 1)")
+NO_PADDING = N_("no padding mask applied (key_padding_mask ignored)")
+NO_W_OUT = N_("no W_out on the context vectors")
+ATTN_IGNORED = N_("attn_mask ignored")
+ATTN_INVERTED = N_("an inverted attn_mask (True must mean not allowed)")
+QK_SWAPPED = N_("the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)")
+KV_SWAPPED = N_("the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)")
+ALL_FROM_Q = N_("every projection applied to q (self-attention's shortcut: here q, k and v are separate inputs)")
+KPM_DEVICE = N_("the padding mask made on the default device instead of the lengths' device")
 
 
 def lengths_mask(seq_lens, max_len):
@@ -73,8 +73,8 @@ def hidden_as_inf(value):
 def pair(value, what):
     """The (out, weights) a function must return."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        kind = f"a tuple of {len(value)}" if isinstance(value, (tuple, list)) else type(value).__name__
-        raise CheckFailed(f"{what} should return the pair (out, weights); got {kind}")
+        kind = _f("a tuple of {count}", count=len(value)) if isinstance(value, (tuple, list)) else type(value).__name__
+        raise CheckFailed(_f("{what} should return the pair (out, weights); got {kind}", what=what, kind=kind))
     return value
 
 
@@ -160,9 +160,9 @@ def module_mistakes(layers, q, k, v, mask, attn_mask=None):
 def expect_pair_close(got, expected, what, mistakes, device):
     """The student's (out, weights) against the expected pair: the weights first, they say more."""
     out, weights = pair(got, what)
-    expect_close(weights, expected[1], f"{what}: the weights", device=device,
+    expect_close(weights, expected[1], _f("{what}: the weights", what=what), device=device,
                  mistakes={description: wrong[1] for description, wrong in mistakes.items()})
-    expect_close(out, expected[0], f"{what}: the output", device=device,
+    expect_close(out, expected[0], _f("{what}: the output", what=what), device=device,
                  mistakes={description: wrong[0] for description, wrong in mistakes.items()})
 
 
@@ -185,15 +185,17 @@ def test_key_padding_mask(student):
     for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7)):
         expected = lengths_mask(seq_lens, max_len)
         shown = seq_lens.tolist() if isinstance(seq_lens, torch.Tensor) else seq_lens
-        kind = "tensor" if isinstance(seq_lens, torch.Tensor) else "list"
+        template = (N_("key_padding_mask({lengths}, {max_len}) with the lengths as a tensor")
+                    if isinstance(seq_lens, torch.Tensor)
+                    else N_("key_padding_mask({lengths}, {max_len}) with the lengths as a list"))
         positions = torch.arange(max_len)[None, :]
         lengths = torch.as_tensor(seq_lens)[:, None]
         expect_close(student.call("key_padding_mask", seq_lens, max_len), expected,
-                     f"key_padding_mask({shown}, {max_len}) with the lengths as a {kind}",
+                     _f(template, lengths=shown, max_len=max_len),
                      mistakes={INVERTED: ~expected,
                                OFF_BY_ONE: positions > lengths,
-                               "the mask transposed, (max_len, B) instead of (B, max_len)": expected.T},
-                     hint="Masks are bool and True means hidden (here: padding): positions >= lengths",
+                               N_("the mask transposed, (max_len, B) instead of (B, max_len)"): expected.T},
+                     hint=N_("Masks are bool and True means hidden (here: padding): positions >= lengths"),
                      heatmap_labels=True)
 
 
@@ -201,9 +203,9 @@ def test_key_padding_mask(student):
 def test_key_padding_mask_errors(student):
     """With the lengths as tensors: whether a list is accepted is the other check's business."""
     expect_raises(lambda: student.call("key_padding_mask", torch.tensor([3, 0, 2]), 4), "ValueError",
-                  "key_padding_mask(tensor([3, 0, 2]), 4) (a sentence of length 0)", naming=(0,))
+                  _("key_padding_mask(tensor([3, 0, 2]), 4) (a sentence of length 0)"), naming=(0,))
     expect_raises(lambda: student.call("key_padding_mask", torch.tensor([5, 9, 1]), 6), "ValueError",
-                  "key_padding_mask(tensor([5, 9, 1]), 6) (a length above max_len)", naming=(9,))
+                  _("key_padding_mask(tensor([5, 9, 1]), 6) (a length above max_len)"), naming=(9,))
 
 
 @check(0.25, "key_padding_mask makes its mask on the device of the lengths", visible=True)
@@ -212,8 +214,8 @@ def test_key_padding_mask_device(student):
     while a tensor made without device= lands on the meta device, as one made on the CPU would sit apart
     from lengths on a GPU."""
     seq_lens = torch.tensor([3, 5, 1])
-    advice = ("create the positions on the lengths' device: torch.arange(max_len, device=lengths.device), "
-              "so that the mask follows lengths on a GPU")
+    advice = _("create the positions on the lengths' device: torch.arange(max_len, device=lengths.device), "
+               "so that the mask follows lengths on a GPU")
     if run_where_made(student.run, "key_padding_mask", seq_lens, 5, mistake=KPM_DEVICE, advice=advice) is None:
         return  # it raised for another reason: the checks of the values grade that
     try:
@@ -221,12 +223,13 @@ def test_key_padding_mask_device(student):
     except StudentFailure as failure:
         if failure.kind not in ("raised", "convention"):
             raise
-        raise CheckFailed(f"key_padding_mask(tensor([3, 5, 1]), 5) fails when the default device is not the "
-                          f"lengths' device: {failure.message[:300]}. Most likely a tensor is made without "
-                          f"device=: {advice}", mistake=KPM_DEVICE) from None
+        raise CheckFailed(_f("key_padding_mask(tensor([3, 5, 1]), 5) fails when the default device is not the "
+                             "lengths' device: {error}. Most likely a tensor is made without "
+                             "device=: {advice}", error=failure.message[:300], advice=advice),
+                          mistake=KPM_DEVICE) from None
     mixed = "; ".join(reply.mixed_devices[:2])
-    expect(not mixed, f"key_padding_mask mixes devices ({mixed}) when the default device is not the lengths' "
-                      f"device: {advice}", mistake=KPM_DEVICE)
+    expect(not mixed, _f("key_padding_mask mixes devices ({mixed}) when the default device is not the lengths' "
+                         "device: {advice}", mixed=mixed, advice=advice), mistake=KPM_DEVICE)
 
 
 # ---------------------------------------------------------------- visible: mask_padded_scores (1 point)
@@ -236,15 +239,15 @@ def test_mask_padded_scores(student):
     scores = randn(501, 3, 5, 5, scale=2.0)
     mask = lengths_mask([5, 3, 1], 5)
     got = hidden_as_inf(student.call("mask_padded_scores", scores, mask))
-    expect_close(got, scores.masked_fill(mask[:, None, :], INF), "mask_padded_scores(scores, key_padding_mask) "
-                 "(hidden entries below -1e8 are read as -inf)", device=student.device,
+    expect_close(got, scores.masked_fill(mask[:, None, :], INF), _("mask_padded_scores(scores, key_padding_mask) "
+                 "(hidden entries below -1e8 are read as -inf)"), device=student.device,
                  mistakes={QUERY_SIDE: scores.masked_fill(mask[:, :, None], INF),
                            INVERTED: scores.masked_fill(~mask[:, None, :], INF),
-                           "both the padded rows and the padded columns masked":
+                           N_("both the padded rows and the padded columns masked"):
                                scores.masked_fill(mask[:, :, None] | mask[:, None, :], INF),
                            ZERO_FILL: scores.masked_fill(mask[:, None, :], 0.0)},
-                 hint="Every padded KEY column (key_padding_mask[:, None, :]) must be -inf, every other "
-                      "score as it was")
+                 hint=N_("Every padded KEY column (key_padding_mask[:, None, :]) must be -inf, every other "
+                         "score as it was"))
 
 
 @check(0.25, "mask_padded_scores leaves its argument unchanged", visible=True)
@@ -261,14 +264,14 @@ def test_mask_padded_scores_unchanged(student):
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
-    _, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
-    expect_shape(weights, (2, 6, 6), "padded_attention's weights")
+    _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+    expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     leaked = largest(weights.masked_select(mask[:, None, :].expand(2, 6, 6)))
-    expect(not math.isinf(leaked), "padded_attention's weights at padded keys are NaN or inf: a row whose "
-                                   "every key is hidden gives NaN (is the mask on the keys, mask[:, None, :]?)")
-    expect(leaked <= 1e-6, f"padded_attention gives weight {leaked:.4g} to a padded key: padded key columns "
-                           "must get weight 0 (fill them with -inf before the softmax; is the mask on the keys, "
-                           "and True at the padding?)")
+    expect(not math.isinf(leaked), _("padded_attention's weights at padded keys are NaN or inf: a row whose "
+                                     "every key is hidden gives NaN (is the mask on the keys, mask[:, None, :]?)"))
+    expect(leaked <= 1e-6, _f("padded_attention gives weight {leaked:.4g} to a padded key: padded key columns "
+                              "must get weight 0 (fill them with -inf before the softmax; is the mask on the keys, "
+                              "and True at the padding?)", leaked=leaked))
 
 
 @check(0.5, "padded_attention: each real query's weights sum to 1", visible=True)
@@ -276,11 +279,11 @@ def test_padded_attention_sums_to_one(student):
     """Over the queries at real positions: what a padded query sees is the other checks' business."""
     queries, keys, values = randn(509, 2, 6, 3), randn(510, 2, 6, 3), randn(511, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
-    _, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
-    expect_shape(weights, (2, 6, 6), "padded_attention's weights")
+    _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+    expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     real = ~mask
     expect_sums_to_one(weights[real], (int(real.sum()), 6),
-                       "padded_attention's weights of the real queries (mask before the softmax, not after)")
+                       _("padded_attention's weights of the real queries (mask before the softmax, not after)"))
 
 
 @check(0.75, "padded_attention equals softmax(q k^T / sqrt(d), padded keys at -inf) @ v", visible=True)
@@ -289,7 +292,7 @@ def test_padded_attention_formula(student):
     mask = lengths_mask([5, 2, 3], 5)
     got = student.call("padded_attention", queries, keys, values, mask)
     expect_pair_close(got, attend(queries, keys, values, mask[:, None, :]),
-                      "padded_attention on (3, 5, 4) inputs with lengths [5, 2, 3]",
+                      _("padded_attention on (3, 5, 4) inputs with lengths [5, 2, 3]"),
                       padding_mistakes(queries, keys, values, mask), student.device)
 
 
@@ -314,11 +317,12 @@ def test_matches_multihead_attention(student):
         layers = own_layers(module, dim, seed)
         # self-attention (q = k = v) first, then distinct queries, keys and values: each input has its projection
         q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)
-        for args, what in (((x, x, x), "x, x, x"), ((q, k, v), "q, k, v (three different tensors)")):
+        for args, inputs in (((x, x, x), "x, x, x"), ((q, k, v), _("q, k, v (three different tensors)"))):
             expect_pair_close(module(*args, key_padding_mask=mask),
                               multihead_attention(layers, *args, key_padding_mask=mask),
-                              f"PaddedSelfAttention({dim})({what}, key_padding_mask) with lengths {seq_lens}, "
-                              f"compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",
+                              _f("PaddedSelfAttention({dim})({inputs}, key_padding_mask) with lengths {lengths}, "
+                                 "compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",
+                                 dim=dim, inputs=inputs, lengths=seq_lens),
                               module_mistakes(layers, *args, mask), student.device)
 
 
@@ -332,24 +336,25 @@ def test_attn_mask(student):
     per_item = rand(513, 3, 5, 5) > 0.6
     per_item[:, :, 0] = False  # key 0 is always allowed: no row is hidden entirely
     module = student.new("PaddedSelfAttention", 4, seed=54)
-    for attn_mask, what in ((causal, "a causal (5, 5) attn_mask"), (per_item, "a (3, 5, 5) attn_mask")):
-        label = f"PaddedSelfAttention(4)(x, x, x, attn_mask) with {what}"
-        _, weights = pair(module(x, x, x, attn_mask=attn_mask), label)
-        expect_shape(weights, (3, 5, 5), f"{label}: the weights")
+    for attn_mask, what in ((causal, _("a causal (5, 5) attn_mask")), (per_item, _("a (3, 5, 5) attn_mask"))):
+        label = _f("PaddedSelfAttention(4)(x, x, x, attn_mask) with {what}", what=what)
+        _out, weights = pair(module(x, x, x, attn_mask=attn_mask), label)
+        expect_shape(weights, (3, 5, 5), _f("{what}: the weights", what=label))
         hidden = attn_mask.expand(3, 5, 5)
         leaked = largest(weights[hidden])
         if leaked <= 1e-6:
             continue
-        _, plain = pair(module(x, x, x), "PaddedSelfAttention(4)(x, x, x) without masks")
+        _out, plain = pair(module(x, x, x), _("PaddedSelfAttention(4)(x, x, x) without masks"))
         if close(weights, plain, student.device):
             named = ATTN_IGNORED
         elif largest(weights[~hidden]) <= 1e-6 or math.isinf(largest(weights[~hidden])):
             named = ATTN_INVERTED
         else:
             named = ""
-        raise CheckFailed(f"{label}: a pair the mask hides gets weight {leaked:.4g}; attn_mask (True = not "
-                          "allowed) must hide those (query, key) pairs: masked_fill(attn_mask, float('-inf')) "
-                          f"on the scores before the softmax{f'. This looks like {named}' if named else ''}", named)
+        message = _f("{label}: a pair the mask hides gets weight {leaked:.4g}; attn_mask (True = not "
+                     "allowed) must hide those (query, key) pairs: masked_fill(attn_mask, float('-inf')) "
+                     "on the scores before the softmax", label=label, leaked=leaked)
+        raise CheckFailed(message + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
 
 
 @check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True)
@@ -363,13 +368,13 @@ def test_padding_invariance(student):
     before, after, moved = (pair(module(v, v, v, key_padding_mask=mask), "PaddedSelfAttention")[0]
                             for v in (x, changed, other_real))
     for out in (before, after, moved):
-        expect_shape(out, (3, 5, 4), "PaddedSelfAttention's output")
+        expect_shape(out, (3, 5, 4), _("PaddedSelfAttention's output"))
     expect(not torch.allclose(moved[real], before[real]),
-           "PaddedSelfAttention's outputs stay the same when the real tokens change: is attention computed at all?")
-    expect_close(after[real], before[real], "the outputs at real positions after the padding changed",
+           _("PaddedSelfAttention's outputs stay the same when the real tokens change: is attention computed at all?"))
+    expect_close(after[real], before[real], _("the outputs at real positions after the padding changed"),
                  device=student.device,
-                 hint="They changed, so padded keys still get weight: hide the padded key columns "
-                      "(key_padding_mask[:, None, :]) before the softmax")
+                 hint=N_("They changed, so padded keys still get weight: hide the padded key columns "
+                         "(key_padding_mask[:, None, :]) before the softmax"))
 
 
 @check(0.25, "PaddedSelfAttention: gradients reach W_q, W_k and W_v", visible=True)
@@ -398,7 +403,7 @@ def test_padded_attention(student):
     mask = ref.key_padding_mask([7, 2, 5, 1], 7)
     got = student.call("padded_attention", queries, keys, values, mask)
     expect_pair_close(got, ref.padded_attention(queries, keys, values, mask),
-                      "padded_attention on (4, 7, 5) inputs with lengths [7, 2, 5, 1]",
+                      _("padded_attention on (4, 7, 5) inputs with lengths [7, 2, 5, 1]"),
                       padding_mistakes(queries, keys, values, mask), student.device)
 
 
@@ -413,9 +418,9 @@ def test_padded_self_attention_seeded(student):
     # with the student's own weights where they have the reference's names and shapes:
     # forward alone is graded here, the creation order by its own check
     reference = with_params(seeded(ref.PaddedSelfAttention, 5, seed=57), module.params())
-    for attn_mask, what in ((causal, "a causal (6, 6) attn_mask"), (per_item, "a (4, 6, 6) attn_mask")):
+    for attn_mask, what in ((causal, _("a causal (6, 6) attn_mask")), (per_item, _("a (4, 6, 6) attn_mask"))):
         with torch.no_grad():
             expected = reference(q, k, v, key_padding_mask=mask, attn_mask=attn_mask)
         expect_pair_close(module(q, k, v, key_padding_mask=mask, attn_mask=attn_mask), expected,
-                          f"PaddedSelfAttention(5)(q, k, v) with lengths [6, 3, 5, 1] and {what}",
+                          _f("PaddedSelfAttention(5)(q, k, v) with lengths [6, 3, 5, 1] and {what}", what=what),
                           module_mistakes(reference, q, k, v, mask, attn_mask), student.device)

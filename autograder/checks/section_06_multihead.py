@@ -1,19 +1,17 @@
 """Checks of section 06: split into heads, attend, rebuild (10 points).
 
-Visible checks come first: the documented layout of split_heads and the documented seeded
-outputs of both modules, and the properties that need no reference (the ValueErrors; combine_heads
-undoing the documented layout, on any memory layout; the wrapper's heads and MultiHeadAttention's
-parameters created in the documented order, qkv_bias (and the wrapper's dropout) honoured; MultiHeadAttention equal to
-nn.MultiheadAttention run with the student's own weights; causality; padded keys hidden; batch items
-kept apart; dropout off in eval mode and on in train mode; gradients reaching every parameter; no
-Python loop over heads; no tensor made on the CPU in forward). The self-check runs them; the
-student's wheel holds only them (selfcheck_export.visible_part), so they use neither `solutions`
-nor a hidden seed's expected output. Each property check judges one idea, against the student's own
-module (or torch's built-ins run with its weights) where it needs a comparison, so that a wrong value
-costs the value checks only. The property checks of MultiHeadAttention use head_dim = 1 where they
-can: a bare .view of the transposed context works there, so that mistake costs the value checks
-(which name it), not every property. The hidden checks after them compare with the reference
-solutions on fresh inputs.
+Visible checks come first: the documented layout of split_heads and the documented seeded outputs of both modules,
+and the properties that need no reference (the ValueErrors; combine_heads undoing the documented layout, on any
+memory layout; the wrapper's heads and MultiHeadAttention's parameters created in the documented order, qkv_bias
+(and the wrapper's dropout) honoured; MultiHeadAttention equal to nn.MultiheadAttention run with the student's own
+weights; causality; padded keys hidden; batch items kept apart; dropout off in eval mode and on in train mode;
+gradients reaching every parameter; no Python loop over heads; no tensor made on the CPU in forward). The self-check
+runs them; the student's wheel holds only them (selfcheck_export.visible_part), so they use neither `solutions` nor
+a hidden seed's expected output. Each property check judges one idea, against the student's own module (or torch's
+built-ins run with its weights) where it needs a comparison, so that a wrong value costs the value checks only. The
+property checks of MultiHeadAttention use head_dim = 1 where they can: a bare .view of the transposed context works
+there, so that mistake costs the value checks (which name it), not every property. The hidden checks after them
+compare with the reference solutions on fresh inputs.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -40,6 +38,7 @@ from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, E
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
                                      expect_close, expect_shape)
+from autograder.i18n import N_, _, _f
 from autograder.worker.wire import TensorStub
 
 DOC_SPLIT = torch.tensor(
@@ -90,7 +89,7 @@ def test_mha_documented(student):
 @check(0.25, "split_heads raises ValueError when D is not divisible by num_heads", visible=True)
 def test_split_heads_error(student):
     x = randn(602, 2, 3, 10)
-    expect_raises(lambda: student.call("split_heads", x, 3), "ValueError", "split_heads(x, 3) with D = 10")
+    expect_raises(lambda: student.call("split_heads", x, 3), "ValueError", _("split_heads(x, 3) with D = 10"))
 
 
 @check(0.5, "combine_heads undoes the documented split: (B, H, T, hd) back to (B, T, H*hd)", visible=True)
@@ -101,7 +100,7 @@ def test_combine_inverse(student):
     # heads travel in the non-contiguous memory layout split_heads' transpose gives them (a bare
     # view after the transpose works there; the next check is the one about contiguous heads)
     back = student.run("combine_heads", heads, noncontiguous=True).value
-    expect_close(back, x, "combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)",
+    expect_close(back, x, _("combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)"),
                  mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device,
                  heatmap_labels=(None, head_columns(3, 4)))
 
@@ -111,12 +110,12 @@ def test_combine_contiguous(student):
     """That the memory layout does not matter: the values themselves are the previous check's business."""
     y = randn(605, 3, 2, 6, 4)
     got = student.call("combine_heads", y)  # a bare .view raises here: its hint comes with the error
-    expect_shape(got, (3, 6, 8), "combine_heads on a contiguous (3, 2, 6, 4) input")
+    expect_shape(got, (3, 6, 8), _("combine_heads on a contiguous (3, 2, 6, 4) input"))
     laid_out = run_unless_raised(student.run, "combine_heads", y, noncontiguous=True)
     if laid_out is not None:
-        expect_close(got, laid_out.value, "combine_heads on a contiguous (3, 2, 6, 4) input, compared with its "
-                     "output for the same values laid out as split_heads' transpose leaves them",
-                     device=student.device, hint="The result must not depend on the memory layout")
+        expect_close(got, laid_out.value, _("combine_heads on a contiguous (3, 2, 6, 4) input, compared with its "
+                                            "output for the same values laid out as split_heads' transpose leaves them"),
+                     device=student.device, hint=N_("The result must not depend on the memory layout"))
 
 
 # ---------------------------------------------------------------- visible: parameters (1 point)
@@ -137,10 +136,11 @@ def test_wrapper_params(student):
             expected[f"heads.{head}.{name}.weight"], expected[f"heads.{head}.{name}.bias"] = layer.weight, layer.bias
     missing = [name for name in expected if name.endswith(".bias") and name not in got]
     expect(not (missing and all(name.replace(".bias", ".weight") in got for name in missing)),
-           f"{what} has no {missing[0] if missing else ''}: this looks like {NO_WRAPPER_BIAS}; "
-           "pass qkv_bias to each CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
+           _f("{what} has no {name}: this looks like {mistake}; "
+              "pass qkv_bias to each CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
+              what=what, name=missing[0] if missing else '', mistake=_(NO_WRAPPER_BIAS)),
            mistake=NO_WRAPPER_BIAS)
-    expect_same_params(module, expected, what, WRAPPER_ORDER)
+    expect_same_params(module, expected, what, _(WRAPPER_ORDER))
     x = randn(613, 2, 5, 4)
     module = student.new("MultiHeadAttentionWrapper", 4, 3, 7, 0.5, num_heads=2, seed=62)
     train = run_unless_raised(module.run, x, mode="train", seed=3)
@@ -148,9 +148,9 @@ def test_wrapper_params(student):
     if train is None or evaluated is None:
         return  # the forward raised: the value checks grade that
     expect(not close(train.value, evaluated.value),
-           "MultiHeadAttentionWrapper(4, 3, 7, dropout=0.5, num_heads=2) gives the same output in train mode as "
-           f"in eval mode: this looks like {NO_WRAPPER_DROPOUT}; pass dropout to each CausalAttention(d_in, d_out, "
-           "context_length, dropout, qkv_bias)", mistake=NO_WRAPPER_DROPOUT)
+           _f("MultiHeadAttentionWrapper(4, 3, 7, dropout=0.5, num_heads=2) gives the same output in train mode as "
+              "in eval mode: this looks like {mistake}; pass dropout to each CausalAttention(d_in, d_out, "
+              "context_length, dropout, qkv_bias)", mistake=_(NO_WRAPPER_DROPOUT)), mistake=NO_WRAPPER_DROPOUT)
 
 
 @check(0.25, "MultiHeadAttention creates its parameters in the documented order", visible=True)
@@ -160,7 +160,7 @@ def test_mha_params(student):
     layers = [torch.nn.Linear(5, 6, bias=False) for _ in NAMES] + [torch.nn.Linear(6, 6)]
     expected = {f"{name}.{kind}": getattr(layer, kind) for name, layer in zip(NAMES + ("out_proj",), layers)
                 for kind in ("weight", "bias") if getattr(layer, kind) is not None}
-    expect_same_params(module, expected, "MultiHeadAttention(5, 6, 8, 0.1, num_heads=3)", MHA_ORDER)
+    expect_same_params(module, expected, "MultiHeadAttention(5, 6, 8, 0.1, num_heads=3)", _(MHA_ORDER))
 
 
 @check(0.25, "MultiHeadAttention honours qkv_bias: W_query, W_key, W_value get a bias only with qkv_bias=True",
@@ -173,10 +173,11 @@ def test_mha_qkv_bias(student):
         params = params if isinstance(params, dict) else {}
         for name in NAMES:
             has = isinstance(params.get(f"{name}.bias"), torch.Tensor)
-            expect(has or not qkv_bias, f"{what} has no {name}.bias: this looks like {QKV_IGNORED}; "
-                                        "pass bias=qkv_bias to each of the three nn.Linear", mistake=QKV_IGNORED)
-            expect(not has or qkv_bias, f"{what} has a {name}.bias: with qkv_bias=False the three projections "
-                                        "have no bias (pass bias=qkv_bias to nn.Linear)")
+            expect(has or not qkv_bias, _f("{what} has no {name}.bias: this looks like {mistake}; pass bias=qkv_bias "
+                                           "to each of the three nn.Linear", what=what, name=name, mistake=_(QKV_IGNORED)),
+                   mistake=QKV_IGNORED)
+            expect(not has or qkv_bias, _f("{what} has a {name}.bias: with qkv_bias=False the three projections "
+                                           "have no bias (pass bias=qkv_bias to nn.Linear)", what=what, name=name))
 
 
 @check(0.25, "MultiHeadAttention raises ValueError when d_out is not divisible by num_heads", visible=True)
@@ -193,12 +194,12 @@ def test_mha_equals_torch(student):
     x = randn(631, 2, 6, 8)
     module = new_mha(student, 8, 8, 6, 0.0, num_heads=2, qkv_bias=True, seed=91)
     own = own_layers(module.params(), 8, 8, 2)
-    expect(own is not None, "MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True) should have the "
-                            f"parameters of {MHA_ORDER}, named so, to be compared with nn.MultiheadAttention")
+    expect(own is not None, _f("MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True) should have the parameters "
+                               "of {order}, named so, to be compared with nn.MultiheadAttention", order=_(MHA_ORDER)))
     got = module(x)
     expect_close(got, causal_torch_output(own, x),
-                 "MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True)(x), compared with "
-                 "nn.MultiheadAttention(8, 2, batch_first=True) holding its weights, under a causal attn_mask",
+                 _("MultiHeadAttention(8, 8, 6, 0.0, num_heads=2, qkv_bias=True)(x), compared with "
+                   "nn.MultiheadAttention(8, 2, batch_first=True) holding its weights, under a causal attn_mask"),
                  mistakes=mha_mistakes(own, x, got), device=student.device, heatmap_labels=True)
 
 
@@ -211,14 +212,14 @@ def test_mha_causal(student):
     module = new_mha(student, 4, 3, 8, 0.0, num_heads=3, seed=111)
     before, after = module(x), module(changed)
     for out in (before, after):
-        expect_output(out, (2, 8, 3), "MultiHeadAttention(4, 3, 8, 0.0, num_heads=3) on a (2, 8, 4) input")
-    expect_close(after[:, :5], before[:, :5], "the outputs of tokens 0-4 after tokens 5-7 changed",
+        expect_output(out, (2, 8, 3), _("MultiHeadAttention(4, 3, 8, 0.0, num_heads=3) on a (2, 8, 4) input"))
+    expect_close(after[:, :5], before[:, :5], _("the outputs of tokens 0-4 after tokens 5-7 changed"),
                  device=student.device, heatmap_labels=True,
-                 heatmap_view=(lambda out: out[1], "batch item 1, whose tokens 5-7 changed"),
-                 hint="They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
-                      "above the diagonal in every head")
+                 heatmap_view=(lambda out: out[1], _("batch item 1, whose tokens 5-7 changed")),
+                 hint=N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
+                         "above the diagonal in every head"))
     expect(not close(after[1, 5:], before[1, 5:]),
-           "the outputs of tokens 5-7 did not change when those tokens changed: the output must depend on them")
+           _("the outputs of tokens 5-7 did not change when those tokens changed: the output must depend on them"))
 
 
 @check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True,
@@ -239,27 +240,27 @@ def test_mha_padding(student):
             return {}
         fill = fill_of(got)
         return {
-            "the padding mask inverted (True must mean hidden, False a real token)":
+            N_("the padding mask inverted (True must mean hidden, False a real token)"):
                 attend(own, x, padding=(padding, "inverted"), fill=fill),
-            "the key_padding_mask ignored": attend(own, x, fill=fill),
-            "padding hidden on the query side (mask[:, None, :, None]) instead of the keys":
+            N_("the key_padding_mask ignored"): attend(own, x, fill=fill),
+            N_("padding hidden on the query side (mask[:, None, :, None]) instead of the keys"):
                 attend(own, x, padding=(padding, "queries"), fill=fill),
-            "the key_padding_mask applied without the causal mask":
+            N_("the key_padding_mask applied without the causal mask"):
                 attend(own, x, padding=(padding, "instead"), fill=fill),
         }
 
     def fail(message):
         named = differs_from_mistakes(got, mistakes(), student.device)
-        raise CheckFailed(f"{message}. This looks like {named}" if named else
-                          f"{message}. Hide key j for every query where mask[b, j] is True: "
-                          "mask[:, None, None, :], combined (|) with the causal mask", named or "")
+        raise CheckFailed(_f("{message}. This looks like {mistake}", message=message, mistake=_(named)) if named else
+                          _f("{message}. Hide key j for every query where mask[b, j] is True: "
+                             "mask[:, None, None, :], combined (|) with the causal mask", message=message), named or "")
 
     # where the module is not causal without a mask (the causality check's business), or mixes tokens up,
     # which token a key belongs to is not clear: padding cannot be judged
     later = x.clone()
     later[2, 5] = randn(643, 4, scale=3.0)  # the last item's last token: batch items are another check's business
     unmasked = module(x)
-    expect_output(unmasked, (3, 6, 2), what.replace("(x, key_padding_mask=mask)", "(x)"))
+    expect_output(unmasked, (3, 6, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2)(x)")
     if not close(module(later)[:, :5], unmasked[:, :5], student.device):
         return
     # 1. a hidden key's token changes no output but its own
@@ -268,12 +269,12 @@ def test_mha_padding(student):
     after = module(changed, key_padding_mask=padding)
     expect_output(after, (3, 6, 2), what)
     if not close(after[~padding], got[~padding], student.device):
-        fail(f"{what}: changing the tokens at hidden (True) positions changed the outputs of the other tokens")
+        fail(_f("{what}: changing the tokens at hidden (True) positions changed the outputs of the other tokens", what=what))
     # 2. the causal mask still applies with a key_padding_mask, as it does without one
     after = module(later, key_padding_mask=padding)
     expect_output(after, (3, 6, 2), what)
     if not close(after[:, :5], got[:, :5], student.device):
-        fail(f"{what}: changing token 5 changed the outputs of tokens 0-4")
+        fail(_f("{what}: changing token 5 changed the outputs of tokens 0-4", what=what))
 
 
 @check(0.25, "MultiHeadAttention keeps batch items independent", visible=True)
@@ -284,11 +285,11 @@ def test_mha_batch(student):
     module = new_mha(student, 4, 2, 6, 0.0, num_heads=2, seed=171)
     before, after = module(x), module(changed)
     for out in (before, after):
-        expect_output(out, (3, 6, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2) on a (3, 6, 4) batch")
-    expect_close(after[1:], before[1:], "the outputs of batch items 1 and 2 after item 0 changed",
+        expect_output(out, (3, 6, 2), _("MultiHeadAttention(4, 2, 6, 0.0, num_heads=2) on a (3, 6, 4) batch"))
+    expect_close(after[1:], before[1:], _("the outputs of batch items 1 and 2 after item 0 changed"),
                  device=student.device, heatmap_labels=True,
-                 hint="Each sequence must attend only within itself: keep the batch dim apart "
-                      "(scores of shape (B, H, T, T))")
+                 hint=N_("Each sequence must attend only within itself: keep the batch dim apart "
+                         "(scores of shape (B, H, T, T))"))
 
 
 @check(0.5, "eval mode disables dropout", visible=True,
@@ -300,12 +301,12 @@ def test_mha_eval(student):
     module = new_mha(student, 4, 2, 6, 0.5, num_heads=2, seed=121)
     without = new_mha(student, 4, 2, 6, 0.0, num_heads=2, seed=121)  # the same weights
     expected = without(x, mode="eval")
-    expect_output(expected, (2, 6, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2) in eval mode")
+    expect_output(expected, (2, 6, 2), _("MultiHeadAttention(4, 2, 6, 0.0, num_heads=2) in eval mode"))
     for seed in (5, 6):
         expect_close(module(x, mode="eval", seed=seed), expected,
-                     "MultiHeadAttention(4, 2, 6, dropout=0.5) in eval mode, compared with the same module "
-                     "built with dropout=0.0", device=student.device, heatmap_labels=True,
-                     hint=f"In eval mode the output must not depend on the dropout rate: {EVAL_DROPOUT}?")
+                     _("MultiHeadAttention(4, 2, 6, dropout=0.5) in eval mode, compared with the same module "
+                       "built with dropout=0.0"), device=student.device, heatmap_labels=True,
+                     hint=_f("In eval mode the output must not depend on the dropout rate: {advice}?", advice=_(EVAL_DROPOUT)))
 
 
 @check(0.25, "dropout acts in train mode: the output differs from eval mode", visible=True,
@@ -314,13 +315,14 @@ def test_mha_train(student):
     """Only that dropout acts in train mode: how is the hidden check's business."""
     x = randn(671, 2, 6, 4)
     module = new_mha(student, 4, 2, 6, 0.5, num_heads=2, seed=131)
-    what = "MultiHeadAttention(4, 2, 6, dropout=0.5) in train mode, after torch.manual_seed(6)"
+    what = _("MultiHeadAttention(4, 2, 6, dropout=0.5) in train mode, after torch.manual_seed(6)")
     got = module(x, mode="train", seed=6)
     expect_shape(got, (2, 6, 2), what)
     eval_out = module(x, mode="eval")
-    expect_shape(eval_out, (2, 6, 2), what.replace("train mode, after torch.manual_seed(6)", "eval mode"))
-    expect(not close(got, eval_out), f"{what}: the output equals the eval-mode output. This looks like "
-                                     f"{NO_TRAIN_DROPOUT}", mistake=NO_TRAIN_DROPOUT)
+    expect_shape(eval_out, (2, 6, 2), _("MultiHeadAttention(4, 2, 6, dropout=0.5) in eval mode"))
+    expect(not close(got, eval_out), _f("{what}: the output equals the eval-mode output. This looks like "
+                                        "{mistake}", what=what, mistake=_(NO_TRAIN_DROPOUT)),
+           mistake=NO_TRAIN_DROPOUT)
 
 
 @check(0.25, "in train mode, dropout on the attention weights as nn.Dropout does", visible=True,
@@ -330,7 +332,7 @@ def test_mha_train_like_dropout(student):
     check) and where the forward without dropout is right (the value checks) only."""
     x = randn(672, 2, 6, 4)
     module = new_mha(student, 4, 2, 6, 0.5, num_heads=2, seed=132)
-    what = "MultiHeadAttention(4, 2, 6, dropout=0.5) in train mode, after torch.manual_seed(6)"
+    what = _("MultiHeadAttention(4, 2, 6, dropout=0.5) in train mode, after torch.manual_seed(6)")
     got = module(x, mode="train", seed=6)
     expect_shape(got, (2, 6, 2), what)
     eval_out = module(x, mode="eval")
@@ -344,7 +346,7 @@ def test_mha_train_like_dropout(student):
     torch.manual_seed(6)
     on_context = attend(own, x.to(device), context_dropout=dropout).cpu()
     expect_close(got, expected, what, device=student.device, mistakes={CONTEXT_DROPOUT: on_context},
-                 hint="Apply self.dropout once, to the (B, H, T, T) attention weights after the softmax")
+                 hint=N_("Apply self.dropout once, to the (B, H, T, T) attention weights after the softmax"))
 
 
 @check(0.5, "gradients reach every parameter, out_proj included", visible=True,
@@ -357,7 +359,7 @@ def test_mha_gradients(student):
     params = module.params()  # which ones it should have is the parameter checks' business
     reply = module.run(x, mode="train", backward=grad_output)
     expect_gradients(reply, list(params or {}), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2, qkv_bias=True)",
-                     unused="is it used in forward? out_proj must be applied to the combined heads")
+                     unused=_("is it used in forward? out_proj must be applied to the combined heads"))
 
 
 @check(0.5, "MultiHeadAttention computes all heads together, with no Python loop over heads", visible=True)
@@ -379,22 +381,21 @@ def test_mha_device(student):
     padding[1, 3:] = True
     module = new_mha(student, 4, 2, 6, 0.0, num_heads=2, seed=161)
     expect_output(module(x), (2, 5, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2)")
-    advice = ("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
-              "follow .to(device): register a buffer or create it with device=x.device")
+    advice = _("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
+               "follow .to(device): register a buffer or create it with device=x.device")
     for kwargs in ({}, {"key_padding_mask": padding}):
         try:
             reply = module.run(x, device="meta", **kwargs)
         except StudentFailure as failure:
             if failure.kind != "raised":
                 raise
-            raise CheckFailed(f"after .to(device) (here the meta device), {failure.message[:300]}\n"
-                              f"Most likely {advice}") from None
+            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.message[:300], advice=advice)) from None
         mixed = "; ".join(reply.mixed_devices[:2])
-        expect(not mixed, f"after .to(device), MultiHeadAttention.forward mixes devices ({mixed}): {advice}")
+        expect(not mixed, _f("after .to(device), MultiHeadAttention.forward mixes devices ({mixed}): {advice}", mixed=mixed, advice=advice))
         expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 2)
                and reply.output_devices == ["meta"],
-               f"after .to(device), MultiHeadAttention.forward returned {reply.value!r:.100} instead of one "
-               "(2, 5, 2) tensor on that device")
+               _f("after .to(device), MultiHeadAttention.forward returned {value} instead of one "
+                  "(2, 5, 2) tensor on that device", value=f"{reply.value!r:.100}"))
 
 
 # ---------------------------------------------------------------- hidden: the reference on new inputs (1.75 points)
@@ -412,9 +413,9 @@ def reference_output(reference, x):
 def test_split_heads_random(student):
     x = randn(601, 3, 5, 12)
     reply = student.run("split_heads", x, 4, return_args=True)
-    expect_close(reply.value, ref.split_heads(x, 4), "split_heads(x, 4) on a (3, 5, 12) input",
+    expect_close(reply.value, ref.split_heads(x, 4), _("split_heads(x, 4) on a (3, 5, 12) input"),
                  mistakes={BARE_SPLIT: x.reshape(3, 4, 5, 3),
-                           "head h taking every H-th feature instead of the block [h*hd, (h+1)*hd)":
+                           N_("head h taking every H-th feature instead of the block [h*hd, (h+1)*hd)"):
                            x.reshape(3, 5, 3, 4).permute(0, 3, 1, 2)})
     expect_unchanged(reply, [x], "split_heads")
 
@@ -430,10 +431,10 @@ def test_wrapper_random(student):
     with torch.no_grad():
         outputs = [head(x) for head in reference.heads]
     expect_close(module(x), torch.cat(outputs, dim=-1),
-                 "MultiHeadAttentionWrapper(4, 3, 7, 0.0, num_heads=3)(x) with torch.manual_seed(61): "
-                 "expected shape (B, T, num_heads * d_out)", device=student.device,
-                 mistakes={"the heads concatenated in reverse order": torch.cat(outputs[::-1], dim=-1),
-                           "the heads concatenated along the token dim instead of the last dim":
+                 _("MultiHeadAttentionWrapper(4, 3, 7, 0.0, num_heads=3)(x) with torch.manual_seed(61): "
+                   "expected shape (B, T, num_heads * d_out)"), device=student.device,
+                 mistakes={N_("the heads concatenated in reverse order"): torch.cat(outputs[::-1], dim=-1),
+                           N_("the heads concatenated along the token dim instead of the last dim"):
                                torch.cat(outputs, dim=1)})
 
 
@@ -444,6 +445,6 @@ def test_mha_random(student):
     # with the student's own weights where they have the reference's names and shapes (see above)
     reference = with_params(seeded(ref.MultiHeadAttention, 5, 6, 8, 0.0, num_heads=3, seed=71), module.params())
     got = module(x)
-    expect_close(got, reference_output(reference, x), "MultiHeadAttention(5, 6, 8, 0.0, num_heads=3)(x) with "
-                 "torch.manual_seed(71), x of shape (2, 7, 5)",
+    expect_close(got, reference_output(reference, x), _("MultiHeadAttention(5, 6, 8, 0.0, num_heads=3)(x) with "
+                                                        "torch.manual_seed(71), x of shape (2, 7, 5)"),
                  mistakes=mha_mistakes(reference, x, got), device=student.device)

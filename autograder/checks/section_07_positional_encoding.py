@@ -23,6 +23,7 @@ import torch
 
 from autograder.checks.common import expect_no_loop
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.i18n import N_, _, _f
 
 DOC_4x4 = torch.tensor(
     [[0.0000, 1.0000, 0.0000, 1.0000],
@@ -37,12 +38,12 @@ DOC_WORKED = torch.tensor(  # positions 1..6 in 3 dims, the rows added to the wo
      [-0.9589, 0.2837, 0.0108],
      [-0.2794, 0.9602, 0.0129]])
 
-DOC_HINT = ("Check the formula column by column: PE[p, 2i] = sin(p / 10000^(2i/d_model)) and "
+DOC_HINT = N_("Check the formula column by column: PE[p, 2i] = sin(p / 10000^(2i/d_model)) and "
             "PE[p, 2i+1] = cos of the same angle; 2i is the even column's own index, so it is not doubled again")
-START_IGNORED = "start ignored (the rows always begin at position 0)"
-SHORT_END = "positions from start to num_positions (the last position is start + num_positions - 1)"
-ODD_D = "an odd d_model not handled (it has one sine column more than cosine columns)"
-ODD_HINT = ("for an odd d_model the even slice 0::2 has one column more than the odd slice 1::2: "
+START_IGNORED = N_("start ignored (the rows always begin at position 0)")
+SHORT_END = N_("positions from start to num_positions (the last position is start + num_positions - 1)")
+ODD_D = N_("an odd d_model not handled (it has one sine column more than cosine columns)")
+ODD_HINT = N_("for an odd d_model the even slice 0::2 has one column more than the odd slice 1::2: "
             "give the cosines only the first d_model // 2 angles")
 
 
@@ -58,8 +59,8 @@ def encode(student, num_positions: int, d_model: int, start: int | None = None) 
     value = student.call("sinusoidal_encoding", num_positions, d_model, **kwargs)
     what = f"sinusoidal_encoding({num_positions}, {d_model}{'' if start is None else f', start={start}'})"
     if not isinstance(value, torch.Tensor):
-        raise CheckFailed(f"{what}: expected a torch.Tensor, got {type(value).__name__}")
-    expect(value.is_floating_point(), f"{what}: expected a float tensor, got {value.dtype}")
+        raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(value).__name__))
+    expect(value.is_floating_point(), _f("{what}: expected a float tensor, got {got}", what=what, got=value.dtype))
     return value.float()
 
 
@@ -88,9 +89,10 @@ def test_shape_and_dtype(student):
         value = student.call("sinusoidal_encoding", num_positions, d_model)
         expect_shape(value, (num_positions, d_model), what)
         expect(value.dtype == torch.float32,
-               f"{what}: expected dtype float32, got {str(value.dtype).replace('torch.', '')}: the course's "
-               "tensors are float32 (create the positions with dtype=torch.float32, or call .float())",
-               mistake="a float64 encoding (the course's tensors are float32)")
+               _f("{what}: expected dtype float32, got {got}: the course's tensors are float32 (create the "
+                  "positions with dtype=torch.float32, or call .float())", what=what,
+                  got=str(value.dtype).replace('torch.', '')),
+               mistake=N_("a float64 encoding (the course's tensors are float32)"))
 
 
 @check(0.5, "every value of the encoding lies in [-1, 1]", visible=True)
@@ -99,11 +101,12 @@ def test_values_in_range(student):
         what = f"sinusoidal_encoding({num_positions}, {d_model})"
         value = encode(student, num_positions, d_model)
         expect_shape(value, (num_positions, d_model), what)
-        expect(bool(torch.isfinite(value).all()), f"{what} holds inf or nan")
+        expect(bool(torch.isfinite(value).all()), _f("{what} holds inf or nan", what=what))
         peak = value.abs().max().item()
         expect(peak <= 1 + 1e-6,
-               f"{what} has a value of magnitude {peak:.4g}, but sines and cosines lie in [-1, 1]: "
-               "is the encoding scaled (e.g. by sqrt(d_model)), or are the angles returned without sin/cos?")
+               _f("{what} has a value of magnitude {peak:.4g}, but sines and cosines lie in [-1, 1]: "
+                  "is the encoding scaled (e.g. by sqrt(d_model)), or are the angles returned without sin/cos?",
+                  what=what, peak=peak))
 
 
 @check(1, "each sine column and the cosine column after it satisfy sin^2 + cos^2 = 1", visible=True)
@@ -117,10 +120,11 @@ def test_pairs_share_an_angle(student):
         if worst.max().item() > 1e-5:
             row, pair = (int(i) for i in torch.unravel_index(worst.argmax(), worst.shape))
             raise CheckFailed(
-                f"{what}: columns {2 * pair} and {2 * pair + 1} at position {row} give "
-                f"sin^2 + cos^2 = {sums[row, pair].item():.4f}, not 1: column 2i must hold the sine and column "
-                "2i + 1 the cosine of one and the same angle p / 10000^(2i/d_model)",
-                mistake="the columns of a pair not a sine and a cosine of the same angle")
+                _f("{what}: columns {sine} and {cosine} at position {row} give "
+                   "sin^2 + cos^2 = {total:.4f}, not 1: column 2i must hold the sine and column "
+                   "2i + 1 the cosine of one and the same angle p / 10000^(2i/d_model)",
+                   what=what, sine=2 * pair, cosine=2 * pair + 1, row=row, total=sums[row, pair].item()),
+                mistake=N_("the columns of a pair not a sine and a cosine of the same angle"))
 
 
 @check(1, "start shifts the rows: encoding(n, d, start=s) equals rows s.. of encoding(n + s, d)", visible=True)
@@ -134,10 +138,11 @@ def test_start_shifts_rows(student):
             mistakes[SHORT_END] = \
                 longer[start:num_positions]
         expect_close(shifted, expected,
-                     f"sinusoidal_encoding({num_positions}, {d_model}, start={start}), compared with rows "
-                     f"{start}.. of your sinusoidal_encoding({num_positions + start}, {d_model})",
+                     _f("sinusoidal_encoding({count}, {d_model}, start={start}), compared with rows "
+                        "{start}.. of your sinusoidal_encoding({longer}, {d_model})", count=num_positions,
+                        d_model=d_model, start=start, longer=num_positions + start),
                      scale=float(num_positions + start), mistakes=mistakes,
-                     hint="row r must encode position start + r")
+                     hint=N_("row r must encode position start + r"))
 
 
 @check(0.5, "sinusoidal_encoding works for an odd d_model", visible=True)
@@ -149,10 +154,11 @@ def test_odd_d_model(student):
         except StudentFailure as failure:
             if failure.kind != "raised":
                 raise
-            raise CheckFailed(f"{failure.message}. {ODD_HINT}", mistake=ODD_D) from None
+            raise CheckFailed(_f("{error}. {hint}", error=failure.message, hint=_(ODD_HINT)), mistake=ODD_D) from None
         if tuple(value.shape) != (num_positions, d_model):
-            raise CheckFailed(f"{what}: expected shape {(num_positions, d_model)}, got {tuple(value.shape)}. "
-                              f"{ODD_HINT}", mistake=ODD_D)
+            raise CheckFailed(_f("{what}: expected shape {expected}, got {got}. {hint}", what=what,
+                                 expected=(num_positions, d_model), got=tuple(value.shape), hint=_(ODD_HINT)),
+                              mistake=ODD_D)
 
 
 @check(1, "sinusoidal_encoding has no Python loop over positions", visible=True)
@@ -185,18 +191,18 @@ def variant(num_positions, d_model, start=0, *, base=10000.0, exponent="2i/d", f
 
 
 MISTAKE_ARGS = {
-    "the exponent 2*i/d with i the even column index, the slip of the notes' table in the notebook "
-    "(that i is already 2i, so it gets doubled)": {"exponent": "2*(2i)/d"},
-    "sin and cos swapped (the even columns take the sine, the odd ones the cosine)": {"first": "cos", "second": "sin"},
-    "the exponent i/d with i the pair number (the exponent is 2i/d)": {"exponent": "i/d"},
-    "the base 1000 instead of 10000": {"base": 1000.0},
-    "a sine in every column (the odd columns take the cosine)": {"second": "sin"},
-    "a cosine in every column (the even columns take the sine)": {"first": "cos"},
-    "each column's own exponent j/d (a sine and the cosine after it share the angle of the even column)":
+    N_("the exponent 2*i/d with i the even column index, the slip of the notes' table in the notebook "
+       "(that i is already 2i, so it gets doubled)"): {"exponent": "2*(2i)/d"},
+    N_("sin and cos swapped (the even columns take the sine, the odd ones the cosine)"): {"first": "cos", "second": "sin"},
+    N_("the exponent i/d with i the pair number (the exponent is 2i/d)"): {"exponent": "i/d"},
+    N_("the base 1000 instead of 10000"): {"base": 1000.0},
+    N_("a sine in every column (the odd columns take the cosine)"): {"second": "sin"},
+    N_("a cosine in every column (the even columns take the sine)"): {"first": "cos"},
+    N_("each column's own exponent j/d (a sine and the cosine after it share the angle of the even column)"):
         {"exponent": "j/d"},
 }
-SCALED = "the encoding multiplied by sqrt(d_model) (that scale belongs to the token embeddings)"
-FROM_ONE = ("positions counted from start + 1, as the notes' table counts them from 1 "
+SCALED = N_("the encoding multiplied by sqrt(d_model) (that scale belongs to the token embeddings)")
+FROM_ONE = N_("positions counted from start + 1, as the notes' table counts them from 1 "
             "(row r encodes position start + r, so the first row is position start)")
 
 

@@ -7,7 +7,7 @@ import re
 
 from autograder.core.hints import device_hint, hint_for
 from autograder.i18n import _f
-from autograder.sandbox.limits import StudentFailure
+from autograder.core.harness import StudentFailure
 
 
 # the worker's words for an allocation over its memory limit (worker/serve.describe_error), said again here

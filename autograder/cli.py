@@ -113,14 +113,15 @@ def main(argv=None) -> int:
 
 def grade_main(args) -> int:
     """`grade` (every check) and `check` (a student's self-check: the visible checks only)."""
-    sources = locate(args.submission, args.section)
     limits = limits_from(args)
     from autograder.sandbox.launch import start_launcher
 
-    launcher = start_launcher(limits)  # started before our own `import torch`, so the two imports overlap
+    # first thing: the worker's `import torch` then overlaps all of ours (the notebooks' reading included)
+    launcher = start_launcher(limits)
     try:
+        sources = locate(args.submission, args.section)
         device = resolve_device(args.device)
-    except UsageError:
+    except BaseException:
         launcher.close()
         raise
     visible_only = args.verb == "check"

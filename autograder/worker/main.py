@@ -14,7 +14,10 @@ A batch shares one zygote's imports between its job processes: a `zygote`
 request (one socket attached, no reply) forks a copy that serves `spawn`
 requests on that socket, for one job, until the job closes it. With `meta`
 on the command line the meta device is warmed before the first such copy,
-so that no copy pays for it again.
+so that no copy pays for it again. Without it the zygote serves at once while
+a forked copy of it warms the meta device on the other core, and hands the
+requests over to that copy once it is warm (`serve_while_warming`): a grading
+never waits for a warm-up it may not need, and its later sections get it.
 
 `main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
 wherever fork is unavailable or unsafe): one freshly spawned interpreter,
@@ -45,17 +48,55 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
     namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
+    import lazy_dynamo
     import serve
 
+    lazy_dynamo.defer()  # the meta device's kernels then never import torch's compiler
     serve.warm_up("cpu")  # first use of a dispatch watch: pay it once, before forking
     if warm_meta_first:
         serve.warm_up("meta")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    serve_spawns(socket.socket(fileno=control_fd), meta_warm=warm_meta_first)
+    control = socket.socket(fileno=control_fd)
+    if warm_meta_first:
+        serve_spawns(control)
+    else:
+        serve_while_warming(control)
 
 
-def serve_spawns(control, meta_warm: bool) -> None:
-    """Answer `spawn` (and `zygote`) requests on `control` until it closes."""
+def serve_while_warming(control) -> None:
+    """Serve at once, while a forked copy warms the meta device on the other core; the copy
+    takes the requests over between two of them once it is warm (children forked from it start
+    with the meta kernels loaded), and this process then only waits for it to end."""
+    import namespaces
+    import serve
+
+    ready_read, ready_write = os.pipe()  # the copy: "warm" (then EOF when it ends)
+    go_read, go_write = os.pipe()  # this process: "take over" (or EOF: never)
+    if os.fork() == 0:
+        try:
+            os.close(ready_read)
+            os.close(go_write)
+            namespaces.die_with_parent()
+            serve.warm_up("meta")
+            os.write(ready_write, b"1")
+            if os.read(go_read, 1) == b"1":
+                os.close(go_read)
+                serve_spawns(control, private=(ready_write,))
+        finally:
+            os._exit(0)
+    os.close(ready_write)
+    os.close(go_read)
+    if serve_spawns(control, handover=ready_read, private=(ready_read, go_write)):
+        os.write(go_write, b"1")
+        os.close(go_write)
+        while os.read(ready_read, 1):  # the copy serves now; the trusted side's handle stays this process
+            pass
+
+
+def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> bool:
+    """Answer `spawn` (and `zygote`) requests on `control` until it closes (returns False), or,
+    with `handover` (a warming copy's pipe), until that copy is warm (returns True). `private`:
+    descriptors of the zygote's own that no forked child may keep."""
     import confine
     import namespaces
     import serve
@@ -63,18 +104,16 @@ def serve_spawns(control, meta_warm: bool) -> None:
     namespaces.become_subreaper()  # orphans of killed children are reaped here, not left to the host's init
     gc.freeze()  # a child's collections then skip torch's objects: their pages stay shared, not copied
     while True:
-        if not meta_warm and not select.select([control], [], [], 0)[0]:
-            # Idle: warm the meta device now. The first sections (no meta checks) are
-            # usually forked before this, so its cost overlaps their grading.
-            serve.warm_up("meta")
-            gc.freeze()
-            meta_warm = True
+        if handover is not None and handover in select.select([control, handover], [], [])[0]:
+            if os.read(handover, 1) == b"1":
+                return True
+            handover = None  # the copy died warming: serve on, cold
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 4)
         if not message:
-            return
+            return False
         request = wire.loads(message)
         if request.get("op") == "zygote" and len(fds) == 1:
-            fork_zygote(control, fds[0], meta_warm)
+            fork_zygote(control, fds[0], private)
             continue
         if request.get("op") != "spawn" or len(fds) != 2:
             for fd in fds:
@@ -86,6 +125,8 @@ def serve_spawns(control, meta_warm: bool) -> None:
         if pid == 0:
             control.close()
             os.close(report_read)
+            for fd in private:
+                os.close(fd)
             conn_fd, out_fd = fds
             try:
                 import gpu
@@ -110,7 +151,7 @@ def serve_spawns(control, meta_warm: bool) -> None:
         control.sendall(wire.dumps(reply))
 
 
-def fork_zygote(control, job_fd: int, meta_warm: bool) -> None:
+def fork_zygote(control, job_fd: int, private: tuple = ()) -> None:
     """Fork a copy of this zygote that serves one job on `job_fd`; no reply (the job's
     first spawn request simply waits until the copy is there)."""
     if os.fork() == 0:
@@ -118,8 +159,10 @@ def fork_zygote(control, job_fd: int, meta_warm: bool) -> None:
             import namespaces
 
             control.close()
+            for fd in private:
+                os.close(fd)
             namespaces.die_with_parent()  # the batch closes this zygote: its copies go with it
-            serve_spawns(socket.socket(fileno=job_fd), meta_warm)
+            serve_spawns(socket.socket(fileno=job_fd))
         finally:
             os._exit(0)
     os.close(job_fd)

@@ -139,16 +139,17 @@ os._exit(code)
 """
 
 
-def trusted_timeline(verb: str, submission: str, cprofile: int = 0) -> tuple[list, str]:
-    """The phases of one run of VERB on SUBMISSION, in seconds since the interpreter was started."""
+def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool = True) -> tuple[list, str]:
+    """The phases of one run of VERB on SUBMISSION, in seconds since the interpreter was started
+    (`grade` writes its feedback report too, unless `report` is False; `check` always does)."""
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "events.json"
-        extra = ["--report", str(Path(scratch) / "feedback")] if verb == "grade" else []
+        extra = ["--report", str(Path(scratch) / "feedback")] if verb == "grade" and report else []
         env = {**os.environ, "PHASES_OUT": str(out), "PHASES_CPROFILE": str(cprofile)}
         command = [sys.executable, "-c", PROBE, verb, submission, "--format", "json", "--output", os.devnull] + extra
         started = time.time()
         env["PHASES_T0"] = repr(started)
-        subprocess.run(command, cwd=scratch if verb == "check" else ROOT,
+        subprocess.run(command, cwd=scratch if verb == "check" else ROOT,  # check: ./feedback/
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ended = time.time()
         events = json.loads(out.read_text())
@@ -185,9 +186,10 @@ def main() -> None:
     parser.add_argument("verb", nargs="?", default="grade", choices=("grade", "check"))
     parser.add_argument("submission", nargs="?", default="examples/correct")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    parser.add_argument("--no-report", action="store_true", help="grade without --report")
     args = parser.parse_args()
     submission = str((ROOT / args.submission).resolve())
-    events, profile = trusted_timeline(args.verb, submission, args.cprofile)
+    events, profile = trusted_timeline(args.verb, submission, args.cprofile, report=not args.no_report)
     print(f"{args.verb} {args.submission}: phases (start s, took s)\n{show(events)}")
     print(f"worker zygote, alone\n{show(zygote_timeline())}")
     if profile:

@@ -47,10 +47,11 @@ def mistake_of(excinfo) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None):
+    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None, when_collected=None):
         self.workers = workers  # section id -> SectionWorker
         self.visible_only = visible_only
         self.on_figures = on_figures  # called with each check's figures as soon as it has run
+        self.when_collected = when_collected  # called once the checks are collected, before they run
         self.results: list[CheckResult] = []
         self.grader_errors: list[str] = []
 
@@ -66,8 +67,15 @@ class GradingPlugin:
             wanted = section in self.workers and (not self.visible_only or (grading or {}).get("visible"))
             (keep if wanted else drop).append(item)
         items[:] = keep
+        order = list(dict.fromkeys(section_of(item.module) for item in keep))
+        for section, after in zip(order, order[1:]):  # each section's worker starts the next one's ahead
+            self.workers[section].next_up = self.workers[after]
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    def pytest_collection_finish(self, session):
+        if self.when_collected is not None:
+            self.when_collected()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

@@ -130,7 +130,7 @@ def grade_main(args) -> int:
     report = visible_only or args.report is not None
     preload_trusted(report=report)
     if not visible_only:
-        preload_checks(shape_checks=False)  # in the background instead, while the grading waits (run_checks)
+        preload_checks()
     drawer = start_drawer() if report else None
     try:
         return grade_and_write(args, sources, device, limits, launcher, drawer)

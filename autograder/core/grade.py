@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -73,9 +71,8 @@ def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
     return [str(check_file(section_id)) for section_id in section_ids]
 
 
-def preload_checks(shape_checks: bool = True) -> None:
-    """Import what the check files import: each section's reference solution, and (shape_checks)
-    what torch's shape checks import on first use (warm_shape_checks).
+def preload_checks() -> None:
+    """Import what the check files import: each section's reference solution.
 
     pytest loads the check files afresh for every grading, but the modules they import
     stay in sys.modules: a batch imports them once, before forking its jobs.
@@ -86,30 +83,6 @@ def preload_checks(shape_checks: bool = True) -> None:
     for section in SECTIONS:
         if with_solutions:
             importlib.import_module(section.solution_module)
-    if shape_checks:
-        warm_shape_checks()
-
-
-SHAPE_CHECKS = "torch.fx.experimental.symbolic_shapes"
-
-
-def warm_shape_checks() -> None:
-    """torch's first shape check (torch._check_with: nn.MultiheadAttention with a padding mask, a
-    reference some checks compare with) imports its symbolic-shapes module, sympy included: about
-    half a second."""
-    import torch
-
-    torch._check_with(AssertionError, True, lambda: "")
-
-
-def shape_checks_in_background() -> threading.Thread | None:
-    """warm_shape_checks in a thread, where it is not done yet: its import then runs while the
-    grading waits for its workers, not inside the check that first needs it."""
-    if SHAPE_CHECKS in sys.modules:
-        return None
-    thread = threading.Thread(target=warm_shape_checks, name="warm shape checks", daemon=True)
-    thread.start()
-    return thread
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
@@ -138,12 +111,15 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         raise
     import torch
 
+    from autograder.worker.lazy_torch import quick_shape_checks
+
+    # a reference check (nn.MultiheadAttention's padding mask) would import sympy for a plain True
+    quick_shape_checks()
     from autograder.core.harness import grading_device
     from autograder.core.plugin import GradingPlugin
 
     workers = section_workers(sources, zygote, limits, device, scan_source)
-    plugin = GradingPlugin(workers, visible_only=visible_only, on_figures=on_figures,
-                           when_collected=shape_checks_in_background)  # (pytest's start has no waits to fill)
+    plugin = GradingPlugin(workers, visible_only=visible_only, on_figures=on_figures)
     previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
         if sources:  # the first section's worker loads while pytest starts (each starts the next: plugin)

@@ -47,11 +47,10 @@ def mistake_of(excinfo) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None, when_collected=None):
+    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None):
         self.workers = workers  # section id -> SectionWorker
         self.visible_only = visible_only
         self.on_figures = on_figures  # called with each check's figures as soon as it has run
-        self.when_collected = when_collected  # called once the checks are collected, before they run
         self.results: list[CheckResult] = []
         self.grader_errors: list[str] = []
 
@@ -72,10 +71,6 @@ class GradingPlugin:
             self.workers[section].next_up = self.workers[after]
         if drop:
             config.hook.pytest_deselected(items=drop)
-
-    def pytest_collection_finish(self, session):
-        if self.when_collected is not None:
-            self.when_collected()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

@@ -14,10 +14,10 @@ A batch shares one zygote's imports between its job processes: a `zygote`
 request (one socket attached, no reply) forks a copy that serves `spawn`
 requests on that socket, for one job, until the job closes it. With `meta`
 on the command line the meta device is warmed before the first such copy,
-so that no copy pays for it again. Without it the zygote serves at once while
-a forked copy of it warms the meta device on the other core, and hands the
-requests over to that copy once it is warm (`serve_while_warming`): a grading
-never waits for a warm-up it may not need, and its later sections get it.
+so that no copy pays for it again. Without it a forked copy of the zygote
+serves the first requests at once while the zygote warms the meta device on
+the other core, and hands them back once it is warm (`serve_while_warming`):
+a grading never waits for that warm-up, and its later sections get it.
 
 `main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
 wherever fork is unavailable or unsafe): one freshly spawned interpreter,
@@ -48,10 +48,11 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
     namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
-    import lazy_dynamo
+    import lazy_torch
     import serve
 
-    lazy_dynamo.defer()  # the meta device's kernels then never import torch's compiler
+    lazy_torch.defer_dynamo()  # the meta device's kernels then never import torch's compiler
+    lazy_torch.quick_shape_checks()
     serve.warm_up("cpu")  # first use of a dispatch watch: pay it once, before forking
     if warm_meta_first:
         serve.warm_up("meta")
@@ -64,39 +65,47 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
 
 
 def serve_while_warming(control) -> None:
-    """Serve at once, while a forked copy warms the meta device on the other core; the copy
-    takes the requests over between two of them once it is warm (children forked from it start
-    with the meta kernels loaded), and this process then only waits for it to end."""
+    """Warm the meta device here while a forked copy of this zygote serves the first requests (cold)
+    on the other core; once warm, take the requests back between two of them, so that the later
+    sections' children start with the meta kernels loaded. The copy then stops reading and ends
+    when the children it forked have ended (they die with their parent)."""
     import namespaces
     import serve
 
-    ready_read, ready_write = os.pipe()  # the copy: "warm" (then EOF when it ends)
-    go_read, go_write = os.pipe()  # this process: "take over" (or EOF: never)
+    namespaces.become_subreaper()  # what the copy leaves behind comes here, not to the host's init
+    warm_read, warm_write = os.pipe()  # this process -> the copy: "warm, stop reading"
+    done_read, done_write = os.pipe()  # the copy -> this process: "stopped" (EOF: it is gone)
     if os.fork() == 0:
         try:
-            os.close(ready_read)
-            os.close(go_write)
+            os.close(warm_write)
+            os.close(done_read)
             namespaces.die_with_parent()
-            serve.warm_up("meta")
-            os.write(ready_write, b"1")
-            if os.read(go_read, 1) == b"1":
-                os.close(go_read)
-                serve_spawns(control, private=(ready_write,))
+            if serve_spawns(control, handover=warm_read, private=(warm_read, done_write)):
+                os.write(done_write, b"1")
+            os.close(done_write)
+            while True:  # until every child it forked is gone (SIGCHLD ignored: wait() then fails)
+                os.wait()
+        except ChildProcessError:
+            pass
         finally:
             os._exit(0)
-    os.close(ready_write)
-    os.close(go_read)
-    if serve_spawns(control, handover=ready_read, private=(ready_read, go_write)):
-        os.write(go_write, b"1")
-        os.close(go_write)
-        while os.read(ready_read, 1):  # the copy serves now; the trusted side's handle stays this process
-            pass
+    os.close(warm_read)
+    os.close(done_write)
+    serve.warm_up("meta")
+    try:
+        os.write(warm_write, b"1")
+    except OSError:  # the copy is gone already (the grading ended): nothing to take back
+        pass
+    os.read(done_read, 1)  # its "stopped", or the end of the pipe: either way, serve from here on
+    os.close(warm_write)
+    os.close(done_read)
+    serve_spawns(control)
 
 
 def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> bool:
     """Answer `spawn` (and `zygote`) requests on `control` until it closes (returns False), or,
-    with `handover` (a warming copy's pipe), until that copy is warm (returns True). `private`:
-    descriptors of the zygote's own that no forked child may keep."""
+    with `handover` (the warming zygote's pipe), until that says it is warm (returns True).
+    `private`: descriptors of this process's own that no forked child may keep."""
     import confine
     import namespaces
     import serve
@@ -107,7 +116,7 @@ def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> b
         if handover is not None and handover in select.select([control, handover], [], [])[0]:
             if os.read(handover, 1) == b"1":
                 return True
-            handover = None  # the copy died warming: serve on, cold
+            handover = None  # the zygote is gone (the grading ended): serve on until the socket closes
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 4)
         if not message:
             return False

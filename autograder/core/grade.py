@@ -158,7 +158,8 @@ def gpu_unreachable(report: dict | None, device: str) -> str:
 
 def section_workers(sources: list[SectionSource], zygote, limits: Limits, device: str, scan_source: bool) -> dict:
     """A worker per section (not yet started: each starts on its first call), under one submission budget."""
-    from autograder.core.student import Budget, SectionWorker
+    from autograder.core.budget import Budget
+    from autograder.core.student import SectionWorker
 
     budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     return {

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
 from autograder.core.hints import device_hint, hint_for
 from autograder.core.sections import Section
@@ -41,33 +42,6 @@ class Reply:
 
 
 MAX_NOTES = 10  # cells that raised, listed per section
-
-
-class Budget:
-    """Seconds of student code left: one for a section, one shared by all sections of a submission.
-
-    Only the time spent waiting for the worker counts (what student code controls),
-    so no pattern of calls, each under its own limit, can hold the grading longer
-    than the budgets allow.
-    """
-
-    def __init__(self, seconds: float, parent: "Budget | None" = None):
-        self.seconds, self.used, self.parent = seconds, 0.0, parent
-
-    def left(self) -> float:
-        own = self.seconds - self.used
-        return own if self.parent is None else min(own, self.parent.left())
-
-    def spend(self, seconds: float) -> None:
-        self.used += seconds
-        if self.parent is not None:
-            self.parent.spend(seconds)
-
-    def which(self) -> str:
-        """Which budget is exhausted first: this section's or the submission's."""
-        if self.parent is not None and self.parent.left() <= self.seconds - self.used:
-            return f"the submission's {self.parent.seconds:g} s time budget"
-        return f"the section's {self.seconds:g} s time budget"
 
 
 class SectionWorker:
@@ -157,7 +131,11 @@ class SectionWorker:
         if (self.child is not None or self.loading is not None or self.spawns or self.extracted.problem
                 or self.tampering or getattr(self.zygote, "kind", "") != "fork" or self.budget.left() <= 0):
             return
-        child = self._spawn()
+        try:
+            child = self._spawn()
+        except Exception:  # the zygote failed: this section's own first call meets it, in its own check
+            self.spawns -= 1
+            return
         allowed = min(self.limits.load_seconds, self.budget.left())
         child.send(self._load_message())  # a child already gone answers "died" when it is read
         self.loading = (child, time.monotonic() + allowed, allowed)

@@ -150,21 +150,50 @@ def grade_main(args) -> int:
     limits = limits_from(args)
     from autograder.sandbox.launch import start_launcher
 
-    launcher = start_launcher(limits)  # started before our own `import torch`, so the two imports overlap
+    # first thing: the worker's `import torch` then overlaps all of ours (the notebooks' reading included)
+    launcher = start_launcher(limits)
     try:
+        sources = locate(args.submission, args.section)
         device = resolve_device(args.device)
-    except UsageError:
+    except BaseException:
         launcher.close()
         raise
     visible_only = args.verb == "check"
-    from autograder.core.grade import HiddenChecksMissing, SandboxRefused, preload_checks, run_checks
+    from autograder.core.grade import preload_checks
 
-    preload_trusted(report=visible_only or args.report is not None)
+    report = visible_only or args.report is not None
+    preload_trusted(report=report)
     if not visible_only:
         preload_checks()
+    drawer = start_drawer() if report else None
+    try:
+        return grade_and_write(args, sources, device, limits, launcher, drawer)
+    finally:
+        if drawer is not None:
+            drawer.close()
+
+
+def start_drawer():
+    """The report's heatmaps drawn while the checks run (feedback/prerender.py), where fork exists."""
+    if not hasattr(os, "fork") or sys.platform == "darwin":  # (forking after torch's import is unsafe there)
+        return None
+    from autograder.feedback.prerender import Drawer
+
+    try:
+        return Drawer()
+    except OSError:
+        return None
+
+
+def grade_and_write(args, sources, device, limits, launcher, drawer) -> int:
+    """Grade, then write the output and the feedback report; the exit status."""
+    from autograder.core.grade import HiddenChecksMissing, SandboxRefused, run_checks
+
+    visible_only = args.verb == "check"
     try:
         try:
-            result = run_checks(sources, device, limits, visible_only=visible_only, launcher=launcher)
+            result = run_checks(sources, device, limits, visible_only=visible_only, launcher=launcher,
+                                on_figures=drawer.submit if drawer is not None else None)
         finally:
             launcher.close()
         if launcher.sandbox is not None:

@@ -11,6 +11,7 @@ clear message.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -110,13 +111,20 @@ def cell_label(source: str, number: int) -> str:
     return _f('the cell "{first}"', first=first)
 
 
+@functools.lru_cache(maxsize=256)
+def parsed(source: str) -> ast.Module:
+    """A cell's syntax tree, parsed once for all its readers (the scans for banned APIs and tampering,
+    a hint's look at a definition), none of which changes it. A SyntaxError is raised each time."""
+    return ast.parse(source)
+
+
 def definition_source(cells: list, name: str) -> str:
     """The code of the last top-level def or class `name` in the cells ("" where there is none):
     what a hint about the student's code reads (never run)."""
     found = ""
     for cell in cells:
         try:
-            tree = ast.parse(cell["source"])
+            tree = parsed(cell["source"])
         except SyntaxError:
             continue
         for node in tree.body:
@@ -168,7 +176,7 @@ def banned_uses(cells: list, names, apis) -> dict:
     trees = []
     for cell in cells:
         try:
-            trees.append(ast.parse(cell["source"]))
+            trees.append(parsed(cell["source"]))
         except SyntaxError:
             continue
     for tree in trees:
@@ -311,7 +319,7 @@ def tampering(cells: list) -> list[str]:
     trees = []
     for cell in cells:
         try:
-            trees.append((cell, ast.parse(cell["source"])))
+            trees.append((cell, parsed(cell["source"])))
         except SyntaxError:
             continue
     modules = {"torch": "torch"}  # the notebooks' setup cell imports it; a .py file may not

@@ -80,14 +80,16 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, launcher=None, scan_source: bool = True) -> GradeResult:
+               visible_only: bool = False, launcher=None, scan_source: bool = True,
+               on_figures=None) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
     `launcher` is a sandbox.zygote.Zygote or a sandbox.portable.Launcher). Raises SandboxRefused before grading
     anything when hidden grading would run where no sandbox tier holds.
 
     scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
     only the tests of the sandbox ask for it, to show that the sandbox holds without the scan.
-    No command-line flag reaches it."""
+    No command-line flag reaches it. on_figures: called with each check's figures once it has run
+    (the report's heatmaps are drawn meanwhile: feedback/prerender.py)."""
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
@@ -103,13 +105,19 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         raise
     import torch
 
+    from autograder.worker.lazy_torch import quick_shape_checks
+
+    # a reference check (nn.MultiheadAttention's padding mask) would import sympy for a plain True
+    quick_shape_checks()
     from autograder.core.harness import grading_device
     from autograder.core.plugin import GradingPlugin
 
     workers = section_workers(sources, launcher, limits, device, scan_source)
-    plugin = GradingPlugin(workers, visible_only=visible_only)
+    plugin = GradingPlugin(workers, visible_only=visible_only, on_figures=on_figures)
     previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
+        if sources:  # the first section's worker loads while pytest starts (each starts the next: plugin)
+            workers[sources[0].section.id].prepare()
         exit_code, printed = run_pytest(files, plugin)
     finally:
         grading_device(previous)
@@ -144,7 +152,8 @@ def gpu_unreachable(report: dict | None, device: str) -> str:
 
 def section_workers(sources: list[SectionSource], launcher, limits: Limits, device: str, scan_source: bool) -> dict:
     """A worker per section (not yet started: each starts on its first call), under one submission budget."""
-    from autograder.core.student import Budget, SectionWorker
+    from autograder.core.budget import Budget
+    from autograder.core.student import SectionWorker
 
     budget = Budget(limits.submission_seconds)  # shared: no section can take the others' time
     return {

@@ -46,9 +46,10 @@ def mistake_of(excinfo) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, workers: dict, visible_only: bool = False):
+    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None):
         self.workers = workers  # section id -> SectionWorker
         self.visible_only = visible_only
+        self.on_figures = on_figures  # called with each check's figures as soon as it has run
         self.results: list[CheckResult] = []
         self.grader_errors: list[str] = []
 
@@ -64,6 +65,9 @@ class GradingPlugin:
             wanted = section in self.workers and (not self.visible_only or (grading or {}).get("visible"))
             (keep if wanted else drop).append(item)
         items[:] = keep
+        order = list(dict.fromkeys(section_of(item.module) for item in keep))
+        for section, after in zip(order, order[1:]):  # each section's worker starts the next one's ahead
+            self.workers[section].next_up = self.workers[after]
         if drop:
             config.hook.pytest_deselected(items=drop)
 
@@ -98,6 +102,8 @@ class GradingPlugin:
                 mistake=mistake_of(call.excinfo) if failed else "",
                 id=item.name,
             ))
+            if self.on_figures is not None and self.results[-1].figures:
+                self.on_figures(self.results[-1].figures)
 
     def _explain(self, item, excinfo):
         error = excinfo.value if excinfo else None

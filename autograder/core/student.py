@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
 from autograder.core.failures import describe_failure, place, tampering_failure
 from autograder.core.hints import RETURNED_ELSEWHERE
@@ -46,33 +47,6 @@ class Reply:
 MAX_NOTES = 10  # cells that raised, listed per section
 
 
-class Budget:
-    """Seconds of student code left: one for a section, one shared by all sections of a submission.
-
-    Only the time spent waiting for the worker counts (what student code controls),
-    so no pattern of calls, each under its own limit, can hold the grading longer
-    than the budgets allow.
-    """
-
-    def __init__(self, seconds: float, parent: "Budget | None" = None):
-        self.seconds, self.used, self.parent = seconds, 0.0, parent
-
-    def left(self) -> float:
-        own = self.seconds - self.used
-        return own if self.parent is None else min(own, self.parent.left())
-
-    def spend(self, seconds: float) -> None:
-        self.used += seconds
-        if self.parent is not None:
-            self.parent.spend(seconds)
-
-    def which(self) -> str:
-        """Which budget is exhausted first: this section's or the submission's."""
-        if self.parent is not None and self.parent.left() <= self.seconds - self.used:
-            return _f("the submission's {seconds:g} s time budget", seconds=self.parent.seconds)
-        return _f("the section's {seconds:g} s time budget", seconds=self.seconds)
-
-
 class SectionWorker:
     """The student's cells of one section, loaded in a worker child on demand."""
 
@@ -97,6 +71,8 @@ class SectionWorker:
         self.printed: list[str] = []
         self.load_failure: str | None = None
         self.sources: dict[str, str] = {}  # graded name -> its code (source_of)
+        self.next_up: SectionWorker | None = None  # the section graded next: prepared when this one starts
+        self.loading: tuple | None = None  # (child, deadline, allowed): a load sent ahead, not yet answered
 
     def source_of(self, name: str) -> str:
         """The student's code of graded `name`, as written (read, never run; parsed once per name)."""
@@ -114,23 +90,23 @@ class SectionWorker:
             raise StudentFailure(self.load_failure, kind="load")
         if self.child is not None:
             return self.child
-        self._check_budget()
-        if self.spawns >= MAX_SPAWNS:
-            raise StudentFailure(
-                _f("your code stopped the grading worker {count} times; the remaining checks of {section} were not run",
-                   count=MAX_SPAWNS, section=self.section.id), kind="died")
-        self.spawns += 1
-        config = {
-            "names": list(self.section.names),
-            "device": self.device,
-            "forbidden": list(self.section.forbidden),
-            "forbidden_in": list(self.section.forbidden_in),
-            "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
-        }
-        child = self.launcher.spawn(self.limits, config)
-        allowed = min(self.limits.load_seconds, self.budget.left())
-        reply, status = self._timed(child, {"op": "load", "cells": self.extracted.cells,
-                                            "cell_seconds": self.limits.cell_seconds}, allowed)
+        if self.loading is not None:  # started ahead (prepare): only its answer is awaited
+            child, deadline, allowed = self.loading
+            self.loading = None
+            started = time.monotonic()
+            try:
+                reply, status = child.receive(deadline)
+            finally:
+                self.budget.spend(time.monotonic() - started)
+        else:
+            self._check_budget()
+            if self.spawns >= MAX_SPAWNS:
+                raise StudentFailure(
+                    _f("your code stopped the grading worker {count} times; the remaining checks of {section} "
+                       "were not run", count=MAX_SPAWNS, section=self.section.id), kind="died")
+            child = self._spawn()
+            allowed = min(self.limits.load_seconds, self.budget.left())
+            reply, status = self._timed(child, self._load_message(), allowed)
         if reply is None or not reply.get("ok"):
             self._retire(child)
             self.load_failure = self._load_failure(status, allowed)
@@ -139,7 +115,40 @@ class SectionWorker:
         self.load_report = reply.get("cells", [])
         self.defined = reply.get("defined", [])
         self.child = child
+        if self.next_up is not None:
+            self.next_up.prepare()
         return child
+
+    def prepare(self) -> None:
+        """Start this section's worker and send it the cells without waiting for the answer: done for
+        the next section while this one's checks run, so that its start and loading (an import of
+        pandas, say) overlap them. Only on the fork path (a child per section); the load's time limit
+        runs from now, and the budget counts only the wait for its answer, as for any call."""
+        if (self.child is not None or self.loading is not None or self.spawns or self.extracted.problem
+                or self.tampering or getattr(self.launcher, "kind", "") != "fork" or self.budget.left() <= 0):
+            return
+        try:
+            child = self._spawn()
+        except Exception:  # the zygote failed: this section's own first call meets it, in its own check
+            self.spawns -= 1
+            return
+        allowed = min(self.limits.load_seconds, self.budget.left())
+        child.send(self._load_message())  # a child already gone answers "died" when it is read
+        self.loading = (child, time.monotonic() + allowed, allowed)
+
+    def _spawn(self) -> Child:
+        self.spawns += 1
+        config = {
+            "names": list(self.section.names),
+            "device": self.device,
+            "forbidden": list(self.section.forbidden),
+            "forbidden_in": list(self.section.forbidden_in),
+            "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
+        }
+        return self.launcher.spawn(self.limits, config)
+
+    def _load_message(self) -> dict:
+        return {"op": "load", "cells": self.extracted.cells, "cell_seconds": self.limits.cell_seconds}
 
     def _retire(self, child: Child):
         child.kill()
@@ -151,13 +160,17 @@ class SectionWorker:
 
     def stop(self):
         """The grading is over: signal the child to go (see `close`, which waits for it)."""
-        if self.child is not None:
-            self.child.bye()
-            self.child.signal()
+        for child in (self.child, self.loading[0] if self.loading else None):
+            if child is not None:
+                child.bye()
+                child.signal()
 
     def close(self):
         if self.child is not None:
             self._retire(self.child)
+        if self.loading is not None:  # started ahead, never asked for: what it printed belongs to no check
+            self.loading[0].kill()
+            self.loading = None
 
     def _load_failure(self, status: str, allowed: float) -> str:
         """Why the notebook could not be loaded, as whole sentences (a translation orders its parts itself)."""

@@ -221,17 +221,26 @@ class Child:
     def request(self, message: dict, timeout: float):
         """Send one request; return the decoded reply, or None if the child died or timed out."""
         deadline = time.monotonic() + timeout
+        if not self.send(message):
+            return None, "died"
+        return self.receive(deadline)
+
+    def send(self, message: dict) -> bool:
+        """Send one request without waiting for its answer (`receive` reads it); False: the child is gone."""
         try:
             self.conn.sendall(wire.dumps(message))
         except OSError:
-            return None, "died"
+            return False
+        return True
+
+    def receive(self, deadline: float):
+        """The reply to the request sent last, by `deadline` (time.monotonic()): (reply, "ok"), or None and
+        why not. What is already waiting when it is read is read, even after the deadline (a reply sent
+        ahead, `SectionWorker.prepare`, may be read long after it came)."""
         searched = 0  # the buffer before this offset holds no newline: each byte is searched once
         while (end := self.buffer.find(b"\n", searched)) < 0:
             searched = len(self.buffer)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None, "timeout"
-            ready, _, _ = select.select([self.conn], [], [], left)
+            ready, _, _ = select.select([self.conn], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
                 return None, "timeout"
             try:

@@ -1,0 +1,200 @@
+"""Where one grading's time goes: a timeline of its phases, in a fresh process.
+
+    .venv/bin/python benchmarks/grade_phases.py [grade|check] [SUBMISSION] [--cprofile N]
+
+Runs `python -m autograder VERB SUBMISSION` in a child interpreter whose grader
+functions are wrapped with timestamps (nothing else changes), and prints, in
+seconds since the child was started: when each phase began and how long it
+took, on the trusted side (imports, the zygote's start, extraction, each
+section's worker start and load, pytest's collection and checks, rendering)
+and what the trusted side saw of the worker side (a child's fork and
+confinement is the time its spawn request waited; its load is the `load`
+request). The worker zygote's own start (interpreter, `import torch`, warm-up)
+is timed apart, as the same command line run alone. `--cprofile N` also prints
+the trusted side's N most expensive functions (cumulative). Used by
+grade_speed.py, which writes the phases into results/grade-speed.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs inside the timed child: wraps the grader's phases, then runs the CLI as `-m autograder` would.
+PROBE = r"""
+import json, os, sys, time
+T0 = float(os.environ["PHASES_T0"])
+EVENTS = []
+def mark(name, start, end=None):
+    EVENTS.append([name, round(start - T0, 4), round((end if end is not None else time.time()) - start, 4)])
+mark("interpreter start", T0, time.time())
+
+def timed(owner, attr, label):
+    inner = getattr(owner, attr)
+    def wrapper(*args, **kwargs):
+        start = time.time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            mark(label(*args, **kwargs) if callable(label) else label, start)
+    setattr(owner, attr, wrapper)
+
+start = time.time()
+import autograder.cli as cli
+mark("import autograder.cli (argparse, the grader's modules)", start)
+import autograder.sandbox.launch as launch
+timed(cli, "locate", "extraction (read + parse the notebooks)")
+timed(launch, "start_launcher", "zygote process started (Popen)")
+timed(cli, "resolve_device", "resolve --device")
+timed(cli, "preload_trusted", "preload the renderers")
+timed(cli, "render", "render the output")
+timed(cli, "write_feedback", "the feedback report (HTML, Markdown, heatmaps)")
+PATCHES = {}
+def patch(module_name):
+    def decorate(function):
+        PATCHES[module_name] = function
+        return function
+    return decorate
+
+@patch("autograder.core.grade")
+def _(grade):
+    timed(grade, "preload_checks", "preload the solutions (trusted side: import torch)")
+    timed(grade, "contained_tier", "sandbox probe (waits for the zygote's torch import)")
+    timed(grade, "run_pytest", "pytest: start, collection, checks, end")
+
+@patch("autograder.sandbox.zygote")
+def _(zygote):
+    timed(zygote.Zygote, "spawn", "worker child: fork + confinement (spawn request)")
+
+@patch("autograder.core.student")
+def _(student):
+    real_ensure = student.SectionWorker.ensure
+    def ensure(self):
+        if self.child is not None:
+            return self.child
+        start = time.time()
+        try:
+            return real_ensure(self)
+        finally:
+            mark(f"section {self.section.id}: worker start + load of the cells", start)
+    student.SectionWorker.ensure = ensure
+
+class Hooks:
+    def pytest_collection(self, session):
+        self.start = time.time()
+    def pytest_collection_finish(self, session):
+        mark("pytest: collection", self.start)
+        self.run = time.time()
+    def pytest_sessionfinish(self, session):
+        mark("pytest: the checks (calls into the workers included)", self.run)
+
+@patch("pytest")
+def _(pytest):
+    real_main = pytest.main
+    def main_with_hooks(args, plugins=()):
+        return real_main(args, plugins=list(plugins) + [Hooks()])
+    pytest.main = main_with_hooks
+
+def loading(module):
+    return getattr(getattr(module, "__spec__", None), "_initializing", False)
+
+import builtins
+real_import = builtins.__import__
+def watched_import(name, *args, **kwargs):
+    fresh = name in ("torch", "pytest") and name not in sys.modules
+    start = time.time()
+    try:
+        return real_import(name, *args, **kwargs)
+    finally:
+        if fresh:
+            mark(f"trusted side: import {name}", start)
+        for module_name in [m for m in PATCHES if m in sys.modules and not loading(sys.modules[m])]:
+            PATCHES.pop(module_name)(sys.modules[module_name])
+builtins.__import__ = watched_import
+profile = int(os.environ.get("PHASES_CPROFILE", "0"))
+if profile:
+    import cProfile
+    profiler = cProfile.Profile()
+    profiler.enable()
+start = time.time()
+code = cli.main(sys.argv[1:])
+mark("whole command (from cli.main)", start)
+if profile:
+    import io, pstats
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(profile)
+    EVENTS.append(["cprofile", 0, 0, text.getvalue()])
+with open(os.environ["PHASES_OUT"], "w") as out:
+    json.dump(EVENTS, out)
+sys.stdout.flush()
+os._exit(code)
+"""
+
+
+def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool = True) -> tuple[list, str]:
+    """The phases of one run of VERB on SUBMISSION, in seconds since the interpreter was started
+    (`grade` writes its feedback report too, unless `report` is False; `check` always does)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "events.json"
+        extra = ["--report", str(Path(scratch) / "feedback")] if verb == "grade" and report else []
+        env = {**os.environ, "PHASES_OUT": str(out), "PHASES_CPROFILE": str(cprofile)}
+        command = [sys.executable, "-c", PROBE, verb, submission, "--format", "json", "--output", os.devnull] + extra
+        started = time.time()
+        env["PHASES_T0"] = repr(started)
+        subprocess.run(command, cwd=scratch if verb == "check" else ROOT,  # check: ./feedback/
+                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ended = time.time()
+        events = json.loads(out.read_text())
+    profile = ""
+    if events and events[-1][0] == "cprofile":
+        profile = events.pop()[3]
+    events.append(["process exit seen by the parent", 0.0, round(ended - started, 4)])
+    return events, profile
+
+
+def zygote_timeline() -> list:
+    """The worker zygote's start as its own command line: interpreter, `import torch`, warm-up."""
+    code = ("import sys,time;t=time.time();sys.path.insert(0,%r);import torch;i=time.time();"
+            "import serve;serve.warm_up('cpu');w=time.time();print(i-t,w-i)") % str(ROOT / "autograder" / "worker")
+    started = time.time()
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, check=True)
+    whole = time.time() - started
+    torch_import, warm = (float(x) for x in done.stdout.split())
+    return [["zygote: interpreter start", 0.0, round(whole - torch_import - warm, 4)],
+            ["zygote: import torch", None, round(torch_import, 4)],
+            ["zygote: warm-up (first dispatch watch)", None, round(warm, 4)]]
+
+
+def show(events: list) -> str:
+    lines = []
+    for name, at, took in events:
+        where = "      " if at is None else f"{at:6.3f}"
+        lines.append(f"  {where}  {took:6.3f}  {name}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("verb", nargs="?", default="grade", choices=("grade", "check"))
+    parser.add_argument("submission", nargs="?", default="examples/correct")
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    parser.add_argument("--no-report", action="store_true", help="grade without --report")
+    args = parser.parse_args()
+    submission = str((ROOT / args.submission).resolve())
+    events, profile = trusted_timeline(args.verb, submission, args.cprofile, report=not args.no_report)
+    print(f"{args.verb} {args.submission}: phases (start s, took s)\n{show(events)}")
+    print(f"worker zygote, alone\n{show(zygote_timeline())}")
+    if profile:
+        print(profile)
+
+
+if __name__ == "__main__":
+    main()

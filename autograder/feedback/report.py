@@ -145,7 +145,7 @@ def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, 
     earlier: one of the same name (the name holds the digest of what it shows) is reused, so that
     re-running the self-check does not draw the unchanged pictures again."""
     images = {}
-    for _, figure, name in figures(result):
+    for _check, figure, name in figures(result):
         old = cached / name if cached is not None else None
         data = old.read_bytes() if old is not None and old.is_file() and not old.is_symlink() else b""
         images[name] = data if data.startswith(PNG_SIGNATURE) else heatmaps.render_figure(figure)
@@ -189,27 +189,33 @@ def figure_html(figure: dict, png: bytes) -> str:
             f'height="{heatmaps.HEIGHT}" alt="{esc(alt)}"><figcaption>{caption}</figcaption></figure>')
 
 
+def _html_top(result: GradeResult, notices) -> list[str]:
+    """The page's head, heading, notices, total and the scores table's head."""
+    esc = _html
+    total = result.total_text(_points)
+    return ["<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_f('Attention course feedback: {total}', total=esc(total))}</title>",
+            f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
+            f"<h1>{_('Attention course: your feedback')}</h1>",
+            *([f'<p class="weak">{_f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING)))}</p>']
+              if result.weak else []),
+            *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
+            *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
+            '<p class="total">' + _f('Total: <strong id="total">{total}</strong>', total=esc(total))
+            + (_f(" for <code>{submission}</code>", submission=esc(result.submission)) if result.submission else "")
+            + "</p>",
+            '<table class="scores"><thead><tr>' + _("<th>section</th><th>title</th><th>score</th><th></th>"
+                                                   "<th>checks passed</th>") + "</tr></thead><tbody>"]
+
+
 def render_html(result: GradeResult, images: dict[str, bytes] | None = None, notices: list[str] = ()) -> str:
     """The report page; notices: lines about this report itself (sections kept from earlier runs)."""
     images = render_images(result) if images is None else images
     by_check = figures_by_check(result)
     esc = _html
-    total = result.total_text(_points)
-    out = ["<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{_f('Attention course feedback: {total}', total=esc(total))}</title>",
-           f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
-           f"<h1>{_('Attention course: your feedback')}</h1>",
-           *([f'<p class="weak">{_f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING)))}</p>']
-             if result.weak else []),
-           *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
-           *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
-           '<p class="total">' + _f('Total: <strong id="total">{total}</strong>', total=esc(total))
-           + (_f(" for <code>{submission}</code>", submission=esc(result.submission)) if result.submission else "")
-           + "</p>",
-           '<table class="scores"><thead><tr>' + _("<th>section</th><th>title</th><th>score</th><th></th>"
-                                                  "<th>checks passed</th>") + "</tr></thead><tbody>"]
+    out = _html_top(result, notices)
     for section in result.sections:
         share = section.score / section.max_score if section.max_score else 0.0
         passed = sum(1 for c in section.checks if c.passed)

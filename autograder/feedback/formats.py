@@ -72,6 +72,22 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+def wrap(text: str, columns: int) -> list[str]:
+    """`text` in lines of at most `columns` display columns: textwrap's lines where every character
+    is narrow (English), else lines broken at spaces or between wide characters, which Chinese
+    writes without spaces, each wide character counted as two columns."""
+    if not any(unicodedata.east_asian_width(c) in "WF" for c in text):
+        return textwrap.wrap(text, columns)
+    lines, line = [], ""
+    for piece in re.findall(r"\s+|[\u2e80-\uffef]|[^\s\u2e80-\uffef]+", text):
+        if line and display_width(line + piece.rstrip()) > columns:
+            lines.append(line.rstrip())
+            line = "" if piece.isspace() else piece
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
 def status_marks() -> tuple[str, str]:
     """The table's (passed, failed) words in the reader's language, padded to one display width,
     so that the points after them line up whichever word a line has."""
@@ -84,8 +100,9 @@ def status_marks() -> tuple[str, str]:
 
 
 def table(result: GradeResult) -> str:
-    heading = _f("Grading {submission} on {device}", submission=terminal_text(result.submission), device=result.device)
-    lines = [heading + (f" ({result.provenance})" if result.provenance else "")]
+    names = {"submission": terminal_text(result.submission), "device": result.device}
+    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=result.provenance, **names)
+             if result.provenance else _f("Grading {submission} on {device}", **names)]
     lines += [f"!! {_(WEAK_WARNING)}", ""] if result.weak else [""]
     passed, failed = status_marks()
     indent = " " * (10 + display_width(passed))  # under the check's points: "  " mark " " points
@@ -96,7 +113,7 @@ def table(result: GradeResult) -> str:
         for c in section.checks:
             lines.append(f"  {passed if c.passed else failed} {c.points:>4g}/{c.max_points:<4g} {c.name}")
             if c.message:
-                for piece in textwrap.wrap(terminal_text(c.message), 96):
+                for piece in wrap(terminal_text(c.message), 96):
                     lines.append(indent + piece)
         lines.append("")
     lines.append(_f("Total: {total}   ({seconds:.1f} s)", total=result.total_text(), seconds=result.execution_time))

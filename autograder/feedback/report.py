@@ -196,10 +196,10 @@ def _html_top(result: GradeResult, notices) -> list[str]:
     return ["<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_f('Attention course feedback: {total}', total=esc(total))}</title>",
+            "<title>" + _f("Attention course feedback: {total}", total=esc(total)) + "</title>",
             f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
-            f"<h1>{_('Attention course: your feedback')}</h1>",
-            *([f'<p class="weak">{_f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING)))}</p>']
+            "<h1>" + _("Attention course: your feedback") + "</h1>",
+            *(['<p class="weak">' + _f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING))) + "</p>"]
               if result.weak else []),
             *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
             *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
@@ -222,7 +222,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
         out.append(f'<tr><td><a href="#{esc(section.id)}">{esc(section.id)}</a></td><td>{esc(section.heading)}</td>'
                    f"<td>{_points(section.score)} / {_points(section.max_score)}</td>"
                    f'<td><span class="bar"><span style="width:{round(100 * share)}%"></span></span></td>'
-                   f"<td>{_f('{passed} of {count}', passed=passed, count=len(section.checks))}</td></tr>")
+                   f"<td>{passed_of(passed, len(section.checks))}</td></tr>")
     out.append("</tbody></table>")
     for section in result.sections:
         out.append(f'<section id="{esc(section.id)}">')
@@ -230,16 +230,16 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
                    f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
         out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
         if section.printed.strip():
-            out.append(f"<details><summary>{_('What your code printed while it was graded')}</summary>"
+            out.append("<details><summary>" + _("What your code printed while it was graded") + "</summary>"
                        f"<pre>{html.escape(printed_excerpt(section))}</pre></details>")
         if not section.checks:
-            out.append(f"<p>{_('No checks ran for this section.')}</p>")
+            out.append("<p>" + _("No checks ran for this section.") + "</p>")
         shared = shared_failure(section)
         if shared:  # one message, not the same one under every check
             out.append(f'<div class="check fail" data-check="all">'
                        f'<span class="mark">&#10007;</span><strong>{all_checks(len(section.checks))}</strong>'
                        f'<span class="points">0 / {_points(section.max_score)}</span>'
-                       f'<div class="message">{esc(shared)}</div><details><summary>{_("the checks")}</summary><ul>'
+                       f'<div class="message">{esc(shared)}</div><details><summary>{the_checks()}</summary><ul>'
                        + "".join(f"<li>{esc(c.name)} ({_points(c.max_points)})</li>" for c in section.checks)
                        + "</ul></details></div>")
         for check in [] if shared else section.checks:
@@ -286,10 +286,10 @@ def _grid(matrix, labels) -> list[str]:
 def figure_markdown(figure: dict, name: str, image_dir: str) -> list[str]:
     """One heatmap in report.md: the picture's link and, for a small failing one, its numbers."""
     if figure.get("passed"):
-        return [f"  ![{_('passed: yours matches the expected values')}]({image_dir}/{name})"]
-    lines = [f"  ![{_('expected, yours and the difference')}]({image_dir}/{name})"]
+        return ["  ![" + _("passed: yours matches the expected values") + f"]({image_dir}/{name})"]
+    lines = ["  ![" + _("expected, yours and the difference") + f"]({image_dir}/{name})"]
     if max(_grid_shape(figure)) <= 8:
-        lines += ["", f"  <details><summary>{_('the numbers')}</summary>", "", "  ```text",
+        lines += ["", "  <details><summary>" + _("the numbers") + "</summary>", "", "  ```text",
                   # i18n: the label above the expected matrix's numbers (then "yours" above the student's)
                   "  " + _("expected")]
         lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
@@ -311,7 +311,7 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
         passed = sum(1 for c in section.checks if c.passed)
         lines.append(f"| {_md(section.id)} | {_md(section.heading)} | {_points(section.score)} / "
                      f"{_points(section.max_score)} "
-                     f"| {_f('{passed} of {count}', passed=passed, count=len(section.checks))} |")
+                     f"| {passed_of(passed, len(section.checks))} |")
     for section in result.sections:
         lines += ["", f"### {_md(section.id)}: {_md(section.heading)} "
                       f"({_points(section.score)} / {_points(section.max_score)})", ""]
@@ -330,6 +330,16 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
             for figure, name in by_check.get(id(check), []):
                 lines += figure_markdown(figure, name, image_dir)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def passed_of(passed: int, count: int) -> str:
+    """How many of a section's checks passed, as the scores table says it."""
+    return _f("{passed} of {count}", passed=passed, count=count)
+
+
+def the_checks() -> str:
+    # i18n: the summary that opens the list of a section's checks under their one shared failure
+    return _("the checks")
 
 
 def all_checks(count: int) -> str:

@@ -1,0 +1,105 @@
+"""The feedback in Chinese: the table of `grade --lang zh` matches its golden file (timing and the
+machine's sandbox tier left out), and the HTML report's visible text holds no English sentence."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+from support import ROOT
+from test_i18n import english_sentence
+
+from autograder import i18n
+from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.feedback.formats import display_width, table, wrap
+
+GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
+# an exception quoted from the student's code or from torch ("RuntimeError: Tensor on device ..."):
+# their words, not the grader's
+QUOTED_ERROR = re.compile(r"\b\w*(?:Error|Exception|Warning): [^（）：；。]*")
+
+
+def grade_partial(*flags: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(i18n.ENVIRONMENT, None)
+    return subprocess.run([sys.executable, "-m", "autograder", "grade", "examples/partial", "--lang", "zh", *flags],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+
+
+def without_machine(text: str) -> str:
+    """The table without what varies by machine and run: the sandbox tier, torch's version, the time."""
+    text = re.sub(r"^(正在评分 \S+（设备：cpu)；.*）$", r"\1；<沙箱与 torch>）", text, count=1, flags=re.M)
+    return re.sub(r"（\d+(?:\.\d+)? 秒）$", "（<秒数> 秒）", text, flags=re.M)
+
+
+def test_the_chinese_table_of_the_partial_example_matches_its_golden_file():
+    done = grade_partial()
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = without_machine(done.stdout)
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+class VisibleText(HTMLParser):
+    """The text a reader sees on a page: its text and its images' alt text, not its script, style or code."""
+
+    HIDDEN = {"script", "style", "pre", "code"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.HIDDEN
+        self.parts += [value for name, value in attrs if name == "alt" and value]
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.HIDDEN
+
+    def handle_data(self, data):
+        if not self.depth and data.strip():
+            self.parts.append(data)
+
+
+def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
+    done = grade_partial("--report", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = VisibleText()
+    page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert len(page.parts) > 100, "the page has its text"
+    english = [(sentence, part[:200]) for part in page.parts
+               if (sentence := english_sentence(QUOTED_ERROR.sub(" ", part)))]
+    assert english == []
+    markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("## 注意力机制课程反馈：")
+
+
+def test_the_english_finder_sees_an_english_report_line():
+    """The check above can fail: the same page's words in English are found."""
+    assert english_sentence("Left: the expected values of weights. Middle: yours (differing cells outlined).")
+
+
+def test_the_chinese_table_lines_up_by_display_width():
+    i18n.set_language("zh")
+    try:
+        result = GradeResult("s", "cpu", [SectionResult("01_scores", "标题", [
+            CheckResult("01_scores", "一项检查", 1, 1, ""),
+            CheckResult("01_scores", "另一项检查", 1, 0, "数值不对" * 40)])])
+        lines = table(result).splitlines()
+    finally:
+        i18n.set_language("en")
+    passing, failing = (line for line in lines if line.startswith("  ") and "检查" in line)
+    column = [display_width(line[:line.index("/")]) for line in (passing, failing)]
+    assert column[0] == column[1], lines
+    assert all(display_width(line) <= 96 + 16 for line in lines), lines
+    assert max(display_width(piece) for piece in wrap("数值不对" * 40, 96)) <= 96
+
+
+def test_english_text_is_wrapped_as_textwrap_does():
+    import textwrap
+
+    text = "softmax(x): wrong values, largest difference 0.2 at [0, 1] " * 4
+    assert wrap(text, 96) == textwrap.wrap(text, 96)

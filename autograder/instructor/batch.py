@@ -53,6 +53,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.i18n import _f
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
@@ -101,7 +102,8 @@ def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: s
         previous = read_student(students_dir / result_file_name(name))
         if not force and is_current(previous, files, grader, device, sections):
             results[name] = previous
-            log(f"unchanged {name}: skipped ({previous.grade.score:g} / {previous.grade.max_score:g})")
+            log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
+                   score=previous.grade.score, max_score=previous.grade.max_score))
         else:
             todo.append((name, everyone[name], files))
     return results, todo
@@ -159,9 +161,10 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
     errors = stored.grader_errors
     if errors:
         first = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
-        log(f"error {name}: {first}")
+        log(_f("error {name}: {first}", name=name, first=first))
     else:
-        log(f"graded {name}: {stored.grade.score:g} / {stored.grade.max_score:g} ({reply.get('seconds', 0):.1f} s)")
+        log(_f("graded {name}: {score:g} / {max_score:g} ({seconds:.1f} s)", name=name, score=stored.grade.score,
+               max_score=stored.grade.max_score, seconds=reply.get("seconds", 0)))
     return bool(errors)
 
 
@@ -220,8 +223,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     try:
         errors = collect(done, len(todo), record, results, log)
     except KeyboardInterrupt:
-        print(f"interrupted: {len(results) - skipped} graded in this run are saved; run the same command "
-              "again to grade the rest", file=sys.stderr)
+        print(_f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
+                 count=len(results) - skipped), file=sys.stderr)
         stop.set()
         write_table(out, results)
         return 130
@@ -232,8 +235,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         if makers is not None:
             makers.close()
     table = write_table(out, results)
-    print(f"{len(todo)} graded, {skipped} unchanged, {errors} with grader errors; "
-          f"{len(results)} students in {table}")
+    print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
+             graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
     return 1 if errors else 0
 
 
@@ -307,7 +310,7 @@ def main(args) -> int:
         if gradebook is not None:
             status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status)
     elif gradebook is not None:
-        print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+        print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)
     if getattr(args, "similarity", False) and status in (0, 1):
         from autograder.instructor import similarity
@@ -339,16 +342,17 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
         if results[name].grader_errors:  # a placeholder zero: nothing to hand back
             for stale in (HTML_NAME, MARKDOWN_NAME):
                 (folder / stale).unlink(missing_ok=True)
-            print(f"autograder: no feedback report for {terminal_text(name)}: grader error (grade again)",
+            print(_f("autograder: no feedback report for {name}: grader error (grade again)", name=terminal_text(name)),
                   file=sys.stderr)
             continue
         try:
             write_report(results[name].grade, folder)
             written += 1
         except Exception as error:  # the grades stand without it; the next run writes it again
-            print(f"autograder: could not write the feedback report of {terminal_text(name)} to {folder}: "
-                  f"{type(error).__name__}: {error}", file=sys.stderr)
-    print(f"{written} feedback report(s) in {out / FEEDBACK}")
+            print(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
+                     name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"),
+                  file=sys.stderr)
+    print(_f("{count} feedback report(s) in {folder}", count=written, folder=out / FEEDBACK))
     return written
 
 
@@ -362,8 +366,8 @@ def record_in_gradebook(gradebook: str, results: dict[str, Stored], folders: dic
     except UsageError:
         raise
     except Exception as error:  # the grades are safe in --out: recording can simply be run again
-        print(f"autograder: error: gradebook not (fully) updated: {type(error).__name__}: "
-              f"{str(error).splitlines()[0] if str(error) else ''}; the grades are in {out}, run the "
-              "same command again", file=sys.stderr)
+        first = str(error).splitlines()[0] if str(error) else ""
+        print(_f("autograder: error: gradebook not (fully) updated: {error}; the grades are in {out}, run the "
+                 "same command again", error=f"{type(error).__name__}: {first}", out=out), file=sys.stderr)
         return 1
     return status

@@ -103,3 +103,32 @@ def test_english_text_is_wrapped_as_textwrap_does():
 
     text = "softmax(x): wrong values, largest difference 0.2 at [0, 1] " * 4
     assert wrap(text, 96) == textwrap.wrap(text, 96)
+
+
+def test_a_mistake_with_numbers_is_recorded_in_english_and_shown_in_chinese():
+    import torch
+
+    from autograder.core.harness import CheckFailed, Mistake, describe, expect_close
+
+    template = ("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
+                "sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})")
+    mistake = Mistake(template, d_v=4, d_k=2)
+    assert mistake == template.format(d_v=4, d_k=2)
+    wrong = torch.ones(2, 2)
+    i18n.set_language("zh")
+    try:
+        assert describe(mistake).startswith("注意力分数除以的是 sqrt(d_v)") and "sqrt(4)" in describe(mistake)
+        try:
+            expect_close(wrong, torch.zeros(2, 2), "x", mistakes={mistake: wrong})
+        except CheckFailed as failure:
+            message, named = str(failure), failure.mistake
+        try:
+            expect_close(torch.full((2, 2), float("nan")), torch.zeros(2, 2), "x", hint="look at the mask")
+        except CheckFailed as failure:
+            nan_message = str(failure)
+    finally:
+        i18n.set_language("en")
+    assert "。这看起来像是注意力分数除以的是 sqrt(d_v)" in message and "sqrt(4)" in message
+    assert named == template.format(d_v=4, d_k=2), "the class report counts the English name"
+    assert "）：当 softmax" in nan_message, "the nan note follows a full-width colon"
+    assert nan_message.endswith("。look at the mask"), "the hint follows a full-width full stop"

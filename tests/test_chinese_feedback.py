@@ -132,3 +132,11 @@ def test_a_mistake_with_numbers_is_recorded_in_english_and_shown_in_chinese():
     assert named == template.format(d_v=4, d_k=2), "the class report counts the English name"
     assert "）：当 softmax" in nan_message, "the nan note follows a full-width colon"
     assert nan_message.endswith("。look at the mask"), "the hint follows a full-width full stop"
+
+
+def test_a_template_may_name_a_field_text():
+    """_f's own parameter is positional only: a field called `text` (the tamper flag's quoted text,
+    --shard's value) is a field like any other."""
+    from autograder.i18n import _f
+
+    assert _f("the text {text} ({what})", text="'x'", what="y") == "the text 'x' (y)"

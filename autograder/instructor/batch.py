@@ -73,10 +73,10 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match:
-        raise UsageError(f"--shard {text!r}: expected K/N, e.g. 1/4")
+        raise UsageError(_f("--shard {shard}: expected K/N, e.g. 1/4", shard=repr(text)))
     k, n = int(match[1]), int(match[2])
     if not 1 <= k <= n:
-        raise UsageError(f"--shard {text}: need 1 <= K <= N")
+        raise UsageError(_f("--shard {shard}: need 1 <= K <= N", shard=text))
     return k, n
 
 
@@ -194,7 +194,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
     everyone = discover(submitted)
     if not everyone:
-        raise UsageError(f"{submitted}: no student submissions found (expected one folder per student)")
+        raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
+                            folder=submitted))
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(students_dir)
@@ -272,23 +273,23 @@ def add_verbs(verbs) -> None:
 def main(args) -> int:
     """`batch`: check the command line, grade, then the optional reports and gradebook."""
     if args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+        raise UsageError(_f("--jobs must be at least 1, got {jobs}", jobs=args.jobs))
     if not fork_path_available():
         from autograder.sandbox.tiers import platform_advice
 
         where, fix = platform_advice()
-        print(f"autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
-              file=sys.stderr)
+        print(_f("autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
+                 where=where, fix=fix), file=sys.stderr)
         return 1
     shard = parse_shard(args.shard)
     limits = dataclasses.asdict(limits_from(args))
     if not args.student_timeout > limits["submission_seconds"]:
-        raise UsageError(f"--student-timeout ({args.student_timeout:g} s) must be longer than "
-                         f"--submission-budget ({limits['submission_seconds']:g} s), so that a slow "
-                         "student is graded within the budget rather than lost to the timeout")
+        raise UsageError(_f("--student-timeout ({timeout:g} s) must be longer than --submission-budget "
+                            "({budget:g} s), so that a slow student is graded within the budget rather than "
+                            "lost to the timeout", timeout=args.student_timeout, budget=limits["submission_seconds"]))
     section = None if args.section is None else section_named(args.section).id
     if not args.submitted.is_dir():
-        raise UsageError(f"{args.submitted}: no such folder")
+        raise UsageError(_f("{folder}: no such folder", folder=args.submitted))
     gradebook = getattr(args, "gradebook", None)
     section_ids = [section] if section else [s.id for s in SECTIONS]
     if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
@@ -300,7 +301,7 @@ def main(args) -> int:
         status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
                            args.student_timeout, section)
     except SandboxRefused as error:
-        print(f"autograder: error: {error}", file=sys.stderr)
+        print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
     report = getattr(args, "report", False)
     if status in (0, 1) and (report or gradebook is not None):  # this run's results, read once for both

@@ -60,12 +60,13 @@ def load(folder: Path):
     """(grades DataFrame, {student: stored grade}, [(student, problem)]) of a batch's output folder."""
     path = folder / GRADES
     if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder")
+        raise UsageError(_f("{folder}: no such folder", folder=folder))
     if not path.is_file():
-        raise UsageError(f"{folder}: no {GRADES} here (write one with `python -m autograder batch`)")
+        raise UsageError(_f("{folder}: no {grades} here (write one with `python -m autograder batch`)",
+                            folder=folder, grades=GRADES))
     grades = read_grades(path)
     if "student" not in grades.columns or "total" not in grades.columns:
-        raise UsageError(f"{path}: expected the columns student, <section ids>, total")
+        raise UsageError(_f("{path}: expected the columns student, <section ids>, total", path=path))
     results, problems, seen = {}, [], set()
     for student in grades["student"]:
         name = result_file_name(student)
@@ -98,7 +99,7 @@ def read_grades(path: Path):
     try:
         grades = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, OSError) as error:
-        raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+        raise UsageError(_f("{path}: not a readable CSV file ({error})", path=path, error=error)) from None
     if "student" in grades.columns:  # batch wrote them spreadsheet-safe ("'=x" for "=x")
         grades["student"] = grades["student"].map(from_spreadsheet_safe)
     for column in grades.columns:

@@ -31,7 +31,8 @@ from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, exp
                                       hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded, seeded_projections, stack_items, with_params)
-from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
+                                     expect_shape)
 from autograder.i18n import N_, _, _f
 
 NAMES = ("W_query", "W_key", "W_value")
@@ -105,8 +106,10 @@ def attention_mistakes(queries, keys, values):
     wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
              BY_D_K: attend(queries, keys, values, d_k)}
     if d_v != d_k:
-        wrong[f"scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
-              f"sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_v))
+        # a template and its numbers: the mistake is recorded in English, shown in the reader's language
+        wrong[Mistake(N_("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
+                         "sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})"), d_v=d_v, d_k=d_k)] = \
+            attend(queries, keys, values, math.sqrt(d_v))
     if num_keys != d_k:
         wrong[N_("scores divided by the square root of the number of keys instead of sqrt(d_k)")] = \
             attend(queries, keys, values, math.sqrt(num_keys))

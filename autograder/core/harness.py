@@ -21,7 +21,7 @@ from autograder.i18n import N_, _, _f
 
 
 __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "expect_close", "expect_shape",
-           "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures"]
+           "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures", "Mistake", "describe"]
 
 # (rtol, atol) per device; atol is scaled by the magnitude of the values compared
 DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.0)}
@@ -172,6 +172,25 @@ def close(actual, expected, device=None, scale=None, atol=None) -> bool:
     return bool(torch.allclose(a[finite], e[finite], rtol=rtol, atol=default_atol if atol is None else atol))
 
 
+class Mistake(str):
+    """A mistake's description with numbers in it: the English text itself (what the failure's
+    `mistake` field records and the class report counts), plus the template and fields it was made
+    from, so that a reader's language can be shown the same sentence with the same numbers."""
+
+    def __new__(cls, template: str, **fields):
+        made = super().__new__(cls, template.format(**fields))
+        made.template, made.fields = template, fields
+        return made
+
+
+def describe(mistake: str) -> str:
+    """A mistake's description in the reader's language: a literal marked N_ where it is written,
+    or a Mistake, its template translated and filled in."""
+    if isinstance(mistake, Mistake):
+        return _f(mistake.template, **mistake.fields)
+    return _(mistake)
+
+
 def differs_from_mistakes(actual, mistakes: dict | None, device=None, scale=None):
     """The description of the first common mistake whose output `actual` matches."""
     for description, wrong in (mistakes or {}).items():
@@ -190,12 +209,15 @@ def _first_difference(actual, expected) -> str:
     index = int(diff.argmax())
     position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
     got = a.flatten()[index].item()
-    note = f": {_(NAN_NOTE)}" if math.isnan(got) else f": {_(INF_NOTE)}" if math.isinf(got) else ""
+    note = NAN_NOTE if math.isnan(got) else INF_NOTE if math.isinf(got) else ""
     numbers = {"difference": diff.flatten()[index].item(), "expected": e.flatten()[index].item(), "got": got}
     if position:
-        return _f("largest difference {difference:.4g} at {position} (expected {expected:.4f}, got {got:.4f})",
-                  position=[int(i) for i in position], **numbers) + note
-    return _f("largest difference {difference:.4g} (expected {expected:.4f}, got {got:.4f})", **numbers) + note
+        text = _f("largest difference {difference:.4g} at {position} (expected {expected:.4f}, got {got:.4f})",
+                  position=[int(i) for i in position], **numbers)
+    else:
+        text = _f("largest difference {difference:.4g} (expected {expected:.4f}, got {got:.4f})", **numbers)
+    # i18n: a difference, then what a nan or an inf there usually means (Chinese takes a full-width colon)
+    return _f("{difference}: {note}", difference=text, note=_(note)) if note else text
 
 
 # what a nan or an inf where a number belongs usually means, said where it appears
@@ -249,7 +271,7 @@ def _figure(actual, expected, what: str, labels, view=None, passed: bool = False
     if exp.dim() != 2 or exp.shape != act.shape or exp.numel() == 0 or max(exp.shape) > HEATMAP_MAX_SIDE:
         return None
     return {"expected": exp, "actual": act, "labels": _heatmap_labels(labels, tuple(exp.shape)),
-            "what": f"{what}: {note}" if note else what, "passed": passed}
+            "what": _f("{what}: {note}", what=what, note=_(note)) if note else what, "passed": passed}
 
 
 def _with_figure(error: CheckFailed, actual, expected, what: str, labels, view=None) -> CheckFailed:
@@ -302,7 +324,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         named = differs_from_mistakes(actual, mistakes, device, scale)
         message = _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(expected.shape),
                      got=tuple(actual.shape))
-        suffix = _f(": this looks like {mistake}", mistake=_(named)) if named else ""
+        suffix = _f(": this looks like {mistake}", mistake=describe(named)) if named else ""
         raise CheckFailed(message + suffix, named or "")
     if actual.dtype != expected.dtype:
         failure = CheckFailed(_f("{what}: expected dtype {expected}, got {got}", what=what,
@@ -324,9 +346,10 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         detail = _first_difference(actual, expected)
     message = _f("{what}: wrong values, {detail}", what=what, detail=detail)
     if named:  # a mistake's description: marked for the catalogues where the check names it
-        message += _f(". This looks like {mistake}", mistake=_(named))
+        message += _f(". This looks like {mistake}", mistake=describe(named))
     elif hint:  # the checks' hints, some of them marked N_ in a table (core/hints.py)
-        message += f". {_(hint)}"
+        # i18n: a failure's message, then a hint of what to look at (Chinese ends the first with 。)
+        message = _f("{message}. {hint}", message=message, hint=_(hint))
     failure = CheckFailed(message, named or "")
     if _asked(heatmap_labels):
         _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from autograder.core.harness import DEFAULT_VISIBILITY
 from autograder.core.sections import is_bonus
+from autograder.i18n import N_, _, _f
 
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -22,7 +23,8 @@ def encodable(text) -> str:
     return _SURROGATE.sub("\ufffd", str(text))
 
 
-WEAK_WARNING = ("graded WITHOUT a sandbox (--sandbox weak): the student's code was not contained, "
+# (marked for the catalogues: translated with _() where it is shown)
+WEAK_WARNING = N_("graded WITHOUT a sandbox (--sandbox weak): the student's code was not contained, "
                 "so it could have read the answers or changed these results")
 
 
@@ -83,7 +85,7 @@ class SectionResult:
     @property
     def heading(self) -> str:
         """The section's title as reports show it: a bonus section says so."""
-        return f"{self.title} (bonus)" if self.bonus else self.title
+        return _f("{title} (bonus)", title=self.title) if self.bonus else self.title
 
 
 def total_text(score: float, max_score: float, bonus_score: float | None = None, bonus_max: float = 0.0,
@@ -91,10 +93,11 @@ def total_text(score: float, max_score: float, bonus_score: float | None = None,
     """"56 / 60", or with a bonus section graded "64 / 60 (including 4 / 10 bonus)", or with
     only a bonus section graded "4 / 10 bonus"."""
     if bonus_max and not max_score:
-        return f"{number(bonus_score or 0.0)} / {number(bonus_max)} bonus"
+        return _f("{score} / {max_score} bonus", score=number(bonus_score or 0.0), max_score=number(bonus_max))
     text = f"{number(score)} / {number(max_score)}"
     if bonus_max:
-        text += f" (including {number(bonus_score or 0.0)} / {number(bonus_max)} bonus)"
+        text = _f("{total} (including {score} / {max_score} bonus)", total=text,
+                  score=number(bonus_score or 0.0), max_score=number(bonus_max))
     return text
 
 
@@ -112,8 +115,9 @@ class GradeResult:
     @property
     def provenance(self) -> str:
         """E.g. "sandbox: landlock, torch 2.13.0" (empty when neither is known)."""
-        parts = ([f"sandbox: {self.sandbox}"] if self.sandbox else []) + ([f"torch {self.torch}"] if self.torch else [])
-        return ", ".join(parts)
+        parts = (([_f("sandbox: {tier}", tier=self.sandbox)] if self.sandbox else [])
+                 + ([_f("torch {version}", version=self.torch)] if self.torch else []))
+        return _(", ").join(parts)
 
     # The bonus rule: a bonus section's points add to the score but not to the maximum, so that
     # a student can pass the maximum ("64 / 60 (including 4 / 10 bonus)").
@@ -149,7 +153,7 @@ class GradeResult:
             "score": self.score,
             "max_score": self.max_score,
             "execution_time": round(self.execution_time, 3),
-            "output": "\n".join(([WEAK_WARNING, ""] if self.weak else []) + lines),
+            "output": "\n".join(([_(WEAK_WARNING), ""] if self.weak else []) + lines),
             "visibility": "visible",
             "stdout_visibility": "hidden",  # stdout is the grader's own log, never for students
             "output_format": "text",  # messages quote student text: shown as text, never as HTML/Markdown

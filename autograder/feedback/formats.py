@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import unicodedata
 import xml.etree.ElementTree as ET
 
 from autograder.core.results import WEAK_WARNING, GradeResult, encodable
+from autograder.i18n import _, _f
 
 FORMATS = ("table", "json", "junit", "markdown")
 
@@ -65,35 +67,69 @@ def as_json(result: GradeResult) -> str:
     return json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
 
 
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal: an East Asian wide or full-width character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def wrap(text: str, columns: int) -> list[str]:
+    """`text` in lines of at most `columns` display columns: textwrap's lines where every character
+    is narrow (English), else lines broken at spaces or between wide characters, which Chinese
+    writes without spaces, each wide character counted as two columns."""
+    if not any(unicodedata.east_asian_width(c) in "WF" for c in text):
+        return textwrap.wrap(text, columns)
+    lines, line = [], ""
+    for piece in re.findall(r"\s+|[\u2e80-\uffef]|[^\s\u2e80-\uffef]+", text):
+        if line and display_width(line + piece.rstrip()) > columns:
+            lines.append(line.rstrip())
+            line = "" if piece.isspace() else piece
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
+def status_marks() -> tuple[str, str]:
+    """The table's (passed, failed) words in the reader's language, padded to one display width,
+    so that the points after them line up whichever word a line has."""
+    # i18n: the table's status of a passing check (a word or two; the other is its failing twin)
+    passed = _("ok")
+    # i18n: the table's status of a failing check
+    failed = _("FAIL")
+    width = max(4, display_width(passed), display_width(failed))
+    return tuple(mark + " " * (width - display_width(mark)) for mark in (passed, failed))
+
+
 def table(result: GradeResult) -> str:
-    lines = [f"Grading {terminal_text(result.submission)} on {result.device}"
-             + (f" ({result.provenance})" if result.provenance else "")]
-    lines += [f"!! {WEAK_WARNING}", ""] if result.weak else [""]
+    names = {"submission": terminal_text(result.submission), "device": result.device}
+    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=result.provenance, **names)
+             if result.provenance else _f("Grading {submission} on {device}", **names)]
+    lines += [f"!! {_(WEAK_WARNING)}", ""] if result.weak else [""]
+    passed, failed = status_marks()
+    indent = " " * (10 + display_width(passed))  # under the check's points: "  " mark " " points
     for section in result.sections:
         lines.append(f"{section.id}  {section.heading}  {section.score:g} / {section.max_score:g}")
         for note in section.notes:
             lines.append(f"  ! {terminal_text(note)}")
         for c in section.checks:
-            mark = "ok  " if c.passed else "FAIL"
-            lines.append(f"  {mark} {c.points:>4g}/{c.max_points:<4g} {c.name}")
+            lines.append(f"  {passed if c.passed else failed} {c.points:>4g}/{c.max_points:<4g} {c.name}")
             if c.message:
-                for piece in textwrap.wrap(terminal_text(c.message), 96):
-                    lines.append(f"              {piece}")
+                for piece in wrap(terminal_text(c.message), 96):
+                    lines.append(indent + piece)
         lines.append("")
-    lines.append(f"Total: {result.total_text()}   ({result.execution_time:.1f} s)")
+    lines.append(_f("Total: {total}   ({seconds:.1f} s)", total=result.total_text(), seconds=result.execution_time))
     return "\n".join(lines) + "\n"
 
 
 def markdown_notices(result: GradeResult, escape=md_text) -> list[str]:
     """The lines under a Markdown report's heading: the weak-sandbox warning, the tier and torch."""
-    lines = [f"> **Warning:** {escape(WEAK_WARNING)}", ""] if result.weak else []
+    lines = [_f("> **Warning:** {warning}", warning=escape(_(WEAK_WARNING))), ""] if result.weak else []
     return lines + ([f"_{escape(result.provenance)}_", ""] if result.provenance else [])
 
 
 def markdown(result: GradeResult) -> str:
-    lines = [f"## Attention course: {result.total_text()}", ""]
+    lines = [_f("## Attention course: {total}", total=result.total_text()), ""]
     lines += markdown_notices(result)
-    lines += ["| section | score |", "|---|---|"]
+    lines += [_("| section | score |"), "|---|---|"]
     # section ids, titles and check names are the grader's own (ids stay greppable, 01_scores);
     # notes and messages quote student code: escaped
     for section in result.sections:

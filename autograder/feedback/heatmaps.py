@@ -13,8 +13,10 @@ the top left of the image.
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
+import unicodedata
 
 import numpy as np
 
@@ -101,6 +103,38 @@ def footer(differs: np.ndarray, passed: bool) -> str:
     return f"{int(differs.sum())} of {differs.size} entries differ (outlined in \u201cyours\u201d); {scale}"
 
 
+# The picture's own words (panel titles, footer) stay English: matplotlib's bundled DejaVu Sans has
+# no CJK glyphs and draws Chinese as empty boxes. A title or labels that arrive in Chinese (a
+# translated check's `what`, a label) are drawn with a CJK font where one is installed; without one
+# the title is left out (the report's caption under the picture says it) and the labels are numbered.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "SimHei", "Microsoft YaHei", "PingFang SC")
+
+
+@functools.lru_cache(maxsize=1)
+def cjk_font() -> str | None:
+    """The name of an installed font that draws Chinese, or None."""
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
+def is_wide(text: str) -> bool:
+    return any(unicodedata.east_asian_width(c) in "WF" for c in str(text))
+
+
+def _style(texts) -> dict:
+    """STYLE, with a CJK font after DejaVu Sans where some of `texts` needs one and one is installed."""
+    font = cjk_font() if any(is_wide(t) for t in texts) else None
+    return {**STYLE, "font.family": [STYLE["font.family"], font]} if font else STYLE
+
+
+def _drawable(labels):
+    """`labels` where every one can be drawn, else None (numbered instead)."""
+    return labels if not labels or cjk_font() or not any(is_wide(t) for t in labels) else None
+
+
 def render(expected, actual, labels=(None, None), what: str = "", passed: bool = False) -> bytes:
     """The PNG of the three panels for two matrices of the same (rows, cols) shape;
     `passed`: the check found them equal (within its tolerance): said in the title and footer."""
@@ -120,14 +154,14 @@ def render(expected, actual, labels=(None, None), what: str = "", passed: bool =
     limit = limit if limit > 0 else 1.0
     norm = Normalize(vmin=-limit, vmax=limit)
     cmap = matplotlib.colormaps[CMAP].with_extremes(bad=MISSING)
-    row_labels, col_labels = labels if labels else (None, None)
+    row_labels, col_labels = (_drawable(names) for names in (labels if labels else (None, None)))
     differs = ~np.isclose(actual, expected, rtol=1e-4, atol=1e-4 * max(1.0, limit), equal_nan=True)
 
-    with matplotlib.rc_context(STYLE):
+    title = (PASSED_TITLE if passed else "") + what
+    with matplotlib.rc_context(_style([title, *(row_labels or []), *(col_labels or [])])):
         fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
         fig.patch.set_facecolor("white")
-        title = (PASSED_TITLE if passed else "") + what
-        if title:
+        if title and (cjk_font() or not is_wide(title)):
             fig.text(0.5, 1 - 18 / HEIGHT, _shorten(title, 120), ha="center", va="center",
                      fontsize=STYLE["figure.titlesize"], color="#1a7f37" if passed else "black")
         image = None

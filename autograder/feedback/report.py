@@ -36,6 +36,7 @@ from autograder.core.submission import own_name
 from autograder.feedback import heatmaps
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
 from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult
+from autograder.i18n import _, _f, language
 
 HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
 
@@ -144,7 +145,7 @@ def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, 
     earlier: one of the same name (the name holds the digest of what it shows) is reused, so that
     re-running the self-check does not draw the unchanged pictures again."""
     images = {}
-    for _, figure, name in figures(result):
+    for _check, figure, name in figures(result):
         old = cached / name if cached is not None else None
         data = old.read_bytes() if old is not None and old.is_file() and not old.is_symlink() else b""
         images[name] = data if data.startswith(PNG_SIGNATURE) else heatmaps.render_figure(figure)
@@ -161,7 +162,7 @@ def printed_excerpt(section) -> str:
     """What the section's code printed, capped, with what HTML and text cannot carry removed."""
     text = "\n".join(plain_text(line) for line in section.printed.splitlines())
     if len(text) > PRINTED_CAP:
-        text = text[:PRINTED_CAP] + f"\n... ({len(text) - PRINTED_CAP} more characters not shown)"
+        text = text[:PRINTED_CAP] + "\n" + _f("... ({count} more characters not shown)", count=len(text) - PRINTED_CAP)
     return text
 
 
@@ -176,16 +177,37 @@ def figure_html(figure: dict, png: bytes) -> str:
     what, esc = figure.get("what", ""), _html
     data = base64.b64encode(png).decode("ascii")
     if figure.get("passed"):
-        alt = f"passed: heatmaps of the expected values, yours, and the difference: {what}"
-        caption = (f"Passed: your values of {esc(what)} (middle) match the expected ones (left); "
-                   "the difference (right) is zero within the check's tolerance.")
+        alt = _f("passed: heatmaps of the expected values, yours, and the difference: {what}", what=what)
+        caption = _f("Passed: your values of {what} (middle) match the expected ones (left); "
+                     "the difference (right) is zero within the check's tolerance.", what=esc(what))
     else:
-        alt = f"heatmaps of the expected values, yours, and the difference: {what}"
-        caption = (f"Left: the expected values of {esc(what)}. Middle: yours (differing cells outlined). "
-                   "Right: yours minus expected.")
+        alt = _f("heatmaps of the expected values, yours, and the difference: {what}", what=what)
+        caption = _f("Left: the expected values of {what}. Middle: yours (differing cells outlined). "
+                     "Right: yours minus expected.", what=esc(what))
     state = "passed" if figure.get("passed") else "failed"
     return (f'<figure class="{state}"><img src="data:image/png;base64,{data}" width="{heatmaps.WIDTH}" '
             f'height="{heatmaps.HEIGHT}" alt="{esc(alt)}"><figcaption>{caption}</figcaption></figure>')
+
+
+def _html_top(result: GradeResult, notices) -> list[str]:
+    """The page's head, heading, notices, total and the scores table's head."""
+    esc = _html
+    total = result.total_text(_points)
+    return ["<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            "<title>" + _f("Attention course feedback: {total}", total=esc(total)) + "</title>",
+            f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
+            "<h1>" + _("Attention course: your feedback") + "</h1>",
+            *(['<p class="weak">' + _f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING))) + "</p>"]
+              if result.weak else []),
+            *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
+            *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
+            '<p class="total">' + _f('Total: <strong id="total">{total}</strong>', total=esc(total))
+            + (_f(" for <code>{submission}</code>", submission=esc(result.submission)) if result.submission else "")
+            + "</p>",
+            '<table class="scores"><thead><tr>' + _("<th>section</th><th>title</th><th>score</th><th></th>"
+                                                   "<th>checks passed</th>") + "</tr></thead><tbody>"]
 
 
 def render_html(result: GradeResult, images: dict[str, bytes] | None = None, notices: list[str] = ()) -> str:
@@ -193,27 +215,14 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
     images = render_images(result) if images is None else images
     by_check = figures_by_check(result)
     esc = _html
-    total = result.total_text(_points)
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>Attention course feedback: {esc(total)}</title>",
-           f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>", "</head>", "<body>",
-           "<h1>Attention course: your feedback</h1>",
-           *([f'<p class="weak"><strong>Warning:</strong> {esc(WEAK_WARNING)}</p>'] if result.weak else []),
-           *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
-           *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
-           f'<p class="total">Total: <strong id="total">{esc(total)}</strong>'
-           + (f" for <code>{esc(result.submission)}</code>" if result.submission else "") + "</p>",
-           '<table class="scores"><thead><tr><th>section</th><th>title</th><th>score</th><th></th>'
-           "<th>checks passed</th></tr></thead><tbody>"]
+    out = _html_top(result, notices)
     for section in result.sections:
         share = section.score / section.max_score if section.max_score else 0.0
         passed = sum(1 for c in section.checks if c.passed)
         out.append(f'<tr><td><a href="#{esc(section.id)}">{esc(section.id)}</a></td><td>{esc(section.heading)}</td>'
                    f"<td>{_points(section.score)} / {_points(section.max_score)}</td>"
                    f'<td><span class="bar"><span style="width:{round(100 * share)}%"></span></span></td>'
-                   f"<td>{passed} of {len(section.checks)}</td></tr>")
+                   f"<td>{passed_of(passed, len(section.checks))}</td></tr>")
     out.append("</tbody></table>")
     for section in result.sections:
         out.append(f'<section id="{esc(section.id)}">')
@@ -221,16 +230,16 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
                    f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
         out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
         if section.printed.strip():
-            out.append("<details><summary>What your code printed while it was graded</summary>"
+            out.append("<details><summary>" + _("What your code printed while it was graded") + "</summary>"
                        f"<pre>{html.escape(printed_excerpt(section))}</pre></details>")
         if not section.checks:
-            out.append("<p>No checks ran for this section.</p>")
+            out.append("<p>" + _("No checks ran for this section.") + "</p>")
         shared = shared_failure(section)
         if shared:  # one message, not the same one under every check
             out.append(f'<div class="check fail" data-check="all">'
-                       f'<span class="mark">&#10007;</span><strong>all {len(section.checks)} checks</strong>'
+                       f'<span class="mark">&#10007;</span><strong>{all_checks(len(section.checks))}</strong>'
                        f'<span class="points">0 / {_points(section.max_score)}</span>'
-                       f'<div class="message">{esc(shared)}</div><details><summary>the checks</summary><ul>'
+                       f'<div class="message">{esc(shared)}</div><details><summary>{the_checks()}</summary><ul>'
                        + "".join(f"<li>{esc(c.name)} ({_points(c.max_points)})</li>" for c in section.checks)
                        + "</ul></details></div>")
         for check in [] if shared else section.checks:
@@ -245,8 +254,8 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
                     if name in images]
             out.append("</div>")
         out.append("</section>")
-    out += ["<footer>Made by the course's grader. Your checks and their messages are also in "
-            "report.md.</footer>", "</body>", "</html>"]
+    footer = _("Made by the course's grader. Your checks and their messages are also in report.md.")
+    out += [f"<footer>{footer}</footer>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 
 
@@ -277,12 +286,14 @@ def _grid(matrix, labels) -> list[str]:
 def figure_markdown(figure: dict, name: str, image_dir: str) -> list[str]:
     """One heatmap in report.md: the picture's link and, for a small failing one, its numbers."""
     if figure.get("passed"):
-        return [f"  ![passed: yours matches the expected values]({image_dir}/{name})"]
-    lines = [f"  ![expected, yours and the difference]({image_dir}/{name})"]
+        return ["  ![" + _("passed: yours matches the expected values") + f"]({image_dir}/{name})"]
+    lines = ["  ![" + _("expected, yours and the difference") + f"]({image_dir}/{name})"]
     if max(_grid_shape(figure)) <= 8:
-        lines += ["", "  <details><summary>the numbers</summary>", "", "  ```text", "  expected"]
+        lines += ["", "  <details><summary>" + _("the numbers") + "</summary>", "", "  ```text",
+                  # i18n: the label above the expected matrix's numbers (then "yours" above the student's)
+                  "  " + _("expected")]
         lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
-        lines.append("  yours")
+        lines.append("  " + _("yours"))
         lines += ["  " + row for row in _grid(figure["actual"], figure.get("labels"))]
         lines += ["  ```", "", "  </details>", ""]
     return lines
@@ -290,17 +301,17 @@ def figure_markdown(figure: dict, name: str, image_dir: str) -> list[str]:
 
 def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: list[str] = ()) -> str:
     by_check = figures_by_check(result)
-    lines = [f"## Attention course feedback: {result.total_text(_points)}", ""]
+    lines = [_f("## Attention course feedback: {total}", total=result.total_text(_points)), ""]
     if result.submission:
-        lines += [f"Submission: {_md(result.submission)}", ""]
+        lines += [_f("Submission: {submission}", submission=_md(result.submission)), ""]
     lines += markdown_notices(result, _md)
     lines += [line for notice in notices for line in (f"> {_md(notice)}", "")]
-    lines += ["| section | title | score | checks passed |", "|---|---|---|---|"]
+    lines += [_("| section | title | score | checks passed |"), "|---|---|---|---|"]
     for section in result.sections:
         passed = sum(1 for c in section.checks if c.passed)
         lines.append(f"| {_md(section.id)} | {_md(section.heading)} | {_points(section.score)} / "
                      f"{_points(section.max_score)} "
-                     f"| {passed} of {len(section.checks)} |")
+                     f"| {passed_of(passed, len(section.checks))} |")
     for section in result.sections:
         lines += ["", f"### {_md(section.id)}: {_md(section.heading)} "
                       f"({_points(section.score)} / {_points(section.max_score)})", ""]
@@ -308,10 +319,10 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
         if section.notes:
             lines.append("")
         if section.printed.strip():
-            lines += ["What your code printed while it was graded:", "", *fenced(printed_excerpt(section)), ""]
+            lines += [_("What your code printed while it was graded:"), "", *fenced(printed_excerpt(section)), ""]
         shared = shared_failure(section)
         if shared:
-            lines.append(f"- \u274c all {len(section.checks)} checks (0 / {_points(section.max_score)}): {_md(shared)}")
+            lines.append(f"- \u274c {all_checks(len(section.checks))} (0 / {_points(section.max_score)}): {_md(shared)}")
         for check in [] if shared else section.checks:
             mark = "\u2705" if check.passed else "\u274c"
             lines.append(f"- {mark} **{_md(check.name)}** ({_points(check.points)} / {_points(check.max_points)})"
@@ -319,6 +330,21 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
             for figure, name in by_check.get(id(check), []):
                 lines += figure_markdown(figure, name, image_dir)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def passed_of(passed: int, count: int) -> str:
+    """How many of a section's checks passed, as the scores table says it."""
+    return _f("{passed} of {count}", passed=passed, count=count)
+
+
+def the_checks() -> str:
+    # i18n: the summary that opens the list of a section's checks under their one shared failure
+    return _("the checks")
+
+
+def all_checks(count: int) -> str:
+    """What a section's one shared failure stands for: every one of its checks."""
+    return _f("all {count} checks", count=count)
 
 
 def _grid_shape(figure) -> tuple:

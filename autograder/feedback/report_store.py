@@ -21,6 +21,7 @@ import torch
 
 from autograder.core import record
 from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.i18n import _, _f
 
 DATA_NAME = "report-data.json"
 FORMAT = 2  # the data file's layout (2: each check with its id); a file of another layout is not merged
@@ -90,14 +91,14 @@ def read(folder: Path):
         if path.is_symlink() or not path.is_file():
             return None, None
         if path.stat().st_size > MAX_BYTES:
-            return None, "it is too large"
+            return None, _("it is too large")
         data = json.loads(path.read_bytes().decode("utf-8"))
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("submission"), dict):
-            return None, "it is not in this grader's format"
+            return None, _("it is not in this grader's format")
         sections_from(data)  # the whole file is checked before any of it is used
         return data, None
     except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError, RuntimeError) as error:
-        return None, f"it could not be read ({type(error).__name__})"
+        return None, _f("it could not be read ({error})", error=type(error).__name__)
 
 
 # ---------------------------------------------------------------- merging
@@ -109,25 +110,27 @@ def merge(result: GradeResult, folder: Path, key: dict, update: bool) -> tuple[G
     if not update:
         return result, []
     data, problem = read(folder)
-    graded = ", ".join(s.id for s in result.sections) or "no section"
+    graded = _(", ").join(s.id for s in result.sections) or _("no section")
     if problem:
-        return result, [f"The earlier report's data in this folder ({DATA_NAME}) was not used: {problem}. "
-                        f"This report shows only the sections of this run ({graded})."]
+        return result, [_f("The earlier report's data in this folder ({file}) was not used: {problem}. "
+                           "This report shows only the sections of this run ({graded}).",
+                           file=DATA_NAME, problem=problem, graded=graded)]
     if data is None:
         return result, []
     if data["submission"] != key:
         earlier = data["submission"]
-        what = ("another submission" if earlier.get("path") != key["path"] else
-                "the other kind of run (`check` runs the visible checks, `grade` every check)")
-        return result, [f"The report that was in this folder was for {what} ({earlier.get('path', '?')}, "
-                        f"{earlier.get('checks', '?')} checks): it was replaced, not merged. "
-                        f"This report shows only the sections of this run ({graded})."]
+        what = (_("another submission") if earlier.get("path") != key["path"] else
+                _("the other kind of run (`check` runs the visible checks, `grade` every check)"))
+        return result, [_f("The report that was in this folder was for {what} ({path}, {checks} checks): it was "
+                           "replaced, not merged. This report shows only the sections of this run ({graded}).",
+                           what=what, path=earlier.get("path", "?"), checks=earlier.get("checks", "?"),
+                           graded=graded)]
     new = {s.id: s for s in result.sections}
     kept = [s for s in sections_from(data) if s.id not in new]
     if not kept:
         return result, []
     sections = sorted([*kept, *result.sections], key=lambda s: s.id)
     merged = replace(result, sections=sections, weak=result.weak or bool(data.get("weak")))
-    return merged, [f"This run graded {graded} only; the other sections ({', '.join(s.id for s in kept)}) "
-                    "are from earlier runs on the same submission, as they were then. Run it without "
-                    "--section to grade every section again."]
+    return merged, [_f("This run graded {graded} only; the other sections ({kept}) are from earlier runs on the "
+                       "same submission, as they were then. Run it without --section to grade every section again.",
+                       graded=graded, kept=_(", ").join(s.id for s in kept))]

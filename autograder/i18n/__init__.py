@@ -113,7 +113,7 @@ def _(text: str) -> str:
     return _translations.gettext(text)
 
 
-def _f(text: str, **fields) -> str:
+def _f(text: str, /, **fields) -> str:
     """`text` translated, then its named {fields} filled in (format specs stay in the template)."""
     return _(text).format(**fields)
 

@@ -53,6 +53,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.i18n import _f
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
@@ -72,10 +73,10 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match:
-        raise UsageError(f"--shard {text!r}: expected K/N, e.g. 1/4")
+        raise UsageError(_f("--shard {shard}: expected K/N, e.g. 1/4", shard=repr(text)))
     k, n = int(match[1]), int(match[2])
     if not 1 <= k <= n:
-        raise UsageError(f"--shard {text}: need 1 <= K <= N")
+        raise UsageError(_f("--shard {shard}: need 1 <= K <= N", shard=text))
     return k, n
 
 
@@ -101,7 +102,8 @@ def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: s
         previous = read_student(students_dir / result_file_name(name))
         if not force and is_current(previous, files, grader, device, sections):
             results[name] = previous
-            log(f"unchanged {name}: skipped ({previous.grade.score:g} / {previous.grade.max_score:g})")
+            log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
+                   score=previous.grade.score, max_score=previous.grade.max_score))
         else:
             todo.append((name, everyone[name], files))
     return results, todo
@@ -159,9 +161,10 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
     errors = stored.grader_errors
     if errors:
         first = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
-        log(f"error {name}: {first}")
+        log(_f("error {name}: {first}", name=name, first=first))
     else:
-        log(f"graded {name}: {stored.grade.score:g} / {stored.grade.max_score:g} ({reply.get('seconds', 0):.1f} s)")
+        log(_f("graded {name}: {score:g} / {max_score:g} ({seconds:.1f} s)", name=name, score=stored.grade.score,
+               max_score=stored.grade.max_score, seconds=reply.get("seconds", 0)))
     return bool(errors)
 
 
@@ -191,7 +194,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
     everyone = discover(submitted)
     if not everyone:
-        raise UsageError(f"{submitted}: no student submissions found (expected one folder per student)")
+        raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
+                            folder=submitted))
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(students_dir)
@@ -220,8 +224,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     try:
         errors = collect(done, len(todo), record, results, log)
     except KeyboardInterrupt:
-        print(f"interrupted: {len(results) - skipped} graded in this run are saved; run the same command "
-              "again to grade the rest", file=sys.stderr)
+        print(_f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
+                 count=len(results) - skipped), file=sys.stderr)
         stop.set()
         write_table(out, results)
         return 130
@@ -232,8 +236,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         if makers is not None:
             makers.close()
     table = write_table(out, results)
-    print(f"{len(todo)} graded, {skipped} unchanged, {errors} with grader errors; "
-          f"{len(results)} students in {table}")
+    print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
+             graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
     return 1 if errors else 0
 
 
@@ -269,23 +273,23 @@ def add_verbs(verbs) -> None:
 def main(args) -> int:
     """`batch`: check the command line, grade, then the optional reports and gradebook."""
     if args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+        raise UsageError(_f("--jobs must be at least 1, got {jobs}", jobs=args.jobs))
     if not fork_path_available():
         from autograder.sandbox.tiers import platform_advice
 
         where, fix = platform_advice()
-        print(f"autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
-              file=sys.stderr)
+        print(_f("autograder: error: batch grading needs Linux's fork path, not available here ({where}): {fix}",
+                 where=where, fix=fix), file=sys.stderr)
         return 1
     shard = parse_shard(args.shard)
     limits = dataclasses.asdict(limits_from(args))
     if not args.student_timeout > limits["submission_seconds"]:
-        raise UsageError(f"--student-timeout ({args.student_timeout:g} s) must be longer than "
-                         f"--submission-budget ({limits['submission_seconds']:g} s), so that a slow "
-                         "student is graded within the budget rather than lost to the timeout")
+        raise UsageError(_f("--student-timeout ({timeout:g} s) must be longer than --submission-budget "
+                            "({budget:g} s), so that a slow student is graded within the budget rather than "
+                            "lost to the timeout", timeout=args.student_timeout, budget=limits["submission_seconds"]))
     section = None if args.section is None else section_named(args.section).id
     if not args.submitted.is_dir():
-        raise UsageError(f"{args.submitted}: no such folder")
+        raise UsageError(_f("{folder}: no such folder", folder=args.submitted))
     gradebook = getattr(args, "gradebook", None)
     section_ids = [section] if section else [s.id for s in SECTIONS]
     if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
@@ -297,7 +301,7 @@ def main(args) -> int:
         status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
                            args.student_timeout, section)
     except SandboxRefused as error:
-        print(f"autograder: error: {error}", file=sys.stderr)
+        print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
     report = getattr(args, "report", False)
     if status in (0, 1) and (report or gradebook is not None):  # this run's results, read once for both
@@ -307,7 +311,7 @@ def main(args) -> int:
         if gradebook is not None:
             status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status)
     elif gradebook is not None:
-        print(f"gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+        print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)
     if getattr(args, "similarity", False) and status in (0, 1):
         from autograder.instructor import similarity
@@ -339,16 +343,17 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
         if results[name].grader_errors:  # a placeholder zero: nothing to hand back
             for stale in (HTML_NAME, MARKDOWN_NAME):
                 (folder / stale).unlink(missing_ok=True)
-            print(f"autograder: no feedback report for {terminal_text(name)}: grader error (grade again)",
+            print(_f("autograder: no feedback report for {name}: grader error (grade again)", name=terminal_text(name)),
                   file=sys.stderr)
             continue
         try:
             write_report(results[name].grade, folder)
             written += 1
         except Exception as error:  # the grades stand without it; the next run writes it again
-            print(f"autograder: could not write the feedback report of {terminal_text(name)} to {folder}: "
-                  f"{type(error).__name__}: {error}", file=sys.stderr)
-    print(f"{written} feedback report(s) in {out / FEEDBACK}")
+            print(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
+                     name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"),
+                  file=sys.stderr)
+    print(_f("{count} feedback report(s) in {folder}", count=written, folder=out / FEEDBACK))
     return written
 
 
@@ -362,8 +367,8 @@ def record_in_gradebook(gradebook: str, results: dict[str, Stored], folders: dic
     except UsageError:
         raise
     except Exception as error:  # the grades are safe in --out: recording can simply be run again
-        print(f"autograder: error: gradebook not (fully) updated: {type(error).__name__}: "
-              f"{str(error).splitlines()[0] if str(error) else ''}; the grades are in {out}, run the "
-              "same command again", file=sys.stderr)
+        first = str(error).splitlines()[0] if str(error) else ""
+        print(_f("autograder: error: gradebook not (fully) updated: {error}; the grades are in {out}, run the "
+                 "same command again", error=f"{type(error).__name__}: {first}", out=out), file=sys.stderr)
         return 1
     return status

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
 from autograder.core.submission import UsageError
+from autograder.i18n import _, _f, language
 from autograder.instructor.student_files import Stored, read_student, student_named
 from autograder.instructor.similarity import HTML_NAME as SIMILARITY_PAGE  # batch --similarity writes it
 
@@ -59,12 +60,13 @@ def load(folder: Path):
     """(grades DataFrame, {student: stored grade}, [(student, problem)]) of a batch's output folder."""
     path = folder / GRADES
     if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder")
+        raise UsageError(_f("{folder}: no such folder", folder=folder))
     if not path.is_file():
-        raise UsageError(f"{folder}: no {GRADES} here (write one with `python -m autograder batch`)")
+        raise UsageError(_f("{folder}: no {grades} here (write one with `python -m autograder batch`)",
+                            folder=folder, grades=GRADES))
     grades = read_grades(path)
     if "student" not in grades.columns or "total" not in grades.columns:
-        raise UsageError(f"{path}: expected the columns student, <section ids>, total")
+        raise UsageError(_f("{path}: expected the columns student, <section ids>, total", path=path))
     results, problems, seen = {}, [], set()
     for student in grades["student"]:
         name = result_file_name(student)
@@ -97,7 +99,7 @@ def read_grades(path: Path):
     try:
         grades = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, OSError) as error:
-        raise UsageError(f"{path}: not a readable CSV file ({error})") from None
+        raise UsageError(_f("{path}: not a readable CSV file ({error})", path=path, error=error)) from None
     if "student" in grades.columns:  # batch wrote them spreadsheet-safe ("'=x" for "=x")
         grades["student"] = grades["student"].map(from_spreadsheet_safe)
     for column in grades.columns:
@@ -290,7 +292,7 @@ def _html_table(frame, percent=()) -> str:
         if column in shown:
             shown[column] = [f"{100 * v:.0f}%" for v in shown[column]]
     if not len(shown):
-        return "<p>None.</p>"
+        return "<p>" + _("None.") + "</p>"
     return shown.to_html(index=False, escape=True, border=0, classes="data", na_rep="",
                          float_format=lambda value: f"{value:.4g}")
 
@@ -313,9 +315,10 @@ def similarity_link(folder: Path, out: Path) -> list[str]:
         page = where / SIMILARITY_PAGE
         if page.is_file():
             target = html.escape(Path(os.path.relpath(page, out)).as_posix(), quote=True)
-            return ['<h2 id="similarity">Code similarity</h2>',
-                    f'<p><a href="{target}">{html.escape(SIMILARITY_PAGE)}</a>: which students\' code is alike, '
-                    "section by section. Evidence for a conversation, never a verdict: no score depends on it.</p>"]
+            link = f'<a href="{target}">{html.escape(SIMILARITY_PAGE)}</a>'
+            return ['<h2 id="similarity">' + _("Code similarity") + "</h2>",
+                    "<p>" + _f("{link}: which students' code is alike, section by section. Evidence for a "
+                               "conversation, never a verdict: no score depends on it.", link=link) + "</p>"]
     return []
 
 
@@ -338,19 +341,21 @@ def build(folder: Path, out: Path | None = None) -> Path:
     png = histograms_png(grades, sections)
     image = base64.b64encode(png).decode("ascii")
     esc = html.escape
+    title = _("Attention course: class report")
+    alt = _("histograms of the scores per section and of the total")
     body = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        "<title>Attention course: class report</title>", f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>",
-        "</head>", "<body>", "<h1>Attention course: class report</h1>",
-        f"<p>{len(grades)} students in <code>{esc(str(folder / GRADES))}</code>; "
-        f"{len(results)} results files read.</p>",
-        '<h2 id="scores">Scores per section</h2>', _html_table(sections),
-        f'<img src="data:image/png;base64,{image}" alt="histograms of the scores per section and of the total">',
-        '<h2 id="checks">Checks, hardest first</h2>', _html_table(checks, percent=("pass_rate",)),
-        '<h2 id="mistakes">The most common named mistakes</h2>', _html_table(mistakes),
-        '<h2 id="kinds">Why checks failed</h2>', _html_table(kinds),
-        '<h2 id="problems">Students whose grading went wrong</h2>', _html_table(problems),
+        "<title>" + title + "</title>", f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>",
+        "</head>", "<body>", "<h1>" + title + "</h1>",
+        "<p>" + _f("{students} students in <code>{grades}</code>; {results} results files read.",
+                   students=len(grades), grades=esc(str(folder / GRADES)), results=len(results)) + "</p>",
+        '<h2 id="scores">' + _("Scores per section") + "</h2>", _html_table(sections),
+        f'<img src="data:image/png;base64,{image}" alt="{esc(alt)}">',
+        '<h2 id="checks">' + _("Checks, hardest first") + "</h2>", _html_table(checks, percent=("pass_rate",)),
+        '<h2 id="mistakes">' + _("The most common named mistakes") + "</h2>", _html_table(mistakes),
+        '<h2 id="kinds">' + _("Why checks failed") + "</h2>", _html_table(kinds),
+        '<h2 id="problems">' + _("Students whose grading went wrong") + "</h2>", _html_table(problems),
         *similarity_link(folder, out), "</body>", "</html>"]
     path = out / "class_report.html"
     write_bytes_atomically(path, ("\n".join(body) + "\n").encode("utf-8", "replace"))
@@ -367,5 +372,5 @@ def add_verbs(verbs) -> None:
 
 def main(args) -> int:
     path = build(args.grades, args.out)
-    print(f"autograder: class report: {path}", file=sys.stderr)
+    print(_f("autograder: class report: {path}", path=path), file=sys.stderr)
     return 0

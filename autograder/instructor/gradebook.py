@@ -58,6 +58,7 @@ from pathlib import Path
 from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import UsageError, section_file
+from autograder.i18n import _f
 from autograder.instructor.autograded import AUTOGRADED, write_autograded
 from autograder.instructor.student_files import Stored
 from autograder.instructor.submission_time import submission_time
@@ -282,10 +283,11 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     for line in summary.written:
         log(f"gradebook: {line}")
     for line in summary.skipped:
-        log(f"gradebook: skipped {line}")
-    print(f"gradebook: {len(summary.written)} section score(s) written, {summary.created} submission(s) "
-          f"created, {summary.manual_kept} manual grade(s) kept, {len(summary.skipped)} skipped ({text})")
+        log(_f("gradebook: skipped {line}", line=line))
+    print(_f("gradebook: {written} section score(s) written, {created} submission(s) created, {kept} manual "
+             "grade(s) kept, {skipped} skipped ({text})", written=len(summary.written), created=summary.created,
+             kept=summary.manual_kept, skipped=len(summary.skipped), text=text))
     if summary.autograded:
-        print(f"gradebook: {len(summary.autograded)} autograded notebook(s) written in "
-              f"{course / AUTOGRADED}; next: `nbgrader generate_feedback` in {course}")
+        print(_f("gradebook: {count} autograded notebook(s) written in {folder}; next: `nbgrader generate_feedback` "
+                 "in {course}", count=len(summary.autograded), folder=course / AUTOGRADED, course=course))
     return summary

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autograder.core.files import result_file_name, write_atomically
 from autograder.core.submission import UsageError
+from autograder.i18n import _f
 from autograder.instructor.grades_table import write_table
 from autograder.instructor.student_files import STUDENTS, Stored, grader_hash, read_student
 
@@ -27,13 +28,14 @@ def chosen_grades(folders: list[Path]) -> dict[str, tuple[Path, Stored]]:
         for path in sorted((folder / STUDENTS).glob("*.json")):
             stored = read_student(path)
             if stored is None:
-                print(f"autograder: warning: {path}: not a readable result, left out", file=sys.stderr)
+                print(_f("autograder: warning: {path}: not a readable result, left out", path=path), file=sys.stderr)
                 continue
             name = stored.student
             rank = (not stored.grader_errors, stored.provenance.get("grader_sha256") == current, order)
             if name in chosen:
                 keep = path if rank > chosen[name][0] else chosen[name][1]
-                print(f"autograder: warning: {name} is in several folders; keeping {keep}", file=sys.stderr)
+                print(_f("autograder: warning: {name} is in several folders; keeping {keep}", name=name, keep=keep),
+                      file=sys.stderr)
                 if keep != path:
                     continue
             chosen[name] = (rank, path, stored)
@@ -44,7 +46,8 @@ def merge(folders: list[Path], out: Path) -> int:
     """Copy each student's chosen file (chosen_grades) into OUT/students/ and write OUT/grades.csv."""
     for folder in folders:
         if not (folder / STUDENTS).is_dir():
-            raise UsageError(f"{folder}: not a batch output folder (no {STUDENTS}/ inside)")
+            raise UsageError(_f("{folder}: not a batch output folder (no {students}/ inside)", folder=folder,
+                                students=STUDENTS))
     chosen = chosen_grades(folders)
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +56,8 @@ def merge(folders: list[Path], out: Path) -> int:
         if target.resolve() != path.resolve():
             write_atomically(target, path.read_text(encoding="utf-8"))
     table = write_table(out, {name: stored for name, (_, stored) in chosen.items()})
-    print(f"{len(chosen)} students from {len(folders)} folders in {table}")
+    print(_f("{students} students from {folders} folders in {table}", students=len(chosen), folders=len(folders),
+             table=table))
     return 0
 
 

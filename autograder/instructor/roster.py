@@ -11,12 +11,13 @@ from pathlib import Path
 
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_file
+from autograder.i18n import _f
 
 
 def discover(folder: Path) -> dict[str, Path]:
     """Student name -> their submission folder, sorted by name."""
     if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder")
+        raise UsageError(_f("{folder}: no such folder", folder=folder))
     if (folder / "submitted").is_dir():  # an nbgrader course folder
         folder = folder / "submitted"
     students = {}
@@ -24,7 +25,8 @@ def discover(folder: Path) -> dict[str, Path]:
         if entry.name.startswith(".") or not entry.is_dir():
             continue
         if entry.is_symlink():  # a roster folder is made by git or nbgrader, never a link
-            print(f"autograder: warning: {entry}: a link, not a student's folder; left out", file=sys.stderr)
+            print(_f("autograder: warning: {entry}: a link, not a student's folder; left out", entry=entry),
+                  file=sys.stderr)
             continue
         if any(section_file(entry, section) is not None for section in SECTIONS):
             students[student_id(entry.name)] = entry

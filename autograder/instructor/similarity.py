@@ -41,6 +41,7 @@ from autograder.core.extract import Extracted, extract
 from autograder.core.files import Refused, read_inside, spreadsheet_safe, write_bytes_atomically
 from autograder.core.sections import SECTIONS, Section
 from autograder.core.submission import UsageError, section_file
+from autograder.i18n import _f
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_code import Unit, names_given, section_units
 
@@ -295,19 +296,21 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sec
     """Compare the class in `class_dir` (or the `students` batch already found) and write the report."""
     students = discover(class_dir) if students is None else students
     if not students:
-        raise UsageError(f"{class_dir}: no student submissions found (expected one folder per student)")
+        raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
+                            folder=class_dir))
     results = compare(students, sections)
     for result in results:
         for problem in result.problems:
-            print(f"autograder: similarity: left out {problem.splitlines()[0]}", file=sys.stderr)
+            print(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]), file=sys.stderr)
     try:
         csv_path, html_path = write(results, out, str(class_dir))
     except OSError as error:
-        print(f"autograder: error: cannot write the similarity report to {out}: {error}", file=sys.stderr)
+        print(_f("autograder: error: cannot write the similarity report to {out}: {error}", out=out, error=error),
+              file=sys.stderr)
         return 1
     pairs = sum(len(r.pairs) for r in results)
-    print(f"similarity: {len(students)} students, {pairs} pair(s) at or above {FLOOR:g} in {csv_path} "
-          f"and {html_path}")
+    print(_f("similarity: {students} students, {pairs} pair(s) at or above {floor:g} in {csv} and {html}",
+             students=len(students), pairs=pairs, floor=FLOOR, csv=csv_path, html=html_path))
     return 0
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from autograder.i18n import N_, _, _f, language
+
 DETAILED = 30  # pairs per section shown with their code
 COURSE_ROWS = 200
 
@@ -42,7 +44,7 @@ SCRIPT = """
 })();
 """
 
-MEANING = (
+MEANING = N_(
     "Evidence, never a verdict: no score depends on this page. A high similarity says that two students' "
     "code, once comments, formatting, names and the released code are set aside, shares rare fragments. "
     "It can come from copying, from working together, from a common outside source, or, for a short "
@@ -142,14 +144,14 @@ def pair_table(pairs, link: bool) -> str:
             if link and index <= DETAILED else str(index)
         rows.append(f"<tr><td>{number}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
                     f"<td>{pair.similarity:.2f}</td><td>{pair.share_a:.0%}</td><td>{pair.share_b:.0%}</td></tr>")
-    return '<table class="data">' + "".join(rows) + "</table>" if pairs else "<p>No pair above the floor.</p>"
+    return '<table class="data">' + "".join(rows) + "</table>" if pairs else "<p>" + _("No pair above the floor.") + "</p>"
 
 
 def course_table(pairs: list[CoursePair], detailed: set) -> str:
     """The pairs alike in several sections; each section's figure links to the pair's code where the
     page shows it (`detailed`: the (section, a, b) of the pairs shown with their code)."""
     if not pairs:
-        return "<p>No pair is alike in more than one section.</p>"
+        return "<p>" + _("No pair is alike in more than one section.") + "</p>"
     esc = html.escape
 
     def figure(section: str, pair: CoursePair, value: float) -> str:
@@ -169,10 +171,11 @@ def course_table(pairs: list[CoursePair], detailed: set) -> str:
 def section_html(result) -> list[str]:
     section = result.section
     parts = [f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(section.title)}</h2>',
-             f"<p>{len(result.submissions)} submissions compared; {len(result.pairs)} pair(s) at or above the floor."
-             "</p>", pair_table(result.pairs, link=True)]
+             "<p>" + _f("{submissions} submissions compared; {pairs} pair(s) at or above the floor.",
+                        submissions=len(result.submissions), pairs=len(result.pairs)) + "</p>",
+             pair_table(result.pairs, link=True)]
     if result.problems:
-        parts.append("<p>Left out:</p><ul>" + "".join(f"<li>{html.escape(p.splitlines()[0])}</li>"
+        parts.append("<p>" + _("Left out:") + "</p><ul>" + "".join(f"<li>{html.escape(p.splitlines()[0])}</li>"
                                                       for p in result.problems) + "</ul>")
     parts += [pair_detail(result, pair, index) for index, pair in enumerate(result.pairs[:DETAILED], 1)]
     return parts
@@ -184,14 +187,16 @@ def render(results, source: str) -> str:
 
     contents = " · ".join(f'<a href="#s-{html.escape(r.section.id)}">{html.escape(r.section.id)}</a>'
                           for r in results)
+    title = _("Attention course: code similarity")
     body = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!DOCTYPE html>", f'<html lang="{language()}">', "<head>", '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        "<title>Attention course: code similarity</title>", f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>",
-        "</head>", "<body>", "<h1>Attention course: code similarity</h1>",
-        f"<p>Submissions in <code>{html.escape(source)}</code>. Sections: {contents}</p>",
-        f'<p class="note">{html.escape(MEANING)}</p>',
-        '<h2 id="course">Across sections: pairs alike in several sections</h2>',
+        "<title>" + title + "</title>", f"<style>{CSS}</style>", f"<script>{SCRIPT}</script>",
+        "</head>", "<body>", "<h1>" + title + "</h1>",
+        "<p>" + _f("Submissions in <code>{source}</code>. Sections: {contents}", source=html.escape(source),
+                   contents=contents) + "</p>",
+        f'<p class="note">{html.escape(_(MEANING))}</p>',
+        '<h2 id="course">' + _("Across sections: pairs alike in several sections") + "</h2>",
         course_table(course_pairs(results), {(p.section, p.student_a, p.student_b)
                                              for r in results for p in r.pairs[:DETAILED]})]
     for result in results:

@@ -1,0 +1,142 @@
+"""The feedback in Chinese: the table of `grade --lang zh` matches its golden file (timing and the
+machine's sandbox tier left out), and the HTML report's visible text holds no English sentence."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+from support import ROOT
+from test_i18n import english_sentence
+
+from autograder import i18n
+from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.feedback.formats import display_width, table, wrap
+
+GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
+# an exception quoted from the student's code or from torch ("RuntimeError: Tensor on device ..."):
+# their words, not the grader's
+QUOTED_ERROR = re.compile(r"\b\w*(?:Error|Exception|Warning): [^（）：；。]*")
+
+
+def grade_partial(*flags: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(i18n.ENVIRONMENT, None)
+    return subprocess.run([sys.executable, "-m", "autograder", "grade", "examples/partial", "--lang", "zh", *flags],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+
+
+def without_machine(text: str) -> str:
+    """The table without what varies by machine and run: the sandbox tier, torch's version, the time."""
+    text = re.sub(r"^(正在评分 \S+（设备：cpu)；.*）$", r"\1；<沙箱与 torch>）", text, count=1, flags=re.M)
+    return re.sub(r"（\d+(?:\.\d+)? 秒）$", "（<秒数> 秒）", text, flags=re.M)
+
+
+def test_the_chinese_table_of_the_partial_example_matches_its_golden_file():
+    done = grade_partial()
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = without_machine(done.stdout)
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+class VisibleText(HTMLParser):
+    """The text a reader sees on a page: its text and its images' alt text, not its script, style or code."""
+
+    HIDDEN = {"script", "style", "pre", "code"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.HIDDEN
+        self.parts += [value for name, value in attrs if name == "alt" and value]
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.HIDDEN
+
+    def handle_data(self, data):
+        if not self.depth and data.strip():
+            self.parts.append(data)
+
+
+def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
+    done = grade_partial("--report", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = VisibleText()
+    page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert len(page.parts) > 100, "the page has its text"
+    english = [(sentence, part[:200]) for part in page.parts
+               if (sentence := english_sentence(QUOTED_ERROR.sub(" ", part)))]
+    assert english == []
+    markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("## 注意力机制课程反馈：")
+
+
+def test_the_english_finder_sees_an_english_report_line():
+    """The check above can fail: the same page's words in English are found."""
+    assert english_sentence("Left: the expected values of weights. Middle: yours (differing cells outlined).")
+
+
+def test_the_chinese_table_lines_up_by_display_width():
+    i18n.set_language("zh")
+    try:
+        result = GradeResult("s", "cpu", [SectionResult("01_scores", "标题", [
+            CheckResult("01_scores", "一项检查", 1, 1, ""),
+            CheckResult("01_scores", "另一项检查", 1, 0, "数值不对" * 40)])])
+        lines = table(result).splitlines()
+    finally:
+        i18n.set_language("en")
+    passing, failing = (line for line in lines if line.startswith("  ") and "检查" in line)
+    column = [display_width(line[:line.index("/")]) for line in (passing, failing)]
+    assert column[0] == column[1], lines
+    assert all(display_width(line) <= 96 + 16 for line in lines), lines
+    assert max(display_width(piece) for piece in wrap("数值不对" * 40, 96)) <= 96
+
+
+def test_english_text_is_wrapped_as_textwrap_does():
+    import textwrap
+
+    text = "softmax(x): wrong values, largest difference 0.2 at [0, 1] " * 4
+    assert wrap(text, 96) == textwrap.wrap(text, 96)
+
+
+def test_a_mistake_with_numbers_is_recorded_in_english_and_shown_in_chinese():
+    import torch
+
+    from autograder.core.harness import CheckFailed, Mistake, describe, expect_close
+
+    template = ("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
+                "sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})")
+    mistake = Mistake(template, d_v=4, d_k=2)
+    assert mistake == template.format(d_v=4, d_k=2)
+    wrong = torch.ones(2, 2)
+    i18n.set_language("zh")
+    try:
+        assert describe(mistake).startswith("注意力分数除以的是 sqrt(d_v)") and "sqrt(4)" in describe(mistake)
+        try:
+            expect_close(wrong, torch.zeros(2, 2), "x", mistakes={mistake: wrong})
+        except CheckFailed as failure:
+            message, named = str(failure), failure.mistake
+        try:
+            expect_close(torch.full((2, 2), float("nan")), torch.zeros(2, 2), "x", hint="look at the mask")
+        except CheckFailed as failure:
+            nan_message = str(failure)
+    finally:
+        i18n.set_language("en")
+    assert "。这看起来像是注意力分数除以的是 sqrt(d_v)" in message and "sqrt(4)" in message
+    assert named == template.format(d_v=4, d_k=2), "the class report counts the English name"
+    assert "）：当 softmax" in nan_message, "the nan note follows a full-width colon"
+    assert nan_message.endswith("。look at the mask"), "the hint follows a full-width full stop"
+
+
+def test_a_template_may_name_a_field_text():
+    """_f's own parameter is positional only: a field called `text` (the tamper flag's quoted text,
+    --shard's value) is a field like any other."""
+    from autograder.i18n import _f
+
+    assert _f("the text {text} ({what})", text="'x'", what="y") == "the text 'x' (y)"

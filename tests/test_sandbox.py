@@ -254,3 +254,23 @@ def test_the_worker_is_readied_before_its_filters_hold(tmp_path):
         pytest.skip(f"degraded: no seccomp filter here: {found['missing']}")
     assert "ready opened a socket" in found["layers"], found
     assert "after: socket refused" in found["printed"], found
+
+
+def test_a_prestarted_zygote_is_started_without_torch_and_handed_over_once():
+    """`python -m autograder grade|check` starts the zygote before the grader imports torch, so the two
+    imports overlap; the first launcher asked for is that zygote, the next a new one."""
+    script = ("import sys\n"
+              "from autograder.sandbox import launch\n"
+              "launch.prestart()\n"
+              "print('torch imported:', 'torch' in sys.modules)\n"
+              "first = launch.start_launcher()\n"
+              "second = launch.start_launcher()\n"
+              "print('handed over:', launch._PRESTARTED == [] and first is not second)\n"
+              "print('probe:', first.probe()['layers'][0])\n"
+              "first.close(); second.close()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={**os.environ, "AUTOGRADER_WORKER": "fork"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "torch imported: False" in done.stdout
+    assert "handed over: True" in done.stdout
+    assert "probe: process group" in done.stdout

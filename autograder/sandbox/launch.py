@@ -23,10 +23,30 @@ def fork_path_available() -> bool:
         hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
 
 
+_PRESTARTED = []  # the zygote `prestart` started, until start_launcher hands it over
+
+
+def fork_path_chosen() -> bool:
+    """Whether gradings here use the fork path (AUTOGRADER_WORKER=fork|spawn, else where it can run)."""
+    choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
+    return choice == "fork" or (choice != "spawn" and fork_path_available())
+
+
+def prestart() -> None:
+    """Start the fork path's zygote now, before this process imports torch: its own `import torch`
+    (the longest step of a grading) then runs beside the grader's instead of after it. The next
+    start_launcher call takes it; a process that ends first closes the socket, and the zygote ends."""
+    if not _PRESTARTED and fork_path_chosen():
+        from autograder.sandbox.zygote import Zygote
+
+        _PRESTARTED.append(Zygote())
+
+
 def start_launcher(limits: "Limits | None" = None, warm_meta: bool = False):
     """The fork path's Zygote where it can run, else the portable launcher (started with `limits`)."""
-    choice = os.environ.get("AUTOGRADER_WORKER", "auto").lower()
-    if choice == "fork" or (choice != "spawn" and fork_path_available()):
+    if _PRESTARTED and not warm_meta:
+        return _PRESTARTED.pop()
+    if fork_path_chosen():
         from autograder.sandbox.zygote import Zygote
 
         return Zygote(warm_meta=warm_meta)

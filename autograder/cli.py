@@ -150,10 +150,9 @@ def grade_main(args) -> int:
     limits = limits_from(args)
     from autograder.sandbox.launch import start_launcher
 
-    # first thing: the worker's `import torch` then overlaps all of ours (the notebooks' reading included)
+    # the zygote `python -m autograder` prestarted, its `import torch` overlapping ours (else a new one)
     launcher = start_launcher(limits)
     try:
-        sources = locate(args.submission, args.section)
         device = resolve_device(args.device)
     except BaseException:
         launcher.close()

@@ -76,6 +76,17 @@ def seeded_projections(d_in: int, d_out: int, *, seed: int, raw: bool = False) -
     return SimpleNamespace(W_query=make(), W_key=make(), W_value=make())
 
 
+def _run_or_raised(run, args, kwargs):
+    """(reply, None), or (None, the failure) when the student's code raised; any other failure
+    (a forbidden API, a stub, a timeout, a crash) propagates."""
+    try:
+        return run(*args, **kwargs), None
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        return None, failure
+
+
 def run_unless_raised(run, *args, **kwargs):
     """`run(*args, **kwargs)` (a student.run or module.run), or None when the student's code raised.
 
@@ -83,12 +94,7 @@ def run_unless_raised(run, *args, **kwargs):
     API): an exception is a wrong result, which the checks of the values already grade;
     a forbidden API, a stub, a timeout or a crash still fails the check.
     """
-    try:
-        return run(*args, **kwargs)
-    except StudentFailure as failure:
-        if failure.kind == "raised":
-            return None
-        raise
+    return _run_or_raised(run, args, kwargs)[0]
 
 
 def run_where_made(run, *args, mistake: str, advice: str, **kwargs):
@@ -96,14 +102,10 @@ def run_where_made(run, *args, mistake: str, advice: str, **kwargs):
     it mixes devices fails this check, naming `mistake`. On a GPU a tensor made on the CPU breaks the
     plain call on the grading device already; the value checks then see only an error, so this check
     is the one to name the mistake (on a CPU that call runs, and the meta device shows it instead)."""
-    try:
-        return run(*args, **kwargs)
-    except StudentFailure as failure:
-        if failure.kind != "raised":
-            raise
-        if not device_hint(failure.message):
-            return None
+    reply, failure = _run_or_raised(run, args, kwargs)
+    if failure is not None and device_hint(failure.message):
         raise CheckFailed(f"{failure.message[:600]}. {advice}", mistake=mistake) from None  # advice: translated
+    return reply
 
 
 def expect_unchanged(reply, originals, name: str) -> None:

@@ -164,35 +164,17 @@ def grade_main(args) -> int:
     preload_trusted(report=report)
     if not visible_only:
         preload_checks()
-    drawer = start_drawer() if report else None
-    try:
-        return grade_and_write(args, sources, device, limits, launcher, drawer)
-    finally:
-        if drawer is not None:
-            drawer.close()
+    return grade_and_write(args, sources, device, limits, launcher)
 
 
-def start_drawer():
-    """The report's heatmaps drawn while the checks run (feedback/prerender.py), where fork exists."""
-    if not hasattr(os, "fork") or sys.platform == "darwin":  # (forking after torch's import is unsafe there)
-        return None
-    from autograder.feedback.prerender import Drawer
-
-    try:
-        return Drawer()
-    except OSError:
-        return None
-
-
-def grade_and_write(args, sources, device, limits, launcher, drawer) -> int:
+def grade_and_write(args, sources, device, limits, launcher) -> int:
     """Grade, then write the output and the feedback report; the exit status."""
     from autograder.core.grade import HiddenChecksMissing, SandboxRefused, run_checks
 
     visible_only = args.verb == "check"
     try:
         try:
-            result = run_checks(sources, device, limits, visible_only=visible_only, launcher=launcher,
-                                on_figures=drawer.submit if drawer is not None else None)
+            result = run_checks(sources, device, limits, visible_only=visible_only, launcher=launcher)
         finally:
             launcher.close()
         if launcher.sandbox is not None:

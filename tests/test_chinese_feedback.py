@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 from support import ROOT
@@ -16,6 +17,7 @@ from autograder.core.results import CheckResult, GradeResult, SectionResult
 from autograder.feedback.formats import display_width, table, wrap
 
 GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
+SVG = "{http://www.w3.org/2000/svg}"
 # an exception quoted from the student's code or from torch ("RuntimeError: Tensor on device ..."):
 # their words, not the grader's
 QUOTED_ERROR = re.compile(r"\b\w*(?:Error|Exception|Warning): [^（）：；。]*")
@@ -75,6 +77,13 @@ def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
     assert english == []
     markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert markdown.startswith("## 注意力机制课程反馈：")
+    pictures = sorted((tmp_path / "heatmaps").glob("*.svg"))
+    assert pictures, "the partial example's report has heatmaps"
+    for path in pictures:  # the pictures' own words (panel titles, footer) are Chinese too
+        picture = ET.fromstring(path.read_bytes())
+        words = {text.get("class"): "".join(text.itertext()) for text in picture.iter(f"{SVG}text")}
+        assert words["panel-title"] == "你的值 \u2212 期望值" and "三个面板共用一个色标" in words["footer"], words
+        assert set(re.findall(r"[A-Za-z]{2,}", words["footer"])) <= {"nan", "inf"}, words["footer"]
 
 
 def test_the_english_finder_sees_an_english_report_line():

@@ -10,8 +10,8 @@ numbers are compared with grades.csv.
 import base64
 import html
 import importlib
-import io
 import json
+import xml.etree.ElementTree as ET
 import os
 import re
 import shutil
@@ -26,7 +26,7 @@ import torch
 from PIL import Image
 from support import ROOT, correct_source, replace_def, store_grade
 
-from autograder.feedback import heatmaps
+from autograder.feedback import colours, heatmaps
 from autograder.checks.common import TOKENS, WORKED_INPUTS
 from autograder.cli import main
 from autograder.feedback.formats import FORMATS, render
@@ -37,7 +37,8 @@ from autograder.core.sections import SECTIONS
 
 GOLDEN = ROOT / "tests" / "golden" / "feedback_report.md"
 CHROMIUM = "/usr/bin/chromium"
-PNG_SRC = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+SVG_SRC = re.compile(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
+SVG = "{http://www.w3.org/2000/svg}"
 
 # ------------------------------------------------------------------ a fixed result
 
@@ -98,8 +99,48 @@ def student_report(tmp_path_factory):
     return write_report(fixed_result(), tmp_path_factory.mktemp("feedback"))
 
 
-def embedded_pngs(text: str) -> list:
-    return [Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB") for data in PNG_SRC.findall(text)]
+def embedded_svgs(text: str) -> list[ET.Element]:
+    """The pictures a page embeds, read back as XML."""
+    return [ET.fromstring(base64.b64decode(data)) for data in SVG_SRC.findall(text)]
+
+
+def picture_size(picture: ET.Element) -> tuple[int, int]:
+    return int(picture.get("width")), int(picture.get("height"))
+
+
+def cell_rects(picture: ET.Element, panel: int) -> list[ET.Element]:
+    (cells,) = [g for g in picture.iter(f"{SVG}g") if g.get("class") == "cells" and g.get("data-panel") == str(panel)]
+    return cells.findall(f"{SVG}rect")
+
+
+def cell_box(shape, panel, r, c) -> tuple[float, float, float, float]:
+    """Where cell (r, c) of a panel should be: (x, y, width, height), from the fixed layout."""
+    x0, y0, x1, y1 = heatmaps.panel_boxes(shape)[panel]
+    width, height = (x1 - x0) / shape[1], (y1 - y0) / shape[0]
+    return x0 + c * width, y0 + r * height, width, height
+
+
+def rect_box(rect: ET.Element) -> tuple[float, ...]:
+    return tuple(float(rect.get(name)) for name in ("x", "y", "width", "height"))
+
+
+def outlined_cells(picture: ET.Element, shape) -> set[tuple[int, int]]:
+    """The cells of "yours" (panel 1) that the picture outlines."""
+    x0, y0, x1, y1 = heatmaps.panel_boxes(shape)[1]
+    width, height = (x1 - x0) / shape[1], (y1 - y0) / shape[0]
+    found = set()
+    for group in picture.iter(f"{SVG}g"):
+        if group.get("class") == "outlines":
+            for rect in group.findall(f"{SVG}rect"):
+                x, y, w, h = rect_box(rect)
+                c, r = int((x + w / 2 - x0) // width), int((y + h / 2 - y0) // height)
+                assert x0 + c * width < x and x + w < x0 + (c + 1) * width, "an outline inside its cell"
+                found.add((r, c))
+    return found
+
+
+def words(picture: ET.Element) -> list[str]:
+    return ["".join(t.itertext()) for t in picture.iter(f"{SVG}text")]
 
 
 # ------------------------------------------------------------------ the hook
@@ -173,9 +214,9 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
     assert "largest difference" in page and "NotImplementedError" in page and 'class="note"' in page
     assert "http://" not in page and "https://" not in page and "<link" not in page  # works offline
 
-    images = embedded_pngs(page)
+    images = embedded_svgs(page)
     assert len(images) == 2  # the passing check shown anyway, then the failing one
-    assert all(image.size == (heatmaps.WIDTH, heatmaps.HEIGHT) for image in images)
+    assert all(picture_size(image) == (heatmaps.WIDTH, heatmaps.HEIGHT) for image in images)
     assert page.count('<figure class="passed">') == 1 and page.count('<figure class="failed">') == 1
     assert page.index('<figure class="passed">') < page.index('data-check="score_matrix has no Python loop')
     assert "Passed: your values of score_matrix(inputs) (middle) match the expected ones" in page
@@ -184,7 +225,7 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
     def colour(panel, r, c, image=images[1]):
         return cell_colour(image, (6, 6), panel, r, c)
 
-    grey = tuple(int(MISSING, 16) for MISSING in re.findall("..", heatmaps.MISSING[1:]))
+    grey = colours.MISSING
     same = np.argwhere(np.abs(actual - expected) < 1e-9)
     assert len(same) == 10  # above the diagonal, below the all-nan first row
     zero = colour(2, *same[0])  # the colour of a zero difference
@@ -196,28 +237,31 @@ def test_student_report_shows_scores_checks_and_heatmaps(student_report):
                 assert colour(0, r, c) == colour(1, r, c) and colour(2, r, c) == zero, (r, c)
             elif abs(actual[r, c] - expected[r, c]) > 0.05:
                 assert colour(0, r, c) != colour(1, r, c) and colour(2, r, c) != zero, (r, c)
+    differing = {(r, c) for r in range(6) for c in range(6)
+                 if not (abs(actual[r, c] - expected[r, c]) < 1e-4)}  # nan too
+    assert len(differing) == 26 and outlined_cells(images[1], (6, 6)) == differing
+    assert outlined_cells(images[0], (6, 6)) == set()  # a passing picture outlines nothing
 
     markdown = (folder / "report.md").read_text()
     if os.environ.get("AUTOGRADER_UPDATE_GOLDEN"):
         GOLDEN.write_text(markdown)
     assert markdown == GOLDEN.read_text()
-    linked = re.findall(r"\]\((heatmaps/[^)]+\.png)\)", markdown)
+    linked = re.findall(r"\]\((heatmaps/[^)]+\.svg)\)", markdown)
     assert len(linked) == 2
-    for name, data in zip(linked, PNG_SRC.findall(page)):
+    for name, data in zip(linked, SVG_SRC.findall(page)):
         assert (folder / name).read_bytes() == base64.b64decode(data)
 
 
-def cell_colour(image, shape, panel, r, c):
-    """The colour of cell (r, c) of a heatmap panel, a quarter into the cell: away from the printed
-    value and the outline."""
-    x0, y0, x1, y1 = heatmaps.panel_boxes(shape)[panel]
-    return image.getpixel((round(x0 + (c + 0.25) * (x1 - x0) / shape[1]),
-                           round(y0 + (r + 0.25) * (y1 - y0) / shape[0])))
+def cell_colour(picture, shape, panel, r, c):
+    """The fill of cell (r, c) of a heatmap panel, whose rectangle must be where the layout puts it."""
+    rect = cell_rects(picture, panel)[r * shape[1] + c]
+    assert rect_box(rect) == pytest.approx(cell_box(shape, panel, r, c), abs=0.006), (panel, r, c)
+    return rect.get("fill")
 
 
 def test_a_passing_figure_shows_equal_panels_and_no_difference(student_report):
     """The passing picture of the worked example's scores: expected and yours alike, the difference zero."""
-    passed = embedded_pngs(student_report.read_text())[0]
+    passed = embedded_svgs(student_report.read_text())[0]
     zero = {cell_colour(passed, (6, 6), 2, r, c) for r in range(6) for c in range(6)}
     assert len(zero) == 1  # one colour: a zero difference everywhere
     colours = set()
@@ -250,8 +294,8 @@ def test_a_passing_submission_shows_only_passing_pictures(tmp_path, keep_passing
             check.figures = [f for f in check.figures if f["passed"] and keep_passing]
     page = write_report(result, tmp_path).read_text()
     assert 'class="check fail"' not in page and '<figure class="failed">' not in page
-    assert len(PNG_SRC.findall(page)) == page.count('<figure class="passed">') == (1 if keep_passing else 0)
-    pictures = list((tmp_path / "heatmaps").glob("*.png")) if (tmp_path / "heatmaps").exists() else []
+    assert len(SVG_SRC.findall(page)) == page.count('<figure class="passed">') == (1 if keep_passing else 0)
+    pictures = list((tmp_path / "heatmaps").glob("*.svg")) if (tmp_path / "heatmaps").exists() else []
     assert len(pictures) == (1 if keep_passing else 0)
 
 
@@ -297,7 +341,7 @@ def test_a_section_run_updates_that_section_only(tmp_path):
     assert shown_sections(page) == ["01_scores", "04_causal_mask"]
     assert 'Total: <strong id="total">2 / 2</strong>' in page and 'class="check fail"' not in page
     assert "This run graded 04_causal_mask only; the other sections (01_scores) are from earlier runs" in page
-    assert len(embedded_pngs(page)) == 1 and '<figure class="passed">' in page  # 01's heatmap, kept
+    assert len(embedded_svgs(page)) == 1 and '<figure class="passed">' in page  # 01's heatmap, kept
     data = json.loads((out / "report-data.json").read_text())
     assert [s["id"] for s in data["sections"]] == ["01_scores", "04_causal_mask"]
     assert "earlier runs" in (out / "report.md").read_text()
@@ -358,18 +402,21 @@ def test_report_data_keeps_every_field_and_figure():
 
 @pytest.mark.parametrize("cached, renders", [("kept", 0), ("corrupt", 2)])
 def test_unchanged_heatmaps_are_not_drawn_again(tmp_path, monkeypatch, student_report, cached, renders):
-    """A PNG of the same name (its name holds the digest of what it shows) is reused; one that is not
-    a PNG is drawn again."""
+    """A picture of the same name (its name holds the digest of what it shows) is reused; one that is not
+    a whole SVG is drawn again. A PNG an older grader wrote is removed."""
     from autograder.feedback import report
 
     shutil.copytree(student_report.parent, tmp_path / "out")
+    images = tmp_path / "out" / "heatmaps"
     if cached == "corrupt":
-        for old in (tmp_path / "out" / "heatmaps").iterdir():
-            old.write_bytes(b"not a png")
-    drawn = []
-    monkeypatch.setattr(report.heatmaps, "render_figure", lambda figure: drawn.append(figure) or b"\x89PNG\r\n\x1a\n")
+        for old in images.iterdir():
+            old.write_bytes(old.read_bytes()[:-20])  # cut short
+    (images / "01_scores-01-old-1-0123456789.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    drawn, draw = [], heatmaps.render_figure
+    monkeypatch.setattr(report.heatmaps, "render_figure", lambda figure: drawn.append(figure) or draw(figure))
     write_report(fixed_result(), tmp_path / "out")
     assert len(drawn) == renders
+    assert sorted(p.name for p in images.iterdir()) == sorted(p.name for p in (student_report.parent / "heatmaps").iterdir())
 
 
 def test_a_missing_notebook_is_said_once():
@@ -510,9 +557,16 @@ def test_class_report_matches_grades_csv(class_page):
     for heading in ("Scores per section", "Checks, hardest first", "most common named mistakes",
                     "Students whose grading went wrong"):
         assert heading in page
-    images = embedded_pngs(page)
-    assert len(images) == 1 and images[0].size == (1200, 300)
-    assert len(images[0].getcolors(maxcolors=1 << 20)) > 2  # drawn, not blank
+    images = embedded_svgs(page)
+    assert len(images) == 1 and picture_size(images[0]) == (1200, 300)
+    histograms = [g for g in images[0].iter(f"{SVG}g") if g.get("class") == "histogram"]
+    assert [g.get("data-section") for g in histograms] == ["01_scores", "04_causal_mask", "total"]
+    for histogram in histograms:  # one bar per score bin that has students: 6 students in all
+        bars = [float(rect.get("height")) for rect in histogram.iter(f"{SVG}rect")]
+        assert bars and all(height > 0 for height in bars)
+        shown = " ".join(words(histogram))
+        assert "points" in shown and "students" in shown and "(mean " in shown
+    assert 'alt="histograms of the scores per section and of the total"' in page
 
 
 def test_class_report_lists_students_whose_json_disagrees(tmp_path, capsys):
@@ -599,8 +653,8 @@ def test_check_writes_feedback_with_heatmaps_for_the_documented_checks(tmp_path)
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "feedback" / "report.html").read_text()
     assert 'data-check="score_matrix gives the documented 6x6 scores"' in page
-    images = embedded_pngs(page)
-    assert len(images) == 1 and images[0].size == (heatmaps.WIDTH, heatmaps.HEIGHT)
+    images = embedded_svgs(page)
+    assert len(images) == 1 and picture_size(images[0]) == (heatmaps.WIDTH, heatmaps.HEIGHT)
     markdown = (tmp_path / "feedback" / "report.md").read_text()
     assert "  journey" in markdown and "heatmaps/01_scores-02-score_matrix" in markdown
     shutil.rmtree(tmp_path / "feedback")

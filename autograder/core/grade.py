@@ -80,16 +80,14 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, launcher=None, scan_source: bool = True,
-               on_figures=None) -> GradeResult:
+               visible_only: bool = False, launcher=None, scan_source: bool = True) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
     `launcher` is a sandbox.zygote.Zygote or a sandbox.portable.Launcher). Raises SandboxRefused before grading
     anything when hidden grading would run where no sandbox tier holds.
 
     scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
     only the tests of the sandbox ask for it, to show that the sandbox holds without the scan.
-    No command-line flag reaches it. on_figures: called with each check's figures once it has run
-    (the report's heatmaps are drawn meanwhile: feedback/prerender.py)."""
+    No command-line flag reaches it."""
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
@@ -113,7 +111,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     from autograder.core.plugin import GradingPlugin
 
     workers = section_workers(sources, launcher, limits, device, scan_source)
-    plugin = GradingPlugin(workers, visible_only=visible_only, on_figures=on_figures)
+    plugin = GradingPlugin(workers, visible_only=visible_only)
     previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
         if sources:  # the first section's worker loads while pytest starts (each starts the next: plugin)

@@ -46,10 +46,9 @@ def mistake_of(excinfo) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, workers: dict, visible_only: bool = False, on_figures=None):
+    def __init__(self, workers: dict, visible_only: bool = False):
         self.workers = workers  # section id -> SectionWorker
         self.visible_only = visible_only
-        self.on_figures = on_figures  # called with each check's figures as soon as it has run
         self.results: list[CheckResult] = []
         self.grader_errors: list[str] = []
 
@@ -102,8 +101,6 @@ class GradingPlugin:
                 mistake=mistake_of(call.excinfo) if failed else "",
                 id=item.name,
             ))
-            if self.on_figures is not None and self.results[-1].figures:
-                self.on_figures(self.results[-1].figures)
 
     def _explain(self, item, excinfo):
         error = excinfo.value if excinfo else None

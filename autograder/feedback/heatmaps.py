@@ -3,42 +3,38 @@
 A failing comparison outlines the cells that differ; a passing one (shown so that a student
 who got it right sees the worked example's weights too) says so in its title and footer.
 
-Rendering is deterministic: the Agg canvas (no pyplot, no GUI backend, no
-global state), a fixed figure size, dpi, layout and font, and PNGs written
-without the "Software" metadata. The same matrices always give the same bytes.
+Drawn as SVG by our own code (feedback/svg.py, feedback/colours.py), not by matplotlib: a
+picture costs milliseconds and no import, and its words, which go through the catalogues like
+every other sentence of the report, are drawn by the reader's browser in the reader's fonts
+(Chinese too). The colours are matplotlib's RdBu_r, one scale for all three panels.
+
+Deterministic: the same matrices always give the same bytes.
 
 The layout is fixed in pixels so that a test can find every cell:
 `panel_boxes(shape)` gives the three panels' boxes (x0, y0, x1, y1), origin at
-the top left of the image.
+the top left of the picture; each panel's cells are the rectangles of its
+`<g class="cells" data-panel="N">`, the outlines those of `<g class="outlines">`.
 """
 from __future__ import annotations
 
-import functools
-import io
 import math
-import unicodedata
 
 import numpy as np
 
-WIDTH, HEIGHT, DPI = 1200, 440, 100  # pixels
+from autograder.feedback import svg
+from autograder.feedback.colours import RDBU_R_ANCHORS, diverging
+from autograder.feedback.formats import display_width
+from autograder.i18n import _, _f
+
+WIDTH, HEIGHT = 1200, 440  # pixels
 PANEL = 260  # the side of a square panel, in pixels
 PANEL_LEFTS = (90, 460, 830)  # x of each panel's left edge
 PANEL_TOP = 70  # room for the title above, for rotated column labels below
 COLORBAR = (1110, 1124)  # x range of the shared colour bar
-TITLES = ("expected", "yours", "yours \u2212 expected")
-CMAP = "RdBu_r"  # diverging, 0 is white: weights and differences on one scale
-MISSING = "#9e9e9e"  # nan / inf cells
 ANNOTATE_MAX_SIDE = 8  # print the values in the cells up to 8 x 8
-STYLE = {
-    "font.family": "DejaVu Sans",  # ships with matplotlib: the same glyphs everywhere
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "figure.titlesize": 11,
-    "text.antialiased": True,
-    "image.interpolation": "nearest",
-    "savefig.dpi": DPI,
-    "svg.hashsalt": "attention-course",
-}
+LABEL_LIMIT = 12  # columns of a row or column label shown
+TITLE_LIMIT = 120  # columns of the title shown (a Chinese character takes two)
+PASSED_COLOUR, TEXT_COLOUR, FOOTER_COLOUR = "#1a7f37", "#000000", "#444444"
 
 
 def panel_boxes(shape) -> list[tuple[int, int, int, int]]:
@@ -79,140 +75,137 @@ def cell_text(value: float) -> str:
 
 
 def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+    """`text` cut to `limit` columns (a Chinese character takes two), with an ellipsis where it was cut."""
+    text = str(text)
+    if display_width(text) <= limit:
+        return text
+    text = text[:limit]  # each character takes a column at least
+    while display_width(text) > limit - 1:
+        text = text[:-1]
+    return text + "\u2026"
 
 
-def figure_png(figure) -> bytes:
-    """The PNG of a matplotlib Figure, without metadata that varies between versions or runs."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(figure)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    return buffer.getvalue()
-
-
-PASSED_TITLE = "passed: "  # before a passing comparison's title
+def panel_titles() -> tuple[str, str, str]:
+    # i18n: the titles of the heatmap's three panels (also the labels above the numbers in report.md)
+    return _("expected"), _("yours"), _("yours \u2212 expected")
 
 
 def footer(differs: np.ndarray, passed: bool) -> str:
     """The line under the panels: how many entries differ, or that the comparison passed."""
-    scale = "one colour scale for all three panels, grey: nan or inf"
+    scale = _("one colour scale for all three panels, grey: nan or inf")
     if passed:
-        return f"passed: yours matches the expected values (all {differs.size} entries); {scale}"
-    return f"{int(differs.sum())} of {differs.size} entries differ (outlined in \u201cyours\u201d); {scale}"
+        return _f("passed: yours matches the expected values (all {count} entries); {scale}",
+                  count=differs.size, scale=scale)
+    return _f("{differ} of {count} entries differ (outlined in \u201cyours\u201d); {scale}",
+              differ=int(differs.sum()), count=differs.size, scale=scale)
 
 
-# The picture's own words (panel titles, footer) stay English: matplotlib's bundled DejaVu Sans has
-# no CJK glyphs and draws Chinese as empty boxes. A title or labels that arrive in Chinese (a
-# translated check's `what`, a label) are drawn with a CJK font where one is installed; without one
-# the title is left out (the report's caption under the picture says it) and the labels are numbered.
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
-             "WenQuanYi Micro Hei", "SimHei", "Microsoft YaHei", "PingFang SC")
+def title(what: str, passed: bool) -> str:
+    return _f("passed: {what}", what=what) if passed else what
 
 
-@functools.lru_cache(maxsize=1)
-def cjk_font() -> str | None:
-    """The name of an installed font that draws Chinese, or None."""
-    from matplotlib import font_manager
-
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
+def scale_limit(panels) -> float:
+    """The largest finite magnitude of the three panels: the colour scale runs from -it to +it."""
+    finite = np.concatenate([p[np.isfinite(p)] for p in panels])
+    limit = float(np.abs(finite).max()) if finite.size else 1.0
+    return limit if limit > 0 else 1.0
 
 
-def is_wide(text: str) -> bool:
-    return any(unicodedata.east_asian_width(c) in "WF" for c in str(text))
+def _cell_size(box, shape) -> tuple[float, float]:
+    x0, y0, x1, y1 = box
+    return (x1 - x0) / shape[1], (y1 - y0) / shape[0]
 
 
-def _style(texts) -> dict:
-    """STYLE, with a CJK font after DejaVu Sans where some of `texts` needs one and one is installed."""
-    font = cjk_font() if any(is_wide(t) for t in texts) else None
-    return {**STYLE, "font.family": [STYLE["font.family"], font]} if font else STYLE
+def _cells(values: np.ndarray, box, limit: float, index: int) -> str:
+    """A panel's cells, one rectangle each, in row order."""
+    width, height = _cell_size(box, values.shape)
+    fills = diverging(values, limit)
+    cells = [svg.rect(box[0] + c * width, box[1] + r * height, width, height, fill=fills[r * values.shape[1] + c])
+             for r in range(values.shape[0]) for c in range(values.shape[1])]
+    return svg.group(cells, class_="cells", data_panel=str(index), shape_rendering="crispEdges")
 
 
-def _drawable(labels):
-    """`labels` where every one can be drawn, else None (numbered instead)."""
-    return labels if not labels or cjk_font() or not any(is_wide(t) for t in labels) else None
+def _numbers(values: np.ndarray, box, limit: float) -> str:
+    """The values printed in their cells: white on the darker colours."""
+    width, height = _cell_size(box, values.shape)
+    texts = []
+    for (r, c), value in np.ndenumerate(values):
+        dark = math.isfinite(value) and abs(value) > 0.6 * limit
+        texts.append(svg.text(box[0] + (c + 0.5) * width, box[1] + (r + 0.5) * height, cell_text(value), 9,
+                              fill="#ffffff" if dark else TEXT_COLOUR))
+    return svg.group(texts, class_="numbers")
+
+
+def _outlines(differs: np.ndarray, box) -> str:
+    """A black frame, inside its cell, around every cell of "yours" that differs from the expected."""
+    width, height = _cell_size(box, differs.shape)
+    frames = [svg.rect(box[0] + c * width + 0.7, box[1] + r * height + 0.7, width - 1.4, height - 1.4)
+              for r, c in zip(*np.nonzero(differs))]
+    return svg.group(frames, class_="outlines", fill="none", stroke="#000000", stroke_width="1.4")
+
+
+def _axis_labels(box, shape, labels) -> str:
+    """Row labels left of a panel, column labels under it (slanted when named, else numbered)."""
+    rows, cols = labels
+    width, height = _cell_size(box, shape)
+    x0, y0, _x1, y1 = box
+    texts = [svg.text(x0 - 5, y0 + (r + 0.5) * height, _shorten(name, LABEL_LIMIT), 10, anchor="end")
+             for r, name in enumerate(rows or [str(i) for i in range(shape[0])])]
+    for c, name in enumerate(cols or [str(i) for i in range(shape[1])]):
+        x = x0 + (c + 0.5) * width
+        if cols:
+            texts.append(svg.text(x, y1 + 8, _shorten(name, LABEL_LIMIT), 10, anchor="end",
+                                  transform=f"rotate(-45 {svg.number(x)} {svg.number(y1 + 8)})"))
+        else:
+            texts.append(svg.text(x, y1 + 10, name, 10))
+    return svg.group(texts, class_="labels")
+
+
+def _colour_bar(limit: float) -> str:
+    """The shared scale, from -limit (bottom) to +limit (top), with round ticks."""
+    left, right = COLORBAR
+    top, bottom = PANEL_TOP, PANEL_TOP + PANEL
+    parts = [svg.rect(left, top, right - left, PANEL, fill="url(#scale)", stroke="#000000", stroke_width="0.8")]
+    ticks = svg.nice_ticks(-limit, limit)
+    for tick in ticks:
+        y = bottom - (tick + limit) / (2 * limit) * PANEL
+        parts.append(svg.line(right, y, right + 4, y, stroke="#000000", stroke_width="0.8"))
+        parts.append(svg.text(right + 7, y, svg.tick_text(tick, ticks), 10, anchor="start"))
+    return svg.group(parts, class_="colour-bar")
 
 
 def render(expected, actual, labels=(None, None), what: str = "", passed: bool = False) -> bytes:
-    """The PNG of the three panels for two matrices of the same (rows, cols) shape;
+    """The SVG of the three panels for two matrices of the same (rows, cols) shape;
     `passed`: the check found them equal (within its tolerance): said in the title and footer."""
-    import matplotlib
-    from matplotlib.colors import Normalize
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
-
     expected, actual = as_array(expected), as_array(actual)
     if expected.shape != actual.shape or expected.ndim != 2:
         raise ValueError(f"need two matrices of one shape, got {expected.shape} and {actual.shape}")
-    diff = difference(expected, actual)
-    shape = expected.shape
-    panels = (expected, actual, diff)
-    finite = np.concatenate([p[np.isfinite(p)] for p in panels])
-    limit = float(np.abs(finite).max()) if finite.size else 1.0
-    limit = limit if limit > 0 else 1.0
-    norm = Normalize(vmin=-limit, vmax=limit)
-    cmap = matplotlib.colormaps[CMAP].with_extremes(bad=MISSING)
-    row_labels, col_labels = (_drawable(names) for names in (labels if labels else (None, None)))
+    panels = (expected, actual, difference(expected, actual))
+    limit = scale_limit(panels)
     differs = ~np.isclose(actual, expected, rtol=1e-4, atol=1e-4 * max(1.0, limit), equal_nan=True)
-
-    title = (PASSED_TITLE if passed else "") + what
-    with matplotlib.rc_context(_style([title, *(row_labels or []), *(col_labels or [])])):
-        fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
-        fig.patch.set_facecolor("white")
-        if title and (cjk_font() or not is_wide(title)):
-            fig.text(0.5, 1 - 18 / HEIGHT, _shorten(title, 120), ha="center", va="center",
-                     fontsize=STYLE["figure.titlesize"], color="#1a7f37" if passed else "black")
-        image = None
-        for index, (values, box) in enumerate(zip(panels, panel_boxes(shape))):
-            x0, y0, x1, y1 = box
-            ax = fig.add_axes((x0 / WIDTH, 1 - y1 / HEIGHT, (x1 - x0) / WIDTH, (y1 - y0) / HEIGHT))
-            shown = np.where(np.isfinite(values), values, np.nan)
-            image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, norm=norm, aspect="auto",
-                              interpolation="nearest")
-            ax.set_title(TITLES[index], pad=6)
-            ax.set_xticks(range(shape[1]))
-            ax.set_yticks(range(shape[0]))
-            ax.set_xticklabels(col_labels if col_labels else [str(i) for i in range(shape[1])],
-                               rotation=45 if col_labels else 0, ha="right" if col_labels else "center",
-                               rotation_mode="anchor")
-            ax.set_yticklabels(row_labels if row_labels else [str(i) for i in range(shape[0])])
-            ax.tick_params(length=2, labelsize=8)
-            if max(shape) <= ANNOTATE_MAX_SIDE:
-                for (r, c), value in np.ndenumerate(values):
-                    dark = math.isfinite(value) and abs(value) > 0.6 * limit
-                    ax.text(c, r, cell_text(value), ha="center", va="center", fontsize=7,
-                            color="white" if dark else "black")
-            if index == 1 and not passed:  # outline the cells where yours differs from the expected
-                for r, c in zip(*np.nonzero(differs)):
-                    ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, linewidth=1.4,
-                                           edgecolor="black"))
-        bar = fig.add_axes((COLORBAR[0] / WIDTH, 1 - (PANEL_TOP + PANEL) / HEIGHT,
-                            (COLORBAR[1] - COLORBAR[0]) / WIDTH, PANEL / HEIGHT))
-        fig.colorbar(image, cax=bar)
-        bar.tick_params(labelsize=8)
-        fig.text(0.5, 14 / HEIGHT, footer(differs, passed), ha="center", va="center", fontsize=8,
-                 color="#444444")
-        return figure_png(fig)
-
-
-# A picture drawn ahead, while the checks ran (prerender.Drawer installs it): figure -> PNG or None
-drawn_ahead = None
-
-
-def warm_up() -> None:
-    """Import what drawing uses (about a second), before the first picture is asked for."""
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.colors  # noqa: F401
-    import matplotlib.figure  # noqa: F401
-    import matplotlib.patches  # noqa: F401
+    labels = tuple(labels) if labels else (None, None)
+    body = []
+    heading = title(what, passed)
+    if heading.strip():
+        body.append(svg.text(WIDTH / 2, 18, _shorten(heading, TITLE_LIMIT), 15, class_="title",
+                             fill=PASSED_COLOUR if passed else TEXT_COLOUR))
+    for index, (values, box, name) in enumerate(zip(panels, panel_boxes(expected.shape), panel_titles())):
+        body.append(svg.text((box[0] + box[2]) / 2, box[1] - 10, name, 13, class_="panel-title"))
+        body.append(_cells(values, box, limit, index))
+        if max(expected.shape) <= ANNOTATE_MAX_SIDE:
+            body.append(_numbers(values, box, limit))
+        if index == 1 and not passed:  # outline the cells where yours differs from the expected
+            body.append(_outlines(differs, box))
+        body.append(svg.rect(box[0], box[1], box[2] - box[0], box[3] - box[1], class_="frame", fill="none",
+                             stroke="#000000", stroke_width="0.8"))
+        body.append(_axis_labels(box, expected.shape, labels))
+    body.append(_colour_bar(limit))
+    body.append(svg.text(WIDTH / 2, HEIGHT - 14, footer(differs, passed), 11, class_="footer", fill=FOOTER_COLOUR))
+    return svg.document(WIDTH, HEIGHT, body, [svg.vertical_gradient("scale", RDBU_R_ANCHORS)])
 
 
 def render_figure(figure: dict) -> bytes:
     """render() for one of the figure dicts a check carries (CheckResult.figures)."""
-    ahead = drawn_ahead(figure) if drawn_ahead is not None else None
-    if ahead is not None:
-        return ahead
     return render(figure["expected"], figure["actual"], figure.get("labels") or (None, None),
                   figure.get("what", ""), bool(figure.get("passed")))
+

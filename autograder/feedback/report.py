@@ -16,9 +16,11 @@ section of the report already in DIR: report-data.json, beside report.html,
 keeps what the report shows (`report_store`), and the sections of the same
 submission graded earlier stay; a report of another submission is replaced,
 and the page says so. The HTML embeds its images as
-base64 PNGs and loads nothing else (its Content-Security-Policy forbids it);
-report.md, for CI job summaries, links the same PNGs from DIR/heatmaps/ and
-repeats their numbers as text, since job summaries do not show local images.
+base64 SVG in <img> elements (where a browser runs no script an SVG might
+hold, and this one holds none) and loads nothing else (its
+Content-Security-Policy forbids it); report.md, for CI job summaries, links
+the same SVG files from DIR/heatmaps/ and repeats their numbers as text, since
+job summaries do not show local images.
 
 Rendering is deterministic: the same GradeResult gives the same bytes.
 Grader errors (for the instructor) and check code never appear in a report.
@@ -38,7 +40,7 @@ from autograder.feedback.formats import fenced, markdown_notices, md_text, plain
 from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult
 from autograder.i18n import _, _f, language
 
-HTML_NAME, MARKDOWN_NAME, IMAGE_DIR = "report.html", "report.md", "heatmaps"
+HTML_NAME, MARKDOWN_NAME, IMAGE_DIR, IMAGE_SUFFIX = "report.html", "report.md", "heatmaps", ".svg"
 
 CSS = """
 body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 24px auto; padding: 0 16px; max-width: 1240px;
@@ -101,7 +103,7 @@ def _slug(text: str) -> str:
 
 
 def figure_digest(figure: dict) -> str:
-    """A short digest of what a figure shows: its PNG's name changes with it (a cached PNG is reused)."""
+    """A short digest of what a figure shows: its picture's name changes with it (a cached one is reused)."""
     digest = hashlib.sha256()
     for key in ("expected", "actual"):
         matrix = heatmaps.as_array(figure[key])
@@ -116,7 +118,7 @@ def figures(result: GradeResult) -> list[tuple[CheckResult, dict, str]]:
     for section in result.sections:
         for index, check in enumerate(section.checks, start=1):
             for number, figure in enumerate(check.figures, start=1):
-                name = f"{section.id}-{index:02d}-{_slug(check.name)}-{number}-{figure_digest(figure)}.png"
+                name = f"{section.id}-{index:02d}-{_slug(check.name)}-{number}-{figure_digest(figure)}{IMAGE_SUFFIX}"
                 found.append((check, figure, name))
     return found
 
@@ -137,18 +139,19 @@ def shared_failure(section) -> str:
     return ""
 
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_START = b'<?xml version="1.0" encoding="UTF-8"?>\n<svg '  # how every picture heatmaps draws begins
 
 
 def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, bytes]:
-    """file name -> PNG bytes of every heatmap of the report. cached: a folder of PNGs written
+    """file name -> SVG bytes of every heatmap of the report. cached: a folder of pictures written
     earlier: one of the same name (the name holds the digest of what it shows) is reused, so that
     re-running the self-check does not draw the unchanged pictures again."""
     images = {}
     for _check, figure, name in figures(result):
         old = cached / name if cached is not None else None
         data = old.read_bytes() if old is not None and old.is_file() and not old.is_symlink() else b""
-        images[name] = data if data.startswith(PNG_SIGNATURE) else heatmaps.render_figure(figure)
+        images[name] = data if data.startswith(SVG_START) and data.endswith(b"</svg>\n") \
+            else heatmaps.render_figure(figure)
     return images
 
 
@@ -172,10 +175,10 @@ def _html(text) -> str:
     return html.escape(plain_text(text))
 
 
-def figure_html(figure: dict, png: bytes) -> str:
+def figure_html(figure: dict, picture: bytes) -> str:
     """One heatmap as an HTML figure: the picture, and a caption that says whether it passed."""
     what, esc = figure.get("what", ""), _html
-    data = base64.b64encode(png).decode("ascii")
+    data = base64.b64encode(picture).decode("ascii")
     if figure.get("passed"):
         alt = _f("passed: heatmaps of the expected values, yours, and the difference: {what}", what=what)
         caption = _f("Passed: your values of {what} (middle) match the expected ones (left); "
@@ -185,7 +188,7 @@ def figure_html(figure: dict, png: bytes) -> str:
         caption = _f("Left: the expected values of {what}. Middle: yours (differing cells outlined). "
                      "Right: yours minus expected.", what=esc(what))
     state = "passed" if figure.get("passed") else "failed"
-    return (f'<figure class="{state}"><img src="data:image/png;base64,{data}" width="{heatmaps.WIDTH}" '
+    return (f'<figure class="{state}"><img src="data:image/svg+xml;base64,{data}" width="{heatmaps.WIDTH}" '
             f'height="{heatmaps.HEIGHT}" alt="{esc(alt)}"><figcaption>{caption}</figcaption></figure>')
 
 
@@ -357,7 +360,7 @@ def _grid_shape(figure) -> tuple:
 
 def write_report(result: GradeResult, folder, *, source=None, visible_only: bool = False,
                  update: bool = False) -> Path:
-    """Write DIR/report.html, DIR/report.md, DIR/heatmaps/*.png and, for a submission given by its
+    """Write DIR/report.html, DIR/report.md, DIR/heatmaps/*.svg and, for a submission given by its
     path, DIR/report-data.json; returns the HTML's path.
 
     source: the submission's path as given (the report names it by its resolved name; None: keep
@@ -379,12 +382,12 @@ def write_report(result: GradeResult, folder, *, source=None, visible_only: bool
     result, notices = report_store.merge(result, folder, key, update and source is not None)
     image_dir = folder / IMAGE_DIR
     images = render_images(result, cached=image_dir if image_dir.is_dir() else None)
-    if image_dir.is_dir():  # heatmaps of an earlier run that this one no longer has
-        for old in image_dir.glob("*.png"):
+    if image_dir.is_dir():  # heatmaps of an earlier run that this one no longer has (PNGs of older graders too)
+        for old in sorted([*image_dir.glob("*.png"), *image_dir.glob(f"*{IMAGE_SUFFIX}")]):
             if old.name not in images:
                 old.unlink()
-    for name, png in images.items():
-        write_bytes_atomically(image_dir / name, png)
+    for name, picture in images.items():
+        write_bytes_atomically(image_dir / name, picture)
     data_file = folder / report_store.DATA_NAME
     if source is not None:  # a later run of some sections of this submission merges with it
         write_bytes_atomically(data_file, report_store.encode(report_store.to_data(result, key)))

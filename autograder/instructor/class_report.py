@@ -8,7 +8,7 @@ of which this report reads the grade's own record and the batch's provenance
 (instructor/student_files.py), never the results.json rendered around them.
 DIR (default GRADES_DIR) gets:
 
-    class_report.html     self-contained (histograms embedded as base64 PNG)
+    class_report.html     self-contained (histograms embedded as base64 SVG: instructor/histograms.py)
     class_sections.csv    score distribution of each section and of the total (from grades.csv)
     class_checks.csv      pass rate of every check, hardest first
     class_mistakes.csv    the named mistakes and how many students made each
@@ -250,42 +250,6 @@ def problem_table(grades, results, tests, read_problems):
     return table.sort_values(["student", "problem"], kind="mergesort").reset_index(drop=True)
 
 
-def histograms_png(grades, sections) -> bytes:
-    """Small multiples: the score distribution of each section and of the total (from grades.csv)."""
-    import math
-
-    import matplotlib
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    from autograder.feedback.heatmaps import DPI, STYLE, figure_png
-
-    names = list(sections["section"])
-    columns = 4
-    rows = math.ceil(len(names) / columns)
-    with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(12, 3.0 * rows), dpi=DPI)
-        fig.patch.set_facecolor("white")
-        for index, row in enumerate(sections.itertuples()):
-            ax = fig.add_subplot(rows, columns, index + 1)
-            scores = np.asarray(grades[row.section], dtype=float)
-            scores = scores[np.isfinite(scores)]
-            top = row.max_points if row.max_points == row.max_points and row.max_points > 0 else \
-                (float(scores.max()) if scores.size and scores.max() > 0 else 1.0)
-            edges = np.linspace(0.0, top, 11)
-            ax.hist(np.clip(scores, 0.0, top), bins=edges, color="#0969da" if row.section != "total" else "#8250df",
-                    edgecolor="white")
-            ax.set_title(f"{row.section} (mean {row.mean:.3g} / {top:g})", fontsize=9)
-            ax.set_xlim(0, top)
-            ax.set_xlabel("points", fontsize=8)
-            ax.set_ylabel("students", fontsize=8)
-            ax.yaxis.get_major_locator().set_params(integer=True)
-            ax.tick_params(labelsize=7)
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17 / rows, top=1 - 0.1 / rows, hspace=0.6,
-                            wspace=0.3)
-        return figure_png(fig)
-
-
 def _html_table(frame, percent=()) -> str:
     shown = frame.copy()
     for column in percent:
@@ -325,6 +289,8 @@ def similarity_link(folder: Path, out: Path) -> list[str]:
 def build(folder: Path, out: Path | None = None) -> Path:
     """Read GRADES_DIR, write the class report and its CSVs to `out` (default GRADES_DIR)."""
     from autograder.feedback.report import CSP, SCRIPT
+    from autograder.instructor.histograms import histograms_svg
+    from autograder.instructor.histograms import size as histogram_size
 
     folder = Path(folder)
     out = Path(out) if out else folder
@@ -338,8 +304,9 @@ def build(folder: Path, out: Path | None = None) -> Path:
     for name, frame in tables.items():
         # "replace": a lone surrogate read from a JSON file is written as "?"
         write_bytes_atomically(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
-    png = histograms_png(grades, sections)
-    image = base64.b64encode(png).decode("ascii")
+    picture = histograms_svg(grades, sections)
+    image = base64.b64encode(picture).decode("ascii")
+    width, height = histogram_size(len(sections))
     esc = html.escape
     title = _("Attention course: class report")
     alt = _("histograms of the scores per section and of the total")
@@ -351,7 +318,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         "<p>" + _f("{students} students in <code>{grades}</code>; {results} results files read.",
                    students=len(grades), grades=esc(str(folder / GRADES)), results=len(results)) + "</p>",
         '<h2 id="scores">' + _("Scores per section") + "</h2>", _html_table(sections),
-        f'<img src="data:image/png;base64,{image}" alt="{esc(alt)}">',
+        f'<img src="data:image/svg+xml;base64,{image}" width="{width}" height="{height}" alt="{esc(alt)}">',
         '<h2 id="checks">' + _("Checks, hardest first") + "</h2>", _html_table(checks, percent=("pass_rate",)),
         '<h2 id="mistakes">' + _("The most common named mistakes") + "</h2>", _html_table(mistakes),
         '<h2 id="kinds">' + _("Why checks failed") + "</h2>", _html_table(kinds),

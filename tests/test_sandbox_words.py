@@ -126,6 +126,7 @@ def test_the_chinese_sandbox_line_holds_no_english_word(chinese, monkeypatch):
     assert lines[0].startswith("sandbox: tier namespaces: 进程组，用户命名空间，网络命名空间") and "资源限制（内存 4 GiB" in lines[0]
     assert "；缺少：" in lines[1] and "非特权用户（其他用户无法读取 /root/.pyenv）" in lines[1]
     assert "?" not in " ".join(lines), "every id and its fields have their words"
+    assert not [line for line in lines if ", " in line or "; " in line], "Chinese punctuation between the items"
     assert [(line, latin_words(line)) for line in lines if latin_words(line)] == []
 
 

@@ -101,7 +101,6 @@ def entry_id(entry) -> str:
 
 def listing(items) -> str:
     """Items one after the other, as the line lists them (", " in English)."""
-    # i18n: the separator between the items of the sandbox line
     return _(", ").join(items)
 
 

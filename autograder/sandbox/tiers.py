@@ -183,7 +183,7 @@ def refusal(report: dict | None) -> str:
     """The one line of a refused hidden grading."""
     missing = missing_words(report)
     where, fix = advice(report)
-    summary = "; ".join(missing[:4]) or _("no sandbox layer")
+    summary = _("; ").join(missing[:4]) or _("no sandbox layer")  # its items hold commas of their own
     return _f("hidden grading refused: no sandbox tier holds here, so student code could read the answers "
               "or reach the network (missing: {missing}). {where}: {fix}. "
               "To grade anyway, unconfined and marked so, pass --sandbox weak.", missing=summary, where=where, fix=fix)

@@ -3,7 +3,7 @@
 Exit status: 0 when grading completed (whatever the score), 2 for a bad command
 line (one line on stderr), 1 only when the grader itself failed.
 
-Language: grade, check, batch and report speak the language `i18n.resolve` picks (--lang, then
+Language: grade, check, batch, report, similarity and the export verbs speak the language `i18n.resolve` picks (--lang, then
 $ATTENTION_COURSE_LANG, then, for grade and check, the submission notebook's
 metadata.course.language, then English), set once here before anything is said.
 """
@@ -64,7 +64,7 @@ def build_parser() -> Parser:
 
 
 # the instructor's verbs whose output people read, besides grade and check
-SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report")
+SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck")
 
 
 def choose_language(args, notebook_language: str | None = None) -> None:

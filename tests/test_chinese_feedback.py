@@ -1,5 +1,6 @@
 """The feedback in Chinese: the table of `grade --lang zh` matches its golden file (timing and the
-machine's sandbox tier left out), and the HTML report's visible text holds no English sentence."""
+machine's sandbox tier left out; its sandbox line, on stderr, holds no English word), and the HTML
+report's visible text holds no English sentence."""
 from __future__ import annotations
 
 import os
@@ -43,6 +44,13 @@ def test_the_chinese_table_of_the_partial_example_matches_its_golden_file():
     if os.environ.get("UPDATE_GOLDEN"):
         GOLDEN.write_text(text, encoding="utf-8")
     assert text == GOLDEN.read_text(encoding="utf-8")
+    # the sandbox line goes to stderr (it varies by machine, so the golden file leaves it out): this
+    # machine's real worker report, worded in Chinese
+    from test_sandbox_words import latin_words
+
+    sandbox = [line for line in done.stderr.splitlines() if line.startswith("sandbox: tier ")]
+    assert len(sandbox) == 1 and "超时（" in sandbox[0], done.stderr[-2000:]
+    assert latin_words(sandbox[0]) == [], sandbox[0]
 
 
 class VisibleText(HTMLParser):

@@ -64,7 +64,7 @@ def need(report, *names):
     missing = [n for n in names if not tiers.holds(report, n)]
     if missing:
         pytest.skip(f"degraded: guarantee(s) {', '.join(missing)} not given by the sandbox tier here "
-                    f"({'; '.join(report.get('missing', [])) or 'not reported'})")
+                    f"({'; '.join(tiers.missing_words(report)) or 'not reported'})")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from autograder.core.hints import DEVICE_MISTAKES, RETURNED_ELSEWHERE  # noqa: E
 from autograder.core.student import refuse_failed_call  # noqa: E402
 from autograder.core.harness import StudentFailure  # noqa: E402
 from autograder.sandbox.limits import Limits  # noqa: E402
+from autograder.sandbox.layer_words import in_force, refused  # noqa: E402
 
 MIX_HINT, NUMPY_HINT = (hint for _, hint in DEVICE_MISTAKES)
 
@@ -227,8 +228,8 @@ def test_the_memory_cap_is_a_fraction_of_the_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _: type("P", (), {"total_memory": 80 * 1024**3}))
     monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f: set_to.append(f))
-    assert gpu.cap_memory(4 * 1024**3) == "GPU memory cap 4 GiB of 80"
-    assert gpu.cap_memory(0) == "no GPU memory cap" and set_to == [0.05]
+    assert gpu.cap_memory(4 * 1024**3) == {"gib": 4.0, "total_gib": 80.0}
+    assert gpu.cap_memory(0) is None and set_to == [0.05]
     gpu.cap_memory(200 * 1024**3)
     assert set_to == [0.05, 1.0]
 
@@ -241,7 +242,8 @@ def test_prepare_reports_a_gpu_it_cannot_start_and_never_raises(monkeypatch):
 
     monkeypatch.setattr(gpu, "warm", no_driver)
     layers, missing = gpu.prepare("cuda", 0)
-    assert layers == [] and missing == ["GPU (RuntimeError: Found no NVIDIA driver on your system)"]
+    assert layers == [] and missing == [{"id": "gpu", "error": "RuntimeError: Found no NVIDIA driver on your system"}]
+    assert refused(missing[0]) == "GPU (RuntimeError: Found no NVIDIA driver on your system)"
 
 
 def test_a_cuda_worker_reports_the_gpu_from_inside_its_sandbox():
@@ -252,10 +254,11 @@ def test_a_cuda_worker_reports_the_gpu_from_inside_its_sandbox():
     z.spawn(Limits(), {"names": [], "device": "cuda", "gpu_memory_bytes": 1024**3}).kill()
     report = z.sandbox
     if torch.cuda.is_available():
-        assert any(layer.startswith("GPU ") and "context started" in layer for layer in report["layers"]), report
+        assert any(in_force(layer).startswith("GPU ") and "context started" in in_force(layer)
+                   for layer in report["layers"]), report
         assert gpu_unreachable(report, "cuda") == ""
     else:
-        assert any(m.startswith("GPU (") for m in report["missing"]), report
+        assert any(refused(m).startswith("GPU (") for m in report["missing"]), report
         assert gpu_unreachable(report, "cuda").startswith("--device cuda: the sandboxed worker could not use the GPU")
     assert gpu_unreachable(report, "cpu") == ""
 

@@ -188,7 +188,8 @@ def test_an_unknown_language_is_a_bad_command_line(tmp_path, capsys, monkeypatch
     assert "invalid choice: 'fr'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("verb", ["grade", "check", "batch", "report"])
+@pytest.mark.parametrize("verb", ["grade", "check", "batch", "report", "similarity", "export-gradescope",
+                                  "export-selfcheck"])
 def test_each_verb_people_read_has_the_language_flag(verb, capsys):
     from autograder.cli import main
 
@@ -219,7 +220,7 @@ def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
 
     i18n.set_language("zh")
     monkeypatch.setattr(tiers.sys, "platform", "linux")
-    lines = [tiers.protection_line(None), tiers.protection_line({"layers": ["landlock filesystem"], "missing": []}),
+    lines = [tiers.protection_line(None), tiers.protection_line({"layers": [{"id": "landlock_filesystem"}], "missing": []}),
              Budget(60).which(), _f("{what}: wrong values, {detail}", what="softmax(x)", detail="…")]
     assert lines[0] == "自检：这台机器上没有沙箱：公开检查以你自己的身份运行你的代码"
     assert lines[2] == "本节 60 秒的时间预算"

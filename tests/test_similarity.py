@@ -312,3 +312,37 @@ def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
     deep = "x = " + "-" * 900 + "1\n"  # parses, but deeper than the normaliser's walks may recurse
     units = section_units([{"label": "code cell 1", "source": deep}], ("dot_scores",))
     assert [unit.compared for unit in units] == [deep]
+
+
+# --------------------------------------------------------------------------- in Chinese
+
+
+def latin_words(page: str) -> list[str]:
+    """The words in Latin letters a reader sees on `page` (its text, not its code), identifiers
+    (student ids with a digit, section ids, file names), numbers and single letters left out."""
+    from test_chinese_feedback import VisibleText
+
+    seen = VisibleText()
+    seen.feed(page)
+    text = re.sub(r"\S*[_0-9()\[\]=.<>/\\]\S*", " ", " ".join(seen.parts))
+    return re.findall(r"[A-Za-z][A-Za-z'-]+", text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_chinese_page_has_no_untranslated_word(tmp_path, lang):
+    """Every header, heading and note of the page in Chinese; the same page in English shows its words,
+    so the check can fail."""
+    for student in ("s1", "s2"):
+        for section in SECTIONS[:2]:
+            write_notebook(tmp_path / "class" / student, section, reference_blocks(section))
+    (tmp_path / "class" / "s3").mkdir()
+    (tmp_path / "class" / "s3" / SECTIONS[0].notebook).write_bytes(b"\xff\xfe")  # left out: not text
+    out = tmp_path / "out"
+    assert main(["similarity", str(tmp_path / "class"), "--out", str(out), "--lang", lang]) == 0
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 3 * 6, "the three tables and a pair's code are on the page"
+    words = latin_words(page)
+    if lang == "en":
+        assert {"student", "share", "similarity", "sections"} <= set(words), words
+    else:
+        assert words == [], sorted(set(words))

@@ -12,34 +12,47 @@ from autograder.sandbox import tiers
 from autograder.feedback.formats import render
 from autograder.core.results import WEAK_WARNING, GradeResult, SectionResult
 
-NAMESPACE_LAYERS = ["process group", "network namespace", "mount namespace", "answers hidden (/work covered)",
-                    "read-only filesystem", "PID namespace", "private /proc", "unprivileged user (uid 200001)",
-                    "no_new_privs", "seccomp (no sockets, no ptrace, no namespaces)"]
-LANDLOCK_LAYERS = ["process group", "subreaper", "unprivileged user (uid 200001)", "no_new_privs",
-                   "landlock filesystem (ABI 7)", "landlock network (no TCP bind or connect)",
-                   "landlock scope (no signal or abstract socket outside)", "seccomp (no sockets, no ptrace)"]
+
+def ids(*names: str) -> list[dict]:
+    """Layers as the worker reports them: by id (the fields a layer has do not decide the tier)."""
+    return [{"id": name} for name in names]
+
+
+NAMESPACE_LAYERS = ids("process_group", "network_namespace", "mount_namespace", "answers_hidden",
+                       "read_only_filesystem", "pid_namespace", "private_proc", "unprivileged_user", "no_new_privs",
+                       "seccomp")
+LANDLOCK_LAYERS = ids("process_group", "subreaper", "unprivileged_user", "no_new_privs", "landlock_filesystem",
+                      "landlock_network", "landlock_scope", "seccomp")
+EPERM = {"id": "network_namespace", "errno": 1}
+
+
+def without(layers: list[dict], *names: str) -> list[dict]:
+    return [layer for layer in layers if layer["id"] not in names]
 
 
 @pytest.mark.parametrize("layers, missing, expected", [
     (NAMESPACE_LAYERS, [], tiers.NAMESPACES),
-    (LANDLOCK_LAYERS, ["network namespace (operation not permitted)"], tiers.LANDLOCK),
+    (LANDLOCK_LAYERS, [EPERM], tiers.LANDLOCK),
     # the runner's case: a user namespace but nothing else, Landlock on top, same uid as the grader
-    (["user namespace", "subreaper", "no_new_privs", "landlock filesystem (ABI 7)", "seccomp",
-      "landlock scope (no signal)"], ["network namespace (operation not permitted)"], tiers.LANDLOCK),
+    (ids("user_namespace", "subreaper", "no_new_privs", "landlock_filesystem", "seccomp", "landlock_scope"),
+     [EPERM], tiers.LANDLOCK),
     # ... on a kernel before Landlock ABI 6: its code could signal the grader (the same uid outside)
-    (["user namespace", "subreaper", "no_new_privs", "landlock filesystem (ABI 4)", "seccomp"],
-     ["network namespace (operation not permitted)", "landlock scope (ABI 4 < 6)"], tiers.NONE),
+    (ids("user_namespace", "subreaper", "no_new_privs", "landlock_filesystem", "seccomp"),
+     [EPERM, {"id": "landlock_scope", "why": "landlock_abi", "abi": 4}], tiers.NONE),
     # each missing piece of the landlock tier alone brings it down to none
-    ([x for x in LANDLOCK_LAYERS if not x.startswith("landlock filesystem")], [], tiers.NONE),
-    ([x for x in LANDLOCK_LAYERS if not x.startswith("seccomp")], [], tiers.NONE),
-    ([x for x in LANDLOCK_LAYERS if x != "subreaper"], [], tiers.NONE),
-    ([x for x in LANDLOCK_LAYERS if not x.startswith(("landlock scope", "unprivileged"))], [], tiers.NONE),
+    (without(LANDLOCK_LAYERS, "landlock_filesystem"), [], tiers.NONE),
+    (without(LANDLOCK_LAYERS, "seccomp"), [], tiers.NONE),
+    (without(LANDLOCK_LAYERS, "subreaper"), [], tiers.NONE),
+    (without(LANDLOCK_LAYERS, "landlock_scope", "unprivileged_user"), [], tiers.NONE),
     # a namespace tier without its PID namespace is not one
-    ([x for x in NAMESPACE_LAYERS if x != "PID namespace"], [], tiers.NONE),
+    (without(NAMESPACE_LAYERS, "pid_namespace"), [], tiers.NONE),
     # student code left running as root: none, whatever else holds
-    (LANDLOCK_LAYERS[:2] + LANDLOCK_LAYERS[3:], ["unprivileged user (/root is not readable by other users)"],
-     tiers.NONE),
-    ([], ["sandbox (turned off: --sandbox off, for debugging only)"], tiers.NONE),
+    (without(LANDLOCK_LAYERS, "unprivileged_user"),
+     [{"id": "unprivileged_user", "why": "unreadable", "folder": "/root"}], tiers.NONE),
+    ([], [{"id": "sandbox", "why": "turned_off"}], tiers.NONE),
+    # words are never read as layers: a worker that reports sentences gets no tier
+    (["network namespace", "answers hidden (/ covered)", "read-only filesystem", "PID namespace", "private /proc"],
+     [], tiers.NONE),
 ])
 def test_tier_of_a_report(layers, missing, expected):
     assert tiers.tier({"layers": layers, "missing": missing}) == expected
@@ -57,7 +70,7 @@ def test_refusal_names_the_platform_and_its_fix(monkeypatch, env, where, fix):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    line = tiers.refusal({"layers": [], "missing": ["network namespace (operation not permitted)"]})
+    line = tiers.refusal({"layers": [], "missing": [EPERM]})
     assert "\n" not in line
     assert line.startswith("hidden grading refused")
     assert f"{where}:" in line and fix in line and "--sandbox weak" in line
@@ -66,6 +79,7 @@ def test_refusal_names_the_platform_and_its_fix(monkeypatch, env, where, fix):
 
 
 UNREADABLE = "unprivileged user (/root/.pyenv/versions/3.11.7 is not readable by other users)"
+UNREADABLE_ENTRY = {"id": "unprivileged_user", "why": "unreadable", "folder": "/root/.pyenv/versions/3.11.7"}
 
 
 @pytest.mark.parametrize("env", [{}, {"GITLAB_CI": "true"}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}])
@@ -76,8 +90,7 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    report = {"layers": [x for x in LANDLOCK_LAYERS if not x.startswith("unprivileged")],
-              "missing": ["network namespace (operation not permitted)", UNREADABLE],
+    report = {"layers": without(LANDLOCK_LAYERS, "unprivileged_user"), "missing": [EPERM, UNREADABLE_ENTRY],
               "unreadable": "/root/.pyenv/versions/3.11.7"}  # the worker's report says it as data
     assert tiers.tier(report) == tiers.NONE
     line = tiers.refusal(report)
@@ -88,8 +101,8 @@ def test_an_unreadable_python_is_fixed_where_python_lives(monkeypatch, env):
     from autograder.sandbox.probe import explain
 
     assert any("/usr/local" in said for said in explain(report))
-    assert tiers.unreadable_python({"missing": ["unprivileged user (operation not permitted)"]}) is None
-    assert tiers.unreadable_python({"missing": [UNREADABLE]}) is None  # the words alone are never parsed
+    assert tiers.unreadable_python({"missing": [{"id": "unprivileged_user", "errno": 1}]}) is None
+    assert tiers.unreadable_python({"missing": [UNREADABLE_ENTRY]}) is None  # the entry alone is never parsed
 
 def weak_result() -> GradeResult:
     section = SectionResult("01_scores", "Scores")

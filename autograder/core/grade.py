@@ -18,6 +18,7 @@ from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, SECTIONS, check_fil
 from autograder.core.submission import SectionSource
 from autograder.i18n import _, _f
 from autograder.sandbox.launch import start_launcher
+from autograder.sandbox.layer_words import entry_id, refused
 from autograder.sandbox.limits import Limits
 
 
@@ -144,7 +145,7 @@ def gpu_unreachable(report: dict | None, device: str) -> str:
     (their checks then fail for a reason that is not the student's: the grading must not count)."""
     if device != "cuda":
         return ""
-    missing = [m for m in (report or {}).get("missing", []) if str(m).startswith("GPU")]
+    missing = [refused(m) for m in (report or {}).get("missing", []) if entry_id(m) == "gpu"]
     return _f("--device cuda: the sandboxed worker could not use the GPU: {why}", why=missing[0]) if missing else ""
 
 

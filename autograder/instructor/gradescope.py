@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import UsageError
+from autograder.i18n import _f
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH_VERSION = "2.13.0"
@@ -127,7 +128,7 @@ def export(out: Path) -> int:
         for name, path in members():
             _add(archive, name, path.read_bytes())
     write_bytes_atomically(out, buffer.getvalue())
-    print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the Gradescope autograder")
+    print(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out, kib=out.stat().st_size // 1024))
     return 0
 
 
@@ -139,7 +140,7 @@ def add_verbs(verbs) -> None:
 
 def main(args) -> int:
     if args.out.suffix != ".zip":
-        raise UsageError(f"--out {args.out}: expected a .zip file name")
+        raise UsageError(_f("--out {out}: expected a .zip file name", out=args.out))
     if args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a folder; give a .zip file name")
+        raise UsageError(_f("--out {out} is a folder; give a .zip file name", out=args.out))
     return export(args.out)

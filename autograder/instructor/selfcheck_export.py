@@ -30,7 +30,7 @@ from pathlib import Path
 from autograder.core.files import write_bytes_atomically
 from autograder.core.sections import CHECK_PREFIX
 from autograder.core.submission import UsageError
-from autograder.i18n import catalogues
+from autograder.i18n import _f, catalogues
 from autograder.i18n.mo import mo_bytes, mo_messages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,8 +66,9 @@ def project_version(root: Path = ROOT) -> str:
     try:
         return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
     except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
-        raise ExportError(f"{pyproject}: no project version to name the wheel with ({type(error).__name__}); "
-                          "export-selfcheck runs in the course repository") from None
+        raise ExportError(_f("{pyproject}: no project version to name the wheel with ({error}); "
+                             "export-selfcheck runs in the course repository", pyproject=pyproject,
+                             error=type(error).__name__)) from None
 
 
 def wheel_name(version: str) -> str:
@@ -187,7 +188,8 @@ def package_files(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None
             if rel.endswith(".py"):
                 leaked = answer_imports(data.decode("utf-8"))
                 if leaked:  # fail the build: a student's `check` would break or, worse, show the answers
-                    raise ExportError(f"{rel} imports {', '.join(leaked)}: it cannot be shipped to students")
+                    raise ExportError(_f("{file} imports {modules}: it cannot be shipped to students", file=rel,
+                                         modules=", ".join(leaked)))
             files.append((rel, data))
     return only_shipped_messages(files)
 
@@ -269,11 +271,11 @@ def add_verbs(verbs) -> None:
 
 def main(args) -> int:
     if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a file; give the folder to write the wheel into")
+        raise UsageError(_f("--out {out} is a file; give the folder to write the wheel into", out=args.out))
     try:
         target = export(args.out)
     except ExportError as error:
         raise UsageError(str(error)) from None
-    print(f"wrote {target} ({target.stat().st_size // 1024} KiB): students install it with "
-          f"`pip install {target.name}`, then run `python -m autograder check`")
+    print(_f("wrote {wheel} ({kib} KiB): students install it with `pip install {name}`, then run "
+             "`python -m autograder check`", wheel=target, kib=target.stat().st_size // 1024, name=target.name))
     return 0

@@ -155,7 +155,8 @@ def read_code(folder: Path, section: Section, released: frozenset[str] = frozens
     try:
         return extract(Path(found).name, data)
     except (ValueError, RecursionError) as error:  # text extraction cannot read: this student left out, not the report
-        return Extracted([], f"{found} could not be read as code ({type(error).__name__}: {error})")
+        return Extracted([], _f("{file} could not be read as code ({error})", file=found,
+                                error=f"{type(error).__name__}: {error}"))
 
 
 def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:

@@ -126,19 +126,29 @@ def pair_detail(result, pair, index: int) -> str:
     first, second = result.submissions[pair.student_a], result.submissions[pair.student_b]
     marked_a, marked_b = matched_lines(result, pair)
     esc = html.escape
+    heading = _f("{index}. {a} and {b}: similarity {similarity:.2f} (matched {share_a:.0%} of {a}'s code, "
+                 "{share_b:.0%} of {b}'s)", index=index, a=esc(pair.student_a), b=esc(pair.student_b),
+                 similarity=pair.similarity, share_a=pair.share_a, share_b=pair.share_b)
     return "\n".join([
-        f'<h3 id="{anchor(pair.section, pair.student_a, pair.student_b)}">{index}. {esc(pair.student_a)} and '
-        f"{esc(pair.student_b)}: similarity {pair.similarity:.2f} (matched {pair.share_a:.0%} of "
-        f"{esc(pair.student_a)}'s code, {pair.share_b:.0%} of {esc(pair.student_b)}'s)</h3>",
+        f'<h3 id="{anchor(pair.section, pair.student_a, pair.student_b)}">{heading}</h3>',
         '<div class="pair">',
         f"<pre>{code_html(first.shown, marked_a)}</pre>", f"<pre>{code_html(second.shown, marked_b)}</pre>",
         "</div>"])
 
 
+# the tables' column headers, translated where the page is written
+PAIR_COLUMNS = ("#", N_("student A"), N_("student B"), N_("similarity"), N_("share of A"), N_("share of B"))
+COURSE_COLUMNS = ("#", N_("student A"), N_("student B"), N_("sections"), N_("sum of similarities"),
+                  N_("each section"))
+
+
+def header_row(columns) -> str:
+    return "<tr>" + "".join(f"<th>{html.escape(_(name))}</th>" for name in columns) + "</tr>"
+
+
 def pair_table(pairs, link: bool) -> str:
     esc = html.escape
-    rows = ["<tr><th>#</th><th>student A</th><th>student B</th><th>similarity</th><th>share of A</th>"
-            "<th>share of B</th></tr>"]
+    rows = [header_row(PAIR_COLUMNS)]
     for index, pair in enumerate(pairs, 1):
         number = f'<a href="#{anchor(pair.section, pair.student_a, pair.student_b)}">{index}</a>' \
             if link and index <= DETAILED else str(index)
@@ -159,8 +169,7 @@ def course_table(pairs: list[CoursePair], detailed: set) -> str:
             return f"{esc(section)} {value:.2f}"
         return f'<a href="#{anchor(section, pair.student_a, pair.student_b)}">{esc(section)}</a> {value:.2f}'
 
-    rows = ["<tr><th>#</th><th>student A</th><th>student B</th><th>sections</th><th>sum of similarities</th>"
-            "<th>each section</th></tr>"]
+    rows = [header_row(COURSE_COLUMNS)]
     for index, pair in enumerate(pairs[:COURSE_ROWS], 1):
         each = ", ".join(figure(s, pair, v) for s, v in sorted(pair.sections.items()))
         rows.append(f"<tr><td>{index}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
@@ -170,7 +179,7 @@ def course_table(pairs: list[CoursePair], detailed: set) -> str:
 
 def section_html(result) -> list[str]:
     section = result.section
-    parts = [f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(section.title)}</h2>',
+    parts = [f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(_(section.title))}</h2>',
              "<p>" + _f("{submissions} submissions compared; {pairs} pair(s) at or above the floor.",
                         submissions=len(result.submissions), pairs=len(result.pairs)) + "</p>",
              pair_table(result.pairs, link=True)]

@@ -178,8 +178,8 @@ class Launcher:
             process.kill()
             detail = process.log.decode(errors="replace").strip()[-500:]
             raise RuntimeError(f"the grading worker could not start: {detail or status}")
-        self.sandbox = {"layers": [str(x) for x in hello.get("layers") or []],
-                        "missing": [str(x) for x in hello.get("missing") or []],
+        self.sandbox = {"layers": [x for x in hello.get("layers") or [] if isinstance(x, dict)],
+                        "missing": [x for x in hello.get("missing") or [] if isinstance(x, dict)],
                         "asked": limits.sandbox}
         self.process = process
         return process

@@ -31,7 +31,7 @@ def explain(report: dict) -> list[str]:
     """Lines saying which tier was reached and what kept the stronger one away."""
     level = tiers.tier(report)
     lines = [f"sandbox tier: {level}"]
-    missing = [m for m in report.get("missing", []) if not m.startswith("rlimit")]
+    missing = tiers.missing_words(report)
     if level == tiers.NAMESPACES:
         lines.append("  why: namespaces were granted (network, mount and PID), the strongest tier")
     elif level == tiers.LANDLOCK:

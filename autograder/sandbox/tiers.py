@@ -21,37 +21,43 @@ import os
 import sys
 
 from autograder.i18n import _, _f
+from autograder.sandbox.layer_words import RLIMIT, RLIMITS, entry_id, in_force, listing, refused
 
 GIB, MIB = 1024**3, 1024**2
 
 NAMESPACES, LANDLOCK, NONE = "namespaces", "landlock", "none"
-NAMESPACES_NEEDS = ("network namespace", "answers hidden", "read-only filesystem", "PID namespace",
-                    "private /proc")
+# the worker reports its layers by id (layer_words.py turns them into words)
+NAMESPACES_NEEDS = ("network_namespace", "answers_hidden", "read_only_filesystem", "pid_namespace", "private_proc")
 # each entry: any one of these layers will do
-LANDLOCK_NEEDS = (("landlock filesystem",), ("seccomp",), ("subreaper", "PID namespace"),
-                  ("landlock scope", "unprivileged user"))  # signals: a user namespace is no help (same kuid)
+LANDLOCK_NEEDS = (("landlock_filesystem",), ("seccomp",), ("subreaper", "pid_namespace"),
+                  ("landlock_scope", "unprivileged_user"))  # signals: a user namespace is no help (same kuid)
 
 # a guarantee a test may need -> layers that each give it (either tier)
 GUARANTEES = {
-    "network": ("network namespace", "seccomp"),
-    "hidden": ("answers hidden", "landlock filesystem"),
-    "readonly": ("read-only filesystem", "landlock filesystem"),
-    "pid": ("PID namespace", "subreaper"),
-    "proc": ("private /proc", "landlock filesystem"),
-    "signals": ("PID namespace", "landlock scope"),
-    "unprivileged": ("unprivileged user",),
-    "quota": ("private directory on tmpfs",),
+    "network": ("network_namespace", "seccomp"),
+    "hidden": ("answers_hidden", "landlock_filesystem"),
+    "readonly": ("read_only_filesystem", "landlock_filesystem"),
+    "pid": ("pid_namespace", "subreaper"),
+    "proc": ("private_proc", "landlock_filesystem"),
+    "signals": ("pid_namespace", "landlock_scope"),
+    "unprivileged": ("unprivileged_user",),
+    "quota": ("private_tmpfs",),
 }
+RLIMIT_KEYS = ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
 
 
-def _has(report: dict | None, prefix: str) -> bool:
-    return bool(report) and any(str(x).startswith(prefix) for x in report.get("layers", []))
+def _ids(report: dict | None, which: str) -> list[str]:
+    return [entry_id(entry) for entry in (report or {}).get(which, [])]
+
+
+def _has(report: dict | None, layer: str) -> bool:
+    return layer in _ids(report, "layers")
 
 
 def tier(report: dict | None) -> str:
     if not report:
         return NONE
-    if any(str(m).startswith("unprivileged user") for m in report.get("missing", [])):
+    if "unprivileged_user" in _ids(report, "missing"):
         return NONE  # student code would run as root
     if all(_has(report, layer) for layer in NAMESPACES_NEEDS):
         return NAMESPACES
@@ -77,8 +83,9 @@ def describe(report: dict | None, limits) -> str:
     """E.g. "sandbox: tier landlock: process group, ..., rlimits (memory 4 GiB, ...); missing: ..."."""
     if not report:  # "sandbox: tier <tier>:" stays as it is in every language: scripts look for it
         return "sandbox: tier none: " + _("no worker was started")
-    layers = [x for x in report.get("layers", []) if not x.startswith("rlimit:")]
-    set_limits = {x.split(":", 1)[1] for x in report.get("layers", []) if x.startswith("rlimit:")}
+    entries = report.get("layers", [])
+    layers = [in_force(entry) for entry in entries if entry_id(entry) != "rlimit"]
+    set_limits = {entry.get("name") for entry in entries if entry_id(entry) == "rlimit"}
     parts = []
     for key, text in (("memory_bytes", _f("memory {size}", size=_size(limits.memory_bytes))),
                       ("cpu_seconds", _f("cpu {seconds:g} s", seconds=limits.cpu_seconds)),
@@ -88,15 +95,19 @@ def describe(report: dict | None, limits) -> str:
             parts.append(text)
     timeouts = _f("timeouts ({call:g} s per call, {cell:g} s per cell, {load:g} s per load)",
                   call=limits.call_seconds, cell=limits.cell_seconds, load=limits.load_seconds)
-    limits_part = [f"rlimits ({', '.join(parts)})"] if parts else []
-    line = f"sandbox: tier {tier(report)}: " + ", ".join(layers + limits_part + [timeouts])
-    missing = list(report.get("missing", []))
-    if not any(m.startswith("rlimits") for m in missing):  # "rlimits (not on this platform)" says it all
-        missing += [f"rlimit {key}" for key in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")
-                    if key not in set_limits]
+    limits_part = [_f(RLIMITS, limits=listing(parts))] if parts else []
+    line = f"sandbox: tier {tier(report)}: " + listing(layers + limits_part + [timeouts])
+    missing = [refused(entry) for entry in report.get("missing", [])]
+    if "rlimits" not in _ids(report, "missing"):  # "rlimits (not on this platform)" says it all
+        missing += [_f(RLIMIT, name=key) for key in RLIMIT_KEYS if key not in set_limits]
     if missing:
-        line += _f("; missing: {layers}", layers=", ".join(missing))
+        line += _f("; missing: {layers}", layers=listing(missing))
     return line
+
+
+def missing_words(report: dict | None) -> list[str]:
+    """What the machine refused, in words, the resource limits left out (refusal's and probe's list)."""
+    return [refused(entry) for entry in (report or {}).get("missing", []) if entry_id(entry) != "rlimits"]
 
 
 def _read(path: str) -> str:
@@ -170,9 +181,9 @@ def advice(report: dict | None) -> tuple[str, str]:
 
 def refusal(report: dict | None) -> str:
     """The one line of a refused hidden grading."""
-    missing = [str(m) for m in (report or {}).get("missing", []) if not str(m).startswith("rlimit")]
+    missing = missing_words(report)
     where, fix = advice(report)
-    summary = "; ".join(missing[:4]) or _("no sandbox layer")
+    summary = _("; ").join(missing[:4]) or _("no sandbox layer")  # its items hold commas of their own
     return _f("hidden grading refused: no sandbox tier holds here, so student code could read the answers "
               "or reach the network (missing: {missing}). {where}: {fix}. "
               "To grade anyway, unconfined and marked so, pass --sandbox weak.", missing=summary, where=where, fix=fix)

@@ -89,16 +89,16 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
 def _isolate(workdir: str, repo: str, confined: bool) -> tuple[dict, list, list]:
     """(the namespaces' state, the layers in force, those missing) once the namespaces are entered."""
     state = {}
-    layers, missing = ["process group"], []
+    layers, missing = [{"id": "process_group"}], []
     if confined:
         try:
             state = namespaces.isolate(workdir, repo, want_pid=True)
         except Exception as error:  # never grade unconfined by accident without saying so
-            missing.append(f"namespaces ({type(error).__name__}: {str(error)[:80]})")
+            missing.append({"id": "namespaces", "error": f"{type(error).__name__}: {str(error)[:80]}"})
         layers += state.get("layers", [])
         missing += state.get("missing", [])
     else:
-        missing.append("sandbox (turned off: --sandbox off, for debugging only)")
+        missing.append({"id": "sandbox", "why": "turned_off"})
     return state, layers, missing
 
 
@@ -124,7 +124,7 @@ def _fork_keeper(state: dict, unprivileged_tier: bool, supervisor: int, fds: tup
             os.close(conn_fd)
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGCHLD})
             namespaces.die_with_parent(signal.SIGTERM)  # the zygote gone: clean up, then go
-            _report(report_fd, {"reaper": supervisor, "layers": layers + ["subreaper"], "missing": missing})
+            _report(report_fd, {"reaper": supervisor, "layers": layers + [{"id": "subreaper"}], "missing": missing})
             os.close(report_fd)
             _reap(out_fd)
         return True
@@ -143,9 +143,9 @@ def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, conf
         missing += lacking
     if confined:
         if namespaces.no_new_privs():
-            layers.append("no_new_privs")
+            layers.append({"id": "no_new_privs"})
         else:
-            missing.append("no_new_privs")
+            missing.append({"id": "no_new_privs"})
     ruleset = None
     if unprivileged_tier:
         more, lacking, unreadable, ruleset = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
@@ -168,9 +168,9 @@ def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, conf
     if confined:
         try:
             seccomp.install()
-            layers.append("seccomp (no sockets, no ptrace, no namespaces)")
+            layers.append({"id": "seccomp"})
         except OSError as error:
-            missing.append(f"seccomp ({namespaces.reason(error)})")
+            missing.append(namespaces.refused("seccomp", error))
     return {"layers": layers, "missing": missing, "unreadable": unreadable}
 
 
@@ -246,12 +246,12 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, str,
         prepared = landlock.prepare(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
     except OSError as error:
         prepared = None
-        missing.append(f"landlock filesystem ({namespaces.reason(error)})")
+        missing.append(namespaces.refused("landlock_filesystem", error))
     if os.geteuid() == 0 and not state.get("userns"):  # (the namespaces tier switched already if it could)
         needed = [sys.base_prefix, sys.prefix, HERE]
         unreadable = next((p for p in needed if not readable_by_others(p)), "")
         if unreadable:
-            missing.append(f"unprivileged user ({unreadable} is not readable by other users)")
+            missing.append({"id": "unprivileged_user", "why": "unreadable", "folder": unreadable})
         else:
             try:
                 os.chown(workdir, uid, uid)
@@ -259,10 +259,10 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, str,
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"
-                layers.append(f"unprivileged user (uid {uid})")
+                layers.append({"id": "unprivileged_user", "uid": uid})
                 namespaces.die_with_parent()  # the uid change cleared it
             except OSError as error:
-                missing.append(f"unprivileged user ({namespaces.reason(error)})")
+                missing.append(namespaces.refused("unprivileged_user", error))
     return layers, missing, unreadable, prepared
 
 
@@ -272,16 +272,15 @@ def _restrict_files(prepared: tuple) -> tuple[list, list]:
     try:
         got = landlock.enforce(prepared)
     except OSError as error:
-        missing.append(f"landlock filesystem ({namespaces.reason(error)})")
+        missing.append(namespaces.refused("landlock_filesystem", error))
         return layers, missing
-    layers.append(f"landlock filesystem (ABI {got['abi']}: Python and the worker read-only, "
-                  "its directory read-write, nothing else)")
+    layers.append({"id": "landlock_filesystem", "abi": got["abi"]})
     if got["tcp"]:
-        layers.append("landlock network (no TCP bind or connect)")
+        layers.append({"id": "landlock_network"})
     if got["scoped"]:
-        layers.append("landlock scope (no signal or abstract socket outside)")
+        layers.append({"id": "landlock_scope"})
     else:
-        missing.append(f"landlock scope (ABI {got['abi']} < 6)")
+        missing.append({"id": "landlock_scope", "why": "landlock_abi", "abi": got["abi"]})
     return layers, missing
 
 
@@ -300,14 +299,14 @@ def enter(limits: dict, out_fd: int) -> list:
     if workdir:  # the process is in it already (`start`)
         os.environ["HOME"] = workdir
         os.environ["TMPDIR"] = workdir
-        layers.append("private directory")
+        layers.append({"id": "private_directory"})
     settings = {**DEFAULT_LIMITS, **{k: v for k, v in limits.items() if k in DEFAULT_LIMITS}}
     for name, key in RLIMITS:
         value = settings[name]
         if value:
             try:
                 resource.setrlimit(key, (int(value), int(value)))
-                layers.append(f"rlimit:{name}")
+                layers.append({"id": "rlimit", "name": name})
             except (ValueError, OSError):
                 pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

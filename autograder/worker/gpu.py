@@ -49,14 +49,15 @@ def tf32_off() -> bool:
             and torch.get_float32_matmul_precision() == "highest")
 
 
-def cap_memory(limit_bytes: int) -> str:
-    """Cap torch's allocator on the current GPU at `limit_bytes` (0: no cap). Returns what was set."""
+def cap_memory(limit_bytes: int) -> dict | None:
+    """Cap torch's allocator on the current GPU at `limit_bytes` (0: no cap). Returns what was set, as
+    data for the report ({"gib": the cap, "total_gib": the GPU's memory}), None for no cap."""
     if not limit_bytes:
-        return "no GPU memory cap"
+        return None
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
     fraction = min(1.0, float(limit_bytes) / total)
     torch.cuda.set_per_process_memory_fraction(fraction)
-    return f"GPU memory cap {limit_bytes / 1024**3:g} GiB of {total / 1024**3:.0f}"
+    return {"gib": limit_bytes / 1024**3, "total_gib": total / 1024**3}
 
 
 def warm() -> float:
@@ -71,7 +72,8 @@ def warm() -> float:
 
 
 def prepare(device: str, memory_bytes: int) -> tuple[list, list]:
-    """For a worker grading on `device`: (layers, missing) for its sandbox report. On "cuda" the
+    """For a worker grading on `device`: (layers, missing) for its sandbox report, as data (the
+    trusted side words it: sandbox/layer_words.py). On "cuda" the
     context is started here, in the confined process, so the report says whether the GPU can be
     reached from inside the sandbox at all."""
     if device != "cuda":
@@ -84,8 +86,8 @@ def prepare(device: str, memory_bytes: int) -> tuple[list, list]:
         cap = cap_memory(memory_bytes)
         name = torch.cuda.get_device_name()
     except Exception as error:  # reported, never raised: the trusted side refuses to grade without it
-        return [], [f"GPU ({type(error).__name__}: {str(error)[:160]})"]
-    return [f"GPU {name} (context started in {seconds:.2f} s before any call, TF32 off, {cap})"], []
+        return [], [{"id": "gpu", "error": f"{type(error).__name__}: {str(error)[:160]}"}]
+    return [{"id": "gpu", "name": name, "seconds": seconds, "cap": cap}], []
 
 
 def between_calls(device: str, memory_bytes: int) -> None:

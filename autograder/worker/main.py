@@ -155,8 +155,8 @@ def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> b
         for line in sorted(read_report(report_read), key=lambda line: "init" not in line and "reaper" not in line):
             reply["init"] = line.get("init", reply["init"])
             reply["reaper"] = line.get("reaper", reply["reaper"])
-            reply["layers"] += [str(x) for x in line.get("layers", [])]
-            reply["missing"] += [str(x) for x in line.get("missing", [])]
+            reply["layers"] += [x for x in line.get("layers", []) if isinstance(x, dict)]
+            reply["missing"] += [x for x in line.get("missing", []) if isinstance(x, dict)]
             reply["unreadable"] = str(line.get("unreadable") or reply["unreadable"])
         control.sendall(wire.dumps(reply))
 
@@ -218,17 +218,16 @@ def spawned(limits: dict) -> None:
 
 def enter_portable(limits: dict) -> tuple[list, list]:
     """What every platform offers: a private working directory, and resource limits where they exist."""
-    layers, missing = [], [f"sandbox (no namespaces, Landlock or seccomp on {sys.platform}: "
-                           "the code runs as the user who started it)"]
+    layers, missing = [], [{"id": "sandbox", "why": "portable", "platform": sys.platform}]
     workdir = limits.get("workdir")
     if workdir:
         os.chdir(workdir)
         os.environ["HOME"] = os.environ["TMPDIR"] = os.environ["TEMP"] = os.environ["TMP"] = workdir
-        layers.append("private directory")
+        layers.append({"id": "private_directory"})
     try:
         import resource
     except ImportError:
-        missing.append("rlimits (not on this platform)")
+        missing.append({"id": "rlimits", "why": "not_on_this_platform"})
         return layers, missing
     wanted = [("cpu_seconds", "RLIMIT_CPU"), ("file_bytes", "RLIMIT_FSIZE")]
     if sys.platform.startswith("linux"):  # macOS accepts RLIMIT_AS but never enforces it
@@ -238,7 +237,7 @@ def enter_portable(limits: dict) -> tuple[list, list]:
         if value and hasattr(resource, key):
             try:
                 resource.setrlimit(getattr(resource, key), (int(value), int(value)))
-                layers.append(f"rlimit:{name}")
+                layers.append({"id": "rlimit", "name": name})
             except (ValueError, OSError):
                 pass
     return layers, missing

@@ -106,10 +106,12 @@ def set_mount_attr(path: str, set_flags: int, clear_flags: int = 0, recursive: b
     _check(result, f"mount_setattr {path}")
 
 
-def reason(error: BaseException) -> str:
+def refused(layer: str, error: BaseException) -> dict:
+    """A missing layer as the report says it: its id and why, as data (the system's error number, or
+    the exception's own text); the trusted side words it (sandbox/layer_words.py)."""
     if isinstance(error, OSError) and error.errno:
-        return os.strerror(error.errno).lower()
-    return str(error)[:80] or type(error).__name__
+        return {"id": layer, "errno": error.errno}
+    return {"id": layer, "error": str(error)[:80] or type(error).__name__}
 
 
 def _write(path: str, text: str) -> None:
@@ -225,12 +227,12 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
     state = {"layers": [], "missing": [], "userns": False, "pidns": False, "mounts": False}
     layers, missing = state["layers"], state["missing"]
     if not sys.platform.startswith("linux"):
-        missing.append("namespaces (not Linux)")
+        missing.append({"id": "namespaces", "why": "not_linux"})
         return state
     try:
         libc()
     except OSError as error:
-        missing.append(f"namespaces ({reason(error)})")
+        missing.append(refused("namespaces", error))
         return state
 
     if os.geteuid() != 0:
@@ -242,25 +244,25 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
             _write("/proc/self/uid_map", f"0 {uid} 1")
             _write("/proc/self/gid_map", f"0 {gid} 1")
             state["userns"] = True
-            layers.append("user namespace")
+            layers.append({"id": "user_namespace"})
         except OSError as error:
-            missing.append(f"user namespace ({reason(error)}): not root, so no other namespace either")
-            missing += ["network namespace", "mount namespace", "PID namespace"]
+            missing.append(refused("user_namespace", error))  # not root: no other namespace either
+            missing += [{"id": "network_namespace"}, {"id": "mount_namespace"}, {"id": "pid_namespace"}]
             return state
 
     try:
         unshare(CLONE_NEWNET)
-        layers.append("network namespace")
+        layers.append({"id": "network_namespace"})
     except OSError as error:
-        missing.append(f"network namespace ({reason(error)})")
+        missing.append(refused("network_namespace", error))
 
     try:
         unshare(CLONE_NEWNS)
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         state["mounts"] = True
-        layers.append("mount namespace")
+        layers.append({"id": "mount_namespace"})
     except OSError as error:
-        missing.append(f"mount namespace ({reason(error)})")
+        missing.append(refused("mount_namespace", error))
 
     if state["mounts"]:
         _build_view(workdir, repo, layers, missing)
@@ -269,9 +271,9 @@ def isolate(workdir: str, repo: str, want_pid: bool) -> dict:
         try:
             unshare(CLONE_NEWPID)
             state["pidns"] = True
-            layers.append("PID namespace")
+            layers.append({"id": "pid_namespace"})
         except OSError as error:
-            missing.append(f"PID namespace ({reason(error)})")
+            missing.append(refused("pid_namespace", error))
     return state
 
 
@@ -282,22 +284,22 @@ def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
         covers, keep = plan(workdir, repo, sys.path)
         for folder in covers:
             _cover(folder, keep)
-        layers.append("answers hidden (" + ", ".join(covers) + " covered)")
-        layers.append(f"private directory on tmpfs ({WORKDIR_BYTES // 1024**2} MiB)")
+        layers.append({"id": "answers_hidden", "folders": list(covers)})
+        layers.append({"id": "private_tmpfs", "mib": WORKDIR_BYTES // 1024**2})
     except OSError as error:
-        missing.append(f"hidden repository ({reason(error)})")
+        missing.append(refused("hidden_repository", error))
         return
     try:
         set_mount_attr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, recursive=True)
         set_mount_attr(workdir, 0, MOUNT_ATTR_RDONLY)
-        layers.append("read-only filesystem")
+        layers.append({"id": "read_only_filesystem"})
     except OSError as error:
-        missing.append(f"read-only filesystem ({reason(error)})")
+        missing.append(refused("read_only_filesystem", error))
     try:
         if os.path.isdir("/dev/shm"):
             mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={SHM_BYTES},mode=1777")
     except OSError as error:
-        missing.append(f"private /dev/shm ({reason(error)})")
+        missing.append(refused("private_dev_shm", error))
 
 
 def die_with_parent(sig: int = 9) -> None:
@@ -327,9 +329,9 @@ def become_subreaper() -> None:
 
 def complete(state: dict) -> bool:
     """Whether every layer of this tier is in force: no network, answers hidden, read-only, own PIDs."""
-    layers = state.get("layers", [])
-    return bool(state.get("pidns") and state.get("mounts") and "network namespace" in layers
-                and "read-only filesystem" in layers and any(x.startswith("answers hidden") for x in layers))
+    ids = {layer.get("id") for layer in state.get("layers", [])}
+    return bool(state.get("pidns") and state.get("mounts")
+                and {"network_namespace", "read_only_filesystem", "answers_hidden"} <= ids)
 
 
 def no_new_privs() -> bool:
@@ -351,9 +353,9 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
     if state.get("pidns") and state.get("mounts"):
         try:
             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            layers.append("private /proc")
+            layers.append({"id": "private_proc"})
         except OSError as error:
-            missing.append(f"private /proc ({reason(error)})")
+            missing.append(refused("private_proc", error))
     if os.geteuid() == 0 and not state.get("userns"):
         if state.get("mounts"):
             try:
@@ -362,9 +364,9 @@ def as_init(state: dict, workdir: str, uid: int) -> tuple[list, list]:
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
                 os.environ["USER"] = os.environ["LOGNAME"] = "student"  # getpass without a passwd entry
-                layers.append(f"unprivileged user (uid {uid})")
+                layers.append({"id": "unprivileged_user", "uid": uid})
             except OSError as error:
-                missing.append(f"unprivileged user ({reason(error)})")
+                missing.append(refused("unprivileged_user", error))
     if state.get("pidns"):  # if the supervisor dies, so does the namespace (after the uid change,
         die_with_parent()  # which would clear it)
     return layers, missing

@@ -274,3 +274,58 @@ def test_a_prestarted_zygote_is_started_without_torch_and_handed_over_once():
     assert "torch imported: False" in done.stdout
     assert "handed over: True" in done.stdout
     assert "probe: process group" in done.stdout
+
+
+CHILD_QUESTIONS = '''
+import gc
+import sys
+import torch
+
+def collecting():
+    return gc.isenabled()
+
+def modules_a_meta_op_loads():
+    before = set(sys.modules)
+    torch.ones(2, 3, device="meta").softmax(-1) @ torch.ones(3, 2, device="meta")
+    return len(set(sys.modules) - before)
+'''
+
+
+def _ask_a_child(launcher, name: str = "modules_a_meta_op_loads"):
+    """Fork a child, load CHILD_QUESTIONS in it and return what its function `name` answers."""
+    child = launcher.spawn(Limits(), {"names": [name]})
+    try:
+        loaded, status = child.request({"op": "load", "cells": [{"label": "cell", "source": CHILD_QUESTIONS}]},
+                                       60)
+        assert status == "ok" and loaded["ok"], (status, loaded)
+        reply, status = child.request({"op": "call", "target": {"name": name}, "args": [],
+                                       "kwargs": {"__dict__": []}}, 60)
+        assert status == "ok" and reply["ok"], (status, reply)
+        return reply["value"]
+    finally:
+        child.kill()
+
+
+def test_the_zygote_warms_the_meta_device_once_when_asked():
+    """A grading whose checks use the meta device asks the zygote to load its kernels once: every child
+    forked after finds them loaded. Unasked (a grading that never uses it), the zygote never loads them."""
+    from autograder.sandbox.zygote import Zygote
+
+    launcher = Zygote()
+    try:
+        assert _ask_a_child(launcher) > 0  # cold: the child's first meta op imports the kernels
+        launcher.warm("cuda")  # ignored: starting the GPU's driver in the zygote would keep it from every child
+        launcher.warm("meta")
+        launcher.warm("meta")  # asked again: nothing more to do
+        assert _ask_a_child(launcher) == 0
+        assert _ask_a_child(launcher) == 0
+    finally:
+        launcher.close()
+
+
+def test_children_collect_garbage_as_python_does():
+    """The zygote imports torch with the garbage collector off (a seventh of the import's CPU); every
+    child it forks, before and after a warm-up, collects again."""
+    assert _ask_a_child(zygote(), "collecting") is True
+    zygote().warm("meta")
+    assert _ask_a_child(zygote(), "collecting") is True

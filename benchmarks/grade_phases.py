@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Runs inside the timed child: wraps the grader's phases, then runs the CLI as `-m autograder` would.
 PROBE = r"""
-import json, os, sys, time
+import gc, json, os, sys, time
+gc.disable()  # as autograder/__main__.py does for the grader's imports
 T0 = float(os.environ["PHASES_T0"])
 EVENTS = []
 def mark(name, start, end=None):
@@ -54,6 +55,8 @@ if sys.argv[1:2] in (["grade"], ["check"]):  # as `python -m autograder` does: s
 start = time.time()
 import autograder.cli as cli
 mark("import autograder.cli (argparse, the grader's modules)", start)
+gc.freeze()
+gc.enable()
 timed(cli, "locate", "extraction (read + parse the notebooks)")
 timed(launch, "start_launcher", "start_launcher (hands over the prestarted zygote, else starts one)")
 timed(cli, "resolve_device", "resolve --device")
@@ -169,14 +172,16 @@ import os, sys, time
 start = float(sys.argv[1])
 marks = [time.time()]
 sys.path.insert(0, sys.argv[2])
+import main  # the zygote's own steps, as worker/main.py takes them (collection off for the imports)
+main.gc.disable()
 import torch
 marks.append(time.time())
-import lazy_torch, serve
+import lazy_torch
 lazy_torch.defer_dynamo()
 lazy_torch.quick_shape_checks()
-serve.warm_up("cpu")
+main.warm("cpu")
 marks.append(time.time())
-serve.warm_up("meta")
+main.warm("meta")
 marks.append(time.time())
 print(" ".join(repr(m - start) for m in marks))
 sys.stdout.flush()

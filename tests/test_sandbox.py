@@ -329,3 +329,26 @@ def test_children_collect_garbage_as_python_does():
     assert _ask_a_child(zygote(), "collecting") is True
     zygote().warm("meta")
     assert _ask_a_child(zygote(), "collecting") is True
+
+
+LAZY_TORCH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import lazy_torch
+print("deferred", lazy_torch.defer_dynamo() > 0, "checks", lazy_torch.quick_shape_checks())
+x = torch.ones(2, 3, 4, device="meta")
+attention = torch.nn.MultiheadAttention(4, 2, batch_first=True).to("meta")
+attention(x, x, x, key_padding_mask=torch.zeros(2, 3, dtype=torch.bool, device="meta"))
+print("compiler imported", "torch._dynamo" in sys.modules)
+"""
+
+
+def test_the_meta_device_runs_without_importing_the_compiler():
+    """The zygote gives torch's 'do not compile' wrappers a direct call while torch._dynamo is not loaded
+    (lazy_torch.defer_dynamo): the meta device's kernels then never import the compiler."""
+    done = subprocess.run([sys.executable, "-I", "-c", LAZY_TORCH, str(WORKER_DIR)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "deferred True checks True" in done.stdout
+    assert "compiler imported False" in done.stdout

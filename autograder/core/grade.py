@@ -101,8 +101,8 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         if own_launcher:
             launcher.close()
         raise
-    if any(src.section.uses_meta for src in sources):  # the zygote loads the meta device's kernels once
-        launcher.warm("meta")  # (the first child that uses them is forked after), while pytest is imported
+    if any(src.section.uses_meta and not src.extracted.problem for src in sources):  # loaded once, in the
+        launcher.warm("meta")  # zygote, for every child forked after, while pytest is imported
     import pytest  # noqa: F401  (imported here, where it overlaps that warm-up; run_pytest uses it)
     import torch
 

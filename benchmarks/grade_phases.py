@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Runs inside the timed child: wraps the grader's phases, then runs the CLI as `-m autograder` would.
 PROBE = r"""
-import json, os, sys, time
+import gc, json, os, sys, time
+gc.disable()  # as autograder/__main__.py does for the grader's imports
 T0 = float(os.environ["PHASES_T0"])
 EVENTS = []
 def mark(name, start, end=None):
@@ -46,12 +47,18 @@ def timed(owner, attr, label):
             mark(label(*args, **kwargs) if callable(label) else label, start)
     setattr(owner, attr, wrapper)
 
+import autograder.sandbox.launch as launch
+if sys.argv[1:2] in (["grade"], ["check"]):  # as `python -m autograder` does: see autograder/__main__.py
+    start = time.time()
+    launch.prestart()
+    mark("zygote process started (prestart, Popen)", start)
 start = time.time()
 import autograder.cli as cli
 mark("import autograder.cli (argparse, the grader's modules)", start)
-import autograder.sandbox.launch as launch
+gc.freeze()
+gc.enable()
 timed(cli, "locate", "extraction (read + parse the notebooks)")
-timed(launch, "start_launcher", "zygote process started (Popen)")
+timed(launch, "start_launcher", "start_launcher (hands over the prestarted zygote, else starts one)")
 timed(cli, "resolve_device", "resolve --device")
 timed(cli, "preload_trusted", "preload the renderers")
 timed(cli, "render", "render the output")
@@ -160,17 +167,39 @@ def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool
     return events, profile
 
 
+ZYGOTE_STEPS = r"""
+import os, sys, time
+start = float(sys.argv[1])
+marks = [time.time()]
+sys.path.insert(0, sys.argv[2])
+import main  # the zygote's own steps, as worker/main.py takes them (collection off for the imports)
+main.gc.disable()
+import torch
+marks.append(time.time())
+import lazy_torch
+lazy_torch.defer_dynamo()
+lazy_torch.quick_shape_checks()
+main.warm("cpu")
+marks.append(time.time())
+main.warm("meta")
+marks.append(time.time())
+print(" ".join(repr(m - start) for m in marks))
+sys.stdout.flush()
+os._exit(0)  # as the zygote ends: never through torch's teardown (a quarter of a second)
+"""
+
+
 def zygote_timeline() -> list:
-    """The worker zygote's start as its own command line: interpreter, `import torch`, warm-up."""
-    code = ("import sys,time;t=time.time();sys.path.insert(0,%r);import torch;i=time.time();"
-            "import serve;serve.warm_up('cpu');w=time.time();print(i-t,w-i)") % str(ROOT / "autograder" / "worker")
+    """The worker zygote's start as its own command line (with the zygote's -I -B): interpreter,
+    `import torch`, warm-ups. Ends by os._exit, as the zygote does, so no teardown is counted."""
     started = time.time()
-    done = subprocess.run([sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, check=True)
-    whole = time.time() - started
-    torch_import, warm = (float(x) for x in done.stdout.split())
-    return [["zygote: interpreter start", 0.0, round(whole - torch_import - warm, 4)],
-            ["zygote: import torch", None, round(torch_import, 4)],
-            ["zygote: warm-up (first dispatch watch)", None, round(warm, 4)]]
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", ZYGOTE_STEPS, repr(started), str(ROOT / "autograder" / "worker")],
+                          capture_output=True, text=True, check=True)
+    ready, imported, warm, meta = (float(x) for x in done.stdout.split())
+    return [["zygote: interpreter start", 0.0, round(ready, 4)],
+            ["zygote: import torch", round(ready, 4), round(imported - ready, 4)],
+            ["zygote: warm-up (first dispatch watch)", round(imported, 4), round(warm - imported, 4)],
+            ["zygote: warm-up of the meta device (its kernels import sympy)", round(warm, 4), round(meta - warm, 4)]]
 
 
 def show(events: list) -> str:

@@ -276,3 +276,81 @@ def test_a_prestarted_zygote_is_started_without_torch_and_handed_over_once():
     assert "torch imported: False" in done.stdout
     assert "handed over: True" in done.stdout
     assert "probe: process_group" in done.stdout
+
+
+CHILD_QUESTIONS = '''
+import gc
+import sys
+import torch
+
+def collecting():
+    return gc.isenabled()
+
+def modules_a_meta_op_loads():
+    before = set(sys.modules)
+    torch.ones(2, 3, device="meta").softmax(-1) @ torch.ones(3, 2, device="meta")
+    return len(set(sys.modules) - before)
+'''
+
+
+def _ask_a_child(launcher, name: str = "modules_a_meta_op_loads"):
+    """Fork a child, load CHILD_QUESTIONS in it and return what its function `name` answers."""
+    child = launcher.spawn(Limits(), {"names": [name]})
+    try:
+        loaded, status = child.request({"op": "load", "cells": [{"label": "cell", "source": CHILD_QUESTIONS}]},
+                                       60)
+        assert status == "ok" and loaded["ok"], (status, loaded)
+        reply, status = child.request({"op": "call", "target": {"name": name}, "args": [],
+                                       "kwargs": {"__dict__": []}}, 60)
+        assert status == "ok" and reply["ok"], (status, reply)
+        return reply["value"]
+    finally:
+        child.kill()
+
+
+def test_the_zygote_warms_the_meta_device_once_when_asked():
+    """A grading whose checks use the meta device asks the zygote to load its kernels once: every child
+    forked after finds them loaded. Unasked (a grading that never uses it), the zygote never loads them."""
+    from autograder.sandbox.zygote import Zygote
+
+    launcher = Zygote()
+    try:
+        assert _ask_a_child(launcher) > 0  # cold: the child's first meta op imports the kernels
+        launcher.warm("cuda")  # ignored: starting the GPU's driver in the zygote would keep it from every child
+        launcher.warm("meta")
+        launcher.warm("meta")  # asked again: nothing more to do
+        assert _ask_a_child(launcher) == 0
+        assert _ask_a_child(launcher) == 0
+    finally:
+        launcher.close()
+
+
+def test_children_collect_garbage_as_python_does():
+    """The zygote imports torch with the garbage collector off (a seventh of the import's CPU); every
+    child it forks, before and after a warm-up, collects again."""
+    assert _ask_a_child(zygote(), "collecting") is True
+    zygote().warm("meta")
+    assert _ask_a_child(zygote(), "collecting") is True
+
+
+LAZY_TORCH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import lazy_torch
+print("deferred", lazy_torch.defer_dynamo() > 0, "checks", lazy_torch.quick_shape_checks())
+x = torch.ones(2, 3, 4, device="meta")
+attention = torch.nn.MultiheadAttention(4, 2, batch_first=True).to("meta")
+attention(x, x, x, key_padding_mask=torch.zeros(2, 3, dtype=torch.bool, device="meta"))
+print("compiler imported", "torch._dynamo" in sys.modules)
+"""
+
+
+def test_the_meta_device_runs_without_importing_the_compiler():
+    """The zygote gives torch's 'do not compile' wrappers a direct call while torch._dynamo is not loaded
+    (lazy_torch.defer_dynamo): the meta device's kernels then never import the compiler."""
+    done = subprocess.run([sys.executable, "-I", "-c", LAZY_TORCH, str(WORKER_DIR)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "deferred True checks True" in done.stdout
+    assert "compiler imported False" in done.stdout

@@ -15,6 +15,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "title": "Attention scores without trainable weights",
     "solution": "solutions.scores",
     "names": ("dot_scores", "score_matrix", "AdditiveScore", "DotProductScore", "SelfAttentionScore"),
+    "uses_meta": True,
 }
 
 import math

@@ -93,21 +93,21 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
     own_launcher = launcher is None
-    launcher = launcher or start_launcher(limits)  # started first: it imports torch while we import pytest
-    import pytest  # noqa: F401  (imported here, where it overlaps the launcher's start; run_pytest uses it)
-
+    launcher = launcher or start_launcher(limits)
     try:
         contained_tier(launcher, limits, visible_only)
     except SandboxRefused:
         if own_launcher:
             launcher.close()
         raise
+    if any(src.section.uses_meta and not src.extracted.problem for src in sources):  # loaded once, in the
+        launcher.warm("meta")  # zygote, for every child forked after, while pytest is imported
+    import pytest  # noqa: F401  (imported here, where it overlaps that warm-up; run_pytest uses it)
     import torch
 
     from autograder.worker.lazy_torch import quick_shape_checks
 
-    # a reference check (nn.MultiheadAttention's padding mask) would import sympy for a plain True
-    quick_shape_checks()
+    quick_shape_checks()  # a reference check (nn.MultiheadAttention's padding mask) would import sympy
     from autograder.core.harness import grading_device
     from autograder.core.plugin import GradingPlugin
 

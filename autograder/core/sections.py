@@ -75,7 +75,7 @@ class Section:
     forbidden: tuple[str, ...] = ()  # APIs the graded names below may not call
     forbidden_in: tuple[str, ...] = ()  # which graded names the ban applies to
     provided: tuple[str, ...] = field(default=())  # "module:name" given in locked cells
-    uses_meta: bool = False  # some checks run code on the meta device (a batch warms it up front)
+    uses_meta: bool = False  # some checks use the meta device: the zygote warms it once (grade.run_checks, batch)
     bonus: bool = False  # its points come on top of the course's total (see results.GradeResult)
 
     @property

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.core.ahead import Ahead
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
 from autograder.core.failures import describe_failure, place, tampering_failure
@@ -72,7 +73,7 @@ class SectionWorker:
         self.load_failure: str | None = None
         self.sources: dict[str, str] = {}  # graded name -> its code (source_of)
         self.next_up: SectionWorker | None = None  # the section graded next: prepared when this one starts
-        self.loading: tuple | None = None  # (child, deadline, allowed): a load sent ahead, not yet answered
+        self.loading: tuple | None = None  # (Ahead, allowed): a start and load sent ahead, not yet answered
 
     def source_of(self, name: str) -> str:
         """The student's code of graded `name`, as written (read, never run; parsed once per name)."""
@@ -90,14 +91,9 @@ class SectionWorker:
             raise StudentFailure(self.load_failure, kind="load")
         if self.child is not None:
             return self.child
-        if self.loading is not None:  # started ahead (prepare): only its answer is awaited
-            child, deadline, allowed = self.loading
-            self.loading = None
-            started = time.monotonic()
-            try:
-                reply, status = child.receive(deadline)
-            finally:
-                self.budget.spend(time.monotonic() - started)
+        ahead = self._loaded_ahead()
+        if ahead is not None:  # started ahead (prepare): only its answer was awaited
+            child, reply, status, allowed = ahead
         else:
             self._check_budget()
             if self.spawns >= MAX_SPAWNS:
@@ -120,32 +116,60 @@ class SectionWorker:
         return child
 
     def prepare(self) -> None:
-        """Start this section's worker and send it the cells without waiting for the answer: done for
-        the next section while this one's checks run, so that its start and loading (an import of
-        pandas, say) overlap them. Only on the fork path (a child per section); the load's time limit
-        runs from now, and the budget counts only the wait for its answer, as for any call."""
+        """Start this section's worker and send it the cells, on a thread (core/ahead.py): done for the
+        next section while this one's checks run, so that its start and loading (an import of pandas,
+        say) overlap them. Only on the fork path (a child per section); the load's time limit runs from
+        its sending, and the budget counts only the wait for its answer, as for any call."""
         if (self.child is not None or self.loading is not None or self.spawns or self.extracted.problem
                 or self.tampering or getattr(self.launcher, "kind", "") != "fork" or self.budget.left() <= 0):
             return
-        try:
-            child = self._spawn()
-        except Exception:  # the zygote failed: this section's own first call meets it, in its own check
-            self.spawns -= 1
-            return
         allowed = min(self.limits.load_seconds, self.budget.left())
-        child.send(self._load_message())  # a child already gone answers "died" when it is read
-        self.loading = (child, time.monotonic() + allowed, allowed)
+        config, message = self._config(), self._load_message()
+
+        def start() -> tuple:  # on the Ahead's thread: the zygote's answer is not waited for here
+            child = self.launcher.spawn(self.limits, config)
+            child.send(message)  # a child already gone answers "died" when it is read
+            return child, time.monotonic() + allowed
+
+        self.spawns += 1
+        self.loading = (Ahead(start), allowed)
+
+    def _loaded_ahead(self) -> tuple | None:
+        """(child, its load's reply, status, allowed) of the worker started ahead, or None where none
+        was, or its start failed (this section then starts its own, and meets the failure in its check)."""
+        if self.loading is None:
+            return None
+        ahead, allowed = self.loading
+        self.loading = None
+        started = ahead.result()
+        if started is None:
+            self.spawns -= 1
+            return None
+        child, deadline = started
+        waited_from = time.monotonic()
+        try:
+            reply, status = child.receive(deadline)
+        finally:
+            self.budget.spend(time.monotonic() - waited_from)
+        return child, reply, status, allowed
+
+    def _ahead_child(self) -> Child | None:
+        """The child started ahead and never asked for (waits for its start to end), or None."""
+        started = self.loading[0].result() if self.loading else None
+        return started[0] if started else None
 
     def _spawn(self) -> Child:
         self.spawns += 1
-        config = {
+        return self.launcher.spawn(self.limits, self._config())
+
+    def _config(self) -> dict:
+        return {
             "names": list(self.section.names),
             "device": self.device,
             "forbidden": list(self.section.forbidden),
             "forbidden_in": list(self.section.forbidden_in),
             "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
         }
-        return self.launcher.spawn(self.limits, config)
 
     def _load_message(self) -> dict:
         return {"op": "load", "cells": self.extracted.cells, "cell_seconds": self.limits.cell_seconds}
@@ -160,7 +184,7 @@ class SectionWorker:
 
     def stop(self):
         """The grading is over: signal the child to go (see `close`, which waits for it)."""
-        for child in (self.child, self.loading[0] if self.loading else None):
+        for child in (self.child, self._ahead_child()):
             if child is not None:
                 child.bye()
                 child.signal()
@@ -169,7 +193,9 @@ class SectionWorker:
         if self.child is not None:
             self._retire(self.child)
         if self.loading is not None:  # started ahead, never asked for: what it printed belongs to no check
-            self.loading[0].kill()
+            child = self._ahead_child()
+            if child is not None:
+                child.kill()
             self.loading = None
 
     def _load_failure(self, status: str, allowed: float) -> str:

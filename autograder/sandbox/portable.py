@@ -193,6 +193,9 @@ class Launcher:
             raise RuntimeError(f"the grading worker did not open a session ({status})")
         return session
 
+    def warm(self, device: str = "meta") -> None:
+        """Nothing to do: the one process serves every section, so a device's kernels load once anyway."""
+
     def probe(self, limits: Limits | None = None) -> dict:
         self._ready_process(limits or Limits())
         return self.sandbox

@@ -10,7 +10,8 @@
   it); the next request starts a new one.
 The portable path (portable.py) serves Windows, macOS and wherever fork is
 unavailable or unsafe; launch.py picks one (`AUTOGRADER_WORKER=fork|spawn`
-forces it). Both give `spawn(limits, config) -> child`, where a child answers `request`,
+forces it). Both give `spawn(limits, config) -> child` and `warm(device)` (load a device's
+kernels once, for every section after), where a child answers `request`,
 `signal`, `finish`, `kill` and `printed`; `SectionWorker` (student.py) needs
 nothing more. `tiers.py` turns their reports into the sandbox tier.
 """
@@ -78,6 +79,7 @@ class Zygote:
         self.lock = threading.Lock()
         self.reader = self.control.makefile("rb")
         self.sandbox: dict | None = None  # what the first child reported about its confinement
+        self.unanswered = 0  # `warm` requests whose answer is read before the next request is sent
 
     @classmethod
     def attach(cls, control: socket.socket) -> "Zygote":
@@ -87,7 +89,28 @@ class Zygote:
         zygote.lock = threading.Lock()
         zygote.reader = control.makefile("rb")
         zygote.sandbox = None
+        zygote.unanswered = 0
         return zygote
+
+    def warm(self, device: str = "meta") -> None:
+        """Have the zygote load `device`'s kernels (only "meta" is honoured) before it forks another
+        child. Returns at once: the zygote warms while this process goes on, and the next request
+        waits for it. A grading whose checks use the meta device asks once; no child then loads
+        those kernels (and sympy with them) again, and a grading that never uses it never pays."""
+        with self.lock:
+            self._settle()
+            try:
+                self.control.sendall(wire.dumps({"op": "warm", "device": device}))
+            except OSError:
+                return  # the zygote is gone: the next spawn says so
+            self.unanswered += 1
+
+    def _settle(self) -> None:
+        """Read the answers of the `warm` requests sent: a request is sent only once the zygote has
+        answered the one before (a stream socket could otherwise hand it two requests in one read)."""
+        while self.unanswered:
+            self.unanswered -= 1
+            self.reader.readline()  # b"" where the zygote died: the request after it then fails
 
     def copy_for_job(self) -> socket.socket:
         """Ask for a forked copy of this zygote; returns the socket a job attaches to.
@@ -98,6 +121,7 @@ class Zygote:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
+                self._settle()
                 socket.send_fds(self.control, [wire.dumps({"op": "zygote"})], [theirs.fileno()])
         finally:
             theirs.close()
@@ -132,6 +156,7 @@ class Zygote:
         }
         with self.lock:
             try:
+                self._settle()
                 socket.send_fds(self.control, [wire.dumps(request)], [conn_child.fileno(), out_write])
                 line = self.reader.readline()
             finally:

@@ -14,10 +14,11 @@ A batch shares one zygote's imports between its job processes: a `zygote`
 request (one socket attached, no reply) forks a copy that serves `spawn`
 requests on that socket, for one job, until the job closes it. With `meta`
 on the command line the meta device is warmed before the first such copy,
-so that no copy pays for it again. Without it a forked copy of the zygote
-serves the first requests at once while the zygote warms the meta device on
-the other core, and hands them back once it is warm (`serve_while_warming`):
-a grading never waits for that warm-up, and its later sections get it.
+so that no copy pays for it again. Without it the zygote warms the meta
+device when a `warm` request asks (a grading whose checks use it, once its
+sandbox probe is answered): every child forked after it finds the meta
+kernels (and the sympy they import) loaded, and none loads them again; a
+grading that never uses the meta device never pays for them.
 
 `main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
 wherever fork is unavailable or unsafe): one freshly spawned interpreter,
@@ -42,87 +43,70 @@ sys.path[:0] = [HERE]
 import wire  # noqa: E402  (only this folder is on the path)
 
 
+WARMED = set()  # the devices warmed in this process; a forked copy inherits the set with the warm state
+
+
+def warm(device: str) -> None:
+    """Run the first use of `device` here, once, so that no child forked afterwards pays for it."""
+    import serve
+
+    if device in WARMED:
+        return
+    collecting = gc.isenabled()
+    gc.disable()  # it imports (the meta device: some 500 modules): see main
+    try:
+        serve.warm_up(device)
+        WARMED.add(device)
+    finally:
+        if collecting:
+            gc.freeze()  # its objects join torch's: shared pages, skipped by every collection
+            gc.enable()
+
+
 def main(control_fd: int, warm_meta_first: bool = False) -> None:
     import namespaces
 
     namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
+    # Importing torch makes few cycles but a great many objects, and each collection they set off
+    # walks all of them: a seventh of the import's CPU. Collection resumes, as before, once every
+    # object of the imports is frozen (serve_spawns), before any child is forked.
+    gc.disable()
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
     import lazy_torch
-    import serve
 
     lazy_torch.defer_dynamo()  # the meta device's kernels then never import torch's compiler
     lazy_torch.quick_shape_checks()
-    serve.warm_up("cpu")  # first use of a dispatch watch: pay it once, before forking
+    warm("cpu")  # first use of a dispatch watch: pay it once, before forking
     if warm_meta_first:
-        serve.warm_up("meta")
+        warm("meta")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    control = socket.socket(fileno=control_fd)
-    if warm_meta_first:
-        serve_spawns(control)
-    else:
-        serve_while_warming(control)
+    serve_spawns(socket.socket(fileno=control_fd))
 
 
-def serve_while_warming(control) -> None:
-    """Warm the meta device here while a forked copy of this zygote serves the first requests (cold)
-    on the other core; once warm, take the requests back between two of them, so that the later
-    sections' children start with the meta kernels loaded. The copy then stops reading and ends
-    when the children it forked have ended (they die with their parent)."""
-    import namespaces
-    import serve
-
-    namespaces.become_subreaper()  # what the copy leaves behind comes here, not to the host's init
-    warm_read, warm_write = os.pipe()  # this process -> the copy: "warm, stop reading"
-    done_read, done_write = os.pipe()  # the copy -> this process: "stopped" (EOF: it is gone)
-    if os.fork() == 0:
-        try:
-            os.close(warm_write)
-            os.close(done_read)
-            namespaces.die_with_parent()
-            if serve_spawns(control, handover=warm_read, private=(warm_read, done_write)):
-                os.write(done_write, b"1")
-            os.close(done_write)
-            while True:  # until every child it forked is gone (SIGCHLD ignored: wait() then fails)
-                os.wait()
-        except ChildProcessError:
-            pass
-        finally:
-            os._exit(0)
-    os.close(warm_read)
-    os.close(done_write)
-    serve.warm_up("meta")
-    try:
-        os.write(warm_write, b"1")
-    except OSError:  # the copy is gone already (the grading ended): nothing to take back
-        pass
-    os.read(done_read, 1)  # its "stopped", or the end of the pipe: either way, serve from here on
-    os.close(warm_write)
-    os.close(done_read)
-    serve_spawns(control)
-
-
-def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> bool:
-    """Answer `spawn` (and `zygote`) requests on `control` until it closes (returns False), or,
-    with `handover` (the warming zygote's pipe), until that says it is warm (returns True).
-    `private`: descriptors of this process's own that no forked child may keep."""
+def serve_spawns(control) -> None:
+    """Answer `spawn`, `warm` and `zygote` requests on `control` until it closes."""
     import confine
     import namespaces
     import serve
 
     namespaces.become_subreaper()  # orphans of killed children are reaped here, not left to the host's init
     gc.freeze()  # a child's collections then skip torch's objects: their pages stay shared, not copied
+    gc.enable()  # (main disabled it for the imports): every child collects as Python always does
     while True:
-        if handover is not None and handover in select.select([control, handover], [], [])[0]:
-            if os.read(handover, 1) == b"1":
-                return True
-            handover = None  # the zygote is gone (the grading ended): serve on until the socket closes
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 4)
         if not message:
-            return False
+            return
         request = wire.loads(message)
         if request.get("op") == "zygote" and len(fds) == 1:
-            fork_zygote(control, fds[0], private)
+            fork_zygote(control, fds[0])
+            continue
+        if request.get("op") == "warm" and not fds:
+            # only the meta device: warming "cuda" here would start the driver in the zygote, and no
+            # child forked from it could use the GPU (see serve.warm_up)
+            if request.get("device") == "meta":
+                warm("meta")
+            control.sendall(wire.dumps({"ok": True}))
             continue
         if request.get("op") != "spawn" or len(fds) != 2:
             for fd in fds:
@@ -134,8 +118,6 @@ def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> b
         if pid == 0:
             control.close()
             os.close(report_read)
-            for fd in private:
-                os.close(fd)
             conn_fd, out_fd = fds
             try:
                 import gpu
@@ -161,7 +143,7 @@ def serve_spawns(control, handover: int | None = None, private: tuple = ()) -> b
         control.sendall(wire.dumps(reply))
 
 
-def fork_zygote(control, job_fd: int, private: tuple = ()) -> None:
+def fork_zygote(control, job_fd: int) -> None:
     """Fork a copy of this zygote that serves one job on `job_fd`; no reply (the job's
     first spawn request simply waits until the copy is there)."""
     if os.fork() == 0:
@@ -169,8 +151,6 @@ def fork_zygote(control, job_fd: int, private: tuple = ()) -> None:
             import namespaces
 
             control.close()
-            for fd in private:
-                os.close(fd)
             namespaces.die_with_parent()  # the batch closes this zygote: its copies go with it
             serve_spawns(socket.socket(fileno=job_fd))
         finally:

@@ -208,9 +208,10 @@ def seed_for_call(seed) -> None:
 def warm_up(device: str) -> None:
     """Run once in the zygote what every child would otherwise import on first use.
 
-    On "cpu": the first dispatch watch. On "meta": the first op on the meta
-    device imports torch's Python meta kernels (about 1.5 s); done in the
-    zygote, every child forked afterwards starts with them loaded.
+    On "cpu": the first dispatch watch, and a tensor's first repr. On "meta": the
+    first op on the meta device imports torch's Python meta kernels (and sympy with
+    them: 0.15 s of CPU); done in the zygote, every child forked afterwards starts
+    with them loaded.
 
     No backward pass here: autograd's first backward asks every device type how many
     devices it has, which starts the CUDA driver in this process, and a child forked
@@ -222,6 +223,7 @@ def warm_up(device: str) -> None:
         scores = layer(x) @ x.transpose(1, 2)
         scores = scores.masked_fill(torch.ones(2, 2, dtype=torch.bool, device=device).triu(1), float("-inf"))
         torch.nn.functional.dropout(torch.softmax(scores, dim=-1), 0.1)
+    repr(scores)  # most notebooks print a tensor: its first repr imports torch's dispatch-mode helpers
 
 
 class Baseline:

@@ -169,6 +169,11 @@ PYTEST_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR
                "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
                "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
 # no traceback formatting, no log capture (each costs pytest tens of ms per student)
+# Nor the built-in plugins no check uses (their fixtures, reports and debuggers): pytest registers
+# each one afresh for every grading and scans it for fixtures, a few ms a student in a batch.
+PYTEST_ARGS += [arg for plugin in ("legacypath", "tmpdir", "monkeypatch", "recwarn", "pastebin", "junitxml",
+                                   "doctest", "setuponly", "setupplan", "faulthandler", "subtests", "debugging",
+                                   "unittest") for arg in ("-p", f"no:{plugin}")]
 
 
 def run_pytest(files: list[str], plugin) -> tuple[int, str]:

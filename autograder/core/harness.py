@@ -162,6 +162,13 @@ def close(actual, expected, device=None, scale=None, atol=None) -> bool:
         return actual.dtype == expected.dtype and bool(torch.equal(actual, expected))
     a, e = actual.double(), expected.double()
     finite = torch.isfinite(e)
+    if bool(finite.all()):  # the usual case, decided alike with no masked copies (a grading makes hundreds)
+        if not bool(torch.isfinite(a).all()):
+            return False
+        if scale is None:
+            scale = e.abs().max().item() if e.numel() else 1.0
+        rtol, default_atol = tolerance(device, scale)
+        return bool(torch.allclose(a, e, rtol=rtol, atol=default_atol if atol is None else atol))
     if not torch.equal(torch.isfinite(a), finite):
         return False
     if not torch.equal(a[~finite].nan_to_num(0.0), e[~finite].nan_to_num(0.0)):

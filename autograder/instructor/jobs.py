@@ -24,6 +24,10 @@ from autograder.core.sections import find
 from autograder.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[2]
+# What the course's notebooks import beyond torch: the positional-encoding notebook prints its
+# tables with pandas, an import of about 0.2 s of CPU that every student's worker would pay again.
+# The batch's zygote imports them once, before its first copy (worker/main.py, `preload=`).
+NOTEBOOK_IMPORTS = ("pandas",)
 
 
 class Forked:
@@ -161,20 +165,22 @@ class Jobs:
     """Makes the batch's job processes; owns the one zygote they all fork their workers from."""
 
     def __init__(self, device: str, limits: dict, logs: Path, sections: list[str]):
-        from autograder.sandbox.zygote import Zygote
-
         self.device, self.limits, self.logs = device, limits, logs
         self.warm_meta = any(find(section).uses_meta for section in sections)
         self.lock = threading.Lock()
-        self.zygote = Zygote(warm_meta=self.warm_meta)  # first: its torch import overlaps ours
+        self.zygote = self._new_zygote()  # first: its imports overlap ours
 
-    def _zygote_copy(self):
+    def _new_zygote(self):
         from autograder.sandbox.zygote import Zygote
 
+        # the zygote forks two processes per section of every student: cheaper forks pay for themselves
+        return Zygote(warm_meta=self.warm_meta, preload=NOTEBOOK_IMPORTS, huge_pages=True)
+
+    def _zygote_copy(self):
         with self.lock:
             if not self.zygote.alive():
                 self.zygote.close()
-                self.zygote = Zygote(warm_meta=self.warm_meta)
+                self.zygote = self._new_zygote()
             return self.zygote.copy_for_job()
 
     def fork_all(self, count: int) -> list[JobProcess]:

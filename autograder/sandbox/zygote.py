@@ -57,16 +57,20 @@ class Zygote:
     """One pre-started interpreter with torch imported, forking a child per section.
 
     `Zygote()` starts the interpreter. A batch starts one with `warm_meta=True`
-    and gives each job process a copy (`copy_for_job`, then `Zygote.attach` in
-    the job), so that torch is imported and warmed once for all its jobs.
+    and the modules its notebooks import (`preload`), its memory in huge pages
+    (`huge_pages`: cheaper forks, worker/huge_pages.py), and gives each job process
+    a copy (`copy_for_job`, then `Zygote.attach` in the job), so that torch and
+    those modules are imported and warmed once for all its jobs.
     """
 
     kind = "fork"
 
-    def __init__(self, warm_meta: bool = False):
+    def __init__(self, warm_meta: bool = False, preload: tuple[str, ...] = (), huge_pages: bool = False):
         self.control, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        options = (["meta"] if warm_meta else []) + ([f"preload={','.join(preload)}"] if preload else []) \
+            + (["huge"] if huge_pages else [])
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())] + (["meta"] if warm_meta else []),
+            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())] + options,
             pass_fds=(child_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

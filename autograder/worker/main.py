@@ -20,6 +20,14 @@ sandbox probe is answered): every child forked after it finds the meta
 kernels (and the sympy they import) loaded, and none loads them again; a
 grading that never uses the meta device never pays for them.
 
+A batch also names, as `preload=NAME,...`, the modules the course's notebooks import
+beyond torch (pandas, in one section): the zygote imports them before the first copy,
+so that no child pays for that import again (an import already done is a lookup).
+
+With `huge` (a batch's zygote), before it forks anything, the zygote backs its memory with
+huge pages (huge_pages.py): each fork then copies a few hundred page-table entries instead
+of tens of thousands.
+
 `main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
 wherever fork is unavailable or unsafe): one freshly spawned interpreter,
 requests on stdin, replies on the original stdout, a session per section
@@ -63,7 +71,8 @@ def warm(device: str) -> None:
             gc.enable()
 
 
-def main(control_fd: int, warm_meta_first: bool = False) -> None:
+def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), huge: bool = False) -> None:
+    import huge_pages
     import namespaces
 
     namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
@@ -74,12 +83,16 @@ def main(control_fd: int, warm_meta_first: bool = False) -> None:
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
     import lazy_torch
+    import serve
 
     lazy_torch.defer_dynamo()  # the meta device's kernels then never import torch's compiler
     lazy_torch.quick_shape_checks()
     warm("cpu")  # first use of a dispatch watch: pay it once, before forking
     if warm_meta_first:
         warm("meta")
+    serve.preload(preload)
+    if huge:
+        huge_pages.collapse()  # every fork below copies a few hundred page-table entries, not 45,000
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     serve_spawns(socket.socket(fileno=control_fd))
 
@@ -227,4 +240,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--spawn"]:
         spawned(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
     else:
-        main(int(sys.argv[1]), warm_meta_first="meta" in sys.argv[2:])
+        options = sys.argv[2:]
+        named = [option.split("=", 1)[1] for option in options if option.startswith("preload=")]
+        main(int(sys.argv[1]), warm_meta_first="meta" in options,
+             preload=tuple(name for names in named for name in names.split(",") if name), huge="huge" in options)

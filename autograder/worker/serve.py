@@ -226,6 +226,19 @@ def warm_up(device: str) -> None:
     repr(scores)  # most notebooks print a tensor: its first repr imports torch's dispatch-mode helpers
 
 
+def preload(modules) -> None:
+    """Import, once in the zygote, modules that the notebooks import (a batch names them): every child
+    forked afterwards finds them in sys.modules, as a fresh interpreter would after the same import.
+    One that cannot be imported is left for the notebook's own import to report."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the student's cell meets the same error, in its own words
+            pass
+
+
 class Baseline:
     """The interpreter's global state before any student code, restored between sections.
 

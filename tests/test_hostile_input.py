@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -106,6 +107,35 @@ def test_read_inside_caps_the_size_and_never_leaves_the_folder(tmp_path):
     with pytest.raises(Refused, match="inside"):
         read_inside(tmp_path, "../etc/passwd")
     assert read_inside(tmp_path, "big.ipynb") == b"x" * 2048
+
+
+REFUSALS = [  # (how the file is made, the English words kept as they always read)
+    (lambda folder: os.symlink("/etc/hostname", folder / "x.ipynb"), "is a symbolic link"),
+    (lambda folder: os.mkfifo(folder / "x.ipynb"), "is a pipe (FIFO)"),
+    (lambda folder: (folder / "x.ipynb").mkdir(), "is a folder"),
+    (lambda folder: (folder / "x.ipynb").write_bytes(b"x" * 2048), "files over 0 MB are not graded"),
+    (lambda folder: None, "could not be read (No such file or directory)"),
+]
+
+
+@pytest.mark.parametrize("make, english", REFUSALS, ids=["link", "fifo", "folder", "too-big", "missing"])
+def test_a_refusal_is_said_in_the_readers_language(tmp_path, make, english):
+    """What a Chinese student reads when a file is refused is Chinese, the file's name aside;
+    English reads as it always read."""
+    from autograder import i18n
+
+    make(tmp_path)
+    with pytest.raises(Refused) as refused:
+        read_inside(tmp_path, "x.ipynb", limit=1024)
+    assert english in str(refused.value)
+    i18n.set_language("zh")
+    try:
+        with pytest.raises(Refused) as refused:
+            read_inside(tmp_path, "x.ipynb", limit=1024)
+    finally:
+        i18n.set_language("en")
+    words = str(refused.value).replace("x.ipynb", "")
+    assert words.strip() and not re.findall(r"[A-Za-z]{2,}", re.sub(r"FIFO|\bMB\b", "", words)), words
 
 
 # ----------------------------------------------------------------- malformed notebooks

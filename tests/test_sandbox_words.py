@@ -146,3 +146,23 @@ def test_a_report_of_words_or_odd_fields_is_shown_never_formatted():
     assert line.startswith("sandbox: tier none: ?, unprivileged user (uid {0.__class__}), landlock_filesystem, "
                            "made_up, ?, timeouts"), line
     assert "missing: GPU, seccomp, rlimit memory_bytes" in line
+
+
+@pytest.mark.parametrize("report", every_report(), ids=["namespaces", "landlock-or-none", "portable"])
+def test_the_probe_explains_in_chinese(report, chinese, monkeypatch):
+    """`python -m autograder.sandbox --lang zh`: its lines, like the sandbox line, hold no English word."""
+    from autograder.sandbox.probe import explain
+
+    monkeypatch.setattr(tiers.sys, "platform", "linux")
+    lines = explain(report)
+    assert re.fullmatch("沙箱层级：(namespaces|landlock|none)", lines[0]) and lines[1].startswith("  原因：")
+    lines = lines[1:]  # the first names the tier by its id, as the sandbox line's prefix does
+    assert [(line, latin_words(line)) for line in lines if latin_words(line)] == []
+
+
+def test_the_probe_takes_lang_and_refuses_an_unknown_one(capsys):
+    from autograder.sandbox.probe import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--lang", "fr"])
+    assert stopped.value.code == 2 and "--lang" in capsys.readouterr().err

@@ -8,6 +8,9 @@ import stat
 import tempfile
 from pathlib import Path
 
+from autograder.i18n import N_, _, _f
+from autograder.sandbox.system_errors import system_error
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -106,21 +109,26 @@ _REPARSE_POINT = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
 
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
-        return "a symbolic link"
+        return N_("a symbolic link")
     if stat.S_ISDIR(mode):
-        return "a folder"
+        return N_("a folder")
     if stat.S_ISFIFO(mode):
-        return "a pipe (FIFO)"
+        return N_("a pipe (FIFO)")
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+        return N_("a device")
     if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+        return N_("a socket")
+    return N_("not a regular file")
 
 
 def _not_a_file(shown: str, what: str) -> Refused:
-    return Refused(f"{shown} is {what}; the grader reads only regular files inside the submission "
-                   "folder (replace it with the real file)")
+    return Refused(_f("{file} is {kind}; the grader reads only regular files inside the submission "
+                      "folder (replace it with the real file)", file=shown, kind=_(what)))
+
+
+def _unreadable(shown: str, error: OSError) -> Refused:
+    return Refused(_f("{file} could not be read ({error})", file=shown,
+                      error=system_error(error.errno, english=error.strerror) if error.errno else error.strerror))
 
 
 def lexists_inside(root: Path, relative: str) -> bool:
@@ -146,7 +154,7 @@ def read_inside(root: Path, relative: str, limit: int = MAX_SUBMISSION_FILE) -> 
     parts = Path(relative).parts
     shown = Path(relative).as_posix()
     if not parts or Path(relative).is_absolute() or any(p in ("", ".", "..") for p in parts):
-        raise Refused(f"{shown}: not a path inside the submission folder")
+        raise Refused(_f("{file}: not a path inside the submission folder", file=shown))
     if _NOFOLLOW and os.open in os.supports_dir_fd:
         fd = _open_below(root, parts, shown)
     else:
@@ -156,11 +164,11 @@ def read_inside(root: Path, relative: str, limit: int = MAX_SUBMISSION_FILE) -> 
         if not stat.S_ISREG(info.st_mode):
             raise _not_a_file(shown, _kind(info.st_mode))
         if info.st_size > limit:
-            raise Refused(f"{shown} is {info.st_size / 1024**2:.0f} MB; files over "
-                          f"{limit // 1024**2} MB are not graded")
+            raise Refused(_f("{file} is {size:.0f} MB; files over {limit} MB are not graded",
+                             file=shown, size=info.st_size / 1024**2, limit=limit // 1024**2))
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise Refused(f"{shown} is larger than {limit // 1024**2} MB; it is not graded")
+        raise Refused(_f("{file} is larger than {limit} MB; it is not graded", file=shown, limit=limit // 1024**2))
     return data
 
 
@@ -169,14 +177,15 @@ def _open_below(root: Path, parts: tuple, shown: str) -> int:
     try:
         fd = os.open(root, os.O_RDONLY | _DIRECTORY)
     except OSError as error:
-        raise Refused(f"{root}: the submission folder cannot be opened ({error.strerror})") from None
+        raise Refused(_f("{folder}: the submission folder cannot be opened ({error})", folder=root,
+                         error=system_error(error.errno, english=error.strerror))) from None
     try:
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             try:
                 mode = os.lstat(part, dir_fd=fd).st_mode
             except OSError as error:
-                raise Refused(f"{shown} could not be read ({error.strerror})") from None
+                raise _unreadable(shown, error) from None
             wanted = stat.S_ISREG(mode) if last else stat.S_ISDIR(mode)
             if not wanted:  # refused before opening: opening a device can have effects of its own
                 raise _not_a_file(shown if last else "/".join(parts[:index + 1]), _kind(mode))
@@ -185,7 +194,7 @@ def _open_below(root: Path, parts: tuple, shown: str) -> int:
             try:
                 opened = os.open(part, flags, dir_fd=fd)
             except OSError as error:  # swapped for a link between lstat and open, or unreadable
-                raise Refused(f"{shown} could not be read ({error.strerror})") from None
+                raise _unreadable(shown, error) from None
             os.close(fd)
             fd = opened
         return fd
@@ -204,13 +213,13 @@ def _open_checked(root: Path, parts: tuple, shown: str) -> int:
         try:
             info = os.lstat(path)
         except OSError as error:
-            raise Refused(f"{shown} could not be read ({error.strerror})") from None
+            raise _unreadable(shown, error) from None
         last = index == len(parts) - 1
         if getattr(info, "st_file_attributes", 0) & _REPARSE_POINT or stat.S_ISLNK(info.st_mode):
-            raise _not_a_file(shown if last else "/".join(parts[:index + 1]), "a link (or junction)")
+            raise _not_a_file(shown if last else "/".join(parts[:index + 1]), N_("a link (or junction)"))
         if not (stat.S_ISREG(info.st_mode) if last else stat.S_ISDIR(info.st_mode)):
             raise _not_a_file(shown if last else "/".join(parts[:index + 1]), _kind(info.st_mode))
     try:
         return os.open(path, os.O_RDONLY | _BINARY)
     except OSError as error:
-        raise Refused(f"{shown} could not be read ({error.strerror})") from None
+        raise _unreadable(shown, error) from None

@@ -12,10 +12,8 @@ take are shown as the id (or "?"): a report is shown, never trusted to format it
 """
 from __future__ import annotations
 
-import errno as errnos
-import os
-
-from autograder.i18n import DEFAULT, N_, _, _f, language
+from autograder.i18n import N_, _, _f
+from autograder.sandbox.system_errors import system_error
 
 # i18n: a layer of the sandbox, in force ("ABI" is Landlock's version; uid: the user id)
 IN_FORCE = {
@@ -69,23 +67,6 @@ WHY = {
     "landlock_abi": N_("ABI {abi} < 6"),
 }
 
-# the system's errors a sandbox meets, by name: English reads the C library's own words
-# (os.strerror), another language these, translated
-ERRORS = {
-    "EPERM": N_("operation not permitted"),
-    "EACCES": N_("permission denied"),
-    "EINVAL": N_("invalid argument"),
-    "ENOSYS": N_("function not implemented"),
-    "EOPNOTSUPP": N_("operation not supported"),
-    "ENOENT": N_("no such file or directory"),
-    "EBUSY": N_("device or resource busy"),
-    "ENOMEM": N_("cannot allocate memory"),
-    "ENOSPC": N_("no space left on device"),
-    "EROFS": N_("read-only file system"),
-    "EUSERS": N_("too many users"),
-    "ENOTDIR": N_("not a directory"),
-}
-
 GPU_CAP = N_("GPU memory cap {cap:g} GiB of {total:.0f}")
 NO_GPU_CAP = N_("no GPU memory cap")
 RLIMIT = N_("rlimit {name}")  # a resource limit the worker could not set (its name: an identifier)
@@ -136,10 +117,7 @@ def reason(entry: dict) -> str:
     """Why a layer is missing, or "" when the report does not say."""
     number, error, why = entry.get("errno"), entry.get("error"), entry.get("why")
     if isinstance(number, int) and number > 0:
-        if language() == DEFAULT:
-            return os.strerror(number).lower()
-        name = errnos.errorcode.get(number, "")
-        return _(ERRORS[name]) if name in ERRORS else (name or f"errno {number}")
+        return system_error(number)
     if isinstance(error, str):
         return error  # an exception's own text, quoted as it came
     if isinstance(why, str) and why in WHY:

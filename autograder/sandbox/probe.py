@@ -1,4 +1,4 @@
-"""`python -m autograder.sandbox [--measure N]`: the sandbox tier this machine gives, and why.
+"""`python -m autograder.sandbox [--measure N] [--lang en|zh]`: the sandbox tier this machine gives, and why.
 
 Starts one worker child without student code (on the path `start_launcher`
 picks), prints the tier it reached and the layers behind it (tiers.py), then,
@@ -6,6 +6,7 @@ with --measure, the cost of a section's worker with and without confinement.
 """
 from __future__ import annotations
 
+from autograder.i18n import ENVIRONMENT, LANGUAGES, _, _f, resolve, set_language
 from autograder.sandbox import tiers
 from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.limits import Limits
@@ -17,7 +18,7 @@ def measure(launcher, rounds: int = 10) -> dict:
     import time
 
     times = {True: [], False: []}
-    for _ in range(rounds):
+    for _round in range(rounds):
         for on in (True, False):
             started = time.perf_counter()
             child = launcher.spawn(Limits(sandbox=on), {"names": []})
@@ -30,18 +31,18 @@ def measure(launcher, rounds: int = 10) -> dict:
 def explain(report: dict) -> list[str]:
     """Lines saying which tier was reached and what kept the stronger one away."""
     level = tiers.tier(report)
-    lines = [f"sandbox tier: {level}"]
+    lines = [_f("sandbox tier: {tier}", tier=level)]
     missing = tiers.missing_words(report)
     if level == tiers.NAMESPACES:
-        lines.append("  why: namespaces were granted (network, mount and PID), the strongest tier")
+        lines.append("  " + _("why: namespaces were granted (network, mount and PID), the strongest tier"))
     elif level == tiers.LANDLOCK:
-        lines.append("  why: namespaces are not granted here (" + "; ".join(missing[:3]) +
-                     "); Landlock, seccomp and a subreaper hold instead")
+        lines.append("  " + _f("why: namespaces are not granted here ({missing}); Landlock, seccomp and a "
+                               "subreaper hold instead", missing=_("; ").join(missing[:3])))
     else:
         where, fix = tiers.advice(report)
-        lines.append("  why: neither tier holds (" + "; ".join(missing[:5]) + ")")
+        lines.append("  " + _f("why: neither tier holds ({missing})", missing=_("; ").join(missing[:5])))
         lines.append(f"  {where}: {fix}")
-        lines.append("  hidden grading refuses to run here unless given --sandbox weak")
+        lines.append("  " + _("hidden grading refuses to run here unless given --sandbox weak"))
     return lines
 
 
@@ -51,7 +52,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.sandbox")
     parser.add_argument("--measure", type=int, default=0, metavar="N",
                         help="also time N alternating worker starts with the sandbox on and off")
+    parser.add_argument("--lang", choices=tuple(LANGUAGES), default=None,
+                        help=f"language of the lines (default: ${ENVIRONMENT}, then en)")
     args = parser.parse_args(argv)
+    try:
+        set_language(resolve(args.lang))
+    except ValueError as error:
+        parser.error(str(error))
     launcher = start_launcher()
     try:
         report = launcher.probe()
@@ -59,8 +66,8 @@ def main(argv=None) -> int:
         print(launcher.sandbox_line(Limits()))
         if args.measure > 0 and launcher.kind == "fork":
             result = measure(launcher, args.measure)
-            print(f"per section's worker: {result['on'] * 1000:.0f} ms with the sandbox, "
-                  f"{result['off'] * 1000:.0f} ms without: {(result['on'] - result['off']) * 1000:+.0f} ms each")
+            print(_f("per section's worker: {on:.0f} ms with the sandbox, {off:.0f} ms without: {more:+.0f} ms each",
+                     on=result["on"] * 1000, off=result["off"] * 1000, more=(result["on"] - result["off"]) * 1000))
     finally:
         launcher.close()
     return 0

@@ -23,6 +23,36 @@ def venv_path(path: str | None = None) -> str:
     rest = os.environ.get("PATH", "/usr/bin:/bin") if path is None else path
     return os.pathsep.join([str(Path(sys.executable).parent), rest])
 
+def release_course(config: Path, source: Path, course_dir: Path):
+    """Run an instructor's `nbgrader generate_assignment *` on a copy of a course directory (its
+    nbgrader_config.py and source/) made in `course_dir`; fails the test if nbgrader does."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    course_dir.mkdir()
+    shutil.copy(config, course_dir)
+    shutil.copytree(source, course_dir / "source")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", "--log-level=WARN"],
+        cwd=course_dir, capture_output=True, text=True, env=dict(os.environ, PATH=venv_path()), timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def released_text(course_dir: Path, section_id: str, proc) -> str:
+    """The notebook nbgrader released for `section_id` in `course_dir`, cleaned and written as the build writes it."""
+    import nbformat
+
+    from course.build import nbgrader_release, notebooks
+
+    released = course_dir / "release" / section_id / f"{section_id}.ipynb"
+    assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"
+    return notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
+
+
 def check_max_points(test: dict) -> float:
     """A results.json test's own points, as Gradescope and a workflow read them: a bonus check's test
     has `max_score` 0 (Gradescope's extra credit) and keeps its points in extra_data["max_points"]."""

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import ast
 import copy
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -24,6 +21,7 @@ from autograder.core.sections import SECTIONS
 from course import catalogue, localized, prose
 from course.build import examples, layout, nbgrader_release, notebooks, outputs, points, steps
 from course.catalogue import Message
+from support import release_course, released_text
 
 ROOT = layout.ROOT
 LANG, LOCALE = "zh", "zh_CN"
@@ -366,21 +364,11 @@ def test_nbgrader_generate_assignment_on_the_chinese_sources(tmp_path):
     """An instructor's `nbgrader generate_assignment` in assignments/zh/ releases exactly the
     committed Chinese student notebooks (the build releases the translated sources the same way)."""
     course_dir = tmp_path / "zh"
-    course_dir.mkdir()
-    shutil.copy(ROOT / "assignments/zh/nbgrader_config.py", course_dir)
-    shutil.copytree(ROOT / "assignments/zh/source", course_dir / "source")
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", "--log-level=WARN"],
-        cwd=course_dir, capture_output=True, text=True, env=env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = release_course(ROOT / "assignments/zh/nbgrader_config.py", ROOT / "assignments/zh/source", course_dir)
     for sid in SECTION_IDS:
-        released = course_dir / "release" / sid / f"{sid}.ipynb"
-        assert released.is_file(), f"nbgrader released no notebook for {sid}:\n{proc.stderr}"
-        text = notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
+        text = released_text(course_dir, sid, proc)
         assert text == (ROOT / f"student_template/zh/{sid}.ipynb").read_text(encoding="utf-8"), sid
-        assert (released.parent / "README.md").read_text(encoding="utf-8").startswith("# PyTorch 中的注意力机制")
+        assert (course_dir / "release" / sid / "README.md").read_text(encoding="utf-8").startswith("# PyTorch 中的注意力机制")
 
 
 # --------------------------------------------------------------------------- the Chinese course directory at work

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +11,9 @@ import nbformat
 import pytest
 
 from autograder.core.sections import BY_ID, SECTIONS
-from course.build import examples, layout, nbgrader_release, notebooks, outputs, points, reference
+from course.build import examples, layout, notebooks, outputs, points, reference
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake, plan_for
+from support import release_course, released_text
 
 ROOT = layout.ROOT
 FIXTURE_SPEC = Path(__file__).parent / "fixtures" / "specs" / "01_scores.py"
@@ -202,19 +202,10 @@ def test_nbgrader_generate_assignment_on_the_committed_sources(tmp_path):
     if not sections:
         pytest.skip("no source notebook committed yet")
     course_dir = tmp_path / "assignments"
-    course_dir.mkdir()
-    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course_dir)
-    shutil.copytree(ROOT / "assignments" / "source", course_dir / "source")
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", "--log-level=WARN"],
-        cwd=course_dir, capture_output=True, text=True, env=env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = release_course(ROOT / "assignments" / "nbgrader_config.py", ROOT / "assignments" / "source", course_dir)
     for section_id in sections:
         released = course_dir / "release" / section_id / f"{section_id}.ipynb"
-        assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"
-        text = notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
+        text = released_text(course_dir, section_id, proc)
         committed = (ROOT / layout.RELEASED_NB.format(id=section_id)).read_text()
         assert text == committed, f"{section_id}: nbgrader's release differs from student_template/"
         helper = released.parent / layout.HELPER_NAME

@@ -201,6 +201,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
     english_config = (root / NBGRADER_CONFIG).read_text(encoding="utf-8")
     if COURSE_ID_LINE not in english_config:
         raise LocalizationError(f"assignments/nbgrader_config.py: the line {COURSE_ID_LINE!r} is missing")
+    helper = helper_text(root)  # read once: every folder of every language carries the same copy
     for lang, locale in LANGUAGES.items():
         try:
             cat = catalogue.Catalogue(locale, root)
@@ -213,7 +214,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
         readme = translated_readme(cat, root)
         template = TEMPLATE_DIR.format(lang=lang)
         result.files[f"{template}/{README}"] = readme
-        result.files[f"{template}/{HELPER_NAME}"] = helper_text(root)
+        result.files[f"{template}/{HELPER_NAME}"] = helper
         for rel, data in wheels.items():
             result.blobs[f"{template}/grader/{Path(rel).name}"] = data
         translated = {sid: translated_notebook(nb, sid, cat, lang) for sid, nb in sources.items()}
@@ -227,7 +228,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
             folder = SOURCE_DIR.format(lang=lang, id=section.id)
             result.files[f"{folder}/{section.id}.ipynb"] = notebook_text(translated[section.id])
             result.files[f"{folder}/{README}"] = section_readme(section, readme, cat)
-            result.files[f"{folder}/{HELPER_NAME}"] = helper_text(root)
+            result.files[f"{folder}/{HELPER_NAME}"] = helper
             for rel, data in wheels.items():
                 result.blobs[f"{folder}/grader/{Path(rel).name}"] = data
             result.files[f"{template}/{section.id}.ipynb"] = notebook_text(released[section.id])

@@ -22,16 +22,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from grade_speed import Meter  # noqa: E402
+from grade_speed import FLOOR, GRADE, Meter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(checkouts: dict, rounds: int) -> dict:
-    plans = {"floor": ([sys.executable, "-c", "import torch"], ROOT)}
+    plans = {"floor": (FLOOR, ROOT)}
     for label, folder in checkouts.items():
-        plans[label] = ([sys.executable, "-m", "autograder", "grade", "examples/correct", "--format", "json",
-                         "--output", os.devnull], Path(folder))
+        plans[label] = (GRADE, Path(folder))
     meter, runs = Meter(), {label: [] for label in plans}
     try:
         if meter.cgroup is None:

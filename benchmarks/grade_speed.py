@@ -47,6 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("correct", "partial", "correct_py")
 TARGETS = {"grade_wall": 1.4, "grade_cpu": 2.3, "check_wall": 1.4, "jobs2_speedup": 1.8, "marginal_jobs2_s": 0.3}
 CGROUP_ROOT = Path("/sys/fs/cgroup/cpuacct")
+# The floor, and one grading of the correct examples (run in a checkout: the path is relative to it)
+FLOOR = [sys.executable, "-c", "import torch"]
+GRADE = [sys.executable, "-m", "autograder", "grade", "examples/correct", "--format", "json", "--output", os.devnull]
 
 
 class Meter:
@@ -107,9 +110,8 @@ def commands(scratch: Path, class_size: int) -> dict:
                 "--out", str(scratch / f"out-{name}")]
 
     return {
-        "floor": ([python, "-c", "import torch"], ROOT),
-        "grade": ([python, "-m", "autograder", "grade", "examples/correct", "--format", "json",
-                   "--output", os.devnull], ROOT),
+        "floor": (FLOOR, ROOT),
+        "grade": (GRADE, ROOT),
         "check": ([python, "-m", "autograder", "check"], selfcheck),
         "batch_1": (batch(one, 1, "one"), ROOT),
         f"batch_{class_size}_jobs1": (batch(big, 1, "jobs1"), ROOT),

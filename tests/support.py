@@ -23,6 +23,7 @@ def venv_path(path: str | None = None) -> str:
     rest = os.environ.get("PATH", "/usr/bin:/bin") if path is None else path
     return os.pathsep.join([str(Path(sys.executable).parent), rest])
 
+
 def release_course(config: Path, source: Path, course_dir: Path):
     """Run an instructor's `nbgrader generate_assignment *` on a copy of a course directory (its
     nbgrader_config.py and source/) made in `course_dir`; fails the test if nbgrader does."""

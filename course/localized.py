@@ -43,6 +43,7 @@ from course.build.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_
 from course.build.nbgrader_release import release
 from course.build.notebooks import build_source_notebook, notebook_text
 from course.build.outputs import BuildResult
+from course.build.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
 
 CONFIG = layout.LANGUAGE_CONFIG
@@ -102,9 +103,7 @@ def readme_blocks(text: str) -> list[tuple[str, str | None]]:
 
 def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
     """The words of the README's table of notebooks (course/build/readme.py's notebook_table), and the section titles."""
-    words = ["{core} notebooks, one per section, to work through in order{more}:", ", and {bonus} bonus",
-             "| notebook | section | you implement |", " (bonus)"]
-    return ([Message(f"{README}/notebooks", text, "table") for text in words]
+    return ([Message(f"{README}/notebooks", text, "table") for text in TABLE_WORDS]
             + [Message("sections", s.title, "section title") for s in sections])
 
 
@@ -173,15 +172,8 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
 
 def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
     """The README's table of notebooks (course/build/readme.py's notebook_table) in the catalogue's language."""
-    intro, bonus, header, bonus_mark = (cat.lookup(m) for m in table_messages(sections)[:4])
-    core = [s for s in sections if not s.bonus]
-    more = bonus.format(bonus=len(sections) - len(core)) if len(core) < len(sections) else ""
-    lines = [intro.format(core=len(core), more=more), "", header, "|---|---|---|"]
-    for s in sections:
-        title = cat.lookup(Message("sections", s.title, "section title"))
-        names = ", ".join(f"`{name}`" for name in s.names)
-        lines.append(f"| `{s.notebook}` | {title}{bonus_mark if s.bonus else ''} | {names} |")
-    return "\n".join(lines)
+    return notebook_table(sections, lambda text: cat.lookup(Message(f"{README}/notebooks", text, "table")),
+                          lambda s: cat.lookup(Message("sections", s.title, "section title")))
 
 
 def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> str:

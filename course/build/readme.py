@@ -11,15 +11,21 @@ from autograder.instructor import selfcheck_export
 from course.build.layout import README_SOURCE, ROOT, BuildError
 
 
-def notebook_table(sections: tuple[Section, ...] = SECTIONS) -> str:
-    """The students' list of notebooks, from the registry: a new section appears in it by itself."""
+# The words of the table, each a unit the translators see (course/localized.py's table_messages)
+TABLE_WORDS = ("{core} notebooks, one per section, to work through in order{more}:", ", and {bonus} bonus",
+               "| notebook | section | you implement |", " (bonus)")
+
+
+def notebook_table(sections: tuple[Section, ...] = SECTIONS, words=lambda text: text, title=lambda s: s.title) -> str:
+    """The students' list of notebooks, from the registry: a new section appears in it by itself.
+    `words` and `title` give the table's words and a section's title in the README's language."""
+    intro, bonus, header, bonus_mark = (words(text) for text in TABLE_WORDS)
     core = [s for s in sections if not s.bonus]
-    lines = [f"{len(core)} notebooks, one per section, to work through in order"
-             + (f", and {len(sections) - len(core)} bonus" if len(core) < len(sections) else "") + ":", "",
-             "| notebook | section | you implement |", "|---|---|---|"]
+    more = bonus.format(bonus=len(sections) - len(core)) if len(core) < len(sections) else ""
+    lines = [intro.format(core=len(core), more=more), "", header, "|---|---|---|"]
     for s in sections:
         names = ", ".join(f"`{name}`" for name in s.names)
-        lines.append(f"| `{s.notebook}` | {s.title}{' (bonus)' if s.bonus else ''} | {names} |")
+        lines.append(f"| `{s.notebook}` | {title(s)}{bonus_mark if s.bonus else ''} | {names} |")
     return "\n".join(lines)
 
 

@@ -43,6 +43,7 @@ from course.build.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_
 from course.build.nbgrader_release import release
 from course.build.notebooks import build_source_notebook, notebook_text
 from course.build.outputs import BuildResult
+from course.build.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.build.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
 
@@ -107,13 +108,8 @@ def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
             + [Message("sections", s.title, "section title") for s in sections])
 
 
-SECTION_NOTE = Message(
-    f"{README}/section note",
-    "This folder holds one section of the course, `{notebook}` ({title}), released on its own: each "
-    "section comes with this README and the self-check in `grader/`. Install once (below), then check "
-    "this notebook alone, in this folder with the environment activated: "
-    "`python -m autograder check --section {section}`.",
-    "note under the README's title, in a folder released through nbgrader")
+SECTION_NOTE = Message(f"{README}/section note", ENGLISH_SECTION_NOTE,
+                       "note under the README's title, in a folder released through nbgrader")
 
 
 def readme_messages(root: Path = ROOT) -> list[Message]:

@@ -16,6 +16,15 @@ TABLE_WORDS = ("{core} notebooks, one per section, to work through in order{more
                "| notebook | section | you implement |", " (bonus)")
 
 
+# The note under the title of a README that comes with one section (course/localized.py translates it)
+SECTION_NOTE = (
+    "This folder holds one section of the course, `{notebook}` ({title}), released on its own: each "
+    "section comes with this README and the self-check in `grader/`. Install once (below), then check "
+    "this notebook alone, in this folder with the environment activated: "
+    "`python -m autograder check --section {section}`."
+)
+
+
 def notebook_table(sections: tuple[Section, ...] = SECTIONS, words=lambda text: text, title=lambda s: s.title) -> str:
     """The students' list of notebooks, from the registry: a new section appears in it by itself.
     `words` and `title` give the table's words and a section's title in the README's language."""
@@ -53,10 +62,5 @@ def section_readme(section: Section, root: Path = ROOT) -> str:
     """The students' README as it comes with one section released through nbgrader's exchange:
     a note under its title says that this folder is one section and how to check it alone."""
     title, _, rest = student_readme(root).partition("\n")
-    note = (
-        f"This folder holds one section of the course, `{section.notebook}` ({section.title}), "
-        "released on its own: each section comes with this README and the self-check in `grader/`. "
-        "Install once (below), then check this notebook alone, in this folder with the environment "
-        f"activated: `python -m autograder check --section {section.id}`."
-    )
+    note = SECTION_NOTE.format(notebook=section.notebook, title=section.title, section=section.id)
     return f"{title}\n\n" + "\n".join(textwrap.wrap(note, 78)) + "\n" + rest

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.core.extract import banned_uses, cell_label, definition_source, tampering
+from autograder.core.extract import banned_uses, cell_label, definition_source, notebook_language, tampering
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_file, check_module
@@ -298,9 +298,8 @@ def notebook_file_language() -> str | None:
         path = Path(str(get_ipython().user_ns.get("__session__", "")))  # noqa: F821  (IPython only)
         if path.suffix != ".ipynb" or not path.is_file():
             return None
-        course = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("course", {})
-        language = course.get("language") if isinstance(course, dict) else None
-        return language if isinstance(language, str) else None
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        return notebook_language(notebook) if isinstance(notebook, dict) else None
     except (NameError, AttributeError, OSError, ValueError):  # no IPython, no such file, not a notebook
         return None
 

@@ -76,7 +76,7 @@ def wrap(text: str, columns: int) -> list[str]:
     """`text` in lines of at most `columns` display columns: textwrap's lines where every character
     is narrow (English), else lines broken at spaces or between wide characters, which Chinese
     writes without spaces, each wide character counted as two columns."""
-    if not any(unicodedata.east_asian_width(c) in "WF" for c in text):
+    if display_width(text) == len(text):
         return textwrap.wrap(text, columns)
     lines, line = [], ""
     for piece in re.findall(r"\s+|[\u2e80-\uffef]|[^\s\u2e80-\uffef]+", text):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import own_name
-from autograder.feedback import heatmaps
+from autograder.feedback import heatmaps, svg
 from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
 from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult
 from autograder.i18n import _, _f, language
@@ -139,9 +139,6 @@ def shared_failure(section) -> str:
     return ""
 
 
-SVG_START = b'<?xml version="1.0" encoding="UTF-8"?>\n<svg '  # how every picture heatmaps draws begins
-
-
 def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, bytes]:
     """file name -> SVG bytes of every heatmap of the report. cached: a folder of pictures written
     earlier: one of the same name (the name holds the digest of what it shows) is reused, so that
@@ -150,8 +147,7 @@ def render_images(result: GradeResult, cached: Path | None = None) -> dict[str, 
     for _check, figure, name in figures(result):
         old = cached / name if cached is not None else None
         data = old.read_bytes() if old is not None and old.is_file() and not old.is_symlink() else b""
-        images[name] = data if data.startswith(SVG_START) and data.endswith(b"</svg>\n") \
-            else heatmaps.render_figure(figure)
+        images[name] = data if data.startswith(svg.START) and data.endswith(svg.END) else heatmaps.render_figure(figure)
     return images
 
 

@@ -20,6 +20,9 @@ from xml.sax.saxutils import escape
 from autograder.feedback.formats import plain_text
 
 FONT = "DejaVu Sans, Verdana, sans-serif"  # the reader's own fonts draw what these lack (Chinese)
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
+# how every picture document() writes begins and ends (a cached picture is checked against them)
+START, END = (XML_DECLARATION + "\n<svg ").encode("utf-8"), b"</svg>\n"
 _ATTRIBUTE_ENTITIES = {'"': "&quot;", "'": "&apos;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 
 
@@ -89,7 +92,7 @@ def document(width: int, height: int, body: list[str], definitions: list[str] = 
     """The whole picture as UTF-8 bytes, on a white background."""
     head = _head("svg", {"xmlns": "http://www.w3.org/2000/svg", "width": str(width), "height": str(height),
                          "viewBox": f"0 0 {width} {height}", "font-family": FONT})
-    parts = ['<?xml version="1.0" encoding="UTF-8"?>', f"<{head}>"]
+    parts = [XML_DECLARATION, f"<{head}>"]
     if definitions:
         parts.append(element("defs", {}, "".join(definitions)))
     parts.append(rect(0, 0, width, height, fill="#ffffff"))

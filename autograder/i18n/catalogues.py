@@ -105,10 +105,6 @@ def po_path(locale: str, area: str, folder: Path = HERE) -> Path:
     return folder / locale / "LC_MESSAGES" / f"{area}.po"
 
 
-def mo_path(locale: str, area: str, folder: Path = HERE) -> Path:
-    return po_path(locale, area, folder).with_suffix(".mo")
-
-
 def locales() -> list[str]:
     return [locale for locale in LANGUAGES.values() if locale]
 

@@ -197,9 +197,9 @@ def package_files(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None
 def only_shipped_messages(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """`files` with each message catalogue cut down to the messages of the shipped code: the
     translations of a hidden check's title and messages would tell what the hidden checks look at."""
-    shipped = {msgid for rel, data in files if rel.endswith(".py")
-               for _line, msgid, _comments in catalogues.extract_text(data.decode("utf-8"))
-               + catalogues.section_title(data.decode("utf-8"))}
+    sources = [data.decode("utf-8") for rel, data in files if rel.endswith(".py")]
+    shipped = {msgid for source in sources
+               for _line, msgid, _comments in catalogues.extract_text(source) + catalogues.section_title(source)}
     kept = []
     for rel, data in files:
         if rel.endswith(".mo"):

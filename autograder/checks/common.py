@@ -163,17 +163,13 @@ def expect_gradients(reply, names, what: str, unused: str = UNUSED_PARAMETER, ou
     (NaN in the forward is the value checks' business: its gradients are NaN too).
     unused: the hint for a parameter that got none; out: the output to judge (default: the reply's value)."""
     out = reply.value if out is None else out
-    if isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all()):
-        expect(reply.graph, f"{what}: {_(NO_GRAPH)}")
-        missing = [name for name in names if not isinstance(reply.param_grads.get(name), torch.Tensor)]
-        expect(not missing, _f("{what}: parameter {name} received no gradient ({unused})", what=what,
-                               name=missing[0] if missing else "", unused=_(unused)))
-        return
-    expect_grads_flow(reply, names, what, unused)
+    nonfinite_out = isinstance(out, torch.Tensor) and out.is_floating_point() and not bool(torch.isfinite(out).all())
+    expect_grads_flow(reply, names, what, unused, finite=not nonfinite_out)
 
 
-def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER) -> None:
-    """The output has an autograd graph and each parameter in `names` gets a finite gradient.
+def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER, finite: bool = True) -> None:
+    """The output has an autograd graph and each parameter in `names` gets a gradient, a finite one
+    unless `finite` is False.
 
     Only that the gradients flow: their values follow from the forward, which other checks grade.
     """
@@ -183,7 +179,7 @@ def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER) -
         if not isinstance(grad, torch.Tensor):
             raise CheckFailed(_f("{what}: parameter {name} received no gradient ({unused})", what=name,
                                  name=param_name, unused=_(unused)))
-        expect(bool(torch.isfinite(grad).all()),
+        expect(not finite or bool(torch.isfinite(grad).all()),
                _f("{what}: the gradient of {name} is not finite", what=name, name=param_name))
 
 

@@ -19,21 +19,11 @@ BARE_SPLIT_IN_FORWARD = N_("a bare view to (B, H, T, head_dim) when splitting he
 def bare_split_output(x, d_in, d_out, num_heads, seed):
     """What MultiHeadAttention(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns when it
     splits the heads with a bare view to (B, H, T, head_dim): the weights of the public creation order."""
-    with torch.no_grad():
-        return _bare_split_output(x, d_in, d_out, num_heads, seed)
-
-
-def _bare_split_output(x, d_in, d_out, num_heads, seed):
     projection = seeded_projections(d_in, d_out, seed=seed)
-    out_proj = torch.nn.Linear(d_out, d_out)  # created right after W_value
-    b, t, _ = x.shape
-    head_dim = d_out // num_heads
-    queries, keys, values = (layer(x).reshape(b, num_heads, t, head_dim)
-                             for layer in (projection.W_query, projection.W_key, projection.W_value))
-    hidden = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-    scores = (queries @ keys.transpose(-2, -1)).masked_fill(hidden, float("-inf"))
-    context = torch.softmax(scores / math.sqrt(head_dim), dim=-1) @ values
-    return out_proj(context.transpose(1, 2).reshape(b, t, d_out))
+    module = SimpleNamespace(W_query=projection.W_query, W_key=projection.W_key, W_value=projection.W_value,
+                             out_proj=torch.nn.Linear(d_out, d_out),  # created right after W_value
+                             num_heads=num_heads, head_dim=d_out // num_heads, d_out=d_out)
+    return attend(module, x, bare_split=True)
 
 
 def own_layers(params, d_in, d_out, num_heads, device="cpu"):

@@ -10,7 +10,7 @@ from autograder.i18n import _f
 from autograder.core.harness import StudentFailure
 
 
-# the worker's words for an allocation over its memory limit (worker/serve.describe_error), said again here
+# the worker's words for an allocation over its memory limit (worker/student_code.describe_error), said again here
 MEMORY = re.compile(r"your code tried to allocate more than the (\d[\w. ]{0,20}) limit")
 
 

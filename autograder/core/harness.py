@@ -113,7 +113,7 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
 
 def translated_title(grading: dict) -> str:
     """A check's title in the reader's language (a title is a msgid: i18n.catalogues extracts it)."""
-    title = grading["title"]
+    title = grading["title"]  # through a name: the catalogues' extractor would take "title" for a message
     return _(title)
 
 
@@ -162,21 +162,19 @@ def close(actual, expected, device=None, scale=None, atol=None) -> bool:
         return actual.dtype == expected.dtype and bool(torch.equal(actual, expected))
     a, e = actual.double(), expected.double()
     finite = torch.isfinite(e)
-    if bool(finite.all()):  # the usual case, decided alike with no masked copies (a grading makes hundreds)
+    if bool(finite.all()):  # the usual case: no masked copies (a grading makes hundreds of comparisons)
         if not bool(torch.isfinite(a).all()):
             return False
-        if scale is None:
-            scale = e.abs().max().item() if e.numel() else 1.0
-        rtol, default_atol = tolerance(device, scale)
-        return bool(torch.allclose(a, e, rtol=rtol, atol=default_atol if atol is None else atol))
-    if not torch.equal(torch.isfinite(a), finite):
-        return False
-    if not torch.equal(a[~finite].nan_to_num(0.0), e[~finite].nan_to_num(0.0)):
-        return False
+    else:  # nan and inf must sit where expected, and match there; the finite entries are compared below
+        if not torch.equal(torch.isfinite(a), finite):
+            return False
+        if not torch.equal(a[~finite].nan_to_num(0.0), e[~finite].nan_to_num(0.0)):
+            return False
+        a, e = a[finite], e[finite]
     if scale is None:
-        scale = e[finite].abs().max().item() if finite.any() else 1.0
+        scale = e.abs().max().item() if e.numel() else 1.0
     rtol, default_atol = tolerance(device, scale)
-    return bool(torch.allclose(a[finite], e[finite], rtol=rtol, atol=default_atol if atol is None else atol))
+    return bool(torch.allclose(a, e, rtol=rtol, atol=default_atol if atol is None else atol))
 
 
 class Mistake(str):

@@ -404,7 +404,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         args_after=args_after,
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],
-        graph=bool((reply.get("grads") or {}).get("graph", True)),
+        graph=bool(grads.get("graph", True)),
         mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
     )

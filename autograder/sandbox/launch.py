@@ -42,14 +42,15 @@ def prestart() -> None:
         _PRESTARTED.append(Zygote())
 
 
-def start_launcher(limits: "Limits | None" = None, warm_meta: bool = False):
-    """The fork path's Zygote where it can run, else the portable launcher (started with `limits`)."""
-    if _PRESTARTED and not warm_meta:
+def start_launcher(limits: "Limits | None" = None):
+    """The fork path's Zygote where it can run, else the portable launcher (started with `limits`).
+    (A batch starts its own Zygote, with the meta device warmed: instructor/jobs.py.)"""
+    if _PRESTARTED:
         return _PRESTARTED.pop()
     if fork_path_chosen():
         from autograder.sandbox.zygote import Zygote
 
-        return Zygote(warm_meta=warm_meta)
+        return Zygote()
     from autograder.sandbox.portable import Launcher
 
     return Launcher(limits)

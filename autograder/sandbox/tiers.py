@@ -50,25 +50,22 @@ def _ids(report: dict | None, which: str) -> list[str]:
     return [entry_id(entry) for entry in (report or {}).get(which, [])]
 
 
-def _has(report: dict | None, layer: str) -> bool:
-    return layer in _ids(report, "layers")
-
-
 def tier(report: dict | None) -> str:
     if not report:
         return NONE
     if "unprivileged_user" in _ids(report, "missing"):
         return NONE  # student code would run as root
-    if all(_has(report, layer) for layer in NAMESPACES_NEEDS):
+    layers = set(_ids(report, "layers"))  # read once, for every layer asked about below
+    if layers.issuperset(NAMESPACES_NEEDS):
         return NAMESPACES
-    if all(any(_has(report, layer) for layer in choice) for choice in LANDLOCK_NEEDS):
+    if all(layers.intersection(choice) for choice in LANDLOCK_NEEDS):
         return LANDLOCK
     return NONE
 
 
 def holds(report: dict | None, guarantee: str) -> bool:
     """Whether `guarantee` (a key of GUARANTEES) held in the reporting child, by either tier."""
-    return any(_has(report, layer) for layer in GUARANTEES[guarantee])
+    return not set(_ids(report, "layers")).isdisjoint(GUARANTEES[guarantee])
 
 
 def _size(value: int) -> str:

@@ -80,8 +80,13 @@ class Zygote:
             start_new_session=True,
         )
         child_end.close()
+        self._talk_over(self.control)
+
+    def _talk_over(self, control: socket.socket) -> None:
+        """The state of a handle that sends requests on `control` (a started zygote's or a copy's)."""
+        self.control = control
         self.lock = threading.Lock()
-        self.reader = self.control.makefile("rb")
+        self.reader = control.makefile("rb")
         self.sandbox: dict | None = None  # what the first child reported about its confinement
         self.unanswered = 0  # `warm` requests whose answer is read before the next request is sent
 
@@ -89,11 +94,8 @@ class Zygote:
     def attach(cls, control: socket.socket) -> "Zygote":
         """A handle on a copy made by `copy_for_job`: spawns alike; it ends when `control` closes."""
         zygote = cls.__new__(cls)
-        zygote.control, zygote.process = control, None
-        zygote.lock = threading.Lock()
-        zygote.reader = control.makefile("rb")
-        zygote.sandbox = None
-        zygote.unanswered = 0
+        zygote.process = None
+        zygote._talk_over(control)
         return zygote
 
     def warm(self, device: str = "meta") -> None:

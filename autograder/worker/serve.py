@@ -20,7 +20,6 @@ from student_code import STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, descr
 from watching import NewTensorsOn, Watch
 
 
-
 class Worker:
     def __init__(self, config: dict):
         self.names = set(config.get("names", ()))

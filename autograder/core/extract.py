@@ -112,10 +112,17 @@ def cell_label(source: str, number: int) -> str:
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def parsed(source: str) -> ast.Module:
     """A cell's syntax tree, parsed once for all its readers (the scans for banned APIs and tampering,
     a hint's look at a definition), none of which changes it. A SyntaxError is raised each time."""
     return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=256)
+def nodes_of(source: str) -> tuple:
+    """Every node of a cell's tree (ast.walk's order), listed once for the scans that each read them all."""
+    return tuple(ast.walk(parsed(source)))
 
 
 def definition_source(cells: list, name: str) -> str:
@@ -323,8 +330,8 @@ def tampering(cells: list) -> list[str]:
         except SyntaxError:
             continue
     modules = {"torch": "torch"}  # the notebooks' setup cell imports it; a .py file may not
-    for _cell, tree in trees:
-        for node in ast.walk(tree):
+    for cell, _tree in trees:
+        for node in nodes_of(cell["source"]):
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import os.path` binds os; `import os.path as p`, os.path
                     root = alias.name.split(".")[0]
@@ -332,12 +339,13 @@ def tampering(cells: list) -> list[str]:
             elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    for cell, tree in trees:
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+    for cell, _tree in trees:
+        nodes = nodes_of(cell["source"])
+        docstrings = {id(node.body[0].value) for node in nodes
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                       and node.body and isinstance(node.body[0], ast.Expr)
                       and isinstance(node.body[0].value, ast.Constant)}
-        for node in ast.walk(tree):
+        for node in nodes:
             if id(node) in docstrings:
                 continue
             what = _tamper_node(node, modules)

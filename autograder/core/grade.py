@@ -81,10 +81,11 @@ def preload_checks() -> None:
 
 
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, launcher=None, scan_source: bool = True) -> GradeResult:
+               visible_only: bool = False, launcher=None, scan_source: bool = True, session=None) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
     `launcher` is a sandbox.zygote.Zygote or a sandbox.portable.Launcher). Raises SandboxRefused before grading
-    anything when hidden grading would run where no sandbox tier holds.
+    anything when hidden grading would run where no sandbox tier holds. `session`: the pytest session
+    a batch job grades all its students in (core/check_session.py); without one, pytest runs afresh.
 
     scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
     only the tests of the sandbox ask for it, to show that the sandbox holds without the scan.
@@ -109,15 +110,15 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
 
     quick_shape_checks()  # a reference check (nn.MultiheadAttention's padding mask) would import sympy
     from autograder.core.harness import grading_device
-    from autograder.core.plugin import GradingPlugin
+    from autograder.core.plugin import Grading
 
     workers = section_workers(sources, launcher, limits, device, scan_source)
-    plugin = GradingPlugin(workers, visible_only=visible_only)
+    grading = Grading(workers, visible_only=visible_only)
     previous = grading_device(device)  # the tolerance of every comparison that names no device
     try:
         if sources:  # the first section's worker loads while pytest starts (each starts the next: plugin)
             workers[sources[0].section.id].prepare()
-        exit_code, printed = run_pytest(files, plugin)
+        exit_code, printed = session.run(grading) if session is not None else run_pytest(files, grading)
     finally:
         grading_device(previous)
         for worker in workers.values():  # all children signalled first: their teardowns overlap
@@ -126,7 +127,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             worker.close()
         if own_launcher:
             launcher.close()
-    result = GradeResult(submission="", device=device, grader_errors=list(plugin.grader_errors),
+    result = GradeResult(submission="", device=device, grader_errors=list(grading.grader_errors),
                          sandbox=tiers.tier(launcher.sandbox),  # the latest child's: what this grading got
                          torch=torch.__version__.split("+")[0])
     result.weak = not visible_only and result.sandbox == tiers.NONE
@@ -135,7 +136,7 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         result.grader_errors.append(unreachable)
     if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
         result.grader_errors.append(_f("pytest stopped with exit code {code}:", code=exit_code) + f"\n{printed[-3000:]}")
-    result.sections = [section_result(src, workers[src.section.id], plugin.results) for src in sources]
+    result.sections = [section_result(src, workers[src.section.id], grading.results) for src in sources]
     result.execution_time = time.monotonic() - started
     return result
 
@@ -176,23 +177,20 @@ PYTEST_ARGS += [arg for plugin in ("legacypath", "tmpdir", "monkeypatch", "recwa
                                    "unittest") for arg in ("-p", f"no:{plugin}")]
 
 
-def run_pytest(files: list[str], plugin) -> tuple[int, str]:
-    """Run the check files under the grader's plugin alone, quietly: (exit code, what pytest printed)."""
-    import pytest
+@contextlib.contextmanager
+def pytest_alone():
+    """Around a pytest run of the checks: no plugin of the site's, no options from the environment,
+    and one thread for torch (the checks' own reference computations are tiny: no idle OpenMP
+    thread then spins on a core the student's worker needs)."""
     import torch
 
-    if not files:
-        return 0, ""
     saved_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
     saved_autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the grader's plugin: none of the site's
-    sink = io.StringIO()
-    # the checks' own reference computations are tiny: one thread, so that no idle
-    threads = torch.get_num_threads()  # OpenMP thread spins on a core the student's worker needs
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with contextlib.redirect_stdout(sink):
-            exit_code = pytest.main(files + PYTEST_ARGS, plugins=[plugin])
+        yield
     finally:
         torch.set_num_threads(threads)
         if saved_addopts is not None:
@@ -201,6 +199,19 @@ def run_pytest(files: list[str], plugin) -> tuple[int, str]:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_autoload
+
+
+def run_pytest(files: list[str], grading) -> tuple[int, str]:
+    """Run the check files for one grading (plugin.Grading), quietly: (exit code, what pytest printed)."""
+    import pytest
+
+    from autograder.core.plugin import GradingPlugin
+
+    if not files:
+        return 0, ""
+    sink = io.StringIO()
+    with pytest_alone(), contextlib.redirect_stdout(sink):
+        exit_code = pytest.main(files + PYTEST_ARGS, plugins=[GradingPlugin(grading)])
     return int(exit_code), sink.getvalue()
 
 

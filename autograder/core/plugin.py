@@ -45,35 +45,32 @@ def mistake_of(excinfo) -> str:
     return mistake if isinstance(mistake, str) else ""
 
 
-class GradingPlugin:
+class Grading:
+    """One submission's checks: its sections' workers, the checks' results as they come
+    (CheckResult), and the grader's own errors. `GradingPlugin` feeds it pytest's outcomes."""
+
     def __init__(self, workers: dict, visible_only: bool = False):
         self.workers = workers  # section id -> SectionWorker
         self.visible_only = visible_only
         self.results: list[CheckResult] = []
         self.grader_errors: list[str] = []
 
-    @pytest.fixture
-    def student(self, request):
-        return Student(self.workers[section_of(request.module)])
-
-    def pytest_collection_modifyitems(self, session, config, items):
+    def select(self, items: list) -> tuple[list, list]:
+        """(the checks this grading runs, in order; those it leaves out). Each kept section's worker
+        is told which section comes next, to start that one's worker ahead."""
         keep, drop = [], []
         for item in items:
             grading = getattr(getattr(item, "function", None), "grading", None)
             section = section_of(item.module)
             wanted = section in self.workers and (not self.visible_only or (grading or {}).get("visible"))
             (keep if wanted else drop).append(item)
-        items[:] = keep
         order = list(dict.fromkeys(section_of(item.module) for item in keep))
         for section, after in zip(order, order[1:]):  # each section's worker starts the next one's ahead
             self.workers[section].next_up = self.workers[after]
-        if drop:
-            config.hook.pytest_deselected(items=drop)
+        return keep, drop
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        report = outcome.get_result()
+    def record(self, item, call, report) -> None:
+        """One phase's outcome of a check: a CheckResult after its call (or its failed setup)."""
         grading = getattr(item.function, "grading", None)
         if grading is None:
             if call.when == "call":
@@ -110,3 +107,31 @@ class GradingPlugin:
         detail = "".join(traceback.format_exception(error)) if error else "no exception"
         self.grader_errors.append(f"{item.nodeid}: {detail}")
         return _(GRADER_FAULT), "grader"
+
+
+class GradingPlugin:
+    """pytest's side: the `student` fixture and every outcome, for the grading under way.
+
+    One plugin per pytest run (`grade`), or one for a whole session that grades one
+    submission after another (core/check_session.py), which sets `grading` for each;
+    None while that session collects: every check is kept, each grading chooses its own."""
+
+    def __init__(self, grading: Grading | None = None):
+        self.grading = grading
+
+    @pytest.fixture
+    def student(self, request):
+        return Student(self.grading.workers[section_of(request.module)])
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if self.grading is None:
+            return
+        items[:], drop = self.grading.select(items)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        self.grading.record(item, call, report)
+        return report

@@ -209,43 +209,65 @@ class Jobs:
 
 
 def job_main(device: str, limits: dict, zygote_fd: int) -> int:
-    """Inside a job process: grade each student named on stdin, one JSON line each on stdout."""
+    """Inside a job process: grade each student named on stdin, one JSON line each on stdout.
+
+    All in one pytest session (core/check_session.py): its start and the collection of the
+    checks are paid once per job, not once per student. Where it cannot start, each student
+    is graded with a pytest run of its own, as `grade` does."""
     import socket
 
     replies = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever else gets printed goes to the job's log, not into the replies
-    from autograder.core.grade import run_checks
-    from autograder.core.record import to_record
-    from autograder.core.submission import locate
-    from autograder.sandbox.limits import Limits
+    from autograder.core.check_session import serve_in_session
     from autograder.sandbox.zygote import Zygote
 
     set_language(resolve())  # a started job: the batch's language, passed in its environment
-    limits = Limits(**limits)
     zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
     requests = open(0, encoding="utf-8", closefd=False)
+    status = []
+
+    def serve(session) -> None:
+        status.append(grade_requests(requests, replies, zygote, device, Limits(**limits), session))
+
     try:
-        for line in requests:
-            if not line.strip():
-                continue
-            task = json.loads(line)
-            started = time.monotonic()
-            reply = {"student": task["student"], "result": None, "grader_errors": []}
-            try:
-                result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
-                                    launcher=zygote)
-                result.submission = task["student"]
-                reply["result"] = to_record(result)  # the grade as data (core/record)
-                reply["grader_errors"] = list(result.grader_errors)
-            except Exception:
-                reply["grader_errors"] = [traceback.format_exc()]
-            reply["seconds"] = round(time.monotonic() - started, 3)
-            replies.write(json.dumps(reply) + "\n")
-            if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
-                print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
-                return 1
+        try:
+            served = serve_in_session(serve)
+        except Exception:
+            traceback.print_exc()
+            served = bool(status)
+        if not served:
+            serve(None)
     finally:
         zygote.close()
+    return status[0] if status else 1
+
+
+def grade_requests(requests, replies, zygote, device: str, limits: Limits, session) -> int:
+    """Grade each student named on `requests` (a JSON line each), a reply line each on `replies`:
+    0 when the requests end, 1 when the zygote has stopped (the batch starts a new job)."""
+    from autograder.core.grade import run_checks
+    from autograder.core.record import to_record
+    from autograder.core.submission import locate
+
+    for line in requests:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        started = time.monotonic()
+        reply = {"student": task["student"], "result": None, "grader_errors": []}
+        try:
+            result = run_checks(locate(Path(task["path"]), task.get("section")), device, limits,
+                                launcher=zygote, session=session)
+            result.submission = task["student"]
+            reply["result"] = to_record(result)  # the grade as data (core/record)
+            reply["grader_errors"] = list(result.grader_errors)
+        except Exception:
+            reply["grader_errors"] = [traceback.format_exc()]
+        reply["seconds"] = round(time.monotonic() - started, 3)
+        replies.write(json.dumps(reply) + "\n")
+        if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
+            print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
+            return 1
     return 0
 
 

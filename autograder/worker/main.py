@@ -82,6 +82,7 @@ def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), hu
     gc.disable()
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
+    import guards
     import lazy_torch
     import serve
 
@@ -91,6 +92,7 @@ def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), hu
     if warm_meta_first:
         warm("meta")
     serve.preload(preload)
+    guards.install()  # once here, inherited by every child (guards.install says why)
     if huge:
         huge_pages.collapse()  # every fork below copies a few hundred page-table entries, not 45,000
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel

@@ -112,7 +112,6 @@ def cell_label(source: str, number: int) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-@functools.lru_cache(maxsize=256)
 def parsed(source: str) -> ast.Module:
     """A cell's syntax tree, parsed once for all its readers (the scans for banned APIs and tampering,
     a hint's look at a definition), none of which changes it. A SyntaxError is raised each time."""
@@ -123,6 +122,18 @@ def parsed(source: str) -> ast.Module:
 def nodes_of(source: str) -> tuple:
     """Every node of a cell's tree (ast.walk's order), listed once for the scans that each read them all."""
     return tuple(ast.walk(parsed(source)))
+
+
+def parsable(cells: list) -> list:
+    """The cells whose code parses (one with a syntax error is the worker's to report, not the scans')."""
+    readable = []
+    for cell in cells:
+        try:
+            parsed(cell["source"])
+        except SyntaxError:
+            continue
+        readable.append(cell)
+    return readable
 
 
 def definition_source(cells: list, name: str) -> str:
@@ -180,21 +191,16 @@ def banned_uses(cells: list, names, apis) -> dict:
         return {}
     found: dict = {}
     aliases = {}
-    trees = []
-    for cell in cells:
-        try:
-            trees.append(parsed(cell["source"]))
-        except SyntaxError:
-            continue
-    for tree in trees:
-        for node in ast.walk(tree):
+    readable = parsable(cells)
+    for cell in readable:
+        for node in nodes_of(cell["source"]):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch"):
                 for alias in node.names:
                     if alias.name in leaves:
                         aliases[alias.asname or alias.name] = _spelled(
                             f"{node.module}.{alias.name}", leaves[alias.name])
-    for tree in trees:
-        for node in tree.body:
+    for cell in readable:
+        for node in parsed(cell["source"]).body:
             if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name not in names:
                 continue
             hits = []
@@ -323,15 +329,10 @@ def tampering(cells: list) -> list[str]:
     assembled at run time from innocent pieces) is listed in docs/threat-model.md.
     """
     findings = []
-    trees = []
-    for cell in cells:
-        try:
-            trees.append((cell, parsed(cell["source"])))
-        except SyntaxError:
-            continue
+    walked = [(cell, nodes_of(cell["source"])) for cell in parsable(cells)]
     modules = {"torch": "torch"}  # the notebooks' setup cell imports it; a .py file may not
-    for cell, _tree in trees:
-        for node in nodes_of(cell["source"]):
+    for _cell, nodes in walked:
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import os.path` binds os; `import os.path as p`, os.path
                     root = alias.name.split(".")[0]
@@ -339,8 +340,7 @@ def tampering(cells: list) -> list[str]:
             elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    for cell, _tree in trees:
-        nodes = nodes_of(cell["source"])
+    for cell, nodes in walked:
         docstrings = {id(node.body[0].value) for node in nodes
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                       and node.body and isinstance(node.body[0], ast.Expr)

@@ -19,14 +19,13 @@ import traceback
 
 import pytest
 
-from autograder.core.grade import PYTEST_ARGS, check_files, pytest_alone
+from autograder.core.grade import CHECKS_ARGS, check_files, pytest_alone
 from autograder.core.plugin import GradingPlugin
 from autograder.core.sections import SECTIONS
 
 # The run of `grade`, without the terminal's report: nobody reads it here, and over a whole class
 # it would keep every check's report. Nor output capture: the job's own output goes to its log.
-SESSION_ARGS = [arg for arg in PYTEST_ARGS if arg not in ("-q", "--no-header", "--tb=no")] \
-    + ["-p", "no:terminal", "--capture=no"]
+SESSION_ARGS = CHECKS_ARGS + ["-p", "no:terminal", "--capture=no"]
 
 
 class CheckSession:

@@ -165,16 +165,18 @@ def section_workers(sources: list[SectionSource], launcher, limits: Limits, devi
 
 
 # python_files: only the sections' check files are collected (their name has one home, sections.CHECK_FILE)
-PYTEST_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
-               "-o", f"python_files={CHECK_GLOB}", "--import-mode=importlib", "-q", "-p", "no:cacheprovider", "-p", "no:warnings",
-               "--no-header", "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
-               "--assert=plain", "--tb=no"]  # the checks raise their own messages: no rewriting,
+CHECKS_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
+               "-o", f"python_files={CHECK_GLOB}", "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:warnings",
+               "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
+               "--assert=plain"]  # the checks raise their own messages: no rewriting,
 # no traceback formatting, no log capture (each costs pytest tens of ms per student)
 # Nor the built-in plugins no check uses (their fixtures, reports and debuggers): pytest registers
 # each one afresh for every grading and scans it for fixtures, a few ms a student in a batch.
-PYTEST_ARGS += [arg for plugin in ("legacypath", "tmpdir", "monkeypatch", "recwarn", "pastebin", "junitxml",
+CHECKS_ARGS += [arg for plugin in ("legacypath", "tmpdir", "monkeypatch", "recwarn", "pastebin", "junitxml",
                                    "doctest", "setuponly", "setupplan", "faulthandler", "subtests", "debugging",
                                    "unittest") for arg in ("-p", f"no:{plugin}")]
+# a grading's own run: its terminal report kept short (a batch job's session has none: check_session.py)
+PYTEST_ARGS = CHECKS_ARGS + ["-q", "--no-header", "--tb=no"]
 
 
 @contextlib.contextmanager

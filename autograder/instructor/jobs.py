@@ -222,19 +222,20 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
     from autograder.sandbox.zygote import Zygote
 
     set_language(resolve())  # a started job: the batch's language, passed in its environment
+    limits = Limits(**limits)
     zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
     requests = open(0, encoding="utf-8", closefd=False)
     status = []
 
     def serve(session) -> None:
-        status.append(grade_requests(requests, replies, zygote, device, Limits(**limits), session))
+        status.append(grade_requests(requests, replies, zygote, device, limits, session))
 
     try:
         try:
             served = serve_in_session(serve)
-        except Exception:
+        except Exception:  # before the session began (pytest itself reports what fails inside it)
             traceback.print_exc()
-            served = bool(status)
+            served = False
         if not served:
             serve(None)
     finally:

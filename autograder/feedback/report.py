@@ -288,11 +288,10 @@ def figure_markdown(figure: dict, name: str, image_dir: str) -> list[str]:
         return ["  ![" + _("passed: yours matches the expected values") + f"]({image_dir}/{name})"]
     lines = ["  ![" + _("expected, yours and the difference") + f"]({image_dir}/{name})"]
     if max(_grid_shape(figure)) <= 8:
-        lines += ["", "  <details><summary>" + _("the numbers") + "</summary>", "", "  ```text",
-                  # i18n: the label above the expected matrix's numbers (then "yours" above the student's)
-                  "  " + _("expected")]
+        expected, yours, _difference = heatmaps.panel_titles()  # the numbers under the pictures' own titles
+        lines += ["", "  <details><summary>" + _("the numbers") + "</summary>", "", "  ```text", "  " + expected]
         lines += ["  " + row for row in _grid(figure["expected"], figure.get("labels"))]
-        lines.append("  " + _("yours"))
+        lines.append("  " + yours)
         lines += ["  " + row for row in _grid(figure["actual"], figure.get("labels"))]
         lines += ["  ```", "", "  </details>", ""]
     return lines

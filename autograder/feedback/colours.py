@@ -35,7 +35,7 @@ def _table() -> tuple[str, ...]:
 TABLE = _table()
 
 
-def level(values, limit: float) -> np.ndarray:
+def _level(values, limit: float) -> np.ndarray:
     """The table index of each value on the scale from -limit to +limit (matplotlib's rule:
     normalise, times 256, truncate, the top value into the last level)."""
     with np.errstate(invalid="ignore"):
@@ -47,5 +47,5 @@ def level(values, limit: float) -> np.ndarray:
 def diverging(values, limit: float) -> list[str]:
     """The colour of each value (a flat sequence) on RdBu_r from -limit to +limit; grey where it is nan or inf."""
     values = np.asarray(values, dtype=np.float64).ravel()
-    indices = level(values, limit)
+    indices = _level(values, limit)
     return [TABLE[i] if finite else MISSING for i, finite in zip(indices.tolist(), np.isfinite(values).tolist())]

@@ -18,6 +18,7 @@ from autograder.i18n import _, _f
 COLUMNS, CELL = 4, 300  # histograms per row; the side of each one's square, in pixels
 WIDTH = COLUMNS * CELL
 MARGINS = (52, 14, 34, 48)  # left, right, top, bottom of a plot inside its square
+PLOT_WIDTH, PLOT_HEIGHT = CELL - MARGINS[0] - MARGINS[1], CELL - MARGINS[2] - MARGINS[3]
 BINS = 10
 SECTION_COLOUR, TOTAL_COLOUR, AXIS_COLOUR = "#0969da", "#8250df", "#000000"
 
@@ -36,8 +37,7 @@ def top_of(max_points: float, scores: np.ndarray) -> float:
 
 def histogram(scores: np.ndarray, top: float, left: float, upper: float, colour: str) -> list[str]:
     """The bars and axes of one histogram whose plot's top-left corner is (left, upper)."""
-    width = CELL - MARGINS[0] - MARGINS[1]
-    height = CELL - MARGINS[2] - MARGINS[3]
+    width, height = PLOT_WIDTH, PLOT_HEIGHT
     bottom = upper + height
     counts, _edges = np.histogram(np.clip(scores, 0.0, top), bins=np.linspace(0.0, top, BINS + 1))
     highest = max(int(counts.max()) if counts.size else 0, 1)
@@ -79,7 +79,7 @@ def histograms_svg(grades, sections) -> bytes:
         name = _("total") if row.section == "total" else row.section
         title = _f("{section} (mean {mean:.3g} / {top:g})", section=name, mean=row.mean, top=top)
         colour = TOTAL_COLOUR if row.section == "total" else SECTION_COLOUR
-        body.append(svg.group([svg.text(left + (CELL - MARGINS[0] - MARGINS[1]) / 2, upper - 16, title, 12,
+        body.append(svg.group([svg.text(left + PLOT_WIDTH / 2, upper - 16, title, 12,
                                         class_="title"),
                                *histogram(scores, top, left, upper, colour)],
                               class_="histogram", data_section=row.section))

@@ -88,7 +88,8 @@ class Zygote:
         self.lock = threading.Lock()
         self.reader = control.makefile("rb")
         self.sandbox: dict | None = None  # what the first child reported about its confinement
-        self.unanswered = 0  # `warm` requests whose answer is read before the next request is sent
+        self.warmed: set[str] = set()  # devices asked for: the zygote keeps them warm for every child after
+        self.warm_pending = False  # a `warm` answer to read before the next request is sent
 
     @classmethod
     def attach(cls, control: socket.socket) -> "Zygote":
@@ -104,18 +105,21 @@ class Zygote:
         waits for it. A grading whose checks use the meta device asks once; no child then loads
         those kernels (and sympy with them) again, and a grading that never uses it never pays."""
         with self.lock:
+            if device in self.warmed:  # a batch job's later students: asked already
+                return
             self._settle()
             try:
                 self.control.sendall(wire.dumps({"op": "warm", "device": device}))
             except OSError:
                 return  # the zygote is gone: the next spawn says so
-            self.unanswered += 1
+            self.warmed.add(device)
+            self.warm_pending = True
 
     def _settle(self) -> None:
-        """Read the answers of the `warm` requests sent: a request is sent only once the zygote has
+        """Read the answer of the `warm` request sent: a request is sent only once the zygote has
         answered the one before (a stream socket could otherwise hand it two requests in one read)."""
-        while self.unanswered:
-            self.unanswered -= 1
+        if self.warm_pending:
+            self.warm_pending = False
             self.reader.readline()  # b"" where the zygote died: the request after it then fails
 
     def copy_for_job(self) -> socket.socket:

@@ -9,8 +9,12 @@ A run that collects tests/test_selfcheck_share.py ends with its line too:
 
 A test may record what it measured for the end of the run, one line each:
 `record_property("summary", "container as root: tier landlock ...")`.
+
+The fixture `chinese` has the grader speak Chinese for one test.
 """
 from __future__ import annotations
+
+import pytest
 
 _labels: dict = {}  # nodeid -> label, for the modules that ask for a summary line
 _share: list = []  # the self-check's share of the catalogue is printed when its test module was collected
@@ -66,3 +70,15 @@ def pytest_terminal_summary(terminalreporter):
         if extra:
             line += " (" + ", ".join(extra) + ")"
         terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def chinese():
+    """The grader speaks Chinese for one test, then English again."""
+    from autograder import i18n
+
+    i18n.set_language("zh")
+    try:
+        yield
+    finally:
+        i18n.set_language("en")

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import ast
 import atexit
+import errno
+import re
 import tempfile
 import textwrap
+from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,3 +234,44 @@ def assert_hard_coded_scores_at_most_40_percent(section_id: str, hard_coded: dic
     documented = sum(c.max_points for c in result.checks if c.documented)
     assert documented <= 0.4 * result.max_score
 
+
+# ------------------------------------------------------------------ what a Chinese reader sees
+
+# an exception quoted from the student's code or from torch ("RuntimeError: Tensor on device ..."):
+# their words, not the grader's
+QUOTED_ERROR = re.compile(r"\b\w*(?:Error|Exception|Warning): [^（）：；。]*")
+
+# what a Chinese sandbox line may keep in Latin letters: proper names, the kernel's and the units' names
+SANDBOX_KEPT = {"Landlock", "seccomp", "ABI", "PID", "TCP", "uid", "tmpfs", "ptrace", "Python", "Linux", "root",
+                "GiB", "MiB", "CPU", "GPU"} | set(errno.errorcode.values())
+SANDBOX_PREFIX = re.compile(r"^sandbox: tier (namespaces|landlock|none): ")
+
+
+def sandbox_latin_words(line: str) -> list[str]:
+    """The words in Latin letters of a sandbox line that are not identifiers, paths, numbers, quoted
+    exceptions, the line's prefix or a name of SANDBOX_KEPT."""
+    text = QUOTED_ERROR.sub(" ", SANDBOX_PREFIX.sub("", line))
+    text = re.sub(r"--sandbox (?:on|off|weak)|'[^']*'", " ", text)  # a flag with its value, a quoted name
+    text = re.sub(r"`[^`]*`|\S*[_0-9()\[\]=.<>/\\]\S*", " ", text)
+    return [word for word in re.findall(r"[A-Za-z][A-Za-z'-]*", text) if word not in SANDBOX_KEPT]
+
+
+class VisibleText(HTMLParser):
+    """The text a reader sees on a page: its text and its images' alt text, not its script, style or code."""
+
+    HIDDEN = {"script", "style", "pre", "code"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.HIDDEN
+        self.parts += [value for name, value in attrs if name == "alt" and value]
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.HIDDEN
+
+    def handle_data(self, data):
+        if not self.depth and data.strip():
+            self.parts.append(data)

@@ -8,9 +8,8 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 
-from support import ROOT
+from support import QUOTED_ERROR, ROOT, VisibleText, sandbox_latin_words
 from test_i18n import english_sentence
 
 from autograder import i18n
@@ -19,9 +18,6 @@ from autograder.feedback.formats import display_width, table, wrap
 
 GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
 SVG = "{http://www.w3.org/2000/svg}"
-# an exception quoted from the student's code or from torch ("RuntimeError: Tensor on device ..."):
-# their words, not the grader's
-QUOTED_ERROR = re.compile(r"\b\w*(?:Error|Exception|Warning): [^（）：；。]*")
 
 
 def grade_partial(*flags: str) -> subprocess.CompletedProcess:
@@ -46,32 +42,9 @@ def test_the_chinese_table_of_the_partial_example_matches_its_golden_file():
     assert text == GOLDEN.read_text(encoding="utf-8")
     # the sandbox line goes to stderr (it varies by machine, so the golden file leaves it out): this
     # machine's real worker report, worded in Chinese
-    from test_sandbox_words import latin_words
-
     sandbox = [line for line in done.stderr.splitlines() if line.startswith("sandbox: tier ")]
     assert len(sandbox) == 1 and "超时（" in sandbox[0], done.stderr[-2000:]
-    assert latin_words(sandbox[0]) == [], sandbox[0]
-
-
-class VisibleText(HTMLParser):
-    """The text a reader sees on a page: its text and its images' alt text, not its script, style or code."""
-
-    HIDDEN = {"script", "style", "pre", "code"}
-
-    def __init__(self):
-        super().__init__()
-        self.depth, self.parts = 0, []
-
-    def handle_starttag(self, tag, attrs):
-        self.depth += tag in self.HIDDEN
-        self.parts += [value for name, value in attrs if name == "alt" and value]
-
-    def handle_endtag(self, tag):
-        self.depth -= tag in self.HIDDEN
-
-    def handle_data(self, data):
-        if not self.depth and data.strip():
-            self.parts.append(data)
+    assert sandbox_latin_words(sandbox[0]) == [], sandbox[0]
 
 
 def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from support import ROOT
 
-from autograder import i18n
 from autograder.feedback import colours, heatmaps
 from autograder.instructor.histograms import histograms_svg
 
@@ -179,15 +178,6 @@ def grader_words(picture: ET.Element) -> list[str]:
     skipped = {id(t) for g in groups(picture, "labels") for t in g.iter(f"{SVG}text")}
     return [("".join(t.itertext())) for t in picture.iter(f"{SVG}text")
             if id(t) not in skipped and t.get("class") != "title"]
-
-
-@pytest.fixture
-def chinese():
-    i18n.set_language("zh")
-    try:
-        yield
-    finally:
-        i18n.set_language("en")
 
 
 def test_a_chinese_heatmap_has_no_english_word(chinese):

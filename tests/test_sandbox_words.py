@@ -11,9 +11,8 @@ import os
 import re
 
 import pytest
-from test_chinese_feedback import QUOTED_ERROR
+from support import sandbox_latin_words
 
-from autograder import i18n
 from autograder.sandbox import tiers
 from autograder.sandbox.layer_words import in_force, refused
 from autograder.sandbox.limits import Limits
@@ -73,28 +72,6 @@ MISSING = [
 ]
 LIMITS = [{"id": "rlimit", "name": name} for name in ("memory_bytes", "cpu_seconds", "file_bytes", "processes")]
 
-# what a Chinese line may keep in Latin letters: proper names, the kernel's and the units' names
-KEPT = {"Landlock", "seccomp", "ABI", "PID", "TCP", "uid", "tmpfs", "ptrace", "Python", "Linux", "root", "GiB",
-        "MiB", "CPU", "GPU"} | set(errno.errorcode.values())
-PREFIX = re.compile(r"^sandbox: tier (namespaces|landlock|none): ")
-
-
-def latin_words(line: str) -> list[str]:
-    """The words in Latin letters of a sandbox line that are not identifiers, paths, numbers, quoted
-    exceptions, the line's prefix or a name of KEPT."""
-    text = QUOTED_ERROR.sub(" ", PREFIX.sub("", line))
-    text = re.sub(r"--sandbox (?:on|off|weak)|'[^']*'", " ", text)  # a flag with its value, a quoted name
-    text = re.sub(r"`[^`]*`|\S*[_0-9()\[\]=.<>/\\]\S*", " ", text)
-    return [word for word in re.findall(r"[A-Za-z][A-Za-z'-]*", text) if word not in KEPT]
-
-
-@pytest.fixture
-def chinese():
-    i18n.set_language("zh")
-    yield
-    i18n.set_language("en")
-
-
 @pytest.mark.parametrize("entry, words", IN_FORCE)
 def test_a_layer_in_force_reads_in_english_as_it_always_read(entry, words):
     assert in_force(entry) == words
@@ -127,13 +104,13 @@ def test_the_chinese_sandbox_line_holds_no_english_word(chinese, monkeypatch):
     assert "；缺少：" in lines[1] and "非特权用户（其他用户无法读取 /root/.pyenv）" in lines[1]
     assert "?" not in " ".join(lines), "every id and its fields have their words"
     assert not [line for line in lines if ", " in line or "; " in line], "Chinese punctuation between the items"
-    assert [(line, latin_words(line)) for line in lines if latin_words(line)] == []
+    assert [(line, sandbox_latin_words(line)) for line in lines if sandbox_latin_words(line)] == []
 
 
 def test_the_english_line_is_found_english():
     """The check above can fail: the same reports' English lines have words it does not keep."""
     line = tiers.describe(every_report()[1], Limits())
-    assert {"process", "group", "hidden", "namespace", "missing"} <= set(latin_words(line))
+    assert {"process", "group", "hidden", "namespace", "missing"} <= set(sandbox_latin_words(line))
 
 
 def test_a_report_of_words_or_odd_fields_is_shown_never_formatted():
@@ -157,7 +134,7 @@ def test_the_probe_explains_in_chinese(report, chinese, monkeypatch):
     lines = explain(report)
     assert re.fullmatch("沙箱层级：(namespaces|landlock|none)", lines[0]) and lines[1].startswith("  原因：")
     lines = lines[1:]  # the first names the tier by its id, as the sandbox line's prefix does
-    assert [(line, latin_words(line)) for line in lines if latin_words(line)] == []
+    assert [(line, sandbox_latin_words(line)) for line in lines if sandbox_latin_words(line)] == []
 
 
 def test_the_probe_takes_lang_and_refuses_an_unknown_one(capsys):

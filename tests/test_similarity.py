@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
-from support import ROOT, store_grade
+from support import ROOT, VisibleText, store_grade
 
 from autograder.cli import main
 from autograder.core.sections import SECTIONS
@@ -320,8 +320,6 @@ def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
 def latin_words(page: str) -> list[str]:
     """The words in Latin letters a reader sees on `page` (its text, not its code), identifiers
     (student ids with a digit, section ids, file names), numbers and single letters left out."""
-    from test_chinese_feedback import VisibleText
-
     seen = VisibleText()
     seen.feed(page)
     text = re.sub(r"\S*[_0-9()\[\]=.<>/\\]\S*", " ", " ".join(seen.parts))

@@ -102,10 +102,19 @@ def readme_blocks(text: str) -> list[tuple[str, str | None]]:
     return blocks
 
 
+def table_message(text: str) -> Message:
+    """A word of the README's table of notebooks, as the translators see it and as it is looked up."""
+    return Message(f"{README}/notebooks", text, "table")
+
+
+def title_message(section: Section) -> Message:
+    """A section's title, as the translators see it and as it is looked up."""
+    return Message("sections", section.title, "section title")
+
+
 def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
     """The words of the README's table of notebooks (course/build/readme.py's notebook_table), and the section titles."""
-    return ([Message(f"{README}/notebooks", text, "table") for text in TABLE_WORDS]
-            + [Message("sections", s.title, "section title") for s in sections])
+    return [table_message(text) for text in TABLE_WORDS] + [title_message(s) for s in sections]
 
 
 SECTION_NOTE = Message(f"{README}/section note", ENGLISH_SECTION_NOTE,
@@ -168,15 +177,15 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
 
 def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
     """The README's table of notebooks (course/build/readme.py's notebook_table) in the catalogue's language."""
-    return notebook_table(sections, lambda text: cat.lookup(Message(f"{README}/notebooks", text, "table")),
-                          lambda s: cat.lookup(Message("sections", s.title, "section title")))
+    return notebook_table(sections, lambda text: cat.lookup(table_message(text)),
+                          lambda s: cat.lookup(title_message(s)))
 
 
 def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> str:
     """The translated README with a note on the one section a folder released by nbgrader holds."""
     title, _, rest = readme.partition("\n")
     note = cat.lookup(SECTION_NOTE).format(
-        notebook=section.notebook, title=cat.lookup(Message("sections", section.title, "section title")),
+        notebook=section.notebook, title=cat.lookup(title_message(section)),
         section=section.id)
     return f"{title}\n\n{note}\n{rest}"
 

@@ -9,9 +9,9 @@ since `-m` puts the working directory first on the path) and the floor,
 round, so that the machine's load weighs on every side alike. Prints wall and
 CPU time of each (CPU of every process the command starts, from a cpuacct cgroup
 of its own, as grade_speed.py counts it) and the medians of the per-round
-ratios to the floor. Give each checkout its bytecode first (`python -m
-compileall -q autograder solutions`): where PYTHONDONTWRITEBYTECODE is set, a
-checkout without it compiles the grader on every run (about 0.1 s of CPU).
+ratios to the floor. Each checkout gets its bytecode first (grade_speed's
+compile_bytecode): where PYTHONDONTWRITEBYTECODE is set, a checkout without it
+compiles the grader on every run (about 0.1 s of CPU).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from grade_speed import FLOOR, GRADE, Meter  # noqa: E402
+from grade_speed import FLOOR, GRADE, Meter, compile_bytecode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,6 +63,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     checkouts = dict(item.split("=", 1) for item in args.checkouts)
+    for folder in checkouts.values():
+        compile_bytecode(Path(folder))
     load_before = os.getloadavg()
     runs = measure(checkouts, args.rounds)
     print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}; {args.rounds} rounds")

@@ -188,6 +188,14 @@ def phases() -> dict:
     return {"columns": columns, "grade": grade, "check": check, "worker_zygote_alone": grade_phases.zygote_timeline()}
 
 
+def compile_bytecode(root: Path) -> None:
+    """The floor's torch has its bytecode compiled at install; so must the grader's own modules in
+    `root`, or a machine that sets PYTHONDONTWRITEBYTECODE recompiles them on every run (~0.12 s of
+    CPU) and the figures would time the compiler, not the grader."""
+    for package in ("autograder", "solutions"):
+        compileall.compile_dir(root / package, quiet=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3, help="rounds (default %(default)s)")
@@ -195,11 +203,7 @@ def main() -> None:
     parser.add_argument("--class-size", type=int, default=40)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "grade-speed.json")
     args = parser.parse_args()
-    # The floor's torch has its bytecode compiled at install; so must the grader's own modules, or a
-    # machine that sets PYTHONDONTWRITEBYTECODE recompiles them on every run (~0.12 s of CPU) and the
-    # figures would time the compiler, not the grader.
-    for package in ("autograder", "solutions"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+    compile_bytecode(ROOT)
     load_before, started = os.getloadavg(), time.time()
     measured = measure(args.repeat, min(args.batch_repeat, args.repeat), args.class_size)
     summary = summarise(measured["runs"], measured["waited"], args.class_size)

@@ -28,6 +28,9 @@ def where():
         "package": [os.path.realpath(p) for p in getattr(package, "__path__", [])],
         "path": [os.path.realpath(p) for p in sys.path if p],
         "grader": sorted(m for m in sys.modules if m.split(".")[0] == "autograder"),
+        # every folder an import has searched, this process's whole life (guards.install drops the grader's
+        # modules from sys.modules before student code runs: their folders stay in this cache)
+        "searched": sorted(os.path.realpath(p) for p in sys.path_importer_cache if isinstance(p, str)),
         "bare": sorted(m for m in ("wire", "serve", "guards", "main", "confine", "namespaces", "gpu") if m in sys.modules),
         "folders": sorted({os.path.dirname(os.path.realpath(m.__file__)) for name, m in list(sys.modules.items())
                            if name.split(".")[0] == "worker" and getattr(m, "__file__", None)}),
@@ -65,6 +68,8 @@ def test_a_worker_process_holds_the_worker_package_and_nothing_else_of_the_grade
     assert seen["package"] == [WORKER]
     assert seen["folders"] == [WORKER]  # every module of the package comes from the worker's folder
     assert seen["grader"] == [], "the trusted side's modules are loaded in the worker"
+    outside = [p for p in seen["searched"] if inside(p, GRADER) and not inside(p, WORKER)]
+    assert outside == [], f"imports searched the trusted side: {outside}"
     assert seen["bare"] == [], "a worker module under its bare name"
     # no folder of the grader on the import path: neither the worker's own, nor one that holds the
     # trusted side (the repository itself, an editable install's folder, autograder/)

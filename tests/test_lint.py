@@ -10,6 +10,8 @@ The grader's packages, bottom to top (docs/architecture.md):
     instructor  batch, gradebook, Gradescope, class report, self-check wheel
     cli         the command line, dispatching to the above
 A module may import its own package and the packages below it, never one above.
+The checks are modules and the worker a package: nothing execs or cuts check source, and nothing
+imports a worker module by a bare name.
 """
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ else the notebook's metadata.course.language (where the kernel knows its noteboo
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import importlib
@@ -34,7 +33,6 @@ import linecache
 import re
 import sys
 import traceback
-import types
 import warnings
 from pathlib import Path
 
@@ -43,11 +41,11 @@ import torch
 from autograder.core.extract import banned_uses, cell_label, definition_source, notebook_language, tampering
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
-from autograder.core.sections import SECTIONS, Section, check_file, check_module
+from autograder.core.sections import SECTIONS, Section, check_module
 from autograder.core.failures import tampering_failure
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
-from autograder.instructor.selfcheck_export import visible_part
+from autograder.worker import serve, wire
 
 __all__ = ["check", "check_close", "NotebookCheckFailed"]
 
@@ -85,12 +83,9 @@ def home(grading: dict, section: Section) -> str:
 
 @functools.cache
 def visible_checks(section_id: str) -> tuple:
-    """The section's visible check functions, in file order, compiled from the check file with its hidden
-    part cut out (as the self-check wheel ships it): nothing that compares with the answers is loaded."""
-    path = check_file(section_id)
-    module = types.ModuleType(check_module(section_id))
-    module.__file__ = str(path)
-    exec(compile(visible_part(path.read_text(encoding="utf-8")), str(path), "exec"), module.__dict__)
+    """The section's visible check functions, in file order: its visible checks' module, imported as the
+    self-check wheel ships it (the hidden checks are modules of their own, never imported here)."""
+    module = importlib.import_module(check_module(section_id))
     return tuple(f for name, f in vars(module).items()
                  if name.startswith("test_") and callable(f) and getattr(f, "grading", {}).get("visible"))
 
@@ -126,8 +121,7 @@ class KernelWorker:
     the worker's own request handler over the notebook's live definitions."""
 
     def __init__(self, section: Section, namespace: dict):
-        serve, wire = worker_modules()
-        self.section, self.device, self.namespace, self.wire = section, "cpu", namespace, wire
+        self.section, self.device, self.namespace = section, "cpu", namespace
         self.defined = [n for n in section.names if n in namespace]
         self.refused: dict[str, str] = {}
         self.cells = [{"label": student_label(f) or n, "source": "".join(linecache.getlines(f))}
@@ -138,7 +132,6 @@ class KernelWorker:
                                     "forbidden": list(section.forbidden), "forbidden_in": list(section.forbidden_in)})
         self.worker.namespace = namespace
         self.worker.locate = student_label
-        self.answer = serve.answer
 
     def source_of(self, name: str) -> str:
         return definition_source(self.cells, name)
@@ -150,29 +143,8 @@ class KernelWorker:
     def request(self, message: dict, label: str, timeout: float | None = None, culprit: str = "") -> dict:
         self.ensure()
         # through the wire's encoding both ways, as across the process boundary: the same values arrive
-        reply = self.answer(self.worker, self.wire.loads(self.wire.dumps(message)))
-        return self.wire.loads_reply(self.wire.dumps(reply).rstrip(b"\n"))
-
-
-@functools.cache
-def worker_modules():
-    """The worker's request handler and wire format. serve.py imports its neighbours by bare name (a
-    worker runs with only its own folder on the path), so those names are given the package's modules."""
-    folder = GRADER / "worker"
-    tree = ast.parse((folder / "serve.py").read_text(encoding="utf-8"))
-    imported = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
-    imported += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 0]
-    neighbours = [name for name in dict.fromkeys(imported) if name and (folder / f"{name}.py").is_file()]
-    for name in neighbours:
-        present = sys.modules.get(name)
-        if present is None:
-            sys.modules[name] = importlib.import_module(f"autograder.worker.{name}")
-        elif Path(getattr(present, "__file__", "") or "").resolve() != (folder / f"{name}.py").resolve():
-            raise ImportError(_f("a module named {name} is already imported here; the course's checks need "
-                                 "that name: rename your own module", name=repr(name)))
-    from autograder.worker import serve, wire
-
-    return serve, wire
+        reply = serve.answer(self.worker, wire.loads(wire.dumps(message)))
+        return wire.loads_reply(wire.dumps(reply).rstrip(b"\n"))
 
 
 @contextlib.contextmanager

@@ -168,15 +168,15 @@ def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool
 
 
 ZYGOTE_STEPS = r"""
-import os, sys, time
+import os, runpy, sys, time
 start = float(sys.argv[1])
 marks = [time.time()]
-sys.path.insert(0, sys.argv[2])
-import main  # the zygote's own steps, as worker/main.py takes them (collection off for the imports)
+runpy.run_path(sys.argv[2])["load"]()  # the worker's folder as the package `worker`, as worker/boot.py loads it
+from worker import main  # the zygote's own steps, as worker/main.py takes them (collection off for the imports)
 main.gc.disable()
 import torch
 marks.append(time.time())
-import lazy_torch
+from worker import lazy_torch
 lazy_torch.defer_dynamo()
 lazy_torch.quick_shape_checks()
 main.warm("cpu")
@@ -193,7 +193,7 @@ def zygote_timeline() -> list:
     """The worker zygote's start as its own command line (with the zygote's -I -B): interpreter,
     `import torch`, warm-ups. Ends by os._exit, as the zygote does, so no teardown is counted."""
     started = time.time()
-    done = subprocess.run([sys.executable, "-I", "-B", "-c", ZYGOTE_STEPS, repr(started), str(ROOT / "autograder" / "worker")],
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", ZYGOTE_STEPS, repr(started), str(ROOT / "autograder" / "worker" / "boot.py")],
                           capture_output=True, text=True, check=True)
     ready, imported, warm, meta = (float(x) for x in done.stdout.split())
     return [["zygote: interpreter start", 0.0, round(ready, 4)],

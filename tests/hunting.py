@@ -28,7 +28,8 @@ def hunting_source(port: int, marker: str) -> str:
                     dirs[:] = []
                     continue
                 for name in files:
-                    if name in ("scores.py", "section_01_scores.py", "documented_values.py", "config") \\
+                    if name in ("scores.py", "section_01_scores.py", "hidden_01_scores.py", "documented_values.py",
+                                "config") \\
                             or name.endswith(".ipynb"):
                         path = os.path.join(folder, name)
                         try:

@@ -263,8 +263,9 @@ def test_points_are_shared_out_in_proportion_on_a_quarter_grid():
 
 
 def test_a_section_maximum_is_the_sum_of_its_checks_points():
-    from autograder.checks import section_01_scores as module
+    from autograder.checks import section_01_scores as visible
+    from autograder.checks.hidden import hidden_01_scores as hidden
 
-    checks = [f for n, f in vars(module).items() if n.startswith("test_")]
+    checks = [f for module in (visible, hidden) for n, f in vars(module).items() if n.startswith("test_")]
     assert any(f.grading["visible"] for f in checks) and not all(f.grading["visible"] for f in checks)
     assert points.section_maximum(SCORES) == sum(f.grading["points"] for f in checks) == 10

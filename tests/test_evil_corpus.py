@@ -424,6 +424,7 @@ def test_writing_outside_the_sandbox(layers, tmp_path):
     need(layers, "readonly", "hidden")
     worker_file = ROOT / "autograder" / "worker" / "serve.py"
     grader_files = [ROOT / "autograder" / "sandbox" / "tiers.py", ROOT / "autograder" / "checks" / "section_01_scores.py",
+                    ROOT / "autograder" / "checks" / "hidden" / "hidden_01_scores.py",
                     ROOT / "autograder" / "feedback" / "report.py"]  # what the trusted side imports or reads
     before = {path: path.read_bytes() for path in [worker_file] + grader_files}
     targets = [ROOT / "evil-note.txt", ROOT / "autograder" / "evil-note.txt", tmp_path / "evil-note.txt",
@@ -546,7 +547,8 @@ def test_hard_coded_printed_outputs():
 def test_reading_the_answers_by_absolute_path(layers):
     need(layers, "hidden")
     paths = [ROOT / "solutions" / "scores.py", ROOT / "autograder" / "checks" / "section_01_scores.py",
-             ROOT / "autograder" / "checks" / "common.py", ROOT / ".git" / "HEAD",
+             ROOT / "autograder" / "checks" / "hidden" / "hidden_01_scores.py", ROOT / "autograder" / "checks" / "common.py",
+             ROOT / ".git" / "HEAD",
              ROOT / "examples" / "correct_py" / "01_scores.py", ROOT / "tests" / "documented_values.py"]
     hostile = with_cell(f"""
         import importlib.util, os

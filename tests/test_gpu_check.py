@@ -16,14 +16,13 @@ import torch
 from support import ROOT, zygote
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "autograder" / "worker"))
 
-import gpu  # noqa: E402  (autograder/worker/gpu.py, as the worker imports it)
 import gpu_check  # noqa: E402
 import gpu_compare  # noqa: E402
 
 from autograder.core.extract import tampering  # noqa: E402
 from autograder.core.grade import gpu_unreachable  # noqa: E402
+from autograder.worker import gpu  # noqa: E402
 from autograder.checks.common import run_where_made  # noqa: E402
 from autograder.core.harness import CheckFailed  # noqa: E402
 from autograder.core.hints import DEVICE_MISTAKES, RETURNED_ELSEWHERE  # noqa: E402
@@ -130,8 +129,8 @@ def test_a_device_check_names_the_mistake_when_the_plain_call_breaks_on_the_gpu(
 def test_the_zygote_warms_up_without_a_backward_pass():
     """A backward pass in the zygote starts the CUDA driver there (autograd asks every device type
     for its devices), and no child forked from it can then use the GPU (seen on an H200)."""
-    script = (f"import sys; sys.path[:0] = [{str(ROOT / 'autograder' / 'worker')!r}]\n"
-              "import torch, serve\n"
+    script = (f"import runpy; runpy.run_path({str(ROOT / 'autograder' / 'worker' / 'boot.py')!r})['load']()\n"
+              "import torch\nfrom worker import serve\n"
               "def refuse(*a, **k): raise AssertionError('a backward pass in the zygote')\n"
               "torch.Tensor.backward = refuse; torch.autograd.backward = refuse\n"
               "serve.warm_up('cpu'); serve.warm_up('meta'); print('warmed')")
@@ -327,10 +326,8 @@ def test_comparisons_that_name_no_device_take_the_grading_devices_tolerance():
 def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monkeypatch):
     """A GPU image may find libcuda through LD_LIBRARY_PATH: the worker gets the variable, and both
     tiers keep its folders readable, but never one holding the answers or the grader."""
-    import landlock
-    import namespaces
-
     from autograder.sandbox.limits import minimal_env
+    from autograder.worker import landlock, namespaces
 
     driver = tmp_path / "nvidia" / "lib64"
     driver.mkdir(parents=True)
@@ -354,7 +351,7 @@ def test_the_students_uid_keeps_only_the_group_that_opens_a_restricted_gpu(monke
     import os
     import stat
 
-    import namespaces
+    from autograder.worker import namespaces
 
     assert namespaces.gpu_groups("/dev/null") == []  # 0666, as the usual /dev/nvidia*: no group needed
     restricted = os.stat_result((stat.S_IFCHR | 0o660, 0, 0, 1, 0, 44, 0, 0, 0, 0))

@@ -43,8 +43,9 @@ def test_the_zip_has_gradescopes_entry_points_and_the_grader(exported):
         assert modes[script] & stat.S_IXUSR, f"{script} must be executable"
         subprocess.run(["bash", "-n", str(source / script)], check=True)
     for needed in ("pyproject.toml", "autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py",
-                   "autograder/worker/main.py", "autograder/checks/pytest.ini",
-                   "autograder/checks/section_01_scores.py", "autograder/checks/common.py",
+                   "autograder/worker/main.py", "autograder/worker/boot.py", "autograder/checks/pytest.ini",
+                   "autograder/checks/section_01_scores.py", "autograder/checks/hidden/hidden_01_scores.py",
+                   "autograder/checks/common.py",
                    "solutions/scores.py", "solutions/multihead.py"):
         assert (source / needed).is_file(), needed
     assert not [p for p in source.rglob("*") if "__pycache__" in p.parts or p.suffix == ".pyc"]

@@ -10,6 +10,8 @@ The grader's packages, bottom to top (docs/architecture.md):
     instructor  batch, gradebook, Gradescope, class report, self-check wheel
     cli         the command line, dispatching to the above
 A module may import its own package and the packages below it, never one above.
+The checks are modules and the worker a package: nothing execs or cuts check source, and nothing
+imports a worker module by a bare name.
 """
 from __future__ import annotations
 
@@ -41,17 +43,30 @@ def layer(module: str) -> str:
     return parts[1]
 
 
+def absolute_module(path: Path, node: ast.ImportFrom) -> str:
+    """The dotted module a `from ... import` names, a relative one (from . import wire) resolved."""
+    if node.level == 0:
+        return node.module or ""
+    package = module_name(path).split(".")
+    if path.stem != "__init__":
+        package = package[:-1]
+    base = package[:len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports_of(path: Path, top_level_only: bool = False) -> set[str]:
-    """The autograder modules `path` imports (anywhere in it, or at module level only)."""
+    """The autograder modules `path` imports (anywhere in it, or at module level only), relative
+    imports included."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     found = set()
     for node in nodes:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and absolute_module(path, node):
+            module = absolute_module(path, node)
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
     modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
     return {name for name in found if name in modules and name.startswith("autograder")}
 
@@ -68,9 +83,15 @@ def test_imports_flow_down_the_layers(module):
 
 
 def test_the_worker_imports_nothing_of_the_trusted_side():
-    for module, deps in GRAPH.items():
-        if layer(module) == "worker":
-            assert all(layer(dep) == "worker" for dep in deps), (module, deps)
+    worker = [module for module in GRAPH if layer(module) == "worker"]
+    assert any(GRAPH[module] for module in worker), "the worker's own imports (relative ones) are counted"
+    for module in worker:
+        assert all(layer(dep) == "worker" for dep in GRAPH[module]), (module, GRAPH[module])
+
+
+def test_relative_imports_are_resolved_to_the_modules_they_name(tmp_path):
+    assert {"autograder.worker.wire", "autograder.worker.guards"} <= GRAPH["autograder.worker.serve"]
+    assert "autograder.worker.namespaces" in GRAPH["autograder.worker.confine"]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -180,6 +201,99 @@ def test_ruff_catches_an_unused_import(tmp_path):
     done = subprocess.run([ruff(), "check", "--no-cache", "."], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1 and "F401" in done.stdout, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- the checks are modules, the worker a package
+
+WORKER_MODULES = {path.stem for path in (PACKAGE / "worker").glob("*.py")} - {"__init__"}
+# what cuts a source into parts by its syntax tree, or makes code anew from one: a statement's extent, a
+# segment of the source, a tree rewritten or unparsed
+TREE_CUTTING = {"end_lineno", "end_col_offset", "get_source_segment", "unparse", "NodeTransformer"}
+CUTS_STUDENT_CODE = {"autograder.core.extract", "autograder.instructor.similarity_code"}  # a student's cells
+RUNS_STUDENT_CODE = {"autograder.worker.serve"}  # the only exec: the student's cells, in the worker
+
+
+def exec_calls(source: str) -> list[int]:
+    """The lines that call exec (the built-in, or builtins.exec)."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) == "exec" or getattr(node.func, "attr", None) == "exec")]
+
+
+def tree_cutting(source: str) -> list[str]:
+    """`line: name` of each use of TREE_CUTTING in `source`."""
+    return [f"{node.lineno}: {name}" for node in ast.walk(ast.parse(source))
+            for name in [getattr(node, "attr", None) or getattr(node, "id", None)] if name in TREE_CUTTING]
+
+
+def bare_worker_imports(source: str) -> list[str]:
+    """Worker modules imported by their bare names (import wire, from serve import Worker,
+    importlib.import_module("guards")), and modules planted in sys.modules."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] in WORKER_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in WORKER_MODULES:
+            found.append(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module" and node.args \
+                and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).split(".")[0] in WORKER_MODULES:
+            found.append(node.args[0].value)
+        elif isinstance(node, ast.Assign) and any(isinstance(target, ast.Subscript)
+                                                   and ast.dump(target.value) == ast.dump(ast.parse("sys.modules").body[0].value)
+                                                   for target in node.targets):
+            found.append(f"sys.modules[...] = (line {node.lineno})")
+    return found
+
+
+SOURCES = {module_name(path): path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_no_check_source_is_executed_only_the_student_s_cells_are():
+    offenders = {module: exec_calls(source) for module, source in SOURCES.items()
+                 if module not in RUNS_STUDENT_CODE and exec_calls(source)}
+    assert offenders == {}
+
+
+def test_no_source_is_cut_by_its_syntax_tree_but_the_student_s_cells():
+    """The checks are modules: shipped, imported and collected as they are, never cut into a visible part."""
+    offenders = {module: tree_cutting(source) for module, source in SOURCES.items()
+                 if module not in CUTS_STUDENT_CODE and tree_cutting(source)}
+    assert offenders == {}
+
+
+def test_no_worker_module_is_imported_by_a_bare_name():
+    """The worker's modules import one another relatively, and the trusted side by autograder.worker.*:
+    nothing depends on the worker's folder being on the path, nor on names planted in sys.modules
+    (worker/boot.py alone registers the package itself)."""
+    offenders = {module: bare_worker_imports(source) for module, source in SOURCES.items()
+                 if module != "autograder.worker.boot" and bare_worker_imports(source)}
+    assert offenders == {}
+    assert bare_worker_imports(SOURCES["autograder.worker.boot"]) == ["sys.modules[...] = (line 25)"]
+
+
+PLANTED = {
+    "exec": 'def visible_checks(path):\n    exec(compile(path.read_text(), str(path), "exec"), {})\n',
+    "builtins.exec": "import builtins\nbuiltins.exec(text, namespace)\n",
+    "cut": "def part(source, node):\n    return source.splitlines()[node.lineno - 1:node.end_lineno]\n",
+    "segment": "import ast\nkept = ast.get_source_segment(text, node)\n",
+    "unparse": "import ast\ntext = ast.unparse(tree)\n",
+    "bare": "import wire\n",
+    "bare from": "from serve import Worker\n",
+    "bare dynamic": 'import importlib\nimportlib.import_module("guards")\n',
+    "planted": 'import sys\nsys.modules["wire"] = module\n',
+}
+
+
+def test_the_finders_find_each_planted_instance():
+    assert exec_calls(PLANTED["exec"]) == [2] and exec_calls(PLANTED["builtins.exec"]) == [2]
+    assert tree_cutting(PLANTED["cut"]) == ["2: end_lineno"]
+    assert tree_cutting(PLANTED["segment"]) == ["2: get_source_segment"]
+    assert tree_cutting(PLANTED["unparse"]) == ["2: unparse"]
+    assert bare_worker_imports(PLANTED["bare"]) == ["wire"]
+    assert bare_worker_imports(PLANTED["bare from"]) == ["serve"]
+    assert bare_worker_imports(PLANTED["bare dynamic"]) == ["guards"]
+    assert bare_worker_imports(PLANTED["planted"]) == ["sys.modules[...] = (line 2)"]
+    assert bare_worker_imports("from . import wire\nfrom autograder.worker import serve\n") == []
+    assert exec_calls("import re\nre.compile('x')\n") == [] and tree_cutting("x = node.lineno\n") == []
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ without the self-check installed."""
 from __future__ import annotations
 
 import builtins
+import subprocess
 import sys
 
 import nbformat
@@ -12,6 +13,7 @@ from support import ROOT
 
 from autograder import notebook
 from autograder.core.hints import BARE_VIEW_HINT, BATCHED_T
+from autograder.core.sections import check_module
 from course.build import layout
 
 
@@ -141,7 +143,32 @@ def test_the_setup_cell_is_short_and_leaves_warnings_on():
     assert "from autograder.notebook import check, check_close" in setup.source
 
 
-def test_the_worker_names_its_modules_once():
-    """The in-kernel worker reuses the package's modules under the names serve.py imports."""
-    serve, _ = notebook.worker_modules()
-    assert serve.wire is sys.modules["wire"] and serve.guards is sys.modules["guards"]
+STUDENT_MODULES_FIRST = """
+import sys, types
+mine = {name: types.ModuleType(name) for name in ("wire", "guards", "serve", "gpu", "watching", "student_code")}
+sys.modules.update(mine)  # the student's own modules, imported before the setup cell
+from autograder import notebook
+namespace = {}
+exec("import torch\\ndef causal_mask(num_tokens, device=None):\\n"
+     "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device), 1)\\n", namespace)
+notebook.check("causal_mask", namespace)
+print("kept", all(sys.modules[name] is module for name, module in mine.items()))
+"""
+
+
+def test_a_student_module_named_as_a_worker_module_neither_blocks_nor_replaces_it():
+    """The worker is a package the notebook imports by its dotted names (autograder.worker.serve, ...):
+    a kernel's own modules called `wire`, `guards` or `serve`, imported before the setup cell, stay the
+    student's, and the checks run."""
+    done = subprocess.run([sys.executable, "-c", STUDENT_MODULES_FIRST], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ok  " in done.stdout and "kept True" in done.stdout, done.stdout
+
+
+def test_the_notebook_runs_the_visible_checks_module_itself():
+    """A check cell runs the functions of the section's visible module as imported (what the wheel ships),
+    and none of its hidden module's."""
+    section, checks = notebook.checks_of("causal_mask")
+    assert checks and {f.__module__ for f in checks} == {check_module(section.id)}
+    assert all(f is getattr(sys.modules[check_module(section.id)], f.__name__) for f in checks)

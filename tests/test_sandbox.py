@@ -21,7 +21,7 @@ from autograder.cli import build_parser
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.zygote import kill_session, session_members
 
-WORKER_DIR = ROOT / "autograder" / "worker"
+WORKER_BOOT = ROOT / "autograder" / "worker" / "boot.py"
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +74,8 @@ def test_sandbox_off_is_reported_as_missing():
 
 def isolate_unprivileged(workdir: str) -> dict:
     """Run sandbox.isolate in a forked child that gave up root first (the non-root path)."""
-    sys.path.insert(0, str(WORKER_DIR))
-    try:
-        import namespaces as worker_sandbox
-    finally:
-        sys.path.remove(str(WORKER_DIR))
+    from autograder.worker import namespaces as worker_sandbox
+
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -158,12 +155,9 @@ def test_limit_flags_parse():
 
 
 def worker_sandbox():
-    sys.path.insert(0, str(WORKER_DIR))
-    try:
-        import namespaces as module
-    finally:
-        sys.path.remove(str(WORKER_DIR))
-    return module
+    from autograder.worker import namespaces
+
+    return namespaces
 
 
 def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
@@ -200,9 +194,9 @@ def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
 # `ready` stands in for the GPU's start: it must still be able to open a socket, the student's code after
 # it must not.
 READY_ORDER = r'''
-import json, os, select, signal, socket, sys, tempfile
-sys.path[:0] = [sys.argv[1]]
-import confine, main
+import json, os, runpy, select, signal, socket, sys, tempfile
+runpy.run_path(sys.argv[1])["load"]()  # the worker's folder as the package `worker`, as worker/boot.py loads it
+from worker import confine, main
 
 def ready():
     try:
@@ -248,7 +242,7 @@ print(json.dumps({"layers": [x for line in lines for x in line.get("layers", [])
 
 
 def test_the_worker_is_readied_before_its_filters_hold(tmp_path):
-    done = subprocess.run([sys.executable, "-c", READY_ORDER, str(WORKER_DIR)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", READY_ORDER, str(WORKER_BOOT)], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
@@ -334,10 +328,10 @@ def test_children_collect_garbage_as_python_does():
 
 
 LAZY_TORCH = """
-import sys
-sys.path.insert(0, sys.argv[1])
+import runpy, sys
+runpy.run_path(sys.argv[1])["load"]()  # the worker's folder as the package `worker`, as worker/boot.py loads it
 import torch
-import lazy_torch
+from worker import lazy_torch
 print("deferred", lazy_torch.defer_dynamo() > 0, "checks", lazy_torch.quick_shape_checks())
 x = torch.ones(2, 3, 4, device="meta")
 attention = torch.nn.MultiheadAttention(4, 2, batch_first=True).to("meta")
@@ -349,7 +343,7 @@ print("compiler imported", "torch._dynamo" in sys.modules)
 def test_the_meta_device_runs_without_importing_the_compiler():
     """The zygote gives torch's 'do not compile' wrappers a direct call while torch._dynamo is not loaded
     (lazy_torch.defer_dynamo): the meta device's kernels then never import the compiler."""
-    done = subprocess.run([sys.executable, "-I", "-c", LAZY_TORCH, str(WORKER_DIR)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-I", "-c", LAZY_TORCH, str(WORKER_BOOT)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "deferred True checks True" in done.stdout

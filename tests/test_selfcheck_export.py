@@ -1,6 +1,6 @@
 """`python -m autograder export-selfcheck`: the wheel students install to run `check`.
 
-It must hold no answers (no solutions/, no hidden check file, no file that imports
+It must hold no answers (no solutions/, no hidden checks' module, no file that imports
 one), be byte-for-byte reproducible, be a valid wheel (RECORD hashes), and be
 enough on its own: `check` run from the unzipped wheel, with neither the course
 repository nor the course's installed copy importable, gives the same visible-check
@@ -24,7 +24,7 @@ import pytest
 
 from support import EXAMPLES, ROOT, check_max_points, zygote
 
-from autograder.core.sections import CHECK_GLOB, SECTIONS as REGISTRY
+from autograder.core.sections import CHECK_GLOB, HIDDEN_GLOB, SECTIONS as REGISTRY
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
 ANSWER_PACKAGES = ("solutions", "course")
@@ -67,37 +67,33 @@ def test_wheel_holds_the_visible_grader_and_no_answers(wheel):
     names = set(members(wheel))
     for needed in ("autograder/__main__.py", "autograder/cli.py", "autograder/core/grade.py", "autograder/core/plugin.py",
                    "autograder/checks/common.py", "autograder/checks/pytest.ini", "autograder/worker/main.py",
-                   *(f"autograder/checks/section_{section}.py" for section in SECTIONS)):
+                   "autograder/worker/boot.py", *(f"autograder/checks/section_{section}.py" for section in SECTIONS)):
         assert needed in names, needed
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
     for name in names:
         assert name.split("/")[0] in ("autograder", dist_info), name  # so no solutions/, course/, tests/
         assert "__pycache__" not in name and not name.endswith(".pyc"), name
-    # each section's check file is shipped with its visible checks only: no hidden check's name or
-    # code, and its SECTION entry kept (the registry reads it); the loop is not vacuous
+        assert not name.startswith("autograder/checks/hidden/"), name  # no hidden check, not even the folder
+    # each section's visible checks are shipped as they are (its SECTION entry with them: the registry
+    # reads it), and its hidden checks' module is not; the loops are not vacuous
     shipped = members(wheel)
     check_files = sorted((ROOT / "autograder" / "checks").glob(CHECK_GLOB))
-    assert len(check_files) == len(SECTIONS)
+    hidden_files = sorted((ROOT / "autograder" / "checks" / "hidden").glob(HIDDEN_GLOB))
+    assert len(check_files) == len(hidden_files) == len(SECTIONS)
     for path in check_files:
         rel = path.relative_to(ROOT).as_posix()
-        kept = shipped[rel].decode()
-        assert "SECTION = {" in kept
-        for name, visible in checks_declared(path.read_text()).items():
-            assert (f"def {name}(" in kept) == visible, f"{rel}: {name} {'missing' if visible else 'shipped'}"
+        assert shipped[rel] == path.read_bytes(), f"{rel} is not shipped as it is"
+        assert "SECTION = {" in shipped[rel].decode()
+    hidden_names = {name for path in hidden_files for name in checks_declared(path.read_text())}
+    assert hidden_names and not any(f"def {name}(" in data.decode("utf-8", "replace")
+                                    for rel, data in shipped.items() if rel.endswith(".py") for name in hidden_names)
 
 
-def checks_declared(source: str) -> dict:
-    """{function name: visible?} of every @check in a check file's source."""
-    import ast
-
-    found = {}
-    for node in ast.parse(source).body:
-        for decorator in getattr(node, "decorator_list", []):
-            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "check":
-                flags = {k.arg: getattr(k.value, "value", None) for k in decorator.keywords}
-                found[node.name] = (flags.get("visible") is True or flags.get("documented") is True
-                                    or flags.get("visibility") == "visible")
-    return found
+def checks_declared(source: str) -> list[str]:
+    """The names of the functions decorated with @check(...) in a checks' module."""
+    return [node.name for node in ast.parse(source).body
+            if any(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "check"
+                   for d in getattr(node, "decorator_list", []))]
 
 
 def test_no_shipped_file_imports_the_answers(wheel):
@@ -105,7 +101,7 @@ def test_no_shipped_file_imports_the_answers(wheel):
     assert len(sources) > 30
     for name, source in sources.items():
         leaked = {m for m in imported_modules(source)
-                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.section_")}
+                  if m.split(".")[0] in ANSWER_PACKAGES or m.startswith("autograder.checks.hidden")}
         assert not leaked, f"{name} imports {leaked}"
 
 
@@ -198,11 +194,31 @@ def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
     package = tmp_path / "autograder"
     (package / "checks").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "checks" / "section_01_scores.py").write_text("from solutions import scores\n")  # hidden: left out
+    (package / "checks" / "hidden").mkdir()
+    (package / "checks" / "hidden" / "hidden_01_scores.py").write_text("from solutions import scores\n")  # left out
     assert selfcheck_export.build_wheel(tmp_path)[0] == "attention_course_selfcheck-1.2.3-py3-none-any.whl"
+    (package / "checks" / "section_01_scores.py").write_text("from autograder.checks.hidden import hidden_01_scores\n")
+    with pytest.raises(selfcheck_export.ExportError, match="section_01_scores.py imports autograder.checks.hidden"):
+        selfcheck_export.build_wheel(tmp_path)
+    (package / "checks" / "section_01_scores.py").write_text("")
     (package / "feedback").mkdir()
     (package / "feedback" / "report.py").write_text("def f():\n    from solutions.scores import dot_scores\n")
     with pytest.raises(selfcheck_export.ExportError, match="autograder/feedback/report.py imports solutions.scores"):
+        selfcheck_export.build_wheel(tmp_path)
+
+
+def test_a_check_not_declared_visible_in_a_shipped_module_stops_the_export(tmp_path):
+    """A hidden check put in a section's visible module by mistake would reach the students: no wheel."""
+    from autograder.instructor import selfcheck_export
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2.3"\n')
+    checks = tmp_path / "autograder" / "checks"
+    checks.mkdir(parents=True)
+    (checks / "section_01_scores.py").write_text(
+        '@check(1, "shown", visibility="visible")\ndef test_a(student):\n    pass\n\n\n'
+        '@check(1, "after the due date")\ndef test_b(student):\n    pass\n')
+    with pytest.raises(selfcheck_export.ExportError, match=r"section_01_scores.py holds checks not declared "
+                                                           r"visible \(test_b\)"):
         selfcheck_export.build_wheel(tmp_path)
 
 

@@ -1,11 +1,11 @@
-"""The visible checks: declared next to the hidden ones, and shippable to students.
+"""The visible checks: a module of their own per section, shippable to students as it is.
 
 A check is visible when its `@check(...)` says visibility="visible" (or its
-shorthands visible=True, documented=True). The self-check wheel ships each
-section's check file with its visible checks only (selfcheck_export.visible_part),
-so what is left of a file after that cut may import neither the reference
-solutions nor the course, nor a test; together the checks of a section make
-exactly its 10 points.
+shorthands visible=True, documented=True). Each section's visible checks are
+checks/section_<id>.py, its hidden ones checks/hidden/hidden_<id>.py; the
+self-check wheel ships every file of checks/ but the hidden folder, whole, so
+none of them may import the reference solutions, the course, a test or a hidden
+module; together the checks of a section make exactly its 10 points.
 """
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ import torch
 
 from autograder.checks import common, declared
 from autograder.core.grade import check_files
-from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, check_file
 from autograder.core.harness import VISIBILITIES, check
-from autograder.core.sections import SECTIONS
-from autograder.instructor.selfcheck_export import visible_part
+from autograder.core.sections import CHECKS_DIR, SECTIONS, check_file, check_module, hidden_file, hidden_module
+from autograder.instructor.selfcheck_export import hidden_checks
 from support import ROOT
 
 IDS = [section.id for section in SECTIONS]
@@ -40,29 +39,39 @@ def imports(source: str, name: str) -> set[str]:
 
 
 
-PUBLIC_FILES = sorted(CHECKS_DIR.glob("*.py"))  # every file of the checks ships to students
+PUBLIC_FILES = sorted(CHECKS_DIR.glob("*.py"))  # every file of checks/ but hidden/ ships to students, whole
 
 
 @pytest.mark.parametrize("path", PUBLIC_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_what_students_get_of_a_check_file_imports_no_answers(path):
-    """Judged on the file as the wheel holds it: a check file's visible part, any other file whole."""
+def test_what_students_get_of_the_checks_imports_no_answers(path):
     source = path.read_text()
-    shipped = visible_part(source) if path.parent == CHECKS_DIR and path.match(CHECK_GLOB) else source
-    leaked = {m for m in imports(shipped, path.name)
-              if m.split(".")[0] in ("solutions", "course", "tests") or m.startswith("autograder.checks.section_")}
+    leaked = {m for m in imports(source, path.name)
+              if m.split(".")[0] in ("solutions", "course", "tests") or m.startswith("autograder.checks.hidden")}
     assert not leaked, f"{path.relative_to(ROOT)} ships with {sorted(leaked)}"
-    names = {n.id for n in ast.walk(ast.parse(shipped)) if isinstance(n, ast.Name)}
+    names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
     assert "ref" not in names, f"{path.relative_to(ROOT)}: a visible check uses the reference (ref)"
 
 
-@pytest.mark.parametrize("path", sorted(CHECKS_DIR.glob(CHECK_GLOB)), ids=lambda p: p.name)
-def test_the_shipped_part_holds_exactly_the_visible_checks(path):
-    """Every visible check of the file is shipped, and no other."""
-    module = importlib.import_module(f"autograder.checks.{path.stem}")
-    visible = {name for name, f in vars(module).items() if getattr(f, "grading", {}).get("visible")}
-    shipped = {node.name for node in ast.parse(visible_part(path.read_text())).body
-               if isinstance(node, ast.FunctionDef) and node.decorator_list}
-    assert shipped == visible
+def checks_in(module_name: str) -> dict:
+    """name -> function of every check a module defines (what pytest collects from it)."""
+    module = importlib.import_module(module_name)
+    return {name: f for name, f in vars(module).items() if name.startswith("test_") and hasattr(f, "grading")}
+
+
+@pytest.mark.parametrize("section_id", IDS)
+def test_the_visible_module_holds_the_visible_checks_and_the_hidden_module_the_hidden_ones(section_id):
+    visible, hidden = checks_in(check_module(section_id)), checks_in(hidden_module(section_id))
+    assert visible and hidden
+    assert all(f.grading["visible"] for f in visible.values())
+    assert not any(f.grading["visible"] for f in hidden.values())
+    assert hidden_checks(check_file(section_id).read_text()) == []  # what the wheel's build looks at agrees
+
+
+@pytest.mark.parametrize("section_id", IDS)
+def test_each_check_is_collected_once_from_the_module_that_defines_it(section_id):
+    """A hidden module imports helpers from its visible module, never a check: pytest would run it twice."""
+    for name in (check_module(section_id), hidden_module(section_id)):
+        assert all(f.__module__ == name for f in checks_in(name).values()), name
 
 
 @pytest.mark.parametrize("section_id", IDS)
@@ -75,8 +84,8 @@ def test_a_section_s_checks_make_its_10_points_with_some_visible_and_some_hidden
 
 
 @pytest.mark.parametrize("section_id", IDS)
-def test_a_merged_file_lists_its_visible_checks_first(section_id):
-    """One file per section: the visible checks, then the hidden ones (a report keeps that order)."""
+def test_a_section_s_visible_checks_come_before_its_hidden_ones(section_id):
+    """What the grader collects, in order: the visible checks, then the hidden ones (a report keeps that order)."""
     order = [grading["visible"] for grading in declared(section_id).values()]
     assert order == sorted(order, reverse=True), "a visible check after a hidden one"
 
@@ -98,7 +107,7 @@ def test_check_declares_its_visibility():
             grading(**wrong)
 
 
-def test_the_wheel_keeps_the_checks_declared_visible():
+def test_the_wheel_refuses_a_visible_module_holding_a_check_not_declared_visible():
     source = '''from autograder.core.harness import check
 
 
@@ -130,17 +139,17 @@ def test_d(student):
 def test_e(student):
     pass
 '''
-    kept = visible_part(source)
-    assert "def test_a" in kept and "def test_b" in kept and "def helper" in kept
-    assert not any(f"def test_{name}" in kept for name in "cde")
+    assert hidden_checks(source) == ["test_c", "test_d", "test_e"]
 
 
-def test_grading_runs_each_section_s_one_file():
+def test_grading_runs_each_section_s_visible_module_then_its_hidden_one():
     for section_id in IDS:
-        assert check_files([section_id], visible_only=False) == [str(check_file(section_id))]
-        # the plugin keeps the visible checks of the same file
+        assert check_files([section_id], visible_only=False) == [str(check_file(section_id)),
+                                                                 str(hidden_file(section_id))]
+        # the self-check: the visible module alone (the wheel holds no other)
         assert check_files([section_id], visible_only=True) == [str(check_file(section_id))]
-    assert not (CHECKS_DIR / "visible").exists(), "each section is one check file"
+    assert check_files(IDS[:2], visible_only=False) == [str(path) for section_id in IDS[:2]
+                                                        for path in (check_file(section_id), hidden_file(section_id))]
 
 
 def test_grading_without_hidden_checks_is_refused(tmp_path, monkeypatch):

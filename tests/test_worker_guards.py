@@ -10,12 +10,13 @@ import sys
 
 from support import ROOT
 
-WORKER = ROOT / "autograder" / "worker"
+BOOT = ROOT / "autograder" / "worker" / "boot.py"
 
 TWICE = """
-import sys
-sys.path.insert(0, sys.argv[1])
-import torch, guards
+import runpy, sys
+runpy.run_path(sys.argv[1])["load"]()  # the worker's folder as the package `worker`, as worker/boot.py loads it
+import torch
+from worker import guards
 guards.install()
 wrapped = torch.softmax
 guards.install()
@@ -24,9 +25,9 @@ print(torch.softmax is wrapped, len(finders))
 """
 
 BEFORE_SERVING = """
-import socket, sys
-sys.path.insert(0, sys.argv[1])
-import main, guards
+import runpy, socket, sys
+runpy.run_path(sys.argv[1])["load"]()  # the worker's folder as the package `worker`, as worker/boot.py loads it
+from worker import guards, main
 main.serve_spawns = lambda control: print("installed before serving:", guards._installed)
 ours, theirs = socket.socketpair()
 main.main(theirs.fileno())
@@ -34,7 +35,7 @@ main.main(theirs.fileno())
 
 
 def run(code: str) -> str:
-    done = subprocess.run([sys.executable, "-I", "-c", code, str(WORKER)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-I", "-c", code, str(BOOT)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

@@ -1,14 +1,12 @@
 """Checks of section 01: attention scores without trainable weights (10 points).
 
-Visible checks come first: the documented scores of the worked example and the
-properties that need no reference (arguments left unchanged, a batch scored
-item by item, no Python loop, outputs in the input's dtype and on its device,
-parameters created in the documented order, each
-module's documented formula evaluated with its own parameters,
-gradients that flow). The self-check runs them; the student's wheel holds only
-them (selfcheck_export.visible_part), so they use neither `solutions` nor a
-hidden seed's expected output. The hidden checks after them compare with the
-reference solutions on fresh inputs.
+The section's registry entry (SECTION) and its visible checks: the documented scores of the worked example and
+the properties that need no reference (arguments left unchanged, a batch scored item by item, no Python loop,
+outputs in the input's dtype and on its device, parameters created in the documented order, each module's
+documented formula evaluated with its own parameters, gradients that flow). The self-check runs them and the
+students' wheel ships this module as it is, so nothing here imports `solutions` or holds a hidden seed's
+expected output. The hidden checks, which the grader runs after these, compare with the reference solutions on
+fresh inputs: they are in checks/hidden/hidden_01_scores.py.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -208,25 +206,3 @@ def test_self_attention_score(student):
                                          seeded="torch.manual_seed(13)"),
                  mistakes={N_("scores divided by sqrt(D) (this one is unscaled)"): expected / math.sqrt(6),
                            N_("keys @ queries^T (queries and keys swapped)"): expected.transpose(-2, -1)})
-
-
-# ---------------------------------------------------------------- hidden: the reference on new inputs
-
-from solutions import scores as ref  # noqa: E402  (only the hidden checks below use the reference)
-
-
-@check(0.5, "dot_scores matches the reference on new inputs")
-def test_dot_scores_random(student):
-    inputs, query = randn(101, 7, 5), randn(102, 5)
-    expect_close(student.call("dot_scores", query, inputs), ref.dot_scores(query, inputs),
-                 _f("{name} on a {shape} input", name="dot_scores", shape=(7, 5)),
-                 mistakes={N_("a sum of |x_i - q| instead of a dot product"): (inputs - query).abs().sum(-1)})
-
-
-@check(0.75, "score_matrix matches the reference on new (T, d) inputs")
-def test_score_matrix_random(student):
-    for seed, shape in ((103, (5, 4)), (104, (7, 3))):
-        single = randn(seed, *shape)
-        expect_close(student.call("score_matrix", single), ref.score_matrix(single),
-                     _f("{name} on a {shape} input", name="score_matrix", shape=shape),
-                     mistakes={N_("inputs.T @ inputs (the transpose on the wrong side)"): single.T @ single})

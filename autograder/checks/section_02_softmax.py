@@ -1,13 +1,12 @@
 """Checks of section 02: from scores to weights to context vectors (10 points).
 
-Visible checks come first: the documented weights and context vectors of the
-worked example, and the properties that need no reference (normalize_by_sum
-proportional to its input and summing to 1, softmax equal to torch's own,
-weights summing to 1, stable at magnitude 1000 and with -inf entries, no
-built-in softmax, arguments left unchanged). The self-check runs them; the
-student's wheel holds only them (selfcheck_export.visible_part), so they use
-neither `solutions` nor a hidden seed's expected output. The hidden checks
-after them compare with the reference solutions on fresh inputs.
+The section's registry entry (SECTION) and its visible checks: the documented weights and context vectors of
+the worked example, and the properties that need no reference (normalize_by_sum proportional to its input and
+summing to 1, softmax equal to torch's own, weights summing to 1, stable at magnitude 1000 and with -inf
+entries, no built-in softmax, arguments left unchanged). The self-check runs them and the students' wheel
+ships this module as it is, so nothing here imports `solutions` or holds a hidden seed's expected output. The
+hidden checks, which the grader runs after these, compare with the reference solutions on fresh inputs: they
+are in checks/hidden/hidden_02_softmax.py.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -268,46 +267,3 @@ def test_inputs_unchanged(student):
     positive, x = rand(268, 4, 5) + 0.1, randn(269, 4, 5, scale=3.0)
     for name, arg in (("normalize_by_sum", positive), ("softmax_naive", x), ("softmax", x)):
         expect_unchanged(run_unless_raised(student.run, name, arg, return_args=True), [arg], name)
-
-
-# ---------------------------------------------------------------- hidden: the reference on new inputs
-
-from solutions import softmax as ref  # noqa: E402  (only the hidden checks below use the reference)
-
-
-@check(1, "context_vectors: weighted sums for one query, all queries and a batch")
-def test_context_vectors_random(student):
-    inputs = randn(217, 5, 3)
-    one = ref.softmax(randn(218, 5))
-    expect_close(student.call("context_vectors", one, inputs), ref.context_vectors(one, inputs),
-                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(5,),
-                    inputs=(5, 3)),
-                 mistakes={OVER_EMBEDDING: (one.unsqueeze(-1) * inputs).sum(-1)})
-    square = ref.softmax(randn(219, 5, 5))
-    expect_close(student.call("context_vectors", square, inputs), ref.context_vectors(square, inputs),
-                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(5, 5),
-                    inputs=(5, 3)),
-                 mistakes={N_("the weights transposed (row i must use weights[i, :], the weights of query i)"):
-                               square.T @ inputs})
-    batch_weights, batch_inputs = ref.softmax(randn(220, 2, 5, 5)), randn(221, 2, 5, 3)
-    expect_close(student.call("context_vectors", batch_weights, batch_inputs),
-                 ref.context_vectors(batch_weights, batch_inputs),
-                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors",
-                    weights=(2, 5, 5), inputs=(2, 5, 3)),
-                 mistakes={N_("the weights transposed (row i must use weights[..., i, :], the weights of query i)"):
-                               batch_weights.transpose(-2, -1) @ batch_inputs})
-
-
-@check(1, "simple_self_attention on new (T, d) and batched (B, T, d) inputs")
-def test_simple_attention_random(student):
-    for seed, shape in ((222, (5, 4)), (223, (3, 5, 4))):
-        x = randn(seed, *shape)
-        scores = x @ x.transpose(-2, -1)
-        mistakes = {
-            COLUMNS: torch.softmax(scores, -2) @ x,
-            N_("softmax over dim 0 (the batch dim) instead of the last dim"): torch.softmax(scores, 0) @ x,
-            UNSCALED: torch.softmax(scores / 2.0, -1) @ x,
-            N_("weights normalised by their sum instead of softmax"): ref.normalize_by_sum(scores) @ x,
-        }
-        expect_close(student.call("simple_self_attention", x), ref.simple_self_attention(x),
-                     _f("{name} on a {shape} input", name="simple_self_attention", shape=shape), mistakes=mistakes)

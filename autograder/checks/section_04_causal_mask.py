@@ -1,15 +1,15 @@
 """Checks of section 04: hiding the future (10 points).
 
-Visible checks come first: the documented masked weights and output of the worked
-example, and the properties that need no reference (the causal mask itself, made on
-the device it is given, and the two weight functions' masks on their input's device;
-arguments left unchanged; parameters created in the documented order; causality; batch
-items kept apart; the ValueError for a too-long input; dropout off in eval mode; gradients
-reaching every parameter; a module that follows .to(device)). The self-check runs them; the
-student's wheel holds only them (selfcheck_export.visible_part), so they use neither
-`solutions` nor a hidden seed's expected output. Each property check judges one idea, against
-the student's own module where it needs a comparison, so that a wrong value costs the value
-checks only. The hidden checks after them compare with the reference solutions on fresh inputs.
+The section's registry entry (SECTION) and its visible checks: the documented masked weights and output of the
+worked example, and the properties that need no reference (the causal mask itself, made on the device it is
+given, and the two weight functions' masks on their input's device; arguments left unchanged; parameters
+created in the documented order; causality; batch items kept apart; the ValueError for a too-long input;
+dropout off in eval mode; gradients reaching every parameter; a module that follows .to(device)). The self-
+check runs them and the students' wheel ships this module as it is, so nothing here imports `solutions` or
+holds a hidden seed's expected output. Each property check judges one idea, against the student's own module
+where it needs a comparison, so that a wrong value costs the value checks only. The hidden checks, which the
+grader runs after these, compare with the reference solutions on fresh inputs: they are in
+checks/hidden/hidden_04_causal_mask.py.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -27,8 +27,7 @@ import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
-                                      randn, run_unless_raised, run_where_made, seeded, seeded_projections,
-                                      with_params)
+                                      randn, run_unless_raised, run_where_made, seeded_projections)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 from autograder.worker.wire import TensorStub
@@ -385,66 +384,3 @@ def test_train_dropout(student):
     expect_close(got, expected, what, device=student.device,
                  mistakes={N_("dropout on the context vectors instead of the attention weights"): on_context},
                  hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"))
-
-
-# ---------------------------------------------------------------- hidden: the reference on new inputs (2.25 points)
-
-from solutions import causal_mask as ref  # noqa: E402  (only the hidden checks below use the reference)
-
-
-def reference_output(reference, x, *, train_seed=None, device="cpu"):
-    """The reference's forward; with train_seed, in train mode right after torch.manual_seed(train_seed).
-
-    Dropout masks differ between devices: in train mode, run on the device the student's code runs on.
-    """
-    device = "cpu" if device == "meta" else device
-    reference.train(train_seed is not None)
-    if train_seed is not None:
-        torch.manual_seed(train_seed)
-    with torch.no_grad():
-        out = reference.to(device)(x.to(device)).cpu()
-    reference.to("cpu").eval()
-    return out
-
-
-@check(0.75, "mask_and_renormalize zeroes the future and renormalises each row")
-def test_mask_and_renormalize(student):
-    single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
-    batch = torch.softmax(randn(402, 3, 4, 4, scale=2.0), dim=-1)
-    # i18n: the whole phrase per input, so that word order is free
-    for weights, what in ((single, _("mask_and_renormalize of a (5, 5) weights")),
-                          (batch, _("mask_and_renormalize of a (3, 4, 4) batch of weights"))):
-        future = ref.causal_mask(weights.shape[-1])
-        zeroed = weights.masked_fill(future, 0.0)
-        past = weights.masked_fill(~torch.tril(torch.ones_like(future), diagonal=-1), 0.0)
-        expect_close(student.call("mask_and_renormalize", weights.clone()), ref.mask_and_renormalize(weights),
-                     what, device=student.device,
-                     mistakes={NOT_RENORMALISED: zeroed,
-                               N_("divided by the column sums (dim=-2) instead of the row sums"):
-                                   zeroed / zeroed.sum(dim=-2, keepdim=True),
-                               N_("divided by the sum of all the weights instead of each row's sum"):
-                                   zeroed / zeroed.sum(),
-                               DIAGONAL: past / past.sum(dim=-1, keepdim=True)})
-
-
-@check(1, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
-def test_causal_attention_weights(student):
-    for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, _("causal_attention_weights on (5, 5) scores, d_k=4")),
-                              (randn(404, 2, 6, 6, scale=3.0), 9,
-                               _("causal_attention_weights on (2, 6, 6) scores, d_k=9"))):
-        expect_close(student.call("causal_attention_weights", scores.clone(), d_k),
-                     ref.causal_attention_weights(scores, d_k),
-                     what, mistakes=weight_mistakes(scores, d_k),
-                     device=student.device)
-
-
-@check(0.5, "CausalAttention matches the reference at other sizes, for T < context_length")
-def test_causal_attention_seeded(student):
-    x = randn(405, 2, 5, 6)
-    module = student.new("CausalAttention", 6, 3, 8, 0.0, seed=40)
-    # with the student's own weights where they have the reference's names and shapes:
-    # forward alone is graded here, the creation order by its own check
-    reference = with_params(seeded(ref.CausalAttention, 6, 3, 8, 0.0, seed=40), module.params())
-    expect_close(module(x), reference_output(reference, x),
-                 _("CausalAttention(6, 3, 8, 0.0) with torch.manual_seed(40) on 5 of 8 tokens"),
-                 mistakes=attention_mistakes(reference, x), device=student.device)

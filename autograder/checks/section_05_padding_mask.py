@@ -1,19 +1,17 @@
 """Checks of section 05: batches of sentences of different lengths (10 points).
 
-Visible checks come first: the documented padding mask of the worked example, and
-the properties that need no reference (the mask from the lengths, made on their device,
-and its ValueError;
-padded key columns hidden and the scores left unchanged; padded keys getting weight
-0, each query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d))
-@ v computed here from the student's inputs; parameters created in the documented
-order; PaddedSelfAttention equal to nn.MultiheadAttention holding the student's own
-weights, on one input and on distinct queries, keys and values; attn_mask honoured; outputs blind to the padding; gradients reaching the
-projections). The self-check runs them; the student's wheel holds only them
-(selfcheck_export.visible_part), so they use neither `solutions` nor a hidden seed's
-expected output. Each property check judges one idea, against the student's own
-module (its own weights) where it needs a comparison, so that a wrong value costs
-the value checks only. The hidden checks after them compare with the reference
-solutions on fresh inputs.
+The section's registry entry (SECTION) and its visible checks: the documented padding mask of the worked
+example, and the properties that need no reference (the mask from the lengths, made on their device, and its
+ValueError; padded key columns hidden and the scores left unchanged; padded keys getting weight 0, each
+query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d)) @ v computed here from the
+student's inputs; parameters created in the documented order; PaddedSelfAttention equal to
+nn.MultiheadAttention holding the student's own weights, on one input and on distinct queries, keys and
+values; attn_mask honoured; outputs blind to the padding; gradients reaching the projections). The self-check
+runs them and the students' wheel ships this module as it is, so nothing here imports `solutions` or holds a
+hidden seed's expected output. Each property check judges one idea, against the student's own module (its own
+weights) where it needs a comparison, so that a wrong value costs the value checks only. The hidden checks,
+which the grader runs after these, compare with the reference solutions on fresh inputs: they are in
+checks/hidden/hidden_05_padding_mask.py.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -30,8 +28,7 @@ from types import SimpleNamespace
 import torch
 
 from autograder.checks.common import (expect_gradients, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made,
-                                      seeded, with_params)
+                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -390,37 +387,3 @@ def test_gradients(student):
     reply = module.run(x, x, x, key_padding_mask=mask, mode="train", backward=grad_output)
     out = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else reply.value
     expect_gradients(reply, names, "PaddedSelfAttention(3)", out=out)
-
-
-# ---------------------------------------------------------------- hidden: the reference on new inputs (2.5 points)
-
-from solutions import padding_mask as ref  # noqa: E402  (only the hidden checks below use the reference)
-
-
-@check(1, "padded_attention matches the reference on new inputs")
-def test_padded_attention(student):
-    queries, keys, values = randn(519, 4, 7, 5, scale=2.0), randn(520, 4, 7, 5), randn(521, 4, 7, 5)
-    mask = ref.key_padding_mask([7, 2, 5, 1], 7)
-    got = student.call("padded_attention", queries, keys, values, mask)
-    expect_pair_close(got, ref.padded_attention(queries, keys, values, mask),
-                      _("padded_attention on (4, 7, 5) inputs with lengths [7, 2, 5, 1]"),
-                      padding_mistakes(queries, keys, values, mask), student.device)
-
-
-@check(1.5, "PaddedSelfAttention matches the reference with both masks, at another size")
-def test_padded_self_attention_seeded(student):
-    q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)  # distinct: each has its projection
-    mask = ref.key_padding_mask([6, 3, 5, 1], 6)
-    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
-    per_item = rand(523, 4, 6, 6) > 0.6
-    per_item[:, :, 0] = False  # key 0 is real in every item and always allowed: no row is hidden entirely
-    module = student.new("PaddedSelfAttention", 5, seed=57)
-    # with the student's own weights where they have the reference's names and shapes:
-    # forward alone is graded here, the creation order by its own check
-    reference = with_params(seeded(ref.PaddedSelfAttention, 5, seed=57), module.params())
-    for attn_mask, what in ((causal, _("a causal (6, 6) attn_mask")), (per_item, _("a (4, 6, 6) attn_mask"))):
-        with torch.no_grad():
-            expected = reference(q, k, v, key_padding_mask=mask, attn_mask=attn_mask)
-        expect_pair_close(module(q, k, v, key_padding_mask=mask, attn_mask=attn_mask), expected,
-                          _f("PaddedSelfAttention(5)(q, k, v) with lengths [6, 3, 5, 1] and {what}", what=what),
-                          module_mistakes(reference, q, k, v, mask, attn_mask), student.device)

@@ -1,17 +1,19 @@
 """Checks of section 06: split into heads, attend, rebuild (10 points).
 
-Visible checks come first: the documented layout of split_heads and the documented seeded outputs of both modules,
-and the properties that need no reference (the ValueErrors; combine_heads undoing the documented layout, on any
-memory layout; the wrapper's heads and MultiHeadAttention's parameters created in the documented order, qkv_bias
-(and the wrapper's dropout) honoured; MultiHeadAttention equal to nn.MultiheadAttention run with the student's own
-weights; causality; padded keys hidden; batch items kept apart; dropout off in eval mode and on in train mode;
-gradients reaching every parameter; no Python loop over heads; no tensor made on the CPU in forward). The self-check
-runs them; the student's wheel holds only them (selfcheck_export.visible_part), so they use neither `solutions` nor
-a hidden seed's expected output. Each property check judges one idea, against the student's own module (or torch's
-built-ins run with its weights) where it needs a comparison, so that a wrong value costs the value checks only. The
-property checks of MultiHeadAttention use head_dim = 1 where they can: a bare .view of the transposed context works
-there, so that mistake costs the value checks (which name it), not every property. The hidden checks after them
-compare with the reference solutions on fresh inputs.
+The section's registry entry (SECTION) and its visible checks: the documented layout of split_heads and the
+documented seeded outputs of both modules, and the properties that need no reference (the ValueErrors;
+combine_heads undoing the documented layout, on any memory layout; the wrapper's heads and
+MultiHeadAttention's parameters created in the documented order, qkv_bias (and the wrapper's dropout)
+honoured; MultiHeadAttention equal to nn.MultiheadAttention run with the student's own weights; causality;
+padded keys hidden; batch items kept apart; dropout off in eval mode and on in train mode; gradients reaching
+every parameter; no Python loop over heads; no tensor made on the CPU in forward). The self-check runs them
+and the students' wheel ships this module as it is, so nothing here imports `solutions` or holds a hidden
+seed's expected output. Each property check judges one idea, against the student's own module (or torch's
+built-ins run with its weights) where it needs a comparison, so that a wrong value costs the value checks
+only. The property checks of MultiHeadAttention use head_dim = 1 where they can: a bare .view of the
+transposed context works there, so that mistake costs the value checks (which name it), not every property.
+The hidden checks, which the grader runs after these, compare with the reference solutions on fresh inputs:
+they are in checks/hidden/hidden_06_multihead.py.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -29,8 +31,7 @@ from functools import partial
 import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
-                                      expect_same_params, expect_unchanged, manual_seed, randn, run_unless_raised,
-                                      seeded, with_params)
+                                      expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
@@ -396,55 +397,3 @@ def test_mha_device(student):
                and reply.output_devices == ["meta"],
                _f("after .to(device), MultiHeadAttention.forward returned {value} instead of one "
                   "(2, 5, 2) tensor on that device", value=f"{reply.value!r:.100}"))
-
-
-# ---------------------------------------------------------------- hidden: the reference on new inputs (1.75 points)
-
-from solutions import multihead as ref  # noqa: E402  (only the hidden checks below use the reference)
-
-
-def reference_output(reference, x):
-    """The reference's forward in eval mode."""
-    with torch.no_grad():
-        return reference.eval()(x)
-
-
-@check(0.5, "split_heads matches the reference on new (B, T, D) inputs")
-def test_split_heads_random(student):
-    x = randn(601, 3, 5, 12)
-    reply = student.run("split_heads", x, 4, return_args=True)
-    expect_close(reply.value, ref.split_heads(x, 4), _("split_heads(x, 4) on a (3, 5, 12) input"),
-                 mistakes={BARE_SPLIT: x.reshape(3, 4, 5, 3),
-                           N_("head h taking every H-th feature instead of the block [h*hd, (h+1)*hd)"):
-                           x.reshape(3, 5, 3, 4).permute(0, 3, 1, 2)})
-    expect_unchanged(reply, [x], "split_heads")
-
-
-@check(0.5, "MultiHeadAttentionWrapper matches the reference at other sizes, heads in order")
-def test_wrapper_random(student):
-    x = randn(611, 2, 5, 4)
-    module = student.new("MultiHeadAttentionWrapper", 4, 3, 7, 0.0, num_heads=3, seed=61)
-    # with the student's own weights where they have the reference's names and shapes:
-    # forward alone is graded here, the heads' creation by their own check
-    reference = with_params(seeded(ref.MultiHeadAttentionWrapper, 4, 3, 7, 0.0, num_heads=3, seed=61),
-                            module.params())
-    with torch.no_grad():
-        outputs = [head(x) for head in reference.heads]
-    expect_close(module(x), torch.cat(outputs, dim=-1),
-                 _("MultiHeadAttentionWrapper(4, 3, 7, 0.0, num_heads=3)(x) with torch.manual_seed(61): "
-                   "expected shape (B, T, num_heads * d_out)"), device=student.device,
-                 mistakes={N_("the heads concatenated in reverse order"): torch.cat(outputs[::-1], dim=-1),
-                           N_("the heads concatenated along the token dim instead of the last dim"):
-                               torch.cat(outputs, dim=1)})
-
-
-@check(0.75, "MultiHeadAttention matches the reference at other sizes, for T < context_length")
-def test_mha_random(student):
-    x = randn(621, 2, 7, 5)
-    module = new_mha(student, 5, 6, 8, 0.0, num_heads=3, seed=71)
-    # with the student's own weights where they have the reference's names and shapes (see above)
-    reference = with_params(seeded(ref.MultiHeadAttention, 5, 6, 8, 0.0, num_heads=3, seed=71), module.params())
-    got = module(x)
-    expect_close(got, reference_output(reference, x), _("MultiHeadAttention(5, 6, 8, 0.0, num_heads=3)(x) with "
-                                                        "torch.manual_seed(71), x of shape (2, 7, 5)"),
-                 mistakes=mha_mistakes(reference, x, got), device=student.device)

@@ -1,8 +1,8 @@
 """The `grade` verb: a submission in, a GradeResult out.
 
 notebook -> extracted cells (extract) -> worker child per section (workers,
-student) -> checks (checks/section_<id>.py: the visible checks first, then the
-hidden ones, which compare with solutions/; via plugin) -> GradeResult (results) -> report
+student) -> checks (checks/section_<id>.py, the visible checks, then
+checks/hidden/hidden_<id>.py, which compare with solutions/; via plugin) -> GradeResult (results) -> report
 (formats).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 
 from autograder.sandbox import tiers
 from autograder.core.results import GradeResult, SectionResult
-from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, SECTIONS, check_file
+from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, HIDDEN_GLOB, SECTIONS, check_file, hidden_file
 from autograder.core.submission import SectionSource
 from autograder.i18n import _, _f
 from autograder.sandbox.launch import start_launcher
@@ -57,13 +57,15 @@ def hidden_checks_present() -> bool:
 
 
 def check_files(section_ids: list[str], visible_only: bool) -> list[str]:
-    """The pytest files to run, one per section. Each lists its visible checks first, so a report
-    shows the documented values before the hidden checks, as the notebook does. A self-check runs
-    the same files; the plugin keeps only their visible checks."""
-    if not visible_only and section_ids and not hidden_checks_present():
+    """The pytest files to run: each section's visible checks, then (unless `visible_only`: the
+    self-check) its hidden checks, so that a report shows the documented values before the hidden
+    checks, as the notebook does."""
+    if visible_only:
+        return [str(check_file(section_id)) for section_id in section_ids]
+    if section_ids and not hidden_checks_present():
         raise HiddenChecksMissing(_("this copy of the grader holds only the visible checks: "
                                     "use `python -m autograder check` (grading needs the course repository)"))
-    return [str(check_file(section_id)) for section_id in section_ids]
+    return [str(path) for section_id in section_ids for path in (check_file(section_id), hidden_file(section_id))]
 
 
 def preload_checks() -> None:
@@ -164,9 +166,9 @@ def section_workers(sources: list[SectionSource], launcher, limits: Limits, devi
     }
 
 
-# python_files: only the sections' check files are collected (their name has one home, sections.CHECK_FILE)
+# python_files: only the sections' check modules are collected (their names have one home, sections.CHECK_FILE)
 CHECKS_ARGS = ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
-               "-o", f"python_files={CHECK_GLOB}", "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:warnings",
+               "-o", f"python_files={CHECK_GLOB} {HIDDEN_GLOB}", "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:warnings",
                "-p", "no:stepwise", "-p", "no:unraisableexception", "-p", "no:logging",
                "--assert=plain"]  # the checks raise their own messages: no rewriting,
 # no traceback formatting, no log capture (each costs pytest tens of ms per student)

@@ -1,10 +1,10 @@
 """The pytest plugin that connects the checks to a submission.
 
 It gives each check module the `student` fixture for its section and turns
-every test outcome into a `CheckResult`. Only the grader's check files are
-collected (checks/section_<id>.py, mapped to its section by the file name: sections.CHECK_FILE), with the grader's own ini file and
-rootdir: the submission's folder is never pytest's rootdir, never on sys.path,
-never a source of conftest.py.
+every test outcome into a `CheckResult`. Only the grader's check modules are
+collected (checks/section_<id>.py and checks/hidden/hidden_<id>.py, mapped to their section by the
+module's name: sections.section_of_module), with the grader's own ini file and rootdir:
+the submission's folder is never pytest's rootdir, never on sys.path, never a source of conftest.py.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The course's sections: what each one asks for and what it forbids.
 
 The registry is derived, not written: each section declares itself in its own
-check file, `autograder/checks/section_<id>.py`, as a literal `SECTION = {...}`
+visible checks' module, `autograder/checks/section_<id>.py`, as a literal `SECTION = {...}`
 at the top (title, reference module, graded names, forbidden APIs, ...). This
 module reads those declarations with `ast` (nothing is imported, so reading
 the registry never imports torch or a check's reference solution) and turns
@@ -38,27 +38,44 @@ ATTENTION_APIS = (
 API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a SECTION's "forbidden" may name
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
-# A section's check file is named after it: the one spelling of that name, which the registry, the
-# grader's pytest run (core/grade.PYTEST_ARGS), the notebooks and the self-check follow. Not test_*:
+# A section's checks are two modules named after it: the one spelling of those names, which the registry,
+# the grader's pytest run (core/grade.PYTEST_ARGS), the notebooks and the self-check follow. Not test_*:
 # the checks are the grader's, never the project's tests.
+#   checks/section_<id>.py         its registry entry (SECTION) and its visible checks: shipped to students
+#   checks/hidden/hidden_<id>.py   its hidden checks, which compare with solutions/: never shipped
 CHECK_PREFIX = "section_"
 CHECK_FILE = CHECK_PREFIX + "{id}.py"
 CHECK_GLOB = CHECK_FILE.format(id="[0-9][0-9]_*")
+HIDDEN_PACKAGE = "hidden"  # the folder of checks/ that the self-check wheel leaves out
+HIDDEN_PREFIX = "hidden_"
+HIDDEN_FILE = HIDDEN_PREFIX + "{id}.py"
+HIDDEN_GLOB = HIDDEN_FILE.format(id="[0-9][0-9]_*")
 
 
 def check_file(section_id: str, checks_dir: Path = CHECKS_DIR) -> Path:
-    """The check file of the section `section_id`."""
+    """The module of the section `section_id`'s registry entry and visible checks."""
     return checks_dir / CHECK_FILE.format(id=section_id)
 
 
+def hidden_file(section_id: str, checks_dir: Path = CHECKS_DIR) -> Path:
+    """The module of the section `section_id`'s hidden checks."""
+    return checks_dir / HIDDEN_PACKAGE / HIDDEN_FILE.format(id=section_id)
+
+
 def check_module(section_id: str) -> str:
-    """The dotted name of the check module of the section `section_id`."""
+    """The dotted name of the section `section_id`'s visible checks (and registry entry)."""
     return f"autograder.checks.{CHECK_PREFIX}{section_id}"
 
 
+def hidden_module(section_id: str) -> str:
+    """The dotted name of the section `section_id`'s hidden checks."""
+    return f"autograder.checks.{HIDDEN_PACKAGE}.{HIDDEN_PREFIX}{section_id}"
+
+
 def section_of_module(module_name: str) -> str:
-    """The section id of a check module (by its dotted or bare name), "" for any other module."""
-    match = re.fullmatch(CHECK_PREFIX + r"(\d\d_\w+)", module_name.rsplit(".", 1)[-1])
+    """The section id of a check module, visible or hidden (by its dotted or bare name), "" for any other."""
+    prefixes = "|".join(map(re.escape, (CHECK_PREFIX, HIDDEN_PREFIX)))
+    match = re.fullmatch(rf"(?:{prefixes})(\d\d_\w+)", module_name.rsplit(".", 1)[-1])
     return match.group(1) if match else ""
 
 

@@ -33,7 +33,9 @@ AREAS: dict[str, tuple[str, ...]] = {
     "instructor": ("autograder/instructor/*.py",),
     "cli": ("autograder/cli.py", "autograder/__main__.py", "autograder/i18n/__init__.py"),
     "checks_common": ("autograder/checks/common.py", "autograder/checks/multihead_*.py"),
-    **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",) for number in range(1, 8)},
+    # a section's visible checks' module and its hidden checks' module
+    **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",
+                                f"autograder/checks/hidden/hidden_{number:02d}_*.py") for number in range(1, 8)},
 }
 # The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
 SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"

@@ -4,8 +4,10 @@
 
 It writes DIR/attention_course_selfcheck-<version>-py3-none-any.whl: the
 autograder package without anything that gives answers away, i.e. without the
-hidden checks (autograder/checks/section_*.py, which compare with the reference
-solutions), without solutions/ and without course/. What is left runs
+hidden checks (the folder autograder/checks/hidden/, whose modules compare with the
+reference solutions), without solutions/ and without course/. Every other file goes
+in as it is: each section's visible checks are a module of their own
+(autograder/checks/section_<id>.py), so nothing is cut out of a file. What is left runs
 `python -m autograder check` (the visible checks, which compare with the values
 the notebooks print); `grade` refuses to run from it.
 
@@ -28,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
-from autograder.core.sections import CHECK_PREFIX
+from autograder.core.sections import CHECK_PREFIX, HIDDEN_PACKAGE
 from autograder.core.submission import UsageError
 from autograder.i18n import _f, catalogues
 from autograder.i18n.mo import mo_bytes, mo_messages
@@ -50,11 +52,11 @@ REQUIRES_PYTHON = ">=3.11"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 # nothing else belongs to the grader: stray files stay out (.mo: its message catalogues, compiled)
 SHIPPED_SUFFIXES = (".py", ".ini", ".mo")
-# a section's checks, visible and hidden (sections.CHECK_FILE)
+# a section's visible checks, shipped: each must be declared visible (checked below, never cut)
 CHECK_FILE = re.compile(r"autograder/checks/" + re.escape(CHECK_PREFIX) + r"[^/]*\.py")
-ALWAYS_KEPT = {"SECTION", "pytestmark"}  # what a shipped check file keeps even if no visible check uses it
+HIDDEN_FOLDER = f"autograder/checks/{HIDDEN_PACKAGE}/"  # the hidden checks: never shipped
 # Modules a shipped file may not import: they hold the answers, and are not in the wheel anyway.
-ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\." + re.escape(CHECK_PREFIX))
+ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\." + re.escape(HIDDEN_PACKAGE) + r"(\.|$)")
 
 
 class ExportError(Exception):
@@ -97,71 +99,22 @@ def _is_visible(keywords: dict) -> bool:
     return isinstance(visibility, ast.Constant) and visibility.value == "visible"
 
 
-def _bound_names(node: ast.AST) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return set()
-
-
-def _used_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-
-
-def visible_part(source: str) -> str:
-    """A check file as students get it: its hidden checks left out, and whatever only they used.
-
-    Every top-level `@check(...)` function without `visibility="visible"` (or its shorthands
-    `visible=True`, `documented=True`) goes; then, until nothing changes, every top-level
-    definition, assignment or import that nothing kept still uses (SECTION, the registry's
-    entry, always stays). Lines are cut from the source as written, so what is kept keeps its
-    comments and formatting.
-    """
-    tree = ast.parse(source)
-    body = list(tree.body)
-    docstring = body[0] if body and isinstance(body[0], ast.Expr) and isinstance(
-        getattr(body[0], "value", None), ast.Constant) else None
-    kept = [node for node in body if (_decorated_check(node) is None or _is_visible(_decorated_check(node)))]
-    while True:
-        roots = [n for n in kept if _decorated_check(n) is not None or _bound_names(n) & ALWAYS_KEPT
-                 or not _bound_names(n)]
-        used = set().union(*(_used_names(n) for n in roots)) if roots else set()
-        # what a kept definition uses counts too (a helper that calls a helper)
-        changed = True
-        while changed:
-            changed = False
-            for node in kept:
-                if _bound_names(node) & used and not _used_names(node) <= used:
-                    used |= _used_names(node)
-                    changed = True
-        still = [n for n in kept if n in roots or _bound_names(n) & used]
-        if len(still) == len(kept):
-            break
-        kept = still
-    lines = source.splitlines(keepends=True)
-    dropped = [n for n in body if n not in kept and n is not docstring]
-    gone = set()
-    for node in dropped:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        gone.update(range(first - 1, node.end_lineno))
-    text = "".join(line for index, line in enumerate(lines) if index not in gone)
-    return re.sub(r"\n{4,}", "\n\n\n", text)
+def hidden_checks(source: str) -> list[str]:
+    """The names of the checks in a visible checks' module that are not declared visible: such a
+    check belongs in checks/hidden/, and the wheel is not built while one is shipped."""
+    return [node.name for node in ast.parse(source).body
+            if _decorated_check(node) is not None and not _is_visible(_decorated_check(node))]
 
 
 def is_shipped(rel: str) -> bool:
     """Whether the file at `rel` (a path under the repository, with '/') goes into the wheel."""
     parts = rel.split("/")
     return (parts[0] == "autograder" and rel.endswith(SHIPPED_SUFFIXES) and "__pycache__" not in parts
-            and not any(part.startswith(".") for part in parts))
+            and not rel.startswith(HIDDEN_FOLDER) and not any(part.startswith(".") for part in parts))
 
 
 def answer_imports(source: str) -> list[str]:
-    """The modules `source` imports that hold answers (solutions, course, a hidden check file)."""
+    """The modules `source` imports that hold answers (solutions, course, a hidden checks' module)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -183,8 +136,10 @@ def package_files(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None
     for rel in sorted(set(on_disk) | set(replaced)):
         if is_shipped(rel):
             data = replaced[rel] if rel in replaced else on_disk[rel].read_bytes()
-            if CHECK_FILE.fullmatch(rel):  # only its visible checks: the hidden ones compare with the answers
-                data = visible_part(data.decode("utf-8")).encode("utf-8")
+            if CHECK_FILE.fullmatch(rel) and hidden_checks(data.decode("utf-8")):
+                raise ExportError(_f("{file} holds checks not declared visible ({checks}): move them to the "
+                                     "section's module in autograder/checks/hidden/", file=rel,
+                                     checks=", ".join(hidden_checks(data.decode("utf-8")))))
             if rel.endswith(".py"):
                 leaked = answer_imports(data.decode("utf-8"))
                 if leaked:  # fail the build: a student's `check` would break or, worse, show the answers

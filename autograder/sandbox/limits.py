@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-WORKER_MAIN = Path(__file__).resolve().parents[1] / "worker" / "main.py"
+# what a worker process runs: it loads the worker's folder alone, as a package, and starts its main
+WORKER_BOOT = Path(__file__).resolve().parents[1] / "worker" / "boot.py"
 MAX_REPLY_BYTES = 96 * 1024 * 1024
 OUTPUT_CAP = 16 * 1024
 

@@ -2,7 +2,7 @@
 
 Used where the fork path cannot run (Windows, macOS, or AUTOGRADER_WORKER=spawn):
 no fork, no AF_UNIX, no `select` on pipes, no process groups are needed.
-`Launcher` starts `worker/main.py --spawn` with `subprocess` (isolated mode, the
+`Launcher` starts `worker/boot.py --spawn` with `subprocess` (isolated mode, the
 same minimal environment as the fork path) and talks to it over its stdin and
 stdout; a reader thread turns stdout into lines, so a request waits with a
 plain queue timeout. Every section gets a session in that one process (one
@@ -23,7 +23,7 @@ import sys
 import threading
 
 from autograder.worker import wire
-from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_BOOT, Limits, minimal_env
 from autograder.sandbox.workdir import make_workdir, remove_tree
 
 START_SECONDS = 120.0  # importing torch on a slow laptop, first run after install included
@@ -51,7 +51,7 @@ class Process:
             env.update({k: os.environ[k] for k in ("SYSTEMROOT", "PATH", "PATHEXT", "COMSPEC")
                         if k in os.environ})
         self.popen = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER_MAIN), "--spawn", json.dumps(settings)],
+            [sys.executable, "-I", "-B", str(WORKER_BOOT), "--spawn", json.dumps(settings)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, cwd=workdir, **options)
         self.replies: queue.Queue = queue.Queue()

@@ -1,6 +1,6 @@
 """The fork path (Linux): the trusted side's handle on worker processes.
 
-`Zygote` starts `worker/main.py` in a fresh interpreter
+`Zygote` starts `worker/boot.py` (the worker package's main) in a fresh interpreter
   (isolated mode, a fixed minimal environment) before the trusted process has
   computed any answer, so nothing secret can leak into it by fork, and asks it
   for a child per section. Each child confines itself in the strongest sandbox
@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_MAIN, Limits, minimal_env
+from autograder.sandbox.limits import MAX_REPLY_BYTES, OUTPUT_CAP, WORKER_BOOT, Limits, minimal_env
 from autograder.sandbox.workdir import make_workdir, remove_tree
 from autograder.worker import procfs, wire
 
@@ -70,7 +70,7 @@ class Zygote:
         options = (["meta"] if warm_meta else []) + ([f"preload={','.join(preload)}"] if preload else []) \
             + (["huge"] if huge_pages else [])
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER_MAIN), str(child_end.fileno())] + options,
+            [sys.executable, "-I", "-B", str(WORKER_BOOT), str(child_end.fileno())] + options,
             pass_fds=(child_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -32,10 +32,7 @@ import stat
 import sys
 import time
 
-import landlock
-import namespaces
-import procfs
-import seccomp
+from . import landlock, namespaces, procfs, seccomp
 
 DEFAULT_LIMITS = {
     "memory_bytes": 4 * 1024**3,  # address space of the child

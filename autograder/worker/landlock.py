@@ -25,7 +25,7 @@ import glob
 import os
 import stat
 
-import namespaces
+from . import namespaces
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1

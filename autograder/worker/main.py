@@ -1,6 +1,7 @@
 """Worker entry point: a zygote that imports torch once and forks one child per section.
 
-Started by the trusted side as `python -I autograder/worker/main.py CONTROL_FD [meta]`.
+Started by the trusted side as `python -I -B autograder/worker/boot.py CONTROL_FD [meta]`
+(boot.py loads this folder as the package `worker`, then calls `run`).
 The trusted side sends `spawn` requests over the control socket with two file
 descriptors attached (the child's request socket and its output pipe). The
 zygote forks; the child confines itself (`confine.py`), loads the student's
@@ -28,7 +29,7 @@ With `huge` (a batch's zygote), before it forks anything, the zygote backs its m
 huge pages (huge_pages.py): each fork then copies a few hundred page-table entries instead
 of tens of thousands.
 
-`main.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
+`boot.py --spawn LIMITS_JSON` is the portable path instead (Windows, macOS, or
 wherever fork is unavailable or unsafe): one freshly spawned interpreter,
 requests on stdin, replies on the original stdout, a session per section
 (serve.serve_sessions). It applies only what the platform offers (resource
@@ -45,10 +46,7 @@ import socket
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE]
-
-import wire  # noqa: E402  (only this folder is on the path)
+from . import wire
 
 
 WARMED = set()  # the devices warmed in this process; a forked copy inherits the set with the warm state
@@ -56,7 +54,7 @@ WARMED = set()  # the devices warmed in this process; a forked copy inherits the
 
 def warm(device: str) -> None:
     """Run the first use of `device` here, once, so that no child forked afterwards pays for it."""
-    import serve
+    from . import serve
 
     if device in WARMED:
         return
@@ -72,8 +70,7 @@ def warm(device: str) -> None:
 
 
 def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), huge: bool = False) -> None:
-    import huge_pages
-    import namespaces
+    from . import huge_pages, namespaces
 
     namespaces.not_dumpable()  # nothing of the same uid may read this process's memory or environment
     # Importing torch makes few cycles but a great many objects, and each collection they set off
@@ -82,9 +79,7 @@ def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), hu
     gc.disable()
     import torch  # noqa: F401  the expensive import, paid once for all sections
 
-    import guards
-    import lazy_torch
-    import serve
+    from . import guards, lazy_torch, serve
 
     lazy_torch.defer_dynamo()  # the meta device's kernels then never import torch's compiler
     lazy_torch.quick_shape_checks()
@@ -101,9 +96,7 @@ def main(control_fd: int, warm_meta_first: bool = False, preload: tuple = (), hu
 
 def serve_spawns(control) -> None:
     """Answer `spawn`, `warm` and `zygote` requests on `control` until it closes."""
-    import confine
-    import namespaces
-    import serve
+    from . import confine, namespaces, serve
 
     namespaces.become_subreaper()  # orphans of killed children are reaped here, not left to the host's init
     gc.freeze()  # a child's collections then skip torch's objects: their pages stay shared, not copied
@@ -135,7 +128,7 @@ def serve_spawns(control) -> None:
             os.close(report_read)
             conn_fd, out_fd = fds
             try:
-                import gpu
+                from . import gpu
 
                 config = request.get("config", {})
                 warm_gpu = functools.partial(gpu.prepare, str(config.get("device", "cpu")),
@@ -163,7 +156,7 @@ def fork_zygote(control, job_fd: int) -> None:
     first spawn request simply waits until the copy is there)."""
     if os.fork() == 0:
         try:
-            import namespaces
+            from . import namespaces
 
             control.close()
             namespaces.die_with_parent()  # the batch closes this zygote: its copies go with it
@@ -202,7 +195,7 @@ def spawned(limits: dict) -> None:
     """The portable path: serve sessions on stdin/stdout in this one process."""
     replies = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # output below Python's sys.stdout (C libraries) goes to the trusted side's log pipe
-    import serve
+    from . import serve
 
     serve.warm_up("cpu")
     layers, missing = enter_portable(limits)
@@ -238,11 +231,13 @@ def enter_portable(limits: dict) -> tuple[list, list]:
     return layers, missing
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--spawn"]:
-        spawned(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
+def run(argv: list[str]) -> None:
+    """The command line boot.py passes on: `CONTROL_FD [meta] [preload=NAME,...] [huge]`, or
+    `--spawn LIMITS_JSON` (the portable path)."""
+    if argv[:1] == ["--spawn"]:
+        spawned(json.loads(argv[1]) if len(argv) > 1 else {})
     else:
-        options = sys.argv[2:]
+        options = argv[1:]
         named = [option.split("=", 1)[1] for option in options if option.startswith("preload=")]
-        main(int(sys.argv[1]), warm_meta_first="meta" in options,
+        main(int(argv[0]), warm_meta_first="meta" in options,
              preload=tuple(name for names in named for name in names.split(",") if name), huge="huge" in options)

@@ -25,7 +25,7 @@ import errno
 import os
 import platform
 
-import namespaces
+from . import namespaces
 
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2

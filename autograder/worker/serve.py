@@ -13,11 +13,9 @@ import types
 
 import torch
 
-import gpu
-import guards
-import wire
-from student_code import STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, no_shell, student_cell
-from watching import NewTensorsOn, Watch
+from . import gpu, guards, wire
+from .student_code import STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, no_shell, student_cell
+from .watching import NewTensorsOn, Watch
 
 
 class Worker:

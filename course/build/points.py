@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 from autograder.checks import declared
-from autograder.core.sections import Section, check_module
+from autograder.core.sections import Section, check_module, hidden_module
 from course.build.layout import BuildError
 
 # nbgrader's points of a test cell are multiples of a quarter point, as the checks' points are.
@@ -45,15 +45,15 @@ def apportion(maximum: float, weights: list, where: str) -> list[int | float]:
 
 def section_maximum(section: Section) -> float:
     """The most points the grader gives `section` (its maximum in grades.csv): the sum of the
-    points its checks declare with @check, visible and hidden (autograder/checks/), counted
+    points its checks declare with @check, visible and hidden (autograder/checks/section_<id>.py and
+    autograder/checks/hidden/hidden_<id>.py), counted
     as the grader's pytest run collects them (autograder.checks.declared)."""
-    module_name = check_module(section.id)
     try:
         checks = declared(section.id)
     except ModuleNotFoundError as error:
-        if error.name != module_name:
-            raise  # the check file exists but imports something missing: show that
-        raise BuildError(f"{section.id}: no check file {module_name}") from None
+        if error.name not in (check_module(section.id), hidden_module(section.id)):
+            raise  # the checks' module exists but imports something missing: show that
+        raise BuildError(f"{section.id}: no checks' module {error.name}") from None
     total = sum(grading["points"] for grading in checks.values())
     if total <= 0:
         raise BuildError(f"{section.id}: its checks carry no points")

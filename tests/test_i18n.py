@@ -145,9 +145,9 @@ def test_no_chinese_translation_keeps_an_english_sentence():
 def test_the_compiled_catalogues_match_their_po_files():
     compiled = catalogues.compiled()
     on_disk = {path.relative_to(ROOT).as_posix() for path in catalogues.HERE.glob("*/LC_MESSAGES/*.mo")}
-    assert sorted(on_disk) == sorted(compiled), "python -m course.build compiles them"
+    assert sorted(on_disk) == sorted(compiled), "python -m course.builder compiles them"
     stale = [rel for rel, data in compiled.items() if (ROOT / rel).read_bytes() != data]
-    assert stale == [], "python -m course.build compiles them"
+    assert stale == [], "python -m course.builder compiles them"
 
 
 def test_the_self_check_wheel_ships_no_hidden_check_s_message():

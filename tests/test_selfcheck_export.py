@@ -170,14 +170,14 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
     assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.TORCH_TESTED[0]}"]
     setup = (ROOT / "ci" / "setup.sh").read_text(encoding="utf-8")
     assert f"TORCH_VERSION={selfcheck_export.TORCH_TESTED[0]}\n" in setup
-    # the students' README states the same range, through course/build/readme.py
+    # the students' README states the same range, through course/builder/readme.py
     readme = (ROOT / "student_template" / "README.md").read_text(encoding="utf-8")
     assert f"torch{selfcheck_export.TORCH_RANGE}" in readme.replace(" ", "")
 
 
 def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
     from autograder.instructor import selfcheck_export
-    from course.build import layout, readme
+    from course.builder import layout, readme
 
     source = tmp_path / layout.README_SOURCE
     source.parent.mkdir(parents=True)

@@ -12,7 +12,7 @@ the notebooks print); `grade` refuses to run from it.
 The wheel is written here rather than by a build backend so that it is exactly
 reproducible: sorted entries, fixed timestamps and permissions, and no
 compression (deflate output differs between zlib builds, and git compresses the
-committed copy anyway). `python -m course.build` commits it to
+committed copy anyway). `python -m course.builder` commits it to
 student_template/grader/, and `--check` notices when it no longer matches the grader.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
 # The torch releases the self-check accepts: the one place that states them (the wheel's
-# metadata below, the students' README through course/build/readme.py). A range, not the course's
+# metadata below, the students' README through course/builder/readme.py). A range, not the course's
 # pin, so that a student's existing torch (Colab's, a lab machine's) is kept rather than
 # replaced by a download of several GB; its ends are the releases the self-check is tested
 # on (TORCH_TESTED; the course's own pin, torch==2.13.0 in pyproject.toml, is the first).

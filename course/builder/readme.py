@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
-from course.build.layout import README_SOURCE, ROOT, BuildError
+from course.builder.layout import README_SOURCE, ROOT, BuildError
 
 
 # The words of the table, each a unit the translators see (course/localized.py's table_messages)

@@ -239,14 +239,37 @@ def test_the_place_of_an_error_is_worded_from_the_worker_s_data():
     assert place(forged) == 'the cell "def f(x):", line 3'
 
 
-def test_the_worker_s_memory_message_is_said_again_in_the_reader_s_language():
+def test_the_worker_s_memory_limit_is_worded_from_the_number_it_sent():
+    """The worker sends the limit as a number (worker/student_code.describe_error); the grader says it,
+    and never reads a figure back out of the worker's message (here English from torch)."""
     from autograder.core.failures import describe_failure
 
-    error = {"kind": "memory", "type": "MemoryError", "message": "your code tried to allocate more than the 4 GiB limit"}
+    torch_said = "DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes"
+    error = {"kind": "memory", "type": "RuntimeError", "message": torch_said, "limit_bytes": 4 * 1024**3}
+    no_limit = {**error, "limit_bytes": None}  # Windows, or no limit set: the machine's memory
+    small = {**error, "limit_bytes": 512 * 1024**2}
     assert describe_failure("f", error).message == (
-        "f raised MemoryError: your code tried to allocate more than the 4 GiB limit")
+        "f raised RuntimeError: your code tried to allocate more than the 4 GiB limit")
+    assert describe_failure("f", small).message.endswith("more than the 512 MiB limit")
+    assert describe_failure("f", no_limit).message == (
+        "f raised RuntimeError: your code tried to allocate more memory than the machine has")
     i18n.set_language("zh")
-    assert describe_failure("f", error).message == "f 抛出了 MemoryError: 你的代码试图分配超过 4 GiB 上限的内存"
+    assert describe_failure("f", error).message == "f 抛出了 RuntimeError: 你的代码试图分配超过 4 GiB 上限的内存"
+    assert describe_failure("f", no_limit).message == "f 抛出了 RuntimeError: 你的代码试图分配的内存超过了本机的内存"
+
+
+def test_the_worker_sends_its_memory_limit_as_a_number(monkeypatch):
+    import resource
+
+    from autograder.worker import student_code, wire
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (3 * 1024**3, resource.RLIM_INFINITY))
+    error = student_code.describe_error(MemoryError())
+    assert error["kind"] == "memory" and error["limit_bytes"] == 3 * 1024**3
+    wire.check_reply({"ok": False, "error": error})  # the figure fits the wire's schema
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert student_code.describe_error(MemoryError())["limit_bytes"] is None
+    assert "limit_bytes" not in student_code.describe_error(ValueError("not memory"))
 
 
 def test_update_brings_a_new_message_untranslated_and_a_changed_one_fuzzy(tmp_path):

@@ -21,7 +21,7 @@ import torch
 
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.failures import describe_failure, place, tampering_failure
+from autograder.core.failures import describe_failure, place, tampering_failure, worker_message
 from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
@@ -220,7 +220,7 @@ class SectionWorker:
             if not cell.get("ok"):
                 error = cell.get("error", {})
                 where = place(error) or cell.get("label", _("a cell"))
-                message = str(error.get("message") or "")[:200]
+                message = worker_message(error)[:200]
                 if error.get("kind") == "cell_timeout":  # the worker's words, said again in the reader's language
                     message = _f("interrupted after {seconds:g} s, the limit for one cell; the cells after it were "
                                  "run, so only what it had yet to define is missing", seconds=self.limits.cell_seconds)

@@ -80,10 +80,20 @@ def _is_text_list(value, limit=MAX_ITEMS) -> bool:
     return isinstance(value, list) and len(value) <= limit and all(isinstance(v, str) for v in value)
 
 
+# an error's figures: numbers, never words, for the trusted side to say in the reader's language
+ERROR_FIGURES = {"limit_bytes"}  # kind "memory": the worker's address-space limit (None: no limit set)
+
+
 def _is_error(value) -> bool:
     # cell, lineno: `where` as data (the student's cell and line), for the trusted side to word
-    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno"}
-            and all(isinstance(v, str) or v is None for v in value.values()))
+    if not (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno",
+                                                       *ERROR_FIGURES}):
+        return False
+    return all(_is_count(v) if k in ERROR_FIGURES else isinstance(v, str) for k, v in value.items() if v is not None)
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_cell(value) -> bool:

@@ -165,9 +165,9 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
         parts.append(text)
     values = {
         "notebooks": translated_table(cat),
-        "torch_pin": selfcheck_export.TORCH_TESTED[0],
-        "torch_range": selfcheck_export.TORCH_RANGE,
-        "torch_tested": " / ".join(selfcheck_export.TORCH_TESTED),
+        "torch_pin": selfcheck_export.torch_tested()[0],
+        "torch_range": selfcheck_export.torch_range(),
+        "torch_tested": " / ".join(selfcheck_export.torch_tested()),
     }
     text = "\n".join(parts)
     for name, value in values.items():

@@ -230,13 +230,31 @@ def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
 def test_the_place_of_an_error_is_worded_from_the_worker_s_data():
     from autograder.core.failures import place, where_raised
 
-    error = {"where": 'the cell "def f(x):", line 3', "cell": 'the cell "def f(x):"', "lineno": "3",
+    error = {"where": 'the cell "def f(x):", line 3', "cell": 'the cell "def f(x):"', "lineno": 3,
              "line": "return x.T"}
     assert where_raised(error) == ' (the cell "def f(x):", line 3: return x.T)'
     i18n.set_language("zh")
     assert where_raised(error) == '（the cell "def f(x):"，第 3 行：return x.T）'
     forged = {**error, "lineno": "3, line 4"}  # not a line number: the worker's own words, as they came
     assert place(forged) == 'the cell "def f(x):", line 3'
+    assert place({**error, "lineno": True}) == 'the cell "def f(x):", line 3'  # a bool is no line number
+
+
+def test_the_worker_sends_the_line_of_an_error_as_a_number():
+    from autograder.worker import student_code, wire
+
+    def cell_code():
+        raise ValueError("bad")
+
+    try:
+        cell_code()
+    except ValueError as error:
+        described = student_code.describe_error(error, locate=lambda filename: "cell 1" if filename == __file__
+                                                else None)
+    assert described["cell"] == "cell 1" and isinstance(described["lineno"], int) and described["lineno"] > 0
+    wire.check_reply({"ok": False, "error": described})
+    with pytest.raises(wire.WireError):
+        wire.check_reply({"ok": False, "error": {**described, "lineno": "12"}})
 
 
 def test_the_worker_s_memory_limit_is_worded_from_the_number_it_sent():

@@ -21,8 +21,8 @@ def place(error: dict) -> str:
     """'the cell "def f(x):", line 3': where in the student's code an error was raised, in the reader's
     language where the worker sent the cell and line as data (else the worker's own words)."""
     cell, lineno = error.get("cell"), error.get("lineno")
-    if isinstance(cell, str) and cell and isinstance(lineno, str) and lineno.isdigit():
-        return _f("{cell}, line {line}", cell=cell, line=int(lineno))
+    if isinstance(cell, str) and cell and isinstance(lineno, int) and not isinstance(lineno, bool):
+        return _f("{cell}, line {line}", cell=cell, line=lineno)
     return str(error.get("where") or "")
 
 

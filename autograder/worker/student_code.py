@@ -39,13 +39,13 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
     """A student-facing description: the exception, where in THEIR code it happened (the cell and
     line number), and that line's text, which the student recognises and hints are matched on.
     locate: filename -> the student's cell label, or None where the frame is not theirs."""
-    where, line, cell, lineno = "", "", "", ""
+    where, line, cell, lineno = "", "", "", None
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         label = locate(frame.filename)
         if label is not None:
             where = f"{label}, line {frame.lineno}"
             # also as data: the trusted side words the place in the reader's language (autograder/i18n)
-            cell, lineno = label, str(frame.lineno or "")
+            cell, lineno = label, frame.lineno  # a number: never a figure inside a sentence
             line = (frame.line or "").strip()[:200]
             break
     if isinstance(error, NotImplementedError):

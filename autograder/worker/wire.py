@@ -81,7 +81,9 @@ def _is_text_list(value, limit=MAX_ITEMS) -> bool:
 
 
 # an error's figures: numbers, never words, for the trusted side to say in the reader's language
-ERROR_FIGURES = {"limit_bytes"}  # kind "memory": the worker's address-space limit (None: no limit set)
+# lineno: the line of the student's cell that raised; limit_bytes: with kind "memory", the worker's
+# address-space limit (None: no limit set)
+ERROR_FIGURES = {"lineno", "limit_bytes"}
 
 
 def _is_error(value) -> bool:

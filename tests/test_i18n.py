@@ -335,3 +335,18 @@ def test_a_notebook_that_asks_for_chinese_is_checked_in_chinese_unless_told_othe
     assert "你的 notebook 里没有定义 dot_scores" in chinese.stdout
     assert "01_scores  Attention scores without trainable weights" in english.stdout
     assert '! the cell "%pip install x", line 1: %pip is not run while grading' in english.stdout
+
+
+def test_an_operation_mixing_devices_is_sent_as_data_and_worded_in_the_reader_s_language():
+    from autograder.core.failures import mixing_words
+    from autograder.worker import wire
+
+    mixing = {"op": "aten::mm", "devices": ["cpu", "meta"]}
+    wire.check_reply({"ok": True, "mixed_devices": [mixing]})
+    with pytest.raises(wire.WireError):  # a sentence is no longer what the worker sends
+        wire.check_reply({"ok": True, "mixed_devices": ["aten::mm got tensors on cpu and meta"]})
+    assert mixing_words(mixing) == "aten::mm got tensors on cpu and meta"
+    assert mixing_words({"op": "aten::add", "devices": ["cpu", "cuda", "meta"]}) == (
+        "aten::add got tensors on cpu, cuda, meta")
+    i18n.set_language("zh")
+    assert mixing_words(mixing) == "aten::mm 收到了分别位于 cpu 和 meta 上的张量"

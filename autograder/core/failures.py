@@ -52,6 +52,14 @@ def worker_message(error: dict) -> str:
     return str(error.get("message", ""))[:500]
 
 
+def mixing_words(mixing: dict) -> str:
+    """'aten::mm got tensors on cpu and meta': one operation the worker saw mixing devices (sent as data)."""
+    op, devices = str(mixing["op"])[:100], [str(d)[:20] for d in mixing["devices"]]
+    if len(devices) == 2:
+        return _f("{op} got tensors on {first} and {second}", op=op, first=devices[0], second=devices[1])
+    return _f("{op} got tensors on {devices}", op=op, devices=", ".join(devices))
+
+
 def describe_failure(label: str, error: dict) -> StudentFailure:
     """What the student reads when the call `label` of their code failed in the worker (`error`: the
     worker's description of it, data that the student's code may have forged: only shown, never run)."""

@@ -21,7 +21,7 @@ import torch
 
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.failures import describe_failure, place, tampering_failure, worker_message
+from autograder.core.failures import describe_failure, mixing_words, place, tampering_failure, worker_message
 from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
@@ -405,7 +405,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],
         graph=bool(grads.get("graph", True)),
-        mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
+        mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
     )
 

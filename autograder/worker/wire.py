@@ -104,6 +104,12 @@ def _is_cell(value) -> bool:
             and ("error" not in value or _is_error(value["error"])))
 
 
+def _is_mixing(value) -> bool:
+    # one torch operation that got tensors on several devices: its name and the devices' types
+    return (isinstance(value, dict) and set(value) == {"op", "devices"} and isinstance(value["op"], str)
+            and _is_text_list(value["devices"], limit=8))
+
+
 def _is_grads(value) -> bool:
     return (isinstance(value, dict) and set(value) <= {"params", "args", "graph"}
             and isinstance(value.get("graph", True), bool))
@@ -117,7 +123,7 @@ REPLY_FIELDS = {
     "value": lambda v: True,
     "ops": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "forbidden": _is_text_list,
-    "mixed_devices": _is_text_list,
+    "mixed_devices": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_mixing, v)),
     "args_after": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS,
     "grads": _is_grads,
     "error": _is_error,

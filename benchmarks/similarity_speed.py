@@ -30,7 +30,7 @@ from similarity_corpus import FAMILY_B, FAMILY_C  # noqa: E402
 from similarity_disguises import DISGUISES, combined  # noqa: E402
 
 from autograder.core.sections import SECTIONS  # noqa: E402
-from course.build.examples import correct_answers  # noqa: E402
+from course.builder.examples import correct_answers  # noqa: E402
 
 
 def blocks_of(source: str) -> dict[str, str]:

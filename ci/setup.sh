@@ -6,11 +6,11 @@
 #   1. $TORCH_INDEX_URL, if set (a GPU runner sets e.g. https://download.pytorch.org/whl/cu128);
 #   2. a local wheel in pip's find-links (pip install --no-index), if there is one;
 #   3. the PyTorch CPU wheel index (a CPU build, much smaller than PyPI's default CUDA build).
+# The torch release is pyproject.toml's (torch==X.Y.Z), read by autograder/instructor/declared.py.
 # Environment: PYTHON (interpreter used to create .venv, default python3), TORCH_INDEX_URL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TORCH_VERSION=2.13.0
 CPU_INDEX_URL=https://download.pytorch.org/whl/cpu
 VENV=.venv
 PY="$VENV/bin/python"
@@ -23,6 +23,8 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "ci/setup.sh: Python >= 3.11 is required; $VENV has $("$PY" --version 2>&1)" >&2
     exit 1
 fi
+# the standard library suffices: this runs before anything is installed
+TORCH_VERSION=$("$PY" -m autograder.instructor.declared torch-version)
 
 # The wheel tag the index serves (cpu, cu128, ...), when its URL ends with one.
 want_tag=""
@@ -67,12 +69,12 @@ fi
 stamp="$VENV/.attention-course-installed"
 want_stamp="$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.argv[1])' "$PWD")"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want_stamp" ] || [ -z "$(installed_version attention-course)" ]; then
-    echo "ci/setup.sh: installing the course and its test tools (pip install -e '.[test]')"
+    echo "ci/setup.sh: installing the course, the instructor's tools and the test tools (pip install -e '.[test]')"
     if ! pip_install --quiet -e ".[test]"; then
         # The linters of the CI files ship binaries for the common platforms only: the
-        # course itself must still install (their tests then skip, saying why).
-        echo "ci/setup.sh: the [test] extras did not install; installing the course alone" >&2
-        pip_install --quiet -e .
+        # course and the instructor's tools must still install (the linters' tests then skip, saying why).
+        echo "ci/setup.sh: the [test] extras did not install; installing the course with [instructor]" >&2
+        pip_install --quiet -e ".[instructor]"
     fi
     echo "$want_stamp" > "$stamp"
 fi

@@ -4,8 +4,8 @@ One source, several languages: the code, the checks, the points and the example 
 only the prose (course/prose.py: Markdown cells, docstrings and hints, comments, the labels the
 code prints) and the students' README differ, translated in locale/<locale>/LC_MESSAGES/
 notebooks.po (course/catalogue.py). For each language `<lang>` of layout.LANGUAGES
-(course/build/layout.py, where its paths are too) the build's step ReleaseOtherLanguages
-(course/build/steps.py) writes
+(course/builder/layout.py, where its paths are too) the build's step ReleaseOtherLanguages
+(course/builder/steps.py) writes
 
     assignments/<lang>/nbgrader_config.py           the English course directory's configuration
                                                     under a course id of its own (a shared nbgrader
@@ -19,7 +19,7 @@ and locale/notebooks.pot, the template the catalogues are merged from. Every not
 language in `metadata["course"]["language"]`.
 
 The released notebooks of a language come from `nbgrader generate_assignment` on its source
-notebooks (course/build/nbgrader_release.py, one run for all sections), not from translating the
+notebooks (course/builder/nbgrader_release.py, one run for all sections), not from translating the
 English release: nbgrader records a checksum of every locked cell's source, prose included, and
 checks it when it autogrades, so only its own release carries the right ones. The course id does
 not enter the released notebooks: tests/test_chinese_notebooks.py runs nbgrader in
@@ -38,13 +38,13 @@ import nbformat
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
 from course import catalogue, prose
-from course.build import layout
-from course.build.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_SOURCE, ROOT, BuildError, helper_text
-from course.build.nbgrader_release import release
-from course.build.notebooks import build_source_notebook, notebook_text
-from course.build.outputs import BuildResult
-from course.build.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
-from course.build.readme import TABLE_WORDS, notebook_table
+from course.builder import layout
+from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_SOURCE, ROOT, BuildError, helper_text
+from course.builder.nbgrader_release import release
+from course.builder.notebooks import build_source_notebook, notebook_text
+from course.builder.outputs import BuildResult
+from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
+from course.builder.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
 
 CONFIG = layout.LANGUAGE_CONFIG
@@ -113,7 +113,7 @@ def title_message(section: Section) -> Message:
 
 
 def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
-    """The words of the README's table of notebooks (course/build/readme.py's notebook_table), and the section titles."""
+    """The words of the README's table of notebooks (course/builder/readme.py's notebook_table), and the section titles."""
     return [table_message(text) for text in TABLE_WORDS] + [title_message(s) for s in sections]
 
 
@@ -165,9 +165,9 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
         parts.append(text)
     values = {
         "notebooks": translated_table(cat),
-        "torch_pin": selfcheck_export.TORCH_TESTED[0],
-        "torch_range": selfcheck_export.TORCH_RANGE,
-        "torch_tested": " / ".join(selfcheck_export.TORCH_TESTED),
+        "torch_pin": selfcheck_export.torch_tested()[0],
+        "torch_range": selfcheck_export.torch_range(),
+        "torch_tested": " / ".join(selfcheck_export.torch_tested()),
     }
     text = "\n".join(parts)
     for name, value in values.items():
@@ -176,7 +176,7 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
 
 
 def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
-    """The README's table of notebooks (course/build/readme.py's notebook_table) in the catalogue's language."""
+    """The README's table of notebooks (course/builder/readme.py's notebook_table) in the catalogue's language."""
     return notebook_table(sections, lambda text: cat.lookup(table_message(text)),
                           lambda s: cat.lookup(title_message(s)))
 

@@ -27,7 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.instructor.gradescope import CPU_INDEX_URL, RUNTIME_REQUIREMENTS, TORCH_VERSION
+from autograder.instructor.declared import torch_version
+from autograder.instructor.gradescope import CPU_INDEX_URL, grading_requirements
+
+TORCH_VERSION = torch_version()  # pyproject.toml's, as Gradescope's setup.sh installs it
+RUNTIME_REQUIREMENTS = tuple(grading_requirements())
 
 REPOSITORY = "attention-course-grader"
 SUITE = "bookworm"  # its python3 is 3.11: torch's cp311 wheels, as ci/setup.sh installs

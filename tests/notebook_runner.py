@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 import nbformat  # noqa: E402
 
 from autograder.core.sections import BY_ID  # noqa: E402
-from course.build import examples, layout  # noqa: E402
+from course.builder import examples, layout  # noqa: E402
 from support import replace_def  # noqa: E402
 
 

@@ -50,7 +50,7 @@ def released_text(course_dir: Path, section_id: str, proc) -> str:
     """The notebook nbgrader released for `section_id` in `course_dir`, cleaned and written as the build writes it."""
     import nbformat
 
-    from course.build import nbgrader_release, notebooks
+    from course.builder import nbgrader_release, notebooks
 
     released = course_dir / "release" / section_id / f"{section_id}.ipynb"
     assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"

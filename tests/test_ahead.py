@@ -1,5 +1,6 @@
-"""The next section's worker is started on a thread (core/ahead.py): the grading goes on meanwhile,
-a start that fails is met again by the section's own first call, and one never asked for is killed."""
+"""The next section's worker is started on a thread of its own (SectionWorker.prepare, through
+concurrent.futures): the grading goes on meanwhile, a start that fails is met again by the section's
+own first call, and one never asked for is killed."""
 from __future__ import annotations
 
 import threading

@@ -19,7 +19,7 @@ import pytest
 
 from autograder.core.sections import SECTIONS
 from course import catalogue, localized, prose
-from course.build import examples, layout, nbgrader_release, notebooks, outputs, points, steps
+from course.builder import examples, layout, nbgrader_release, notebooks, outputs, points, steps
 from course.catalogue import Message
 from support import release_course, released_text
 
@@ -33,7 +33,7 @@ PAIRS = [(f"assignments/source/{sid}/{sid}.ipynb", f"assignments/zh/source/{sid}
 def read(rel: str) -> nbformat.NotebookNode:
     path = ROOT / rel
     if not path.is_file():
-        pytest.fail(f"{rel} is missing: run `python -m course.build`")
+        pytest.fail(f"{rel} is missing: run `python -m course.builder`")
     return nbformat.read(path, as_version=4)
 
 
@@ -100,7 +100,7 @@ def test_a_unit_new_in_english_is_not_in_the_catalogue(messages):
 
 
 def test_update_marks_a_changed_unit_fuzzy_and_a_new_one_empty(tmp_path):
-    """`python -m course.catalogue update` after the English changed: the translator's to-do list."""
+    """`python -m course.translators update` after the English changed: the translator's to-do list."""
     first = [Message("01_scores/cell-00", "Attention scores, step one.", "markdown"),
              Message("01_scores/cell-02", "Unchanged paragraph.", "markdown")]
     po = tmp_path / catalogue.CATALOGUE.format(locale="xx")
@@ -323,7 +323,7 @@ def test_the_build_writes_and_checks_the_chinese_files(built):
     assert set(expected) <= set(chinese)
     assert any(rel.startswith("student_template/zh/grader/") and rel.endswith(".whl") for rel in chinese)
     stale = [line for line in outputs.drift(built) if "/zh/" in line or "locale/" in line]
-    assert stale == [], "the Chinese files are out of date: run `python -m course.build`"
+    assert stale == [], "the Chinese files are out of date: run `python -m course.builder`"
 
 
 def test_the_other_languages_are_a_step_of_their_own_after_the_english_release_and_the_wheel():

@@ -44,10 +44,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-yaml = pytest.importorskip("yaml")
-
-from support import EXAMPLES, ROOT, venv_path, zygote  # noqa: E402
+import yaml  # the [test] extras' pyyaml: a missing one is a broken install, not a reason to skip
+from support import EXAMPLES, ROOT, venv_path, zygote
 
 CI = ROOT / "ci"
 CLASS = {"alice": EXAMPLES / "correct", "bob": EXAMPLES / "partial", "carol": ROOT / "student_template"}
@@ -171,12 +169,13 @@ STATUS_FUNCTIONS = ("always()", "cancelled()", "failure()")
 def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path,
                  must_pass: bool = True) -> dict:
     """Run one job's steps as a runner would: `if:` (a failed step skips the later steps but those
-    whose condition asks for the job's status), `env:`, `run:`, `$GITHUB_PATH`, `steps.<id>.outcome`;
-    artifacts as folder copies. Returns each step's outcome (by id, else name, else uses) and the
-    job's log; with `must_pass`, every step that runs must succeed."""
-    github_path = cwd.parent / f"{cwd.name}.github_path"
+    whose condition asks for the job's status), `env:`, `run:`, `$GITHUB_PATH`, `$GITHUB_ENV` (NAME=value
+    lines), `steps.<id>.outcome`; artifacts as folder copies. Returns each step's outcome (by id, else
+    name, else uses) and the job's log; with `must_pass`, every step that runs must succeed."""
+    github_path, github_env = cwd.parent / f"{cwd.name}.github_path", cwd.parent / f"{cwd.name}.github_env"
     github_path.write_text("")
-    env = {**env, "GITHUB_PATH": str(github_path),
+    github_env.write_text("")
+    env = {**env, "GITHUB_PATH": str(github_path), "GITHUB_ENV": str(github_env),
            **{k: fill(str(v), values) for k, v in (job.get("env") or {}).items()}}
     outcomes, log, failed = {}, [], False
     for step in job["steps"]:
@@ -184,7 +183,9 @@ def github_steps(job: dict, values: dict, env: dict, cwd: Path, artifacts: Path,
         values = {**values, **{f"steps.{k}.outcome": v for k, v in outcomes.items()}}
         added = [line for line in reversed(github_path.read_text().splitlines()) if line]
         env["PATH"] = os.pathsep.join(added + [env["PATH"]])  # later lines come first, as on a runner
+        env.update(line.split("=", 1) for line in github_env.read_text().splitlines() if "=" in line)
         github_path.write_text("")
+        github_env.write_text("")
         condition = step.get("if")
         if condition is None:
             runs = not failed
@@ -339,7 +340,7 @@ def github_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[
         install["run"] = "echo 'ERROR: Could not find a version that satisfies the requirement torch' >&2\nexit 1"
     elif broken == "grader":
         env["PATH"] = os.pathsep.join([str(grader_that_cannot_start(tmp_path / "bin")), env["PATH"]])
-    values = {"github.ref": "refs/heads/main", "runner.os": "Linux", "env.TORCH_VERSION": "2.13.0",
+    values = {"github.ref": "refs/heads/main", "runner.os": "Linux", "env.TORCH_VERSION": env["TORCH_VERSION"],
               "hashFiles('grader/*.whl')": "0", "matrix.os": "ubuntu-latest",
               "always()": "true", "${{ !cancelled() }}": "true"}
     result = github_steps(job, values, env, repo, artifacts, must_pass=False)

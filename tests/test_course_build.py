@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from autograder.core.sections import BY_ID, SECTIONS
-from course.build import examples, layout, notebooks, outputs, points, reference
+from course.builder import examples, layout, notebooks, outputs, points, reference
 from course.partial_submissions import PARTIAL, SOLVED, STUB, Mistake, plan_for
 from support import release_course, released_text
 
@@ -136,9 +136,9 @@ def test_correct_py_is_built_for_every_section():
 def test_build_check_reports_no_drift():
     """Committed notebooks and examples are exactly what the specs and solutions generate."""
     proc = subprocess.run(
-        [sys.executable, "-m", "course.build", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "course.builder", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode == 0, f"python -m course.build --check:\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, f"python -m course.builder --check:\n{proc.stdout}\n{proc.stderr}"
 
 
 def test_build_check_names_the_stale_file(tmp_path):

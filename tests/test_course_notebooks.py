@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from autograder.core.sections import SECTIONS, Section
-from course.build import examples, layout, reference
+from course.builder import examples, layout, reference
 from course.execute import run_notebook
 from course.partial_submissions import SOLVED, STUB, plan_for
 from documented_values import for_section, matches
@@ -28,7 +28,7 @@ def generated(pattern: str, section: Section) -> nbformat.NotebookNode:
     path = ROOT / pattern.format(id=section.id)
     if not path.is_file():
         if layout.spec_path(section).is_file():
-            pytest.fail(f"{path.relative_to(ROOT)} is missing: run `python -m course.build`")
+            pytest.fail(f"{path.relative_to(ROOT)} is missing: run `python -m course.builder`")
         pytest.skip(f"no notebook spec for {section.id} yet")
     return nbformat.read(path, as_version=4)
 

@@ -401,3 +401,57 @@ def test_the_cuda_branches_run_end_to_end_with_the_cpu_standing_in(monkeypatch, 
     assert record["catalogue_same"] is True and record["catalogue_cases"] == 7
     assert [f.split(" on cuda:")[0] for f in record["failures"]] == ["02_softmax: .numpy() on the input"]
     assert sum(entry["caught_on_cuda"] for entry in record["gpu_only_mistakes"].values()) == 3
+
+
+# ------------------------------------------------- ci/gpu_check.sh: the wheels a GPU machine lacks
+
+def fake_wheel(folder, distribution: str, module: str) -> None:
+    """A wheel of `distribution` holding the package `module`, which says where it was imported from."""
+    import zipfile
+
+    info = f"{distribution}-1.0.dist-info"
+    with zipfile.ZipFile(folder / f"{distribution}-1.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"{module}/__init__.py", "FROM = __file__\n")
+        wheel.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n")
+        wheel.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{info}/RECORD", "")
+
+
+@pytest.fixture(scope="module")
+def python_without_ipython(tmp_path_factory):
+    """A Python with pip and without IPython, as a GPU machine's may be."""
+    venv = tmp_path_factory.mktemp("gpu-python") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
+    return venv / "bin" / "python"
+
+
+def gpu_check_tree(tmp_path):
+    """ci/gpu_check.sh in a tree of its own, beside a stand-in for the check that reports IPython's home."""
+    import shutil
+
+    (tmp_path / "ci").mkdir()
+    shutil.copy(ROOT / "ci" / "gpu_check.sh", tmp_path / "ci" / "gpu_check.sh")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "gpu_check.py").write_text("import IPython\nprint('IPython from', IPython.FROM)\n")
+    return tmp_path
+
+
+def test_the_gpu_check_installs_what_the_python_lacks_from_the_prepared_wheels(tmp_path, python_without_ipython):
+    tree = gpu_check_tree(tmp_path)
+    wheels = tree / ".gpu-wheels"  # where ci/prepare_gpu_wheels.sh puts them
+    wheels.mkdir()
+    fake_wheel(wheels, "ipython", "IPython")
+    fake_wheel(wheels, "pip", "pip_copy")  # a distribution this Python has: its own stays in charge
+    done = subprocess.run(["bash", "ci/gpu_check.sh"], cwd=tree, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": str(python_without_ipython)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"IPython from {tree / '.gpu-site' / 'IPython' / '__init__.py'}" in done.stdout
+    assert "(1 wheels)" in done.stderr and not (tree / ".gpu-site" / "pip_copy").exists()
+
+
+def test_the_gpu_check_without_ipython_or_prepared_wheels_says_what_to_run(tmp_path, python_without_ipython):
+    tree = gpu_check_tree(tmp_path)
+    done = subprocess.run(["bash", "ci/gpu_check.sh"], cwd=tree, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": str(python_without_ipython)})
+    assert done.returncode == 2 and "bash ci/prepare_gpu_wheels.sh" in done.stderr, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

@@ -177,6 +177,9 @@ def test_malformed_notebooks_are_one_clear_message(cells, says):
     (b'{"ok": true, "ops": -1}', "ops"),
     (b'{"ok": false, "error": {"message": ["x"]}}', "error"),
     (b'{"ok": true, "surprise": 1}', "surprise"),
+    (b'{"ok": false, "error": {"kind": "memory", "limit_bytes": "4 GiB"}}', "error"),  # a figure, never words
+    (b'{"ok": false, "error": {"kind": "memory", "limit_bytes": -1}}', "error"),
+    (b'{"ok": false, "error": {"kind": "memory", "limit_bytes": true}}', "error"),
     (b"[" + b"{}," * 300_000 + b"{}]", "too many"),
 ])
 def test_replies_of_the_wrong_shape_are_refused(line, why):

@@ -145,9 +145,9 @@ def test_no_chinese_translation_keeps_an_english_sentence():
 def test_the_compiled_catalogues_match_their_po_files():
     compiled = catalogues.compiled()
     on_disk = {path.relative_to(ROOT).as_posix() for path in catalogues.HERE.glob("*/LC_MESSAGES/*.mo")}
-    assert sorted(on_disk) == sorted(compiled), "python -m course.build compiles them"
+    assert sorted(on_disk) == sorted(compiled), "python -m course.builder compiles them"
     stale = [rel for rel, data in compiled.items() if (ROOT / rel).read_bytes() != data]
-    assert stale == [], "python -m course.build compiles them"
+    assert stale == [], "python -m course.builder compiles them"
 
 
 def test_the_self_check_wheel_ships_no_hidden_check_s_message():
@@ -230,23 +230,64 @@ def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
 def test_the_place_of_an_error_is_worded_from_the_worker_s_data():
     from autograder.core.failures import place, where_raised
 
-    error = {"where": 'the cell "def f(x):", line 3', "cell": 'the cell "def f(x):"', "lineno": "3",
+    error = {"where": 'the cell "def f(x):", line 3', "cell": 'the cell "def f(x):"', "lineno": 3,
              "line": "return x.T"}
     assert where_raised(error) == ' (the cell "def f(x):", line 3: return x.T)'
     i18n.set_language("zh")
     assert where_raised(error) == '（the cell "def f(x):"，第 3 行：return x.T）'
     forged = {**error, "lineno": "3, line 4"}  # not a line number: the worker's own words, as they came
     assert place(forged) == 'the cell "def f(x):", line 3'
+    assert place({**error, "lineno": True}) == 'the cell "def f(x):", line 3'  # a bool is no line number
 
 
-def test_the_worker_s_memory_message_is_said_again_in_the_reader_s_language():
+def test_the_worker_sends_the_line_of_an_error_as_a_number():
+    from autograder.worker import student_code, wire
+
+    def cell_code():
+        raise ValueError("bad")
+
+    try:
+        cell_code()
+    except ValueError as error:
+        described = student_code.describe_error(error, locate=lambda filename: "cell 1" if filename == __file__
+                                                else None)
+    assert described["cell"] == "cell 1" and isinstance(described["lineno"], int) and described["lineno"] > 0
+    wire.check_reply({"ok": False, "error": described})
+    with pytest.raises(wire.WireError):
+        wire.check_reply({"ok": False, "error": {**described, "lineno": "12"}})
+
+
+def test_the_worker_s_memory_limit_is_worded_from_the_number_it_sent():
+    """The worker sends the limit as a number (worker/student_code.describe_error); the grader says it,
+    and never reads a figure back out of the worker's message (here English from torch)."""
     from autograder.core.failures import describe_failure
 
-    error = {"kind": "memory", "type": "MemoryError", "message": "your code tried to allocate more than the 4 GiB limit"}
+    torch_said = "DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes"
+    error = {"kind": "memory", "type": "RuntimeError", "message": torch_said, "limit_bytes": 4 * 1024**3}
+    no_limit = {**error, "limit_bytes": None}  # Windows, or no limit set: the machine's memory
+    small = {**error, "limit_bytes": 512 * 1024**2}
     assert describe_failure("f", error).message == (
-        "f raised MemoryError: your code tried to allocate more than the 4 GiB limit")
+        "f raised RuntimeError: your code tried to allocate more than the 4 GiB limit")
+    assert describe_failure("f", small).message.endswith("more than the 512 MiB limit")
+    assert describe_failure("f", no_limit).message == (
+        "f raised RuntimeError: your code tried to allocate more memory than the machine has")
     i18n.set_language("zh")
-    assert describe_failure("f", error).message == "f 抛出了 MemoryError: 你的代码试图分配超过 4 GiB 上限的内存"
+    assert describe_failure("f", error).message == "f 抛出了 RuntimeError: 你的代码试图分配超过 4 GiB 上限的内存"
+    assert describe_failure("f", no_limit).message == "f 抛出了 RuntimeError: 你的代码试图分配的内存超过了本机的内存"
+
+
+def test_the_worker_sends_its_memory_limit_as_a_number(monkeypatch):
+    import resource
+
+    from autograder.worker import student_code, wire
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (3 * 1024**3, resource.RLIM_INFINITY))
+    error = student_code.describe_error(MemoryError())
+    assert error["kind"] == "memory" and error["limit_bytes"] == 3 * 1024**3
+    wire.check_reply({"ok": False, "error": error})  # the figure fits the wire's schema
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert student_code.describe_error(MemoryError())["limit_bytes"] is None
+    assert "limit_bytes" not in student_code.describe_error(ValueError("not memory"))
 
 
 def test_update_brings_a_new_message_untranslated_and_a_changed_one_fuzzy(tmp_path):
@@ -294,3 +335,18 @@ def test_a_notebook_that_asks_for_chinese_is_checked_in_chinese_unless_told_othe
     assert "你的 notebook 里没有定义 dot_scores" in chinese.stdout
     assert "01_scores  Attention scores without trainable weights" in english.stdout
     assert '! the cell "%pip install x", line 1: %pip is not run while grading' in english.stdout
+
+
+def test_an_operation_mixing_devices_is_sent_as_data_and_worded_in_the_reader_s_language():
+    from autograder.core.failures import mixing_words
+    from autograder.worker import wire
+
+    mixing = {"op": "aten::mm", "devices": ["cpu", "meta"]}
+    wire.check_reply({"ok": True, "mixed_devices": [mixing]})
+    with pytest.raises(wire.WireError):  # a sentence is no longer what the worker sends
+        wire.check_reply({"ok": True, "mixed_devices": ["aten::mm got tensors on cpu and meta"]})
+    assert mixing_words(mixing) == "aten::mm got tensors on cpu and meta"
+    assert mixing_words({"op": "aten::add", "devices": ["cpu", "cuda", "meta"]}) == (
+        "aten::add got tensors on cpu, cuda, meta")
+    i18n.set_language("zh")
+    assert mixing_words(mixing) == "aten::mm 收到了分别位于 cpu 和 meta 上的张量"

@@ -9,6 +9,8 @@ The grader's packages, bottom to top (docs/architecture.md):
     feedback    rendering of the one result model
     instructor  batch, gradebook, Gradescope, class report, self-check wheel
     cli         the command line, dispatching to the above
+Below them all, `solutions` (the reference code, which the hidden checks compare with) imports none
+of them; above them all, `course` (the notebook specs, the builder, the translations) may import any.
 A module may import its own package and the packages below it, never one above.
 The checks are modules and the worker a package: nothing execs or cuts check source, and nothing
 imports a worker module by a bare name.
@@ -26,60 +28,72 @@ import pytest
 from support import ROOT, venv_path
 
 PACKAGE = ROOT / "autograder"
-LAYERS = ("worker", "i18n", "sandbox", "core", "checks", "feedback", "instructor", "notebook", "cli")
-# what each layer may import besides itself and the layers below it
-EXCEPTIONS: dict[str, set[str]] = {}
+# the project's packages, each module of them a node of the import graph
+PACKAGES = (PACKAGE, ROOT / "course", ROOT / "solutions")
+LAYERS = ("solutions", "worker", "i18n", "sandbox", "core", "checks", "feedback", "instructor", "notebook", "cli",
+          "course")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def layer(module: str) -> str:
     parts = module.split(".")
+    if parts[0] in ("solutions", "course"):
+        return parts[0]
     if len(parts) == 1 or parts[1] in ("__main__", "cli"):
         return "cli"
     return parts[1]
 
 
-def absolute_module(path: Path, node: ast.ImportFrom) -> str:
+def absolute_module(path: Path, node: ast.ImportFrom, root: Path = ROOT) -> str:
     """The dotted module a `from ... import` names, a relative one (from . import wire) resolved."""
     if node.level == 0:
         return node.module or ""
-    package = module_name(path).split(".")
+    package = module_name(path, root).split(".")
     if path.stem != "__init__":
         package = package[:-1]
     base = package[:len(package) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(path: Path, top_level_only: bool = False) -> set[str]:
-    """The autograder modules `path` imports (anywhere in it, or at module level only), relative
-    imports included."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+def imported_names(path: Path, root: Path = ROOT) -> set[str]:
+    """Every module name `path` imports, anywhere in it (`from m import n` gives m and m.n), relative
+    imports resolved."""
     found = set()
-    for node in nodes:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and absolute_module(path, node):
-            module = absolute_module(path, node)
+        elif isinstance(node, ast.ImportFrom) and absolute_module(path, node, root):
+            module = absolute_module(path, node, root)
             found.add(module)
             found |= {f"{module}.{alias.name}" for alias in node.names}
-    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
-    return {name for name in found if name in modules and name.startswith("autograder")}
+    return found
 
 
-GRAPH = {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
+def import_graph(root: Path = ROOT, packages=PACKAGES) -> dict[str, set[str]]:
+    """module -> the project's modules it imports, over every module of `packages` under `root`."""
+    paths = sorted(p for package in packages for p in package.rglob("*.py"))
+    modules = {module_name(p, root) for p in paths}
+    return {module_name(p, root): imported_names(p, root) & modules for p in paths}
+
+
+GRAPH = import_graph()
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
 def test_imports_flow_down_the_layers(module):
     mine = LAYERS.index(layer(module))
-    upward = sorted(dep for dep in GRAPH[module] if LAYERS.index(layer(dep)) > mine
-                    and dep not in EXCEPTIONS.get(module, set()))
+    upward = sorted(dep for dep in GRAPH[module] if LAYERS.index(layer(dep)) > mine)
     assert not upward, f"{module} ({layer(module)}) imports {upward} from a layer above it"
+
+
+def test_the_layer_rule_covers_the_course_and_the_solutions():
+    assert layer("course.builder.steps") == "course" and layer("solutions.softmax") == "solutions"
+    assert "course.localized" in GRAPH["course.translators"]
+    assert "solutions.scores" in GRAPH["autograder.checks.section_01_scores"]
 
 
 def test_the_worker_imports_nothing_of_the_trusted_side():
@@ -117,10 +131,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_import_circles():
+def module_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     # a package's __init__ is "imported" by its submodules' absolute imports; only module edges count
-    graph = {m: {d for d in deps if not (m.startswith(d + ".") or d == m)} for m, deps in GRAPH.items()}
-    assert cycles(graph) == []
+    return {m: {d for d in deps if not (m.startswith(d + ".") or d == m)} for m, deps in graph.items()}
+
+
+def test_no_import_circles():
+    """In the grader, the course and the solutions alike (a lazy import inside a function counts too)."""
+    assert cycles(module_edges(GRAPH)) == []
 
 
 def test_the_circle_finder_finds_a_circle():
@@ -128,9 +146,21 @@ def test_the_circle_finder_finds_a_circle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_two_grader_modules_share_a_name():
+def test_the_circle_finder_finds_one_in_the_course(tmp_path):
+    """Two course modules importing each other, one of them only inside a function."""
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "__init__.py").write_text("")
+    (course / "catalogue.py").write_text("def main():\n    from course import localized\n")
+    (course / "localized.py").write_text("from course.catalogue import main\n")
+    graph = import_graph(tmp_path, (course,))
+    assert cycles(module_edges(graph)) == [["course.catalogue", "course.localized", "course.catalogue"]]
+
+
+def test_no_two_modules_share_a_name():
     names = defaultdict(list)
-    for path in PACKAGE.rglob("*.py"):
+    specs = ROOT / "course" / "notebooks"  # notebook specs: text named by section, not modules
+    for path in (p for package in PACKAGES for p in package.rglob("*.py") if p.parent != specs):
         if path.stem not in ("__init__", "__main__"):
             names[path.stem].append(path.relative_to(ROOT).as_posix())
     assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}

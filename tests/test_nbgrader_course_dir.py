@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.sections import BY_ID
-from course.build import layout, points
+from course.builder import layout, points
 from support import EXAMPLES, ROOT
 from test_nbgrader_cycle import hand_in, nbgrader
 
@@ -40,7 +40,7 @@ def links_under(folder: Path) -> list[str]:
 
 
 def test_nothing_under_assignments_is_a_link():
-    assert links_under(ASSIGNMENTS) == [], "assignments/ must hold real files: run `python -m course.build`"
+    assert links_under(ASSIGNMENTS) == [], "assignments/ must hold real files: run `python -m course.builder`"
 
 
 def test_a_link_is_found(tmp_path):

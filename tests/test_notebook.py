@@ -14,7 +14,7 @@ from support import ROOT
 from autograder import notebook
 from autograder.core.hints import BARE_VIEW_HINT, BATCHED_T
 from autograder.core.sections import check_module
-from course.build import layout
+from course.builder import layout
 
 
 def test_a_passing_comparison_says_what_was_checked_and_nothing_else(capsys):

@@ -22,7 +22,7 @@ from support import ROOT, grade_source
 from autograder.checks import declared
 from autograder.core.sections import BY_ID, SECTIONS
 from autograder.notebook import home
-from course.build import layout
+from course.builder import layout
 
 RUNNER = Path(__file__).resolve().parent / "notebook_runner.py"
 

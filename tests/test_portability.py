@@ -230,7 +230,7 @@ def test_generated_notebooks_are_portable():
 
 def test_generated_text_files_have_unix_line_ends():
     """The build writes "\\n" whatever the system, so a build on Windows changes no committed byte."""
-    from course.build import layout
+    from course.builder import layout
 
     binary = (".whl", ".mo")  # the self-check wheels and the compiled message catalogues
     paths = sorted({path for pattern in layout.GENERATED_GLOBS if not pattern.endswith(binary)

@@ -25,6 +25,7 @@ import pytest
 from support import EXAMPLES, ROOT, check_max_points, zygote
 
 from autograder.core.sections import CHECK_GLOB, HIDDEN_GLOB, SECTIONS as REGISTRY
+from autograder.instructor import declared
 
 SECTIONS = tuple(section.id for section in REGISTRY)  # every section, the bonus ones included
 ANSWER_PACKAGES = ("solutions", "course")
@@ -140,8 +141,12 @@ def test_metadata_declares_what_check_needs(wheel):
     files = members(wheel)
     dist_info = next(name for name in files if name.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
     metadata = files[f"{dist_info}/METADATA"].decode()
-    requires = {line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
-    assert requires == {"torch>=2.13,<2.15", "pytest", "matplotlib", "numpy", "ipython"}
+    requires = [line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
+    # pyproject.toml's dependencies, as declared there, with torch as the range a student's torch may be in
+    assert requires == ["torch>=2.13,<2.15", "numpy>=2.0,<3", "pytest>=9.0,<10", "ipython>=9.0,<10",
+                        "matplotlib>=3.9,<4"]
+    assert requires[1:] == declared.runtime_requirements()[1:]
+    assert "Requires-Python: >=3.11" in metadata.splitlines()
     assert "Name: attention-course-selfcheck" in metadata.splitlines()
     info = files[f"{dist_info}/WHEEL"].decode().splitlines()
     assert "Tag: py3-none-any" in info and "Root-Is-Purelib: true" in info and "Wheel-Version: 1.0" in info
@@ -156,32 +161,30 @@ def test_the_torch_range_admits_the_tested_releases_and_starts_at_the_course_pin
 
     from autograder.instructor import selfcheck_export
 
-    accepted = SpecifierSet(selfcheck_export.TORCH_RANGE)
-    for version in (*selfcheck_export.TORCH_TESTED, "2.13.0+cpu", "2.14.1+cu128", "2.14.0"):
+    accepted = SpecifierSet(selfcheck_export.torch_range())
+    for version in (*selfcheck_export.torch_tested(), "2.13.0+cpu", "2.14.1+cu128", "2.14.0"):
         assert accepted.contains(version), version
     for version in ("2.12.1", "2.15.0", "2.15.0rc1", "3.0.0"):
         assert not accepted.contains(version, prereleases=True), version
     pins = [Requirement(dep) for dep in tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
         "project"]["dependencies"] if Requirement(dep).name == "torch"]
-    assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.TORCH_TESTED[0]}"]
-    setup = (ROOT / "ci" / "setup.sh").read_text(encoding="utf-8")
-    assert f"TORCH_VERSION={selfcheck_export.TORCH_TESTED[0]}\n" in setup
-    # the students' README states the same range, through course/build/readme.py
+    assert [str(pin.specifier) for pin in pins] == [f"=={selfcheck_export.torch_tested()[0]}"]
+    # the students' README states the same range, through course/builder/readme.py
     readme = (ROOT / "student_template" / "README.md").read_text(encoding="utf-8")
-    assert f"torch{selfcheck_export.TORCH_RANGE}" in readme.replace(" ", "")
+    assert f"torch{selfcheck_export.torch_range()}" in readme.replace(" ", "")
 
 
 def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder(tmp_path):
     from autograder.instructor import selfcheck_export
-    from course.build import layout, readme
+    from course.builder import layout, readme
 
     source = tmp_path / layout.README_SOURCE
     source.parent.mkdir(parents=True)
     source.write_text("pip install torch=={{torch_pin}}; accepts torch{{torch_range}} ({{torch_tested}})\n",
                       encoding="utf-8")
     assert readme.student_readme(tmp_path) == (
-        f"pip install torch=={selfcheck_export.TORCH_TESTED[0]}; accepts torch{selfcheck_export.TORCH_RANGE} "
-        f"({' and '.join(selfcheck_export.TORCH_TESTED)})\n")
+        f"pip install torch=={selfcheck_export.torch_tested()[0]}; accepts torch{selfcheck_export.torch_range()} "
+        f"({' and '.join(selfcheck_export.torch_tested())})\n")
     source.write_text("torch {{torch_version}}\n", encoding="utf-8")
     with pytest.raises(layout.BuildError, match="unknown placeholder.*torch_version"):
         readme.student_readme(tmp_path)
@@ -190,7 +193,8 @@ def test_the_readme_source_fills_in_the_range_and_rejects_an_unknown_placeholder
 def test_a_shipped_file_that_imports_solutions_stops_the_export(tmp_path):
     from autograder.instructor import selfcheck_export
 
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2.3"\n')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2.3"\nrequires-python = ">=3.11"\n'
+                                             'dependencies = ["torch==2.13.0", "numpy>=2.0,<3"]\n')
     package = tmp_path / "autograder"
     (package / "checks").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -320,7 +324,7 @@ def _cached_torch_venv(version: str) -> Path:
                           capture_output=True, text=True).stdout.strip()
     from autograder.instructor import selfcheck_export
 
-    others = [r for r in selfcheck_export.REQUIRES if not r.startswith("torch")]
+    others = [r for r in selfcheck_export.requires() if not r.startswith("torch")]
     complete = subprocess.run([str(python), "-c", "import IPython, pytest, matplotlib, numpy"],
                               capture_output=True).returncode == 0
     if have.split("+")[0] != version or not complete:
@@ -337,7 +341,7 @@ def test_check_keeps_the_students_torch_at_the_other_end_of_the_range(wheel, tmp
     `check` gives the same visible results as under the course's 2.13.0."""
     from autograder.instructor import selfcheck_export
 
-    version = selfcheck_export.TORCH_TESTED[-1]
+    version = selfcheck_export.torch_tested()[-1]
     python = _cached_torch_venv(version)
     pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
     subprocess.run([*pip, "uninstall", "--yes", "--quiet", "attention-course-selfcheck"], capture_output=True)
@@ -371,7 +375,7 @@ def test_check_keeps_the_students_torch_at_the_other_end_of_the_range(wheel, tmp
         assert "Traceback" not in stderr, stderr[-3000:]
         reports[key] = json.loads((work / "out.json").read_text(encoding="utf-8"))
     assert reports[version, "correct"]["extra_data"]["torch"].split("+")[0] == version
-    assert reports["course", "correct"]["extra_data"]["torch"].split("+")[0] == selfcheck_export.TORCH_TESTED[0]
+    assert reports["course", "correct"]["extra_data"]["torch"].split("+")[0] == selfcheck_export.torch_tested()[0]
     for name in ("correct", "partial"):
         ours, theirs = reports["course", name], reports[version, name]
         assert (theirs["score"], theirs["max_score"]) == (ours["score"], ours["max_score"]), name

@@ -37,7 +37,7 @@ def blocks_of(source: str) -> list[tuple[str, str]]:
 
 
 def reference_blocks(section) -> list[tuple[str, str]]:
-    from course.build.examples import correct_answers
+    from course.builder.examples import correct_answers
 
     return list(correct_answers(section).items())
 

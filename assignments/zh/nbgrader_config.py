@@ -1,6 +1,6 @@
 """nbgrader configuration of the course directory `assignments/`.
 
-The builder (`python -m course.build`) runs `nbgrader generate_assignment` in a
+The builder (`python -m course.builder`) runs `nbgrader generate_assignment` in a
 scratch copy of this directory; an instructor may also run nbgrader here
 directly (the gradebook and the nbgrader work folders are git-ignored).
 """

@@ -3,15 +3,11 @@
 reader's language, with a hint where the evidence fits one (core/hints.py)."""
 from __future__ import annotations
 
-import re
-
 from autograder.core.hints import device_hint, hint_for
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.core.harness import StudentFailure
 
-
-# the worker's words for an allocation over its memory limit (worker/student_code.describe_error), said again here
-MEMORY = re.compile(r"your code tried to allocate more than the (\d[\w. ]{0,20}) limit")
+GIB, MIB = 1024**3, 1024**2
 
 
 def tampering_failure(places: list[str]) -> StudentFailure:
@@ -25,8 +21,8 @@ def place(error: dict) -> str:
     """'the cell "def f(x):", line 3': where in the student's code an error was raised, in the reader's
     language where the worker sent the cell and line as data (else the worker's own words)."""
     cell, lineno = error.get("cell"), error.get("lineno")
-    if isinstance(cell, str) and cell and isinstance(lineno, str) and lineno.isdigit():
-        return _f("{cell}, line {line}", cell=cell, line=int(lineno))
+    if isinstance(cell, str) and cell and isinstance(lineno, int) and not isinstance(lineno, bool):
+        return _f("{cell}, line {line}", cell=cell, line=lineno)
     return str(error.get("where") or "")
 
 
@@ -40,15 +36,36 @@ def where_raised(error: dict) -> str:
     return _f(" ({where})", where=where)
 
 
+def memory_size(size: int) -> str:
+    """A memory limit in the unit people set it in: "4 GiB", "512 MiB"."""
+    return f"{size / GIB:g} GiB" if size >= GIB else f"{size / MIB:g} MiB"
+
+
+def worker_message(error: dict) -> str:
+    """The message of an error the worker described, in the reader's language where the grader words it:
+    an allocation over the memory limit is said from the limit the worker sent as a number."""
+    if error.get("kind") == "memory":
+        limit = error.get("limit_bytes")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            return _f("your code tried to allocate more than the {limit} limit", limit=memory_size(limit))
+        return _("your code tried to allocate more memory than the machine has")
+    return str(error.get("message", ""))[:500]
+
+
+def mixing_words(mixing: dict) -> str:
+    """'aten::mm got tensors on cpu and meta': one operation the worker saw mixing devices (sent as data)."""
+    op, devices = str(mixing["op"])[:100], [str(d)[:20] for d in mixing["devices"]]
+    if len(devices) == 2:
+        return _f("{op} got tensors on {first} and {second}", op=op, first=devices[0], second=devices[1])
+    return _f("{op} got tensors on {devices}", op=op, devices=", ".join(devices))
+
+
 def describe_failure(label: str, error: dict) -> StudentFailure:
     """What the student reads when the call `label` of their code failed in the worker (`error`: the
     worker's description of it, data that the student's code may have forged: only shown, never run)."""
     kind = error.get("kind", "raised")
     where = where_raised(error)
-    message = str(error.get("message", ""))[:500]
-    memory = MEMORY.fullmatch(message) if kind == "memory" else None
-    if memory:
-        message = _f("your code tried to allocate more than the {limit} limit", limit=memory[1])
+    message = worker_message(error)
     if kind == "missing":
         return StudentFailure(
             _f("{label} is not defined in your notebook: keep its cell, with the name and signature of the stub",

@@ -1,7 +1,7 @@
 """The `grade` verb: a submission in, a GradeResult out.
 
-notebook -> extracted cells (extract) -> worker child per section (workers,
-student) -> checks (checks/section_<id>.py, the visible checks, then
+notebook -> extracted cells (extract) -> worker child per section (student's
+SectionWorker, started through the sandbox's launcher) -> checks (checks/section_<id>.py, the visible checks, then
 checks/hidden/hidden_<id>.py, which compare with solutions/; via plugin) -> GradeResult (results) -> report
 (formats).
 """

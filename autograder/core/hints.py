@@ -4,8 +4,8 @@ A hint names a likely cause, so a wrong one misleads. Each hint therefore states
 see: the exception's type, a pattern of its message, and a pattern of the student's line that
 raised it (the worker reports that line, and so does a notebook's traceback). "Any error in this
 function" is never enough. The grader (core/student.py) and the notebooks (autograder/notebook.py)
-read this one table; tests/test_hints.py shows that each hint fires on its catalogued mistake and on
-no other mistake of the catalogue.
+read this one table; tests/test_catalogues.py shows that each hint is the declared hint of a catalogued
+mistake, and that grading each catalogued mistake gives exactly its declared hint (so no other).
 
 The table is made at import time, before a language is chosen: its texts are marked with N_ and
 translated where they are shown (`Hint.said`, `device_hint`); a hint's `mistake` stays as written,

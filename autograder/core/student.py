@@ -14,14 +14,14 @@ in the student's terms, and the check fails with it.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
 
-from autograder.core.ahead import Ahead
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.failures import describe_failure, place, tampering_failure
+from autograder.core.failures import describe_failure, mixing_words, place, tampering_failure, worker_message
 from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
@@ -73,7 +73,7 @@ class SectionWorker:
         self.load_failure: str | None = None
         self.sources: dict[str, str] = {}  # graded name -> its code (source_of)
         self.next_up: SectionWorker | None = None  # the section graded next: prepared when this one starts
-        self.loading: tuple | None = None  # (Ahead, allowed): a start and load sent ahead, not yet answered
+        self.loading: tuple | None = None  # (Future, allowed): a start and load sent ahead, not yet answered
 
     def source_of(self, name: str) -> str:
         """The student's code of graded `name`, as written (read, never run; parsed once per name)."""
@@ -116,7 +116,7 @@ class SectionWorker:
         return child
 
     def prepare(self) -> None:
-        """Start this section's worker and send it the cells, on a thread (core/ahead.py): done for the
+        """Start this section's worker and send it the cells, on a thread of its own: done for the
         next section while this one's checks run, so that its start and loading (an import of pandas,
         say) overlap them. Only on the fork path (a child per section); the load's time limit runs from
         its sending, and the budget counts only the wait for its answer, as for any call."""
@@ -126,22 +126,26 @@ class SectionWorker:
         allowed = min(self.limits.load_seconds, self.budget.left())
         config, message = self._config(), self._load_message()
 
-        def start() -> tuple:  # on the Ahead's thread: the zygote's answer is not waited for here
-            child = self.launcher.spawn(self.limits, config)
-            child.send(message)  # a child already gone answers "died" when it is read
-            return child, time.monotonic() + allowed
+        def start() -> tuple | None:  # on its own thread, so that the grading does not wait for the zygote
+            try:
+                child = self.launcher.spawn(self.limits, config)
+                child.send(message)  # a child already gone answers "died" when it is read
+                return child, time.monotonic() + allowed
+            except Exception:  # the zygote failed: this section's own first call meets it again, in its check
+                return None
 
         self.spawns += 1
-        self.loading = (Ahead(start), allowed)
+        ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="worker-ahead")
+        self.loading = (ahead.submit(start), allowed)
+        ahead.shutdown(wait=False)  # nothing more to run: its one thread ends with this start
 
     def _loaded_ahead(self) -> tuple | None:
         """(child, its load's reply, status, allowed) of the worker started ahead, or None where none
         was, or its start failed (this section then starts its own, and meets the failure in its check)."""
         if self.loading is None:
             return None
-        ahead, allowed = self.loading
-        self.loading = None
-        started = ahead.result()
+        (ahead, allowed), self.loading = self.loading, None
+        started = ahead.result()  # None where the start failed (start() in prepare)
         if started is None:
             self.spawns -= 1
             return None
@@ -163,13 +167,9 @@ class SectionWorker:
         return self.launcher.spawn(self.limits, self._config())
 
     def _config(self) -> dict:
-        return {
-            "names": list(self.section.names),
-            "device": self.device,
-            "forbidden": list(self.section.forbidden),
-            "forbidden_in": list(self.section.forbidden_in),
-            "gpu_memory_bytes": self.limits.gpu_memory_bytes,  # the worker's GPU memory cap (device cuda)
-        }
+        return {"names": list(self.section.names), "device": self.device, "forbidden": list(self.section.forbidden),
+                "forbidden_in": list(self.section.forbidden_in),
+                "gpu_memory_bytes": self.limits.gpu_memory_bytes}  # the worker's GPU memory cap (device cuda)
 
     def _load_message(self) -> dict:
         return {"op": "load", "cells": self.extracted.cells, "cell_seconds": self.limits.cell_seconds}
@@ -220,7 +220,7 @@ class SectionWorker:
             if not cell.get("ok"):
                 error = cell.get("error", {})
                 where = place(error) or cell.get("label", _("a cell"))
-                message = str(error.get("message") or "")[:200]
+                message = worker_message(error)[:200]
                 if error.get("kind") == "cell_timeout":  # the worker's words, said again in the reader's language
                     message = _f("interrupted after {seconds:g} s, the limit for one cell; the cells after it were "
                                  "run, so only what it had yet to define is missing", seconds=self.limits.cell_seconds)
@@ -405,7 +405,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],
         graph=bool(grads.get("graph", True)),
-        mixed_devices=[str(m)[:200] for m in (reply.get("mixed_devices") or [])][:5],
+        mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
     )
 

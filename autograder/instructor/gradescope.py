@@ -21,22 +21,30 @@ from pathlib import Path
 from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import UsageError
 from autograder.i18n import _f
+from autograder.instructor import declared
 
 ROOT = Path(__file__).resolve().parents[2]
-TORCH_VERSION = "2.13.0"
 CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
 SOURCE = "/autograder/source"
 SUBMISSION = "/autograder/submission"
 RESULTS = "/autograder/results/results.json"
 VENV = "/autograder/venv"
-# what grading imports besides torch and the standard library (tests/container_image.py installs the same)
-RUNTIME_REQUIREMENTS = ("numpy", "pytest", "ipython")
 
 # The grading command run_autograder runs, as a list (the test parses it back).
 GRADE_ARGS = ["-m", "autograder", "grade", SUBMISSION, "--device", "cpu", "--format", "json",
               "--output", RESULTS]
 
-SETUP_SH = f"""#!/usr/bin/env bash
+
+def grading_requirements(root: Path = ROOT) -> list[str]:
+    """What grading imports besides torch and the standard library, as pyproject.toml declares it
+    (tests/container_image.py installs the same)."""
+    return [line for line in declared.runtime_requirements(root) if declared.name_of(line) != "torch"]
+
+
+def setup_sh(root: Path = ROOT) -> str:
+    """Gradescope's setup.sh: the course's torch release (CPU build), then what grading imports."""
+    torch, others = f"torch=={declared.torch_version(root)}", shlex.join(grading_requirements(root))
+    return f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, while building the autograder image.
 set -euxo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -59,11 +67,12 @@ fi
     "$PY" -m venv --clear {VENV}
 }}
 {VENV}/bin/python -m pip install --upgrade pip
-{VENV}/bin/python -m pip install "torch=={TORCH_VERSION}" --index-url {CPU_INDEX_URL}
-{VENV}/bin/python -m pip install {' '.join(RUNTIME_REQUIREMENTS)}
+{VENV}/bin/python -m pip install "{torch}" --index-url {CPU_INDEX_URL}
+{VENV}/bin/python -m pip install {others}
 # Warm up: import the grader once so the first student does not pay for the .pyc files.
 cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograder.core.grade"
 """
+
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root in a container without
@@ -123,7 +132,7 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 def export(out: Path) -> int:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
+        _add(archive, "setup.sh", setup_sh().encode(), executable=True)
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
         for name, path in members():
             _add(archive, name, path.read_bytes())
@@ -143,4 +152,7 @@ def main(args) -> int:
         raise UsageError(_f("--out {out}: expected a .zip file name", out=args.out))
     if args.out.is_dir():
         raise UsageError(_f("--out {out} is a folder; give a .zip file name", out=args.out))
-    return export(args.out)
+    try:
+        return export(args.out)
+    except declared.DeclaredError as error:  # export-gradescope runs in the course repository
+        raise UsageError(str(error)) from None

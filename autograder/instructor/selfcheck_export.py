@@ -14,7 +14,7 @@ the notebooks print); `grade` refuses to run from it.
 The wheel is written here rather than by a build backend so that it is exactly
 reproducible: sorted entries, fixed timestamps and permissions, and no
 compression (deflate output differs between zlib builds, and git compresses the
-committed copy anyway). `python -m course.build` commits it to
+committed copy anyway). `python -m course.builder` commits it to
 student_template/grader/, and `--check` notices when it no longer matches the grader.
 """
 from __future__ import annotations
@@ -34,21 +34,17 @@ from autograder.core.sections import CHECK_PREFIX, HIDDEN_PACKAGE
 from autograder.core.submission import UsageError
 from autograder.i18n import _f, catalogues
 from autograder.i18n.mo import mo_bytes, mo_messages
+from autograder.instructor import declared
 
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "attention-course-selfcheck"
 WHEEL_STEM = DISTRIBUTION.replace("-", "_")
 TAG = "py3-none-any"
-# The torch releases the self-check accepts: the one place that states them (the wheel's
-# metadata below, the students' README through course/build/readme.py). A range, not the course's
-# pin, so that a student's existing torch (Colab's, a lab machine's) is kept rather than
-# replaced by a download of several GB; its ends are the releases the self-check is tested
-# on (TORCH_TESTED; the course's own pin, torch==2.13.0 in pyproject.toml, is the first).
-TORCH_RANGE = ">=2.13,<2.15"
-TORCH_TESTED = ("2.13.0", "2.14.1")
-# What `check` imports at run time besides the standard library.
-REQUIRES = (f"torch{TORCH_RANGE}", "pytest", "matplotlib", "numpy", "ipython")  # ipython: magics.py
-REQUIRES_PYTHON = ">=3.11"
+# The torch releases the self-check accepts: a range, not the course's pin (torch==X.Y.Z in
+# pyproject.toml, declared.torch_version), so that a student's existing torch (Colab's, a lab
+# machine's) is kept rather than replaced by a download of several GB. Its ends are the releases
+# the self-check is tested on (torch_tested): the course's pin, and the newest below.
+TORCH_NEWEST_TESTED = "2.14.1"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 # nothing else belongs to the grader: stray files stay out (.mo: its message catalogues, compiled)
 SHIPPED_SUFFIXES = (".py", ".ini", ".mo")
@@ -61,6 +57,24 @@ ANSWER_MODULE = re.compile(r"(solutions|course)(\.|$)|autograder\.checks\." + re
 
 class ExportError(Exception):
     """The grader cannot be packed for students as it is (a shipped file imports the answers, ...)."""
+
+
+def torch_tested(root: Path = ROOT) -> tuple[str, str]:
+    """The torch releases the self-check is tested on, the ends of its range: the course's pin, the newest."""
+    return declared.torch_version(root), TORCH_NEWEST_TESTED
+
+
+def torch_range(root: Path = ROOT) -> str:
+    """">=2.13,<2.15": from the pin's minor release to the newest tested one's, both included (the
+    wheel's metadata, the students' README through course/builder/readme.py)."""
+    oldest, newest = (version.split(".") for version in torch_tested(root))
+    return f">={oldest[0]}.{oldest[1]},<{newest[0]}.{int(newest[1]) + 1}"
+
+
+def requires(root: Path = ROOT) -> list[str]:
+    """What `check` needs at run time: the project's own dependencies (pyproject.toml), torch as the range."""
+    return [f"torch{torch_range(root)}" if declared.name_of(line) == "torch" else line
+            for line in declared.runtime_requirements(root)]
 
 
 def project_version(root: Path = ROOT) -> str:
@@ -164,11 +178,11 @@ def only_shipped_messages(files: list[tuple[str, bytes]]) -> list[tuple[str, byt
     return kept
 
 
-def _metadata(version: str) -> bytes:
+def _metadata(version: str, root: Path) -> bytes:
     lines = ["Metadata-Version: 2.1", f"Name: {DISTRIBUTION}", f"Version: {version}",
              "Summary: The attention course's self-check: the visible checks, without the answers",
-             f"Requires-Python: {REQUIRES_PYTHON}"]
-    lines += [f"Requires-Dist: {requirement}" for requirement in REQUIRES]
+             f"Requires-Python: {declared.requires_python(root)}"]
+    lines += [f"Requires-Dist: {requirement}" for requirement in requires(root)]
     body = ("Run `python -m autograder check` in the folder of your notebooks: it runs the visible "
             "checks and writes a feedback report to ./feedback/.")
     return ("\n".join(lines) + "\n\n" + body + "\n").encode()
@@ -190,7 +204,11 @@ def wheel_entries(root: Path = ROOT, replaced: Mapping[str, bytes] | None = None
     version = project_version(root)
     dist_info = f"{WHEEL_STEM}-{version}.dist-info"
     entries = package_files(root, replaced)
-    entries += [(f"{dist_info}/METADATA", _metadata(version)), (f"{dist_info}/WHEEL", _wheel_info()),
+    try:
+        metadata = _metadata(version, root)
+    except declared.DeclaredError as error:
+        raise ExportError(str(error)) from None
+    entries += [(f"{dist_info}/METADATA", metadata), (f"{dist_info}/WHEEL", _wheel_info()),
                 (f"{dist_info}/top_level.txt", b"autograder\n")]
     record = [record_line(name, data) for name, data in entries] + [f"{dist_info}/RECORD,,"]
     entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))

@@ -16,16 +16,15 @@ def is_out_of_memory(error: BaseException, message: str) -> bool:
         "can't allocate memory" in message or "not enough memory" in message)
 
 
-def memory_limit() -> str:
+def memory_limit_bytes() -> int | None:
+    """The address space this worker may take, in bytes, or None where no limit is set (or none can
+    be: Windows has no `resource`): sent as a number, for the trusted side to word."""
     try:
         import resource  # not on Windows
     except ImportError:
-        return "machine's memory"
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return "machine's memory"
-    gib = soft / 1024**3
-    return f"{gib:g} GiB" if gib >= 1 else f"{soft / 1024**2:g} MiB"
+    return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
 def student_cell(filename: str):
@@ -40,13 +39,13 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
     """A student-facing description: the exception, where in THEIR code it happened (the cell and
     line number), and that line's text, which the student recognises and hints are matched on.
     locate: filename -> the student's cell label, or None where the frame is not theirs."""
-    where, line, cell, lineno = "", "", "", ""
+    where, line, cell, lineno = "", "", "", None
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         label = locate(frame.filename)
         if label is not None:
             where = f"{label}, line {frame.lineno}"
             # also as data: the trusted side words the place in the reader's language (autograder/i18n)
-            cell, lineno = label, str(frame.lineno or "")
+            cell, lineno = label, frame.lineno  # a number: never a figure inside a sentence
             line = (frame.line or "").strip()[:200]
             break
     if isinstance(error, NotImplementedError):
@@ -55,9 +54,7 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
         message = str(error)
     except Exception:
         message = "(message could not be shown)"
-    if is_out_of_memory(error, message):
-        kind, message = "memory", f"your code tried to allocate more than the {memory_limit()} limit"
-    return {
+    described = {
         "kind": kind,
         "type": type(error).__name__[:100],
         "message": message[:2000],
@@ -66,6 +63,9 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
         "lineno": lineno,
         "line": line,
     }
+    if is_out_of_memory(error, message):  # the limit as a number: the trusted side says it (core/failures.py)
+        described.update(kind="memory", limit_bytes=memory_limit_bytes())
+    return described
 
 
 class NoShell:

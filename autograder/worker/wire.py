@@ -80,16 +80,34 @@ def _is_text_list(value, limit=MAX_ITEMS) -> bool:
     return isinstance(value, list) and len(value) <= limit and all(isinstance(v, str) for v in value)
 
 
+# an error's figures: numbers, never words, for the trusted side to say in the reader's language
+# lineno: the line of the student's cell that raised; limit_bytes: with kind "memory", the worker's
+# address-space limit (None: no limit set)
+ERROR_FIGURES = {"lineno", "limit_bytes"}
+
+
 def _is_error(value) -> bool:
     # cell, lineno: `where` as data (the student's cell and line), for the trusted side to word
-    return (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno"}
-            and all(isinstance(v, str) or v is None for v in value.values()))
+    if not (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno",
+                                                       *ERROR_FIGURES}):
+        return False
+    return all(_is_count(v) if k in ERROR_FIGURES else isinstance(v, str) for k, v in value.items() if v is not None)
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_cell(value) -> bool:
     return (isinstance(value, dict) and set(value) <= {"label", "ok", "error"}
             and isinstance(value.get("label", ""), str) and isinstance(value.get("ok", False), bool)
             and ("error" not in value or _is_error(value["error"])))
+
+
+def _is_mixing(value) -> bool:
+    # one torch operation that got tensors on several devices: its name and the devices' types
+    return (isinstance(value, dict) and set(value) == {"op", "devices"} and isinstance(value["op"], str)
+            and _is_text_list(value["devices"], limit=8))
 
 
 def _is_grads(value) -> bool:
@@ -105,7 +123,7 @@ REPLY_FIELDS = {
     "value": lambda v: True,
     "ops": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "forbidden": _is_text_list,
-    "mixed_devices": _is_text_list,
+    "mixed_devices": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_mixing, v)),
     "args_after": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS,
     "grads": _is_grads,
     "error": _is_error,

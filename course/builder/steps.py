@@ -1,7 +1,7 @@
 """The build as a declared list of steps, run in order over one shared state.
 
 Each step does one job and says so in its name; it reads what earlier steps left in the `Build`
-state and adds to it. The generated files collect in `build.result`, which course/build/outputs.py
+state and adds to it. The generated files collect in `build.result`, which course/builder/outputs.py
 compares with the disk or writes.
 
 Adding a step: write a class with a `name` and a `run(build)` method and put it in STEPS where
@@ -23,15 +23,15 @@ from autograder.core.sections import SECTIONS, Section
 from autograder.i18n import catalogues
 from autograder.instructor import selfcheck_export
 from course import localized
-from course.build import layout
-from course.build.examples import correct_answers, correct_py, fill_notebook, partial_answers
-from course.build.nbgrader_release import release
-from course.build.notebooks import SourceNotebook, make_source_notebook, notebook_text
-from course.build.outputs import BuildResult
-from course.build.points import share_points
-from course.build.readme import section_readme, student_readme
-from course.build.reference import SolutionModule, read_solution_module
-from course.build.specs import SpecCell, read_spec
+from course.builder import layout
+from course.builder.examples import correct_answers, correct_py, fill_notebook, partial_answers
+from course.builder.nbgrader_release import release
+from course.builder.notebooks import SourceNotebook, make_source_notebook, notebook_text
+from course.builder.outputs import BuildResult
+from course.builder.points import share_points
+from course.builder.readme import section_readme, student_readme
+from course.builder.reference import SolutionModule, read_solution_module
+from course.builder.specs import SpecCell, read_spec
 
 
 @dataclass

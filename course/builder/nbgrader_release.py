@@ -11,8 +11,8 @@ from pathlib import Path
 
 import nbformat
 
-from course.build.layout import HELPER_NAME, NBGRADER_CONFIG, ROOT, BuildError, helper_text
-from course.build.notebooks import notebook_metadata, notebook_text
+from course.builder.layout import HELPER_NAME, NBGRADER_CONFIG, ROOT, BuildError, helper_text
+from course.builder.notebooks import notebook_metadata, notebook_text
 
 
 def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:

@@ -7,7 +7,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.build.layout import ROOT, BuildError
+from course.builder.layout import ROOT, BuildError
 from course.partial_submissions import STUB
 
 BEGIN = "# BEGIN SOLUTION"

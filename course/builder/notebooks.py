@@ -1,7 +1,7 @@
 """Make a section's nbgrader source notebook from its spec and its reference solutions.
 
 Each kind of spec cell (`# %% [kind]`) becomes one kind of notebook cell, with the nbgrader
-metadata of its role; the test cells' points are shared out afterwards (course/build/points.py).
+metadata of its role; the test cells' points are shared out afterwards (course/builder/points.py).
 """
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import nbformat
 
 from autograder.core.sections import Section
-from course.build.layout import ROOT, BuildError
-from course.build.points import share_points
-from course.build.reference import BEGIN, SolutionModule, provided_code, read_solution_module, \
+from course.builder.layout import ROOT, BuildError
+from course.builder.points import share_points
+from course.builder.reference import BEGIN, SolutionModule, provided_code, read_solution_module, \
     solution_regions, strip_blank_edges
-from course.build.specs import SpecCell, insert_common_setup, markdown_source, read_spec, weight
+from course.builder.specs import SpecCell, insert_common_setup, markdown_source, read_spec, weight
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python"}

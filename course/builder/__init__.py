@@ -1,7 +1,7 @@
 """Build every course notebook from the specs and the reference solutions.
 
-    python -m course.build          # (re)write all generated files
-    python -m course.build --check  # exit 1 and name every generated file that is out of date
+    python -m course.builder          # (re)write all generated files
+    python -m course.builder --check  # exit 1 and name every generated file that is out of date
 
 Inputs (hand-written):
     course/notebooks/<id>.py         notebook spec of a section (teaching text, setup, visible tests);
@@ -43,7 +43,7 @@ Outputs (generated, committed, never edited by hand):
 A section whose spec does not exist yet gets only its `correct_py` file. Every
 output is a pure function of the inputs: building twice gives identical bytes.
 
-The build is a declared list of steps (course/build/steps.py), one job each, over these modules:
+The build is a declared list of steps (course/builder/steps.py), one job each, over these modules:
     layout.py           where inputs and outputs lie
     reference.py        read the reference solutions (`# %% <name>` blocks, BEGIN/END SOLUTION regions)
     specs.py            read the notebook specs (`# %% [kind] args` cells, the common setup)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
-from course.build.layout import README_SOURCE, ROOT, BuildError
+from course.builder.layout import README_SOURCE, ROOT, BuildError
 
 
 # The words of the table, each a unit the translators see (course/localized.py's table_messages)
@@ -45,9 +45,9 @@ def student_readme(root: Path = ROOT) -> str:
         raise BuildError(f"{path}: missing students' README source")
     values = {
         "notebooks": notebook_table(),
-        "torch_pin": selfcheck_export.TORCH_TESTED[0],  # the course's own release, what students install
-        "torch_range": selfcheck_export.TORCH_RANGE,
-        "torch_tested": " and ".join(selfcheck_export.TORCH_TESTED),
+        "torch_pin": selfcheck_export.torch_tested()[0],  # the course's own release, what students install
+        "torch_range": selfcheck_export.torch_range(),
+        "torch_tested": " and ".join(selfcheck_export.torch_tested()),
     }
     text = path.read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))

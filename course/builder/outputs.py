@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.build.layout import GENERATED_GLOBS, ROOT
+from course.builder.layout import GENERATED_GLOBS, ROOT
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from autograder.checks import declared
 from autograder.core.sections import Section, check_module, hidden_module
-from course.build.layout import BuildError
+from course.builder.layout import BuildError
 
 # nbgrader's points of a test cell are multiples of a quarter point, as the checks' points are.
 POINT_GRID = Fraction(1, 4)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from course.build.layout import ROOT, BuildError
-from course.build.reference import strip_blank_edges
+from course.builder.layout import ROOT, BuildError
+from course.builder.reference import strip_blank_edges
 
 
 @dataclass

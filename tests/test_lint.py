@@ -93,7 +93,7 @@ def test_imports_flow_down_the_layers(module):
 def test_the_layer_rule_covers_the_course_and_the_solutions():
     assert layer("course.builder.steps") == "course" and layer("solutions.softmax") == "solutions"
     assert "course.localized" in GRAPH["course.translators"]
-    assert "solutions.scores" in GRAPH["autograder.checks.section_01_scores"]
+    assert "solutions.scores" in GRAPH["autograder.checks.hidden.hidden_01_scores"]
 
 
 def test_the_worker_imports_nothing_of_the_trusted_side():

@@ -1,10 +1,11 @@
 """The similarity report ranks planted copies above independent solutions, and says so on its page.
 
-The test class: four independent solutions of every section (the reference,
-and families B, C and D of similarity_corpus.py, written differently; D follows
-the hints as closely as the reference does), and copies
-of the first two under each disguise of similarity_disguises.py, alone and
-combined, each filled into the released notebooks as a student would.
+The test classes (similarity_class.py): six independent solutions of every
+section, by six hands (the reference, and families B to F, written differently;
+D follows the hints as closely as the reference does), and in one class per
+disguise of similarity_disguises.py (each alone, and all combined) a copy of each
+of the six under that disguise, each filled into the released notebooks as a
+student would. Building and comparing the eight classes takes about 10 s.
 """
 from __future__ import annotations
 
@@ -12,142 +13,102 @@ import os
 import re
 import subprocess
 import time
-from itertools import combinations
 from pathlib import Path
 
-import nbformat
 import pandas as pd
 import pytest
-from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
-from similarity_disguises import DISGUISES, combined
+from similarity_class import (HOWS, auc, class_plan, every_pair, originals, planted, reference_blocks, separation,
+                              write_class, write_notebook)
 from support import ROOT, VisibleText, store_grade
 
 from autograder.cli import main
-from autograder.core.sections import SECTIONS
+from autograder.core.sections import SECTIONS, find
 from autograder.instructor import similarity
+from autograder.instructor.roster import discover
 from autograder.instructor.similarity_report import course_pairs
 
 CHROMIUM = "/usr/bin/chromium"
 
 
-def blocks_of(source: str) -> list[tuple[str, str]]:
-    """`# %% name` blocks of a corpus source, in order."""
-    parts = re.split(r"(?m)^# %% (\w+)\n", source)
-    return [(parts[i], parts[i + 1].strip() + "\n") for i in range(1, len(parts), 2)]
-
-
-def reference_blocks(section) -> list[tuple[str, str]]:
-    from course.build.examples import correct_answers
-
-    return list(correct_answers(section).items())
-
-
-def write_notebook(folder: Path, section, blocks) -> None:
-    """The released notebook with each solution cell holding the student's block for that name."""
-    notebook = nbformat.read(ROOT / "student_template" / section.notebook, as_version=4)
-    answers = dict(blocks)
-    for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
-            cell.source = answers[grade_id]
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook, folder / section.notebook)
-
-
-def class_plan() -> dict[str, dict[str, list]]:
-    """student -> section id -> their blocks. Students named <family>_<how>: same family, a planted copy."""
-    plan: dict[str, dict[str, list]] = {}
-    for section in SECTIONS:
-        graded = set(section.names)
-        originals = {"a": reference_blocks(section), "b": blocks_of(FAMILY_B[section.id]),
-                     "c": blocks_of(FAMILY_C[section.id]), "d": blocks_of(FAMILY_D[section.id])}
-        for family, blocks in originals.items():
-            plan.setdefault(f"{family}_original", {})[section.id] = blocks
-        for name, disguise in DISGUISES.items():
-            plan.setdefault(f"a_{name}", {})[section.id] = disguise(originals["a"], graded)
-        plan.setdefault("a_combined", {})[section.id] = combined(originals["a"], graded)
-        for name in ("inline", "rename"):
-            plan.setdefault(f"b_{name}", {})[section.id] = DISGUISES[name](originals["b"], graded)
-        plan.setdefault("b_combined", {})[section.id] = combined(originals["b"], graded)
-    return plan
-
-
-def planted(a: str, b: str) -> bool:
-    return a.split("_")[0] == b.split("_")[0]
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory) -> dict[str, Path]:
+    """disguise -> the folder of its class."""
+    return {how: write_class(tmp_path_factory.mktemp(how.replace(" ", "-")), class_plan([how])) for how in HOWS}
 
 
 @pytest.fixture(scope="module")
-def class_dir(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("class")
-    for student, sections in class_plan().items():
-        for section in SECTIONS:
-            write_notebook(folder / student, section, sections[section.id])
-    return folder
+def class_dir(classes) -> Path:
+    return classes["combined"]
 
 
 @pytest.fixture(scope="module")
-def results(class_dir):
-    from autograder.instructor.roster import discover
+def compared(classes) -> dict[str, list]:
+    """disguise -> its class's results, section by section."""
+    return {how: similarity.compare(discover(folder)) for how, folder in classes.items()}
 
-    return similarity.compare(discover(class_dir))
+
+@pytest.fixture(scope="module")
+def results(compared):
+    return compared["combined"]
 
 
 def scores_of(result) -> dict[tuple[str, str], float]:
     """Every pair of the section's students, 0 for a pair below the floor."""
-    found = {(p.student_a, p.student_b): p.similarity for p in result.pairs}
-    return {pair: found.get(pair, 0.0) for pair in combinations(sorted(result.submissions), 2)}
+    return every_pair(result.submissions, {(p.student_a, p.student_b): p.similarity for p in result.pairs})
 
 
-def auc(scores: dict[tuple[str, str], float]) -> float:
-    """The chance that a planted pair outscores an independent one (ties count half)."""
-    copies = [s for pair, s in scores.items() if planted(*pair)]
-    others = [s for pair, s in scores.items() if not planted(*pair)]
-    wins = sum((c > o) + 0.5 * (c == o) for c in copies for o in others)
-    return wins / (len(copies) * len(others))
+def section_scores(compared, index: int) -> dict[tuple[str, str], float]:
+    """Every pair of every class in one section, each pair marked with its class (its two ids, the class's
+    name as a third)."""
+    return {(*pair, how): score for how, results in compared.items()
+            for pair, score in scores_of(results[index]).items()}
 
 
-def test_the_class_holds_every_student_in_every_section(results):
-    assert [r.section.id for r in results] == [s.id for s in SECTIONS]
-    for result in results:
-        assert len(result.submissions) == len(class_plan()), (result.section.id, result.problems)
+def course_scores(results) -> dict[tuple[str, str], float]:
+    """Every pair of a class, by the sum of its similarities over the sections (the whole-course view)."""
+    return every_pair(results[0].submissions, {(p.student_a, p.student_b): p.total for p in course_pairs(results)})
 
 
-def test_whole_course_view_ranks_every_planted_pair_above_every_independent_one(results):
-    ranked = course_pairs(results)
-    totals = {(p.student_a, p.student_b): p.total for p in ranked}
-    students = sorted(results[0].submissions)
-    everyone = {pair: totals.get(pair, 0.0) for pair in combinations(students, 2)}
-    lowest_copy = min(s for pair, s in everyone.items() if planted(*pair))
-    highest_other = max(s for pair, s in everyone.items() if not planted(*pair))
+def test_each_class_holds_every_student_in_every_section(compared):
+    for results in compared.values():
+        assert [r.section.id for r in results] == [s.id for s in SECTIONS]
+        for result in results:
+            assert len(result.submissions) == 12, (result.section.id, result.problems)
+
+
+def test_whole_course_view_ranks_every_planted_pair_above_every_independent_one(compared):
+    lowest_copy = min(separation(course_scores(results))[0] for results in compared.values())
+    highest_other = max(separation(course_scores(results))[1] for results in compared.values())
     print(f"whole course: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}")
     assert lowest_copy > highest_other
 
 
 @pytest.mark.parametrize("index", range(len(SECTIONS)), ids=[s.id for s in SECTIONS])
-def test_each_section_ranks_planted_pairs_above_independent_ones(results, index):
-    value = auc(scores_of(results[index]))
-    print(f"{results[index].section.id}: AUC {value:.3f}")
+def test_each_section_ranks_planted_pairs_above_independent_ones(compared, index):
+    value = auc(section_scores(compared, index))
+    print(f"{SECTIONS[index].id}: AUC {value:.3f}")
     assert value >= 0.97
 
 
-@pytest.mark.parametrize("disguise", [*DISGUISES, "combined"])
-def test_each_disguise_still_matches_its_source_in_most_sections(results, disguise):
-    # a section whose code the disguise leaves as it was (no helper to inline) matches fully anyway
-    matched = [scores_of(r)[tuple(sorted(("a_" + disguise, "a_original")))] for r in results]
-    assert sum(value >= 0.6 for value in matched) >= len(results) - 1, matched
+@pytest.mark.parametrize("how", HOWS)
+def test_each_disguise_still_matches_its_source_in_every_section(compared, how):
+    for result in compared[how]:
+        scores = scores_of(result)
+        matched = {family: scores[tuple(sorted((f"{family}_{how.replace(' ', '-')}", f"{family}_original")))]
+                   for family in originals(result.section)}
+        assert min(matched.values()) >= 0.6, (result.section.id, matched)
 
 
 def test_independent_solutions_are_not_called_alike(results):
-    # B and C were written to differ from the reference: at most a short exercise may look alike
-    for family in (("a_original", "b_original"), ("a_original", "c_original"), ("b_original", "c_original")):
-        high = [r.section.id for r in results if scores_of(r)[family] >= 0.6]
-        assert len(high) <= 2, (family, high)
+    # the six hands were written to differ: at most a short exercise may look alike
+    for result in results:
+        scores = scores_of(result)
+        high = [pair for pair, score in scores.items() if score >= 0.6 and not planted(*pair)]
+        assert high == [], (result.section.id, high)
 
 
 def test_the_released_code_alone_is_not_a_match(tmp_path):
     # two students who handed in the released notebooks untouched share only the boilerplate
-    from autograder.core.sections import find
-
     section = find("01_scores")
     for student in ("ann", "bob"):
         folder = tmp_path / student
@@ -286,22 +247,19 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_pa
     assert len(error) == 1 and "cannot write the similarity report" in error[0], error
 
 
-def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(class_dir, monkeypatch):
+def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(classes, monkeypatch):
     # without the normalisation (names, layout, comments, dead code as the student wrote them), the
     # disguised copies fall among the independent pairs: the two ranking tests above would fail
-    from autograder.instructor.roster import discover
     from autograder.instructor.similarity_code import Unit
 
     def as_written(cells, graded, kept=frozenset()):
         return [Unit(cell["label"], (0, index, ""), cell["source"], cell["source"]) for index, cell in enumerate(cells)]
 
     monkeypatch.setattr(similarity, "section_units", as_written)
-    raw = similarity.compare(discover(class_dir), jobs=1)
-    totals = {(p.student_a, p.student_b): p.total for p in course_pairs(raw)}
-    everyone = {pair: totals.get(pair, 0.0) for pair in combinations(sorted(raw[0].submissions), 2)}
-    lowest_copy = min(s for pair, s in everyone.items() if planted(*pair))
-    highest_other = max(s for pair, s in everyone.items() if not planted(*pair))
-    worst = min(auc(scores_of(result)) for result in raw)
+    raw = {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
+    lowest_copy = min(separation(course_scores(results))[0] for results in raw.values())
+    highest_other = max(separation(course_scores(results))[1] for results in raw.values())
+    worst = min(auc(section_scores(raw, index)) for index in range(len(SECTIONS)))
     print(f"as written: lowest planted {lowest_copy:.2f}, highest independent {highest_other:.2f}, worst AUC {worst:.3f}")
     assert lowest_copy <= highest_other or worst < 0.97
 

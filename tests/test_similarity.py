@@ -107,6 +107,52 @@ def test_independent_solutions_are_not_called_alike(results):
         assert high == [], (result.section.id, high)
 
 
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory) -> dict[tuple[str, str], float]:
+    """A class of ten in section 01, every pair's similarity: the six hands; two copies of the reference (a
+    ring of three with it); two students who wrote nothing but the obvious `dot_scores`, which the reference
+    and D also write; no one else."""
+    section = find("01_scores")
+    folder = tmp_path_factory.mktemp("small")
+    plan = {f"{family}_original": blocks for family, blocks in originals(section).items()}
+    copies = class_plan(["rename", "combined"])
+    plan["a_rename"], plan["a_combined"] = copies["a_rename"][section.id], copies["a_combined"][section.id]
+    for student in ("g_obvious", "h_obvious"):
+        plan[student] = [("dot_scores", "def dot_scores(query, inputs):\n    return inputs @ query\n")]
+    for student, blocks in plan.items():
+        write_notebook(folder / student, section, blocks)
+    result = similarity.compare(discover(folder), [section])[0]
+    assert len(result.submissions) == 10
+    return scores_of(result)
+
+
+def test_in_a_class_of_ten_an_obvious_line_is_an_idiom(small_class):
+    # four of ten write the same obvious line, and share nothing else: not evidence against any of them
+    assert small_class[("g_obvious", "h_obvious")] == 0.0
+
+
+def test_in_a_class_of_ten_a_ring_of_three_is_still_found(small_class):
+    ring = [pair for pair in small_class if planted(*pair)]
+    assert len(ring) == 3 and min(small_class[pair] for pair in ring) >= 0.9, {p: small_class[p] for p in ring}
+    others = [score for pair, score in small_class.items() if not planted(*pair)]
+    assert max(others) < 0.6, sorted(others)[-3:]
+
+
+def test_two_students_who_share_one_line_and_wrote_nothing_else_are_not_called_alike(tmp_path):
+    # a line no one else wrote, but one line: too little code to call two students alike
+    section = find("01_scores")
+    line = [("dot_scores", 'def dot_scores(query, inputs):\n    return torch.einsum("d,td->t", query, inputs)\n')]
+    plan = {f"{family}_original": blocks for family, blocks in originals(section).items()}
+    copies = class_plan(["rename"])
+    plan.update({"x_line": line, "y_line": line, "a_rename": copies["a_rename"][section.id],
+                 "b_rename": copies["b_rename"][section.id]})  # ten: two of them are not more than a fifth
+    for student, blocks in plan.items():
+        write_notebook(tmp_path / student, section, blocks)
+    result = similarity.compare(discover(tmp_path), [section])[0]
+    assert len(result.submissions) == 10
+    assert 0 < scores_of(result)[("x_line", "y_line")] < 0.5
+
+
 def test_the_released_code_alone_is_not_a_match(tmp_path):
     # two students who handed in the released notebooks untouched share only the boilerplate
     section = find("01_scores")

@@ -310,6 +310,50 @@ def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(cla
     assert lowest_copy <= highest_other or worst < 0.97
 
 
+def test_a_name_added_to_a_function_changes_no_other_line():
+    # names stand for their part, not their order: one more name early on renames nothing after it
+    from autograder.instructor.similarity_code import section_units
+
+    before = ("def softmax(x, dim=-1):\n    top = x.amax(dim, keepdim=True)\n    e = (x - top).exp()\n"
+              "    return e / e.sum(dim, keepdim=True)\n")
+    after = before.replace("    top =", "    size = x.shape[0]\n    top =").replace("return e / e.sum(dim, keepdim=True)",
+                                                                                 "return (e / e.sum(dim, keepdim=True))[:size]")
+
+    def lines(source):
+        return section_units([{"label": "code cell 1", "source": source}], ("softmax",))[0].compared.splitlines()
+
+    assert len(lines(after)) == len(lines(before)) + 1
+    assert set(lines(before)[:-1]) <= set(lines(after)), (lines(before), lines(after))
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
+def test_dead_code_of_every_kind_leaves_the_compared_code_as_it_was(section):
+    # a flag set to None guarding prints, a list only filled, no-op statements, an unused helper and name
+    from similarity_disguises import DISGUISES
+
+    from autograder.instructor.similarity_code import section_units
+
+    def compared(blocks):
+        cells = [{"label": name, "source": source} for name, source in blocks]
+        return [unit.compared for unit in section_units(cells, section.names)]
+
+    blocks = reference_blocks(section)
+    assert compared(DISGUISES["dead code"](blocks, set(section.names))) == compared(blocks)
+
+
+def test_statements_without_effect_are_left_out():
+    from autograder.instructor.similarity_code import section_units
+
+    plain = "def softmax(x, dim=-1):\n    e = (x - x.amax(dim, keepdim=True)).exp()\n    return e / e.sum(dim, keepdim=True)\n"
+    noisy = plain.replace("    return", "    e = e\n    e += 0\n    e *= 1\n    len(e)\n    if dim > 5:\n"
+                                         "        print(dim)\n    return")
+
+    def compared(source):
+        return [unit.compared for unit in section_units([{"label": "code cell 1", "source": source}], ("softmax",))]
+
+    assert compared(noisy) == compared(plain)
+
+
 def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
     from autograder.instructor.similarity_code import section_units
 

@@ -11,8 +11,9 @@ similarity_code.py compares what is left. Dead here means:
   branches are left empty and whose test calls nothing;
 - a top-level function, class or assignment whose name no code of the section
   reads (the graded names and the released notebook's names excepted), and an
-  assignment inside a function to names nothing reads; again until none is left,
-  since removing one can leave another unread.
+  assignment inside a function to names nothing reads; a new container that is
+  only ever filled (`steps = []`, `steps.append(...)`) and never read, with its
+  filling; again until none is left, since removing one can leave another unread.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ NO_CHANGE = {ast.Add: 0, ast.Sub: 0, ast.Mult: 1, ast.Div: 1, ast.FloorDiv: 1, a
 COMPARISONS = {ast.Is: operator.is_, ast.IsNot: operator.is_not, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 UNKNOWN = object()
 BLOCKS = ("body", "orelse", "finalbody")
+FILLS = frozenset({"append", "extend", "add", "insert", "update", "appendleft", "setdefault"})
+CONTAINERS = frozenset({"list", "dict", "set"})
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -191,6 +194,43 @@ def _function_statements(function) -> list:
     return found
 
 
+def _filled_only(statement: ast.stmt) -> str | None:
+    """The name of `x` when `statement` is `x.append(...)` (or another way of filling a container), else None."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr in FILLS and isinstance(func.value, ast.Name):
+            return func.value.id
+    return None
+
+
+def _fresh_container(value: ast.expr) -> bool:
+    """`[]`, `{}`, `set()`, `[x for ...]` and the like: a new container no one else holds."""
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in CONTAINERS \
+        and not value.args and not value.keywords
+
+
+def write_only(trees: list[ast.Module], keep: frozenset[str]) -> set[str]:
+    """Names of new containers that are only ever filled (`steps = []` ... `steps.append(x)`), never read."""
+    statements = [s for tree in trees for s in ast.walk(tree) if isinstance(s, ast.stmt)]
+    filled = {name for s in statements if (name := _filled_only(s))}
+    fillings = {id(s.value.func.value) for s in statements if _filled_only(s)}
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in fillings:
+            filled.discard(node.id)  # read some other way
+        elif isinstance(node, ast.arg):
+            filled.discard(node.arg)  # the caller's container: filling it is an effect
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            filled.difference_update(node.names)
+    for s in statements:
+        if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)) \
+                and not (isinstance(s, ast.Assign) and _fresh_container(s.value)):
+            filled.difference_update(n.id for n in ast.walk(s) if isinstance(n, ast.Name)
+                                     and isinstance(n.ctx, ast.Store))
+    return filled - keep
+
+
 def drop_unread(trees: list[ast.Module], keep: frozenset[str]) -> None:
     """Top-level definitions and assignments nothing reads, and assignments inside functions to names nothing
     reads, removed from `trees` in place, until none is left."""
@@ -200,6 +240,8 @@ def drop_unread(trees: list[ast.Module], keep: frozenset[str]) -> None:
         functions = [n for tree in trees for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
         dead |= {id(s) for f in functions for s in _function_statements(f)
                  if isinstance(s, (ast.Assign, ast.AugAssign)) and _unread(s, read, frozenset())}
+        unseen = write_only(trees, keep)
+        dead |= {id(s) for tree in trees for s in ast.walk(tree) if _filled_only(s) in unseen}
         if not dead:
             return
         for tree in trees:

@@ -362,6 +362,24 @@ def test_code_nested_too_deeply_to_normalise_is_compared_as_written():
     assert [unit.compared for unit in units] == [deep]
 
 
+def test_a_flag_nested_too_deeply_to_evaluate_is_no_flag():
+    from autograder.instructor.similarity_code import section_units
+
+    deep = "FLAG = " + "not " * 2000 + "True\nif FLAG:\n    x = 1\n"  # parses, but deeper than the evaluation recurses
+    units = section_units([{"label": "code cell 1", "source": deep}], ("dot_scores",))
+    assert units and all("if" in unit.compared or unit.compared == deep for unit in units)
+
+
+def test_a_hostile_chain_of_dead_names_is_cut_short():
+    # each name read only by the next: removing the last leaves the one before unread, a thousand times over
+    from autograder.instructor.similarity_code import section_units
+
+    chain = "a0 = 1\n" + "".join(f"a{i} = a{i - 1}\n" for i in range(1, 3000))
+    started = time.process_time()
+    units = section_units([{"label": "code cell 1", "source": chain}], ("dot_scores",))
+    assert units and time.process_time() - started < 30
+
+
 # --------------------------------------------------------------------------- in Chinese
 
 

@@ -2,13 +2,18 @@
 
 Each top-level statement of the extracted code cells becomes a `Unit` with two
 texts of the same lines: `shown` (the student's names kept: what the report
-prints) and `compared` (the student's own names replaced by v0, v1, ... in order
-of first use: what is fingerprinted). Both come from the same syntax tree after:
+prints) and `compared` (the student's own names replaced by the part they play:
+`p` a parameter, `f` a function or class of theirs, `self`, `v` any other name,
+`a` an attribute of `self`: what is fingerprinted). Both come from the same
+syntax tree after:
 
 - comments, docstrings, type annotations, imports, asserts, `print` calls and
   bare expressions (a notebook's display lines) left out;
-- dead code left out: `if False:` blocks, statements after a `return`/`raise`,
-  assignments to names nothing reads;
+- dead code left out, across all the section's cells (similarity_dead.py):
+  branches whose test is known before the code runs (`if False:`, or a flag set
+  once to a literal: `DEBUG = None` ... `if DEBUG:`), statements without effect,
+  statements after a `return`/`raise`, functions, classes and names nothing
+  reads, containers only ever filled;
 - `reshape` read as `view`, `.contiguous()` dropped, an import alias read as the
   module it names (`F.softmax` is `torch.nn.functional.softmax`);
 - a small helper (a non-graded function that only returns an expression)
@@ -17,8 +22,10 @@ of first use: what is fingerprinted). Both come from the same syntax tree after:
   order (graded names in the section's order, then the rest by their text), so
   reordering functions changes nothing.
 
-A cell that does not parse is kept as it is (its comments still ignored by
-the fingerprints' tokens).
+Names stand for their part, not their order of appearance: a name added to a
+function (dead or live) changes no other line, where numbering names in order
+would renumber every name after it. A cell that does not parse is kept as it is
+(its comments still ignored by the fingerprints' tokens).
 """
 from __future__ import annotations
 
@@ -307,7 +314,10 @@ def _order(node, graded: tuple[str, ...], compared: str) -> tuple:
 def _cleaned(parsed: list, aliases: dict[str, str], kept: frozenset[str]) -> list[tuple]:
     """(label, top-level statement or None, cell source) of every cell, cleaned, the dead code of the whole
     section removed; a cell that does not parse, or nests deeper than the walks go, as (label, None, source)."""
-    constants = module_constants([tree for _, tree, _ in parsed if tree is not None])
+    try:
+        constants = module_constants([tree for _, tree, _ in parsed if tree is not None])
+    except RecursionError:  # a flag's value nested deeper than the evaluation goes: no flags
+        constants = {}
     trees, statements = [], []
     for label, tree, source in parsed:
         try:

@@ -28,6 +28,7 @@ UNKNOWN = object()
 BLOCKS = ("body", "orelse", "finalbody")
 FILLS = frozenset({"append", "extend", "add", "insert", "update", "appendleft", "setdefault"})
 CONTAINERS = frozenset({"list", "dict", "set"})
+ROUNDS = 25  # removals of dead code, each of which may leave more unread
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -233,8 +234,9 @@ def write_only(trees: list[ast.Module], keep: frozenset[str]) -> set[str]:
 
 def drop_unread(trees: list[ast.Module], keep: frozenset[str]) -> None:
     """Top-level definitions and assignments nothing reads, and assignments inside functions to names nothing
-    reads, removed from `trees` in place, until none is left."""
-    while True:
+    reads, removed from `trees` in place, until none is left (or ROUNDS rounds: a hostile chain of a thousand
+    names each read only by the next would take a thousand walks of the code)."""
+    for _ in range(ROUNDS):
         read = _reads(trees)
         dead = {id(s) for tree in trees for s in tree.body if _unread(s, read, keep)}
         functions = [n for tree in trees for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]

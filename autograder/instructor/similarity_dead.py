@@ -154,12 +154,6 @@ def no_effect(statement: ast.stmt) -> bool:
 # --------------------------------------------------------------------------- unread definitions
 
 
-def _reads(trees: list[ast.Module]) -> set[str]:
-    """Every name some code of the section reads."""
-    return {node.id for tree in trees for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-
-
 def _target_names(statement: ast.stmt) -> list[str] | None:
     """The plain names a top-level assignment binds, or None when it binds anything else (an item, an attribute)."""
     if isinstance(statement, ast.Assign):
@@ -212,12 +206,15 @@ def _fresh_container(value: ast.expr) -> bool:
         and not value.args and not value.keywords
 
 
-def write_only(trees: list[ast.Module], keep: frozenset[str]) -> set[str]:
-    """Names of new containers that are only ever filled (`steps = []` ... `steps.append(x)`), never read."""
-    statements = [s for tree in trees for s in ast.walk(tree) if isinstance(s, ast.stmt)]
-    filled = {name for s in statements if (name := _filled_only(s))}
+def write_only(nodes: list[ast.AST], keep: frozenset[str]) -> set[str]:
+    """Names of new containers that are only ever filled (`steps = []` ... `steps.append(x)`), never read:
+    `nodes` is every node of the section's code."""
+    statements = [s for s in nodes if isinstance(s, ast.stmt)]
+    filled = {name for s in statements if (name := _filled_only(s))} - keep
+    if not filled:
+        return filled
     fillings = {id(s.value.func.value) for s in statements if _filled_only(s)}
-    for node in (n for tree in trees for n in ast.walk(tree)):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in fillings:
             filled.discard(node.id)  # read some other way
         elif isinstance(node, ast.arg):
@@ -229,7 +226,7 @@ def write_only(trees: list[ast.Module], keep: frozenset[str]) -> set[str]:
                 and not (isinstance(s, ast.Assign) and _fresh_container(s.value)):
             filled.difference_update(n.id for n in ast.walk(s) if isinstance(n, ast.Name)
                                      and isinstance(n.ctx, ast.Store))
-    return filled - keep
+    return filled
 
 
 def drop_unread(trees: list[ast.Module], keep: frozenset[str]) -> None:
@@ -237,19 +234,20 @@ def drop_unread(trees: list[ast.Module], keep: frozenset[str]) -> None:
     reads, removed from `trees` in place, until none is left (or ROUNDS rounds: a hostile chain of a thousand
     names each read only by the next would take a thousand walks of the code)."""
     for _ in range(ROUNDS):
-        read = _reads(trees)
+        nodes = [node for tree in trees for node in ast.walk(tree)]  # one walk a round
+        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         dead = {id(s) for tree in trees for s in tree.body if _unread(s, read, keep)}
-        functions = [n for tree in trees for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
-        dead |= {id(s) for f in functions for s in _function_statements(f)
+        dead |= {id(s) for f in nodes if isinstance(f, FUNCTIONS) for s in _function_statements(f)
                  if isinstance(s, (ast.Assign, ast.AugAssign)) and _unread(s, read, frozenset())}
-        unseen = write_only(trees, keep)
-        dead |= {id(s) for tree in trees for s in ast.walk(tree) if _filled_only(s) in unseen}
+        unseen = write_only(nodes, keep)
+        if unseen:
+            dead |= {id(s) for s in nodes if isinstance(s, ast.stmt) and _filled_only(s) in unseen}
         if not dead:
             return
-        for tree in trees:
-            for parent in ast.walk(tree):
-                for field in BLOCKS:
-                    block = getattr(parent, field, None)
-                    if isinstance(block, list) and any(id(s) in dead for s in block):
-                        kept = [s for s in block if id(s) not in dead]
-                        setattr(parent, field, kept or ([] if parent is tree or field != "body" else [ast.Pass()]))
+        for parent in nodes:
+            for field in BLOCKS:
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(id(s) in dead for s in block):
+                    kept = [s for s in block if id(s) not in dead]
+                    top = isinstance(parent, ast.Module) or field != "body"
+                    setattr(parent, field, kept or ([] if top else [ast.Pass()]))

@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the classes the tests build
 
-from similarity_class import HOWS, auc, class_plan, every_pair, separation, write_class  # noqa: E402
+from similarity_class import HOWS, auc, disguise_classes, every_pair, separation, write_class  # noqa: E402
 
 from autograder.core.extract import extract  # noqa: E402
 from autograder.core.sections import SECTIONS  # noqa: E402
@@ -140,7 +140,8 @@ def main() -> None:
     install_dolos(args.dolos_dir)
     with tempfile.TemporaryDirectory(prefix="similarity-vs-dolos-") as tmp:
         work = Path(tmp)
-        classes = {how: write_class(work / "classes" / how.replace(" ", "-"), class_plan([how])) for how in HOWS}
+        classes = {how: write_class(work / "classes" / how.replace(" ", "-"), plan)
+                   for how, plan in disguise_classes().items()}
         students = {how: sorted(p.name for p in folder.iterdir()) for how, folder in classes.items()}
         started = time.perf_counter()
         mine = {how: ours(folder, work / "out" / how.replace(" ", "-")) for how, folder in classes.items()}

@@ -11,11 +11,12 @@ benchmarks/similarity_vs_dolos.py, so both measure the same class.
 """
 from __future__ import annotations
 
+import functools
+import json
 import re
 from itertools import combinations
 from pathlib import Path
 
-import nbformat
 from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
 from similarity_more_hands import FAMILY_E, FAMILY_F
@@ -44,16 +45,23 @@ def originals(section) -> dict[str, list[tuple[str, str]]]:
     return {"a": reference_blocks(section), **{family: blocks_of(hand[section.id]) for family, hand in HANDS.items()}}
 
 
+@functools.cache
+def released_text(notebook: str) -> str:
+    return (ROOT / "student_template" / notebook).read_text(encoding="utf-8")
+
+
 def write_notebook(folder: Path, section, blocks) -> None:
-    """The released notebook with each solution cell holding the student's block for that name."""
-    notebook = nbformat.read(ROOT / "student_template" / section.notebook, as_version=4)
+    """The released notebook with each solution cell holding the student's block for that name (its JSON
+    edited as data: reading and validating it with nbformat for each of the classes' 700 notebooks took
+    most of the tests' time)."""
+    notebook = json.loads(released_text(section.notebook))
     answers = dict(blocks)
-    for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
-            cell.source = answers[grade_id]
+    for cell in notebook["cells"]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and grade_id in answers:
+            cell["source"] = answers[grade_id]
     folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook, folder / section.notebook)
+    (folder / section.notebook).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
 
 
 def class_plan(hows=None) -> dict[str, dict[str, list]]:
@@ -75,7 +83,9 @@ def disguise_classes() -> dict[str, dict[str, dict[str, list]]]:
     """One class per disguise (and one for all combined): the six originals and a copy of each under it.
     Copies stay a minority, as in a real class: in one class of every copy, the nine students of a family
     would share each fragment the family has, and the idiom filter would see a different class."""
-    return {how: class_plan([how]) for how in HOWS}
+    plan = class_plan()
+    return {how: {student: sections for student, sections in plan.items()
+                  if student.endswith(("_original", f"_{how.replace(' ', '-')}"))} for how in HOWS}
 
 
 def write_class(folder: Path, plan: dict[str, dict[str, list]]) -> Path:

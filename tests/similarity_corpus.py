@@ -1,9 +1,10 @@
-"""Two independent ways of solving each section, written differently from solutions/ and each other.
+"""Three independent ways of solving each section (families B, C, D), written differently from solutions/.
 
-The similarity tests build a class from them: the reference solutions (family A),
-these two (B and C), and planted copies of A and B with each disguise a student
-might use (similarity_disguises.py). Each section is one source with a
-`# %% <graded name>` block per graded name, as solutions/ is laid out.
+B and C were written to differ from the reference and from each other; D follows
+the notebooks' hints as closely as the reference does. With the reference (A)
+and similarity_more_hands.py's E and F, they are the six hands of the
+similarity tests' classes (similarity_class.py). Each section is one source with
+a `# %% <graded name>` block per graded name, as solutions/ is laid out.
 """
 
 FAMILY_B = {

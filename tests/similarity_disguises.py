@@ -95,14 +95,33 @@ def reorder(blocks: Blocks, graded: set[str]) -> Blocks:
     return list(zip(names, reversed([source for _, source in blocks])))
 
 
+def _at_function_starts(source: str, lines: list[str]) -> str:
+    """`source` with `lines` put first in the body of every function it defines, at the body's indentation."""
+    starts = sorted({(node.body[0].lineno, node.body[0].col_offset) for node in ast.walk(ast.parse(source))
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}, reverse=True)
+    text = source.splitlines(keepends=True)
+    for line, column in starts:
+        text[line - 1:line - 1] = [" " * column + added + "\n" for added in lines]
+    return "".join(text)
+
+
 def pad(blocks: Blocks, graded: set[str]) -> Blocks:
-    """Dead code and prints: before every return, a print and an assignment nothing reads; a dead branch."""
-    def one(source: str) -> str:
+    """Dead code of every kind: a module-level flag set to None guarding prints, first thing in every function
+    (so it is the first name each function uses), and a list of the steps taken that nothing reads but that
+    is live to a static reader (a call appends to it); before every return a print, an assignment nothing
+    reads, an `if False:` branch and statements without effect; an unused module-level name and an unused
+    helper per cell."""
+    def one(index: int, source: str) -> str:
+        source = _at_function_starts(source, ["if VERBOSE_CHECKS:", '    print("entering", VERBOSE_CHECKS)',
+                                              "None", "pass", "trace = []"])
         source = re.sub(r"(?m)^(\s*)(return .*)$",
-                        r'\1print("checking the shapes")\n\1unused_copy = 12345\n\1if False:\n\1    print("never")\n\1\2',
-                        source)
-        return source + '\nprint("cell finished")\n'
-    return [(name, one(source)) for name, source in blocks]
+                        r'\1print("checking the shapes")\n\1unused_copy = 12345\n\1if False:\n\1    print("never")'
+                        r'\n\1...\n\1trace.append("returning")\n\1\2', source)
+        flag = "VERBOSE_CHECKS = None\n\n" if index == 0 else ""
+        helper = (f"\n\nUNUSED_LIMIT_{index} = {index + 7}\n\n\ndef spare_helper_{index}(tensor, factor=2):\n"
+                  f"    doubled = tensor * factor\n    return doubled.sum(dim=-1) + {index}\n")
+        return flag + source + helper + '\nprint("cell finished")\n'
+    return [(name, one(index, source)) for index, (name, source) in enumerate(blocks)]
 
 
 def swap_reshape(blocks: Blocks, graded: set[str]) -> Blocks:

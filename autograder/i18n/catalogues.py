@@ -10,8 +10,8 @@ template kept in memory, and merges it into
 autograder/i18n/<locale>/LC_MESSAGES/<area>.po: a new message comes in untranslated, a changed one
 comes in fuzzy (Babel's nearest old translation, to be reviewed), a message gone from the code is
 dropped. `check` lists what a reader of that language would still see in English. The MO files the
-grader loads are compiled from the PO files by the course build (course/build/steps.py), with
-`mo_bytes` here, so that `python -m course.build --check` notices a stale one.
+grader loads are compiled from the PO files by the course build (course/builder/steps.py), with
+`mo_bytes` here, so that `python -m course.builder --check` notices a stale one.
 """
 from __future__ import annotations
 

@@ -10,14 +10,16 @@ subtracted as boilerplate, and copydetect fingerprints what is left, once per
 submission: every k-gram of the normalised text, hashed. An inverted index from
 fingerprint to submissions finds the pairs that share any fragment at all; no
 pair is compared in full. A fragment that many students of the section share
-(more than COMMON_SHARE of them, and more than COMMON_FLOOR) is an idiom of the
-exercise, not evidence, and is left out; the others weigh by how rare they are
-(log(1 + students / students sharing it)), so a fragment two students share counts
-far more than one ten share.
+(more than COMMON_SHARE of them, and more than COMMON_FLOOR or a group that shares
+little else: idioms()) is an idiom of the exercise, not evidence, and is left out;
+the others weigh by how rare they are (log(1 + students / students sharing it)),
+so a fragment two students share counts far more than one ten share.
 
 A pair's similarity is the weighted share of the smaller side's fingerprints that
-the other side has (0 to 1); `share_a`/`share_b` are the plain share of each
-side's fingerprints found in the other. Written to DIR (default ./similarity; `batch
+the other side has (0 to 1), scaled down in proportion when the two share fewer
+than EVIDENCE fingerprints (one common line is not a copied section);
+`share_a`/`share_b` are the plain share of each side's fingerprints found in the
+other. Written to DIR (default ./similarity; `batch
 --similarity`: its --out folder, beside grades.csv):
 
     similarity.csv    section, student_a, student_b, similarity, share_a, share_b: one row per pair and
@@ -49,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
 K = 24  # characters per fingerprinted k-gram of the normalised text (a short statement)
 COMMON_SHARE, COMMON_FLOOR = 0.2, 10  # a fragment more students share than both is an idiom
+GROUP_EVIDENCE = 100  # fragments a group of students shares only among them, past which it is not an idiom
+EVIDENCE = 100  # shared fragments (about four statements) below which a pair's similarity is scaled down
 FLOOR = 0.2  # pairs below this similarity are left out of the CSV and the report
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 
@@ -192,6 +196,19 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
 # --------------------------------------------------------------------------- the index
 
 
+def idioms(holders: dict[int, list[int]], count: int) -> set[int]:
+    """The fingerprints that are idioms of the exercise: shared by more than COMMON_SHARE of the `count`
+    students, and either by more than COMMON_FLOOR of them, or by a group of students who share little else
+    (fewer than GROUP_EVIDENCE fingerprints held by exactly that group). In a class of ten an obvious line
+    three students wrote is an idiom; three students who copied a whole section are not."""
+    widely = {value: tuple(where) for value, where in holders.items() if len(where) > COMMON_SHARE * count}
+    together: dict[tuple, int] = {}
+    for group in widely.values():
+        together[group] = together.get(group, 0) + 1
+    return {value for value, group in widely.items()
+            if len(group) > COMMON_FLOOR or together[group] < GROUP_EVIDENCE}
+
+
 def rare_fingerprints(submissions: list[Submission]) -> tuple[dict[int, list[int]], dict[int, float]]:
     """(fingerprint -> the submissions holding it, fingerprint -> its weight), idioms left out."""
     holders: dict[int, list[int]] = {}
@@ -199,8 +216,8 @@ def rare_fingerprints(submissions: list[Submission]) -> tuple[dict[int, list[int
         for value in submission.hashes.tolist():
             holders.setdefault(value, []).append(index)
     count = len(submissions)
-    common = max(COMMON_FLOOR, COMMON_SHARE * count)
-    rare = {value: where for value, where in holders.items() if len(where) <= common}
+    common = idioms(holders, count)
+    rare = {value: where for value, where in holders.items() if value not in common}
     weights = {value: math.log(1 + count / len(where)) for value, where in rare.items()}
     return rare, weights
 
@@ -239,7 +256,8 @@ def score_pairs(result: SectionResult) -> list[Pair]:
     for key, weight, number in zip(keys.tolist(), shared.tolist(), matched.tolist()):
         a, b = divmod(key, count)
         smaller = min(totals[a], totals[b])
-        similarity = weight / smaller if smaller > 0 else 0.0
+        # the weighted share of the smaller side, less where the two share too little code to tell
+        similarity = weight / smaller * min(1.0, number / EVIDENCE) if smaller > 0 else 0.0
         if similarity >= FLOOR:
             pairs.append(Pair(result.section.id, submissions[a].student, submissions[b].student,
                               round(min(similarity, 1.0), 4), round(number / max(sizes[a], 1), 4),

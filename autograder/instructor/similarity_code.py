@@ -2,13 +2,18 @@
 
 Each top-level statement of the extracted code cells becomes a `Unit` with two
 texts of the same lines: `shown` (the student's names kept: what the report
-prints) and `compared` (the student's own names replaced by v0, v1, ... in order
-of first use: what is fingerprinted). Both come from the same syntax tree after:
+prints) and `compared` (the student's own names replaced by the part they play:
+`p` a parameter, `f` a function or class of theirs, `self`, `v` any other name,
+`a` an attribute of `self`: what is fingerprinted). Both come from the same
+syntax tree after:
 
 - comments, docstrings, type annotations, imports, asserts, `print` calls and
   bare expressions (a notebook's display lines) left out;
-- dead code left out: `if False:` blocks, statements after a `return`/`raise`,
-  assignments to names nothing reads;
+- dead code left out, across all the section's cells (similarity_dead.py):
+  branches whose test is known before the code runs (`if False:`, or a flag set
+  once to a literal: `DEBUG = None` ... `if DEBUG:`), statements without effect,
+  statements after a `return`/`raise`, functions, classes and names nothing
+  reads, containers only ever filled;
 - `reshape` read as `view`, `.contiguous()` dropped, an import alias read as the
   module it names (`F.softmax` is `torch.nn.functional.softmax`);
 - a small helper (a non-graded function that only returns an expression)
@@ -17,8 +22,10 @@ of first use: what is fingerprinted). Both come from the same syntax tree after:
   order (graded names in the section's order, then the rest by their text), so
   reordering functions changes nothing.
 
-A cell that does not parse is kept as it is (its comments still ignored by
-the fingerprints' tokens).
+Names stand for their part, not their order of appearance: a name added to a
+function (dead or live) changes no other line, where numbering names in order
+would renumber every name after it. A cell that does not parse is kept as it is
+(its comments still ignored by the fingerprints' tokens).
 """
 from __future__ import annotations
 
@@ -28,8 +35,9 @@ import copy
 import re
 from dataclasses import dataclass
 
+from autograder.instructor.similarity_dead import drop_unread, module_constants, no_effect, truth
+
 PRINTS = {"print", "display", "pprint"}
-DEAD_TESTS = (False, 0, None)
 BUILTIN_NAMES = frozenset(dir(builtins))
 MODULES = frozenset({"torch", "math", "numpy", "np", "nn", "F"})  # as the notebooks import them
 
@@ -66,11 +74,9 @@ def _is_docstring(statement) -> bool:
 
 
 def _is_noise(statement) -> bool:
-    """A statement that computes nothing graded: a print, a bare value, an assert, an import, `pass`."""
-    if isinstance(statement, (ast.Assert, ast.Import, ast.ImportFrom, ast.Pass)):
-        return True
-    if isinstance(statement, ast.If) and isinstance(statement.test, ast.Constant) \
-            and statement.test.value in DEAD_TESTS and not statement.orelse:
+    """A statement that computes nothing graded: a print, a bare value, an assert, an import, or one without
+    effect (similarity_dead.no_effect)."""
+    if isinstance(statement, (ast.Assert, ast.Import, ast.ImportFrom)) or no_effect(statement):
         return True
     if isinstance(statement, ast.Expr):
         call = statement.value
@@ -80,14 +86,16 @@ def _is_noise(statement) -> bool:
     return False
 
 
-def _live_body(body: list) -> list:
-    """The statements of a block that matter: noise left out, nothing after a return or raise."""
+def _live_body(body: list, constants: dict[str, object]) -> list:
+    """The statements of a block that matter: noise left out, a branch whose test is known replaced by the
+    branch taken, nothing after a return or raise."""
     kept = []
     for statement in body:
-        if isinstance(statement, ast.If) and isinstance(statement.test, ast.Constant) \
-                and statement.test.value in DEAD_TESTS and statement.orelse:
-            kept.extend(_live_body(statement.orelse))
-            continue
+        if isinstance(statement, (ast.If, ast.While)):
+            known = truth(statement.test, constants)
+            if known is not None and (isinstance(statement, ast.If) or not known):
+                kept.extend(_live_body(statement.body if known else statement.orelse, constants))
+                continue
         if _is_noise(statement):
             continue
         kept.append(statement)
@@ -97,10 +105,10 @@ def _live_body(body: list) -> list:
 
 
 class Cleaner(ast.NodeTransformer):
-    """Docstrings, annotations, noise and dead code out; `reshape` as `view`; aliases resolved."""
+    """Docstrings, annotations, noise and dead branches out; `reshape` as `view`; aliases resolved."""
 
-    def __init__(self, aliases: dict[str, str]):
-        self.aliases = aliases
+    def __init__(self, aliases: dict[str, str], constants: dict[str, object]):
+        self.aliases, self.constants = aliases, constants
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -109,7 +117,7 @@ class Cleaner(ast.NodeTransformer):
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 if field == "body" and _is_docstring(block[0]) and not isinstance(node, ast.Module):
                     block = block[1:]
-                block = _live_body(block)
+                block = _live_body(block, self.constants)
                 setattr(node, field, block or ([ast.Pass()] if field == "body" else []))
         return node
 
@@ -126,6 +134,11 @@ class Cleaner(ast.NodeTransformer):
         if node.value is None:
             return None
         return self.visit(ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno))
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        known = truth(node.test, self.constants)
+        return node if known is None else (node.body if known else node.orelse)
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -158,35 +171,6 @@ def _dotted(name: str) -> ast.expr:
 def _decorator_is_noise(decorator) -> bool:
     name = decorator.func if isinstance(decorator, ast.Call) else decorator
     return isinstance(name, (ast.Name, ast.Attribute)) and ast.unparse(name).endswith("no_grad")
-
-
-def drop_dead_assignments(tree: ast.AST) -> None:
-    """Assignments inside functions to plain names that nothing in the cell reads, until none is left."""
-    while True:
-        nodes = list(ast.walk(tree))  # one walk a round: most cells have no dead code at all
-        read = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-        functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        dead = {id(s) for f in functions for s in _statements(f) if isinstance(s, ast.Assign)
-                and all(isinstance(t, ast.Name) and t.id not in read for t in s.targets)}
-        if not dead:
-            return
-        for parent in nodes:
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(parent, field, None)
-                if isinstance(block, list) and any(id(s) in dead for s in block):
-                    setattr(parent, field, [s for s in block if id(s) not in dead] or [ast.Pass()])
-
-
-def _statements(function) -> list:
-    """The statements of a function's blocks, nested blocks included, not those of inner functions."""
-    found, blocks = [], [function.body]
-    while blocks:
-        for statement in blocks.pop():
-            found.append(statement)
-            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                blocks += [getattr(statement, f) for f in ("body", "orelse", "finalbody")
-                           if isinstance(getattr(statement, f, None), list)]
-    return found
 
 
 # --------------------------------------------------------------------------- helpers inlined
@@ -230,22 +214,39 @@ class _Substitute(ast.NodeTransformer):
 
 
 class Anonymiser(ast.NodeTransformer):
-    """The student's own names (locals, parameters, helpers) as v0, v1, ...; attributes of `self` as a0, ...
+    """The student's own names by the part they play, never by when they first appear: a parameter is `p`,
+    a function or class of their own `f`, the first parameter of a method `self`, any other name `v`, an
+    attribute of `self` `a`. A name inserted anywhere changes no other name's token (numbering names by
+    their order would renumber every name after it).
 
     Kept: the built-ins, the section's graded names, the names the released
     notebook defines (`kept`), and the attributes of anything but `self`; a
-    function's own parameters and variables (`local`) are renamed even where a
+    function's own parameters and variables (`local`) are replaced even where a
     global of the notebook has the same name."""
 
     def __init__(self, kept: frozenset[str], local: frozenset[str] = frozenset()):
-        self.kept, self.local, self.names, self.attributes = kept, local, {}, {}
+        self.kept, self.local, self.roles = kept, local, {}
+
+    def learn(self, unit: ast.AST) -> Anonymiser:
+        """The part each name plays in `unit` (the strongest where it plays several)."""
+        for node in ast.walk(unit):
+            if isinstance(node, ast.arg):
+                self.roles.setdefault(node.arg, "p")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.roles[node.name] = "f"
+        for node in ast.walk(unit):
+            if isinstance(node, ast.ClassDef):
+                for method in node.body:
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+                        self.roles[method.args.args[0].arg] = "self"
+        return self
 
     def rename(self, name: str) -> str:
         if name.startswith("__") or "." in name:
             return name
         if name not in self.local and (name in self.kept or name in BUILTIN_NAMES):
             return name
-        return self.names.setdefault(name, f"v{len(self.names)}")
+        return self.roles.get(name, "v")
 
     def visit_Name(self, node):
         node.id = self.rename(node.id)
@@ -259,16 +260,17 @@ class Anonymiser(ast.NodeTransformer):
         node.name = self.rename(node.name)
         return self.generic_visit(node)
 
+    visit_AsyncFunctionDef = visit_FunctionDef
+
     def visit_ClassDef(self, node):
         node.name = self.rename(node.name)
         return self.generic_visit(node)
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", self.names.get("self")) \
+        if isinstance(node.value, ast.Name) and node.value.id == "self" \
                 and node.attr not in self.kept and not node.attr.startswith("__"):
-            # a namespace of their own: renaming a parameter leaves `self.<same name>` as it was
-            node.attr = self.attributes.setdefault(node.attr, f"a{len(self.attributes)}")
+            node.attr = "a"  # a namespace of their own: `self.<a parameter's name>` kept would undo the renaming
         return node
 
 
@@ -309,23 +311,36 @@ def _order(node, graded: tuple[str, ...], compared: str) -> tuple:
     return (1, 0, compared)
 
 
+def _cleaned(parsed: list, aliases: dict[str, str], kept: frozenset[str]) -> list[tuple]:
+    """(label, top-level statement or None, cell source) of every cell, cleaned, the dead code of the whole
+    section removed; a cell that does not parse, or nests deeper than the walks go, as (label, None, source)."""
+    try:
+        constants = module_constants([tree for _, tree, _ in parsed if tree is not None])
+    except RecursionError:  # a flag's value nested deeper than the evaluation goes: no flags
+        constants = {}
+    trees, statements = [], []
+    for label, tree, source in parsed:
+        try:
+            tree = Cleaner(aliases, constants).visit(tree) if tree is not None else None
+        except RecursionError:
+            tree = None
+        if tree is not None:
+            trees.append(tree)
+        statements.append((label, tree, source))
+    try:
+        drop_unread(trees, kept)
+    except RecursionError:
+        pass  # the walks are not recursive; a tree this deep was left out above
+    return [(label, node, source) for label, tree, source in statements
+            for node in (_live_body(tree.body, constants) if tree is not None else [None])]
+
+
 def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = frozenset()) -> list[Unit]:
     """The units of a section's extracted code cells (core.extract), in canonical order."""
     parsed = _parse(cells)
     aliases = import_aliases([tree for _, tree, _ in parsed if tree is not None])
     kept = kept | frozenset(graded) | {name.split(".")[0] for name in aliases.values()} | MODULES
-    statements = []
-    for label, tree, source in parsed:
-        if tree is None:
-            statements.append((label, None, source))
-            continue
-        try:
-            tree = Cleaner(aliases).visit(tree)
-            drop_dead_assignments(tree)
-        except RecursionError:  # nested deeper than the walks go: compared as written
-            statements.append((label, None, source))
-            continue
-        statements.extend((label, node, source) for node in _live_body(tree.body))
+    statements = _cleaned(parsed, aliases, kept)
     helpers = small_helpers([node for _, node, _ in statements if node is not None], frozenset(graded))
     units = []
     for label, node, source in statements:
@@ -338,7 +353,7 @@ def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = f
             if helpers:
                 node = ast.fix_missing_locations(Inliner(helpers).visit(node))
             shown = ast.unparse(node)
-            compared = ast.unparse(Anonymiser(kept, local_names(node)).visit(node))  # in place: shown is written
+            compared = ast.unparse(Anonymiser(kept, local_names(node)).learn(node).visit(node))  # in place: shown is written
         except (ValueError, RecursionError):  # a tree unparse cannot write back: compare it as written
             shown = compared = ast.get_source_segment(source, node) or source
         units.append(Unit(label, _order(node, graded, compared), shown, _indent_as_tabs(compared)))

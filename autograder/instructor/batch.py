@@ -53,7 +53,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
-from autograder.i18n import _f
+from autograder.i18n import _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
@@ -100,7 +100,7 @@ def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: s
     for name in names:
         files = files_hash(everyone[name], sections)
         previous = read_student(students_dir / result_file_name(name))
-        if not force and is_current(previous, files, grader, device, sections):
+        if not force and is_current(previous, files, grader, device, sections, language()):
             results[name] = previous
             log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
                    score=previous.grade.score, max_score=previous.grade.max_score))
@@ -120,7 +120,8 @@ def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader:
         grade, graded = GradeResult(submission=name, device=device, grader_errors=errors), False
         errors = errors or ["the job's reply held no grade"]
     provenance = {"student": name, "files_sha256": files, "grader_sha256": grader, "device": device,
-                  "sections": sections, "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "sections": sections, "language": language(),
+                  "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   "seconds": reply.get("seconds"), "grader_errors": errors}
     return write_student(students_dir, grade, provenance, graded)
 

@@ -4,8 +4,9 @@ The file is Gradescope's results.json of the student's grade (what `grade --form
 whose `extra_data` also holds
 
 - the batch's provenance: the student's id verbatim ("student"), the hashes of the student's files
-  and of the grader, the device, the sections graded, when, how long it took and the grader's
-  errors, which decide whether the next run grades the student again (`is_current`);
+  and of the grader, the device, the sections graded, the language of its messages, when, how
+  long it took and the grader's errors, which decide whether the next run grades the student
+  again (`is_current`);
 - the grade's own record under "record" (core/record: the GradeResult as data).
 
 Every reader of a batch's output (its resume, `merge`, `--report`, the class report, the
@@ -27,6 +28,8 @@ from autograder.core.record import RecordError, from_record, to_record
 from autograder.core.results import GradeResult, encodable
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import section_file
+from autograder.i18n import DEFAULT as DEFAULT_LANGUAGE
+from autograder.i18n import _
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
@@ -57,7 +60,7 @@ class Stored:
 def placeholder() -> dict:
     """The results.json of a student the grader could not grade (a job died or hung)."""
     return {"score": 0.0, "max_score": 0.0, "execution_time": 0.0,
-            "output": "The grader could not grade this submission; the instructor has been told.",
+            "output": _("The grader could not grade this submission; the instructor has been told."),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
@@ -146,10 +149,16 @@ def grader_hash() -> str:
     return digest.hexdigest()
 
 
-def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str]) -> bool:
-    """Whether a stored grade stands for this run: the same files, grader, device and sections, no errors."""
+def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str],
+               spoken: str = DEFAULT_LANGUAGE) -> bool:
+    """Whether a stored grade stands for this run: the same files, grader, device, sections and
+    language, no errors. The language because the record's messages and titles were written in
+    it: a class graded in English and then asked for in Chinese is graded again (the same scores,
+    in the other words). A file without a language is an English one: before the language was
+    kept, every batch's job wrote English."""
     if stored is None:
         return False
     made = stored.provenance
     return (made.get("files_sha256") == files and made.get("grader_sha256") == grader
-            and made.get("device") == device and stored.sections == sections and not stored.grader_errors)
+            and made.get("device") == device and stored.sections == sections and not stored.grader_errors
+            and made.get("language", DEFAULT_LANGUAGE) == spoken)

@@ -39,6 +39,9 @@ def build_parser() -> Parser:
         add_language_flag(p)
         p.add_argument("--format", default="table", choices=FORMATS)
         p.add_argument("--output", help="write the report to this file instead of stdout")
+        p.add_argument("--json", type=Path, metavar="FILE",
+                       help="also write the result as JSON (--format json's: score, max_score, tests) to FILE, "
+                            "for a CI job to read, whatever --format shows")
         p.add_argument("--report", type=Path, metavar="DIR",
                        help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
                             "(check writes ./feedback/ by default)")
@@ -199,6 +202,8 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
+    if args.json is not None:  # the data a CI job judges by, beside the report people read
+        write_atomically(args.json, render(result, "json"))
     write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None), args)
     for error in result.grader_errors:
         print(_f("autograder: grader error: {error}", error=error.splitlines()[0] if error else ""), file=sys.stderr)

@@ -122,7 +122,8 @@ def test_github_student_template():
     assert "--index-url https://download.pytorch.org/whl/cpu" in runs
     # the self-check's Markdown into the summary; its exit status read, so a red step can say why
     check = next(s for s in job["steps"] if s.get("id") == "check")
-    assert "python -m autograder check . --format markdown --output self-check.md || status=$?" in check["run"]
+    assert ("python -m autograder check . --format markdown --output self-check.md --json self-check.json "
+            "|| status=$?") in check["run"]
     assert 'cat self-check.md >> "$GITHUB_STEP_SUMMARY"' in check["run"]
     assert "--report" not in check["run"]  # `check` writes ./feedback/, the folder the artifact uploads
     # the feedback report as an artifact, uploaded on a red run too, before the verdict

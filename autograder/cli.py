@@ -134,6 +134,7 @@ def main(argv=None) -> int:
     not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
     try:
         args = build_parser().parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `batch` tells how to resume
         choose_language(args)
         return args.main(args)
     except UsageError as error:

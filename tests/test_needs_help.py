@@ -42,10 +42,9 @@ CLASS = {
 
 
 def graded_class(folder):
-    for student, (result, errors) in CLASS.items():
+    for result, errors in CLASS.values():
         store_grade(folder, result, grader_errors=errors)
-    results = {student: read_student(path) for student in CLASS
-               for path in [folder / "students" / f"{student}.json"]}
+    results = {student: read_student(folder / "students" / f"{student}.json") for student in CLASS}
     write_table(folder, results)
     return results
 

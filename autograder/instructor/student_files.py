@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.files import Refused, read_inside, result_file_name, write_atomically
+from autograder.core.files import Refused, read_inside, result_file_name, safe_filename, write_atomically
 from autograder.core.record import RecordError, from_record, to_record
 from autograder.core.results import GradeResult, encodable
 from autograder.core.sections import SECTIONS
@@ -34,6 +34,8 @@ from autograder.i18n import _
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
 STUDENTS = "students"
+FEEDBACK = "feedback"  # batch --report: DIR/feedback/<safe name>/report.html|md
+INDEX = "index.json"  # DIR/index.json: each student's id -> their files (write_index)
 EXTRA = "extra_data"  # Gradescope's own field for data of ours
 RECORD = "record"  # extra_data["record"]: the grade itself, as data
 
@@ -100,6 +102,24 @@ def student_named(path: Path) -> str:
     """The id a student file is for: the verbatim id kept inside it, else the file's stem."""
     stored = read_student(path)
     return stored.student if stored is not None else Path(path).stem
+
+
+def student_paths(student: str) -> dict[str, str]:
+    """Where a batch's output folder keeps `student`'s files, relative to it: the file names stand
+    for the id (files.safe_filename), and an id that is not a plain name (Chinese, spaces, a slash)
+    becomes a name people cannot read back."""
+    return {"result": f"{STUDENTS}/{result_file_name(student)}", "feedback": f"{FEEDBACK}/{safe_filename(student)}"}
+
+
+def write_index(out: Path, students) -> Path:
+    """DIR/index.json: {"students": {id: {"result": path, "feedback": path}}}, the paths relative to
+    DIR, so that people and scripts (handing the feedback back, say) find a student's files by the
+    id as given. Kept beside students/, not in it (every *.json there is a student's grade) nor in
+    feedback/ (handed back: no student sees the class's list)."""
+    data = {"students": {student: student_paths(student) for student in sorted(students)}}
+    path = Path(out) / INDEX
+    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
 
 
 def remove_stale_temporaries(folder: Path) -> None:

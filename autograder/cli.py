@@ -57,9 +57,9 @@ def build_parser() -> Parser:
                        help="also print the sandbox's layers and limits (the line grading prints)")
     grading_flags(check)
 
-    from autograder.instructor import batch, class_report, gradescope, selfcheck_export, similarity
+    from autograder.instructor import batch, class_report, classroom, gradescope, selfcheck_export, similarity
 
-    for module in (batch, gradescope, selfcheck_export, class_report, similarity):
+    for module in (batch, gradescope, selfcheck_export, class_report, similarity, classroom):
         module.add_verbs(verbs)
     for name in SPOKEN_BY_INSTRUCTOR_VERBS:
         add_language_flag(verbs.choices[name])
@@ -67,7 +67,8 @@ def build_parser() -> Parser:
 
 
 # the instructor's verbs whose output people read, besides grade and check
-SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck")
+SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck",
+                              "classroom-roster")
 
 
 def choose_language(args, notebook_language: str | None = None) -> None:

@@ -100,3 +100,31 @@ def test_the_environment_asks_for_chinese_and_an_english_grade_is_not_kept(grade
     assert_no_english(english_texts(root / "en"), chinese_outputs(out, again))
     kept = batch(submitted, out, env={"ATTENTION_COURSE_LANG": "zh"})
     assert "已评分" not in kept.stderr, kept.stderr
+
+
+DEAD_JOB = """
+import sys
+from pathlib import Path
+from autograder import i18n
+from autograder.instructor.jobs import JobFailed, Jobs
+
+i18n.set_language("zh")
+jobs = Jobs("cpu", {}, Path(sys.argv[2]), ["01_scores"])
+forked, = jobs.fork_all(1)
+forked.process.kill()
+try:
+    forked.grade("bob", Path(sys.argv[1]), None, 30)
+except JobFailed as error:
+    print(error)
+forked.close()
+jobs.close()
+"""
+
+
+def test_a_job_that_died_is_said_in_the_batchs_language(tmp_path):
+    """What the batch logs (and keeps as the student's grader error) when a job dies: Chinese too."""
+    done = subprocess.run([sys.executable, "-c", DEAD_JOB, str(EXAMPLES / "partial"), str(tmp_path / "logs")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.strip().splitlines()[-1]
+    assert said.startswith("评分任务进程意外终止（退出状态 "), said

@@ -56,7 +56,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
-from autograder.i18n import _f, language
+from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
@@ -123,7 +123,7 @@ def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader:
         grade, graded = from_record(reply.get("result")), True
     except RecordError:  # no result: the job died, hung or answered nonsense
         grade, graded = GradeResult(submission=name, device=device, grader_errors=errors), False
-        errors = errors or ["the job's reply held no grade"]
+        errors = errors or [_("the job's reply held no grade")]
     provenance = {"student": name, "files_sha256": files, "grader_sha256": grader, "device": device,
                   "sections": sections, "language": language(),
                   "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

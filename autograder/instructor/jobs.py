@@ -19,7 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder.i18n import language, set_language
+from autograder.i18n import _, _f, language, set_language
 from autograder.core.sections import find
 from autograder.sandbox.limits import Limits
 
@@ -120,15 +120,15 @@ class JobProcess:
             self.stdin.write((json.dumps(request) + "\n").encode())
             self.stdin.flush()
         except OSError:
-            raise JobFailed("the job process had exited") from None
+            raise JobFailed(_("the job process had exited")) from None
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.stdout_fd], [], [], left)[0]:
-                raise JobFailed(f"grading took longer than {timeout:g} s")
+                raise JobFailed(_f("grading took longer than {timeout:g} s", timeout=timeout))
             chunk = os.read(self.stdout_fd, 1 << 20)
             if not chunk:
-                raise JobFailed(f"the job process died (exit status {self.process.wait()})")
+                raise JobFailed(_f("the job process died (exit status {status})", status=self.process.wait()))
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
@@ -271,7 +271,7 @@ def grade_requests(requests, replies, zygote, device: str, limits: Limits, sessi
         reply["seconds"] = round(time.monotonic() - started, 3)
         replies.write(json.dumps(reply) + "\n")
         if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
-            print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
+            print(_("batch job: the zygote has stopped; this job ends"), file=sys.stderr)
             return 1
     return 0
 

@@ -37,7 +37,9 @@ CLASS = {
     "bob": (grade("bob", section("01_scores", (1, 4, "check")), section("02_softmax", (0, 4, "stub"))), []),
     # exactly half: not under it
     "alice": (grade("alice", section("01_scores", (4, 4, "")), section("02_softmax", (0, 4, "check"))), []),
-    "zoe": (grade("zoe", section("01_scores", (4, 4, "")), section("02_softmax", (4, 4, ""))), []),
+    # the bonus section not handed in: it is optional
+    "zoe": (grade("zoe", section("01_scores", (4, 4, "")), section("02_softmax", (4, 4, "")),
+                  section(BONUS, (0, 3, "not_handed_in"))), []),
 }
 
 

@@ -4,8 +4,8 @@ Read from each student's stored grade (its record and the batch's provenance), n
 rendered report, and said in the reader's language. One row per student, for the most urgent of:
 
     grader_error    the grader could not grade them: their zero is no grade (grade them again)
-    not_handed_in   an assigned section (one this run graded) has no notebook: its checks failed
-                    as "not_handed_in"
+    not_handed_in   an assigned section (a core section this run graded; a bonus section is
+                    optional) has no notebook: its checks failed as "not_handed_in"
     blank           handed in, but nothing implemented: no point, and every check failed because a
                     stub still raises NotImplementedError or a graded function is gone ("stub",
                     "missing")
@@ -57,9 +57,9 @@ class Attention:
 
 
 def not_handed_in(stored: Stored) -> tuple[str, ...]:
-    """The graded sections of `stored` that have no notebook."""
+    """The graded core sections of `stored` that have no notebook (a bonus section is optional)."""
     return tuple(section.id for section in stored.grade.sections
-                 if any(check.kind == "not_handed_in" for check in section.checks))
+                 if not section.bonus and any(check.kind == "not_handed_in" for check in section.checks))
 
 
 def is_blank(stored: Stored) -> bool:

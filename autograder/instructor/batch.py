@@ -246,8 +246,9 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log,
                                  frozenset(pending))
     skipped = len(results)
+    to_grade = {item[0] for item in todo}
     if force:  # listed before anything is graded again: a run stopped half way is finished without --force
-        pending |= {name for name, _, _ in todo}
+        pending |= to_grade
         write_pending(out, pending)
 
     tasks: queue.Queue = queue.Queue()
@@ -269,7 +270,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         errors = collect(done, len(todo), record, results, log)
     except KeyboardInterrupt:
         print(interrupted_hint(len(results) - skipped, resume), file=sys.stderr)
-        write_pending(out, pending - {name for name, _, _ in todo if name in results})
+        write_pending(out, pending - (to_grade & set(results)))  # crossed off: those graded in this run
         stop.set()
         write_table(out, results)
         return 130
@@ -279,7 +280,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             thread.join(timeout=60)
         if makers is not None:
             makers.close()
-    write_pending(out, pending - {name for name, _, _ in todo if name in results})
+    write_pending(out, pending - (to_grade & set(results)))
     table = write_table(out, results)
     print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
              graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))

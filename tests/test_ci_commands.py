@@ -278,7 +278,7 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
         values = {
             "matrix.shard": str(entry["shard"]), "matrix.device": entry["device"],
             "needs.plan.outputs.total": total, "secrets.ROSTER_TOKEN": "not-a-real-token",
-            "vars.TORCH_CUDA_INDEX_URL": "",
+            "vars.TORCH_CUDA_INDEX_URL": "", "vars.ATTENTION_COURSE_LANG": "",
             "inputs.force && 'true' || ''": "", "github.run_id": "1",
             "matrix.device == 'cpu'": str(entry["device"] == "cpu").lower(),
             "matrix.device == 'cuda'": str(entry["device"] == "cuda").lower(), "always()": "true",

@@ -167,6 +167,9 @@ def test_github_instructor_grading():
     assert 'as_root=(sudo -E env "PATH=$PATH")' in grading["run"]
     assert '"${as_root[@]}" python -m autograder batch' in grading["run"]
     assert 'sudo chown -R "$(id -u):$(id -g)" "$OUT"' in grading["run"]
+    # the class's language (a repository variable) reaches the grading and the similarity report,
+    # through sudo -E too; unset, the grader speaks English
+    assert grading["env"]["ATTENTION_COURSE_LANG"] == "${{ vars.ATTENTION_COURSE_LANG }}"
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in steps)
     merge = jobs["merge"]
     assert merge["needs"] == "grade"
@@ -183,6 +186,7 @@ def test_github_instructor_grading():
     # the similarity report: once (shard 1), for the instructor, an artifact of its own, not in "feedback"
     compare = next(s for s in steps if "autograder similarity" in s.get("run", ""))
     assert compare["if"] == "always() && matrix.shard == 1" and "secrets." not in str(compare)
+    assert compare["env"]["ATTENTION_COURSE_LANG"] == "${{ vars.ATTENTION_COURSE_LANG }}"
     shard_uploads = {s["with"]["name"]: s["with"]["path"] for s in steps
                      if s.get("uses", "").startswith("actions/upload-artifact@")}
     (command,) = grader_commands([compare["run"]])

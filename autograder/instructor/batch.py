@@ -209,6 +209,14 @@ def remove_feedback(out: Path) -> None:
         shutil.rmtree(folder)
 
 
+def remove_leftovers(out: Path) -> None:
+    """What an earlier run left that this one must not keep: a killed run's temporary files, and
+    the feedback reports (remove_feedback)."""
+    remove_stale_temporaries(out / STUDENTS)
+    remove_stale_temporaries(out)
+    remove_feedback(out)
+
+
 def interrupted_hint(count: int, resume: list[str] | None) -> str:
     """What to do after Ctrl-C. `resume`: the command line's arguments, when known; a run with
     --force graded everyone again, so running it again would regrade the ones just saved: the
@@ -236,9 +244,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
                             folder=submitted))
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(students_dir)
-    remove_stale_temporaries(out)
-    remove_feedback(out)
+    remove_leftovers(out)
     grader = grader_hash()
     sections = [section] if section else [s.id for s in SECTIONS]
     names = in_shard(list(everyone), shard)

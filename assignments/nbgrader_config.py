@@ -14,9 +14,9 @@ c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 
 # nbgrader's exchange (release_assignment, fetch, submit, collect) stays at nbgrader's default,
-# /srv/nbgrader/exchange. To move it, set it here and in a configuration the students' servers
+# /usr/local/share/nbgrader/exchange. To move it, set it here and in a configuration the students' servers
 # read as well (e.g. /etc/jupyter/nbgrader_config.py): their fetch and submit never read this file.
-# c.Exchange.root = "/srv/nbgrader/exchange"
+# c.Exchange.root = "/srv/nbgrader/exchange"  # for instance
 
 # What a student sees in place of each solution region.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -39,6 +39,9 @@ def build_parser() -> Parser:
         add_language_flag(p)
         p.add_argument("--format", default="table", choices=FORMATS)
         p.add_argument("--output", help="write the report to this file instead of stdout")
+        p.add_argument("--json", type=Path, metavar="FILE",
+                       help="also write the result as JSON (--format json's: score, max_score, tests) to FILE, "
+                            "for a CI job to read, whatever --format shows")
         p.add_argument("--report", type=Path, metavar="DIR",
                        help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
                             "(check writes ./feedback/ by default)")
@@ -54,9 +57,9 @@ def build_parser() -> Parser:
                        help="also print the sandbox's layers and limits (the line grading prints)")
     grading_flags(check)
 
-    from autograder.instructor import batch, class_report, gradescope, selfcheck_export, similarity
+    from autograder.instructor import batch, class_report, classroom, gradescope, selfcheck_export, similarity
 
-    for module in (batch, gradescope, selfcheck_export, class_report, similarity):
+    for module in (batch, gradescope, selfcheck_export, class_report, similarity, classroom):
         module.add_verbs(verbs)
     for name in SPOKEN_BY_INSTRUCTOR_VERBS:
         add_language_flag(verbs.choices[name])
@@ -64,7 +67,8 @@ def build_parser() -> Parser:
 
 
 # the instructor's verbs whose output people read, besides grade and check
-SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck")
+SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck",
+                              "classroom-roster")
 
 
 def choose_language(args, notebook_language: str | None = None) -> None:
@@ -131,6 +135,7 @@ def main(argv=None) -> int:
     not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
     try:
         args = build_parser().parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `batch` tells how to resume
         choose_language(args)
         return args.main(args)
     except UsageError as error:
@@ -199,6 +204,8 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
         write_atomically(Path(args.output), text)
     else:
         sys.stdout.write(text)
+    if args.json is not None:  # the data a CI job judges by, beside the report people read
+        write_atomically(args.json, render(result, "json"))
     write_feedback(result, args.report or (Path("feedback") if args.verb == "check" else None), args)
     for error in result.grader_errors:
         print(_f("autograder: grader error: {error}", error=error.splitlines()[0] if error else ""), file=sys.stderr)

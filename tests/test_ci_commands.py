@@ -96,12 +96,28 @@ def base_env(host: Path | None = None) -> dict:
     return env
 
 
-def student_repository(repo: Path, student: str) -> Path:
-    """The student template with `student`'s notebooks in it: what a student's repository holds."""
-    shutil.copytree(ROOT / "student_template", repo)
+def student_repository(repo: Path, student: str, lang: str = "en") -> Path:
+    """The student template with `student`'s notebooks in it: what a student's repository holds.
+    In Chinese (`lang` "zh"): the Chinese template, whose notebooks say so in their metadata, as a
+    Chinese student's notebooks do (`check` then speaks Chinese)."""
+    shutil.copytree(ROOT / "student_template" / ("" if lang == "en" else lang), repo)
     for notebook in CLASS[student].glob("*.ipynb"):
-        shutil.copy(notebook, repo / notebook.name)
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+        data["metadata"].setdefault("course", {})["language"] = lang
+        (repo / notebook.name).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return repo
+
+
+# the self-check's Markdown heading in Chinese (feedback.po's "## Attention course: {total}")
+CHINESE_SCORE_LINE = "## 注意力机制课程："
+
+
+def json_score(repo: Path) -> tuple[float, float]:
+    """(the core sections' visible points, their maximum) of the self-check's JSON beside the
+    notebooks: every check's points but a bonus check's (its test's max_score is 0), and max_score."""
+    result = json.loads((repo / "self-check.json").read_text(encoding="utf-8"))
+    core = [test for test in result["tests"] if test["max_score"] > 0]
+    return sum(test["score"] for test in core), result["max_score"]
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +279,7 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
         values = {
             "matrix.shard": str(entry["shard"]), "matrix.device": entry["device"],
             "needs.plan.outputs.total": total, "secrets.ROSTER_TOKEN": "not-a-real-token",
-            "vars.TORCH_CUDA_INDEX_URL": "",
+            "vars.TORCH_CUDA_INDEX_URL": "", "vars.ATTENTION_COURSE_LANG": "",
             "inputs.force && 'true' || ''": "", "github.run_id": "1",
             "matrix.device == 'cpu'": str(entry["device"] == "cpu").lower(),
             "matrix.device == 'cuda'": str(entry["device"] == "cuda").lower(), "always()": "true",
@@ -325,12 +341,13 @@ def grader_that_cannot_start(folder: Path) -> Path:
     return folder
 
 
-def github_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[dict, Path, Path]:
+def github_student_run(tmp_path: Path, student: str, broken: str = "", lang: str = "en") -> tuple[dict, Path, Path]:
     """The student workflow's job on `student`'s repository (as on Ubuntu): its result, the summary
     file and the artifacts folder. `broken`: "install" makes the install step fail, "grader" makes
-    `python -m autograder` stop with exit status 2 before it checks anything."""
+    `python -m autograder` stop with exit status 2 before it checks anything; `lang`: the
+    repository's language (student_repository)."""
     workflow = yaml.safe_load((CI / "github" / "student-template.yml").read_text())
-    repo = student_repository(tmp_path / student, student)
+    repo = student_repository(tmp_path / student, student, lang)
     summary, artifacts = tmp_path / "summary.md", tmp_path / "artifacts"
     artifacts.mkdir()
     env = {**base_env(), "GITHUB_STEP_SUMMARY": str(summary), "TORCH_VERSION": workflow["env"]["TORCH_VERSION"]}
@@ -396,6 +413,25 @@ def test_github_student_workflow_is_red_when_the_self_check_cannot_run(tmp_path,
     assert says in summary.read_text(encoding="utf-8")
     assert not SCORE_LINE.search(summary.read_text(encoding="utf-8"))
     assert not any(artifacts.iterdir())
+
+
+@pytest.mark.parametrize("student", ["alice", "carol"])
+def test_github_student_workflow_judges_a_chinese_push_as_an_english_one(tmp_path, student):
+    """A Chinese student's push: the summary in Chinese, and the verdict from the self-check's JSON:
+    green for alice's correct notebooks, red with its own line for carol's blank ones."""
+    result, summary, _ = github_student_run(tmp_path, student, lang="zh")
+    outcomes = result["outcomes"]
+    assert outcomes["check"] == "success", (outcomes, result["log"][-2000:])
+    assert result["failed"] == (student != "alice"), (outcomes, result["log"][-2000:])
+    text = summary.read_text(encoding="utf-8")
+    assert CHINESE_SCORE_LINE in text and not SCORE_LINE.search(text) and "could not run" not in text
+    score, best = json_score(tmp_path / student)
+    assert_visible_score(student, score, best)
+    if student == "alice":
+        assert f"::notice title=Self-check::{score:g} / {best:g}: every visible check passes" in result["log"]
+    else:
+        verdict = f"{score:g} / {best:g}: some visible checks fail, so this commit is red"
+        assert f"::error title=Visible checks fail::{verdict}" in result["log"]
 
 
 def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
@@ -515,11 +551,11 @@ def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
     assert_similarity(merge_dir / "similarity")
 
 
-def gitlab_student_run(tmp_path: Path, student: str, broken: str = "") -> tuple[dict, dict, Path]:
+def gitlab_student_run(tmp_path: Path, student: str, broken: str = "", lang: str = "en") -> tuple[dict, dict, Path]:
     """The student pipeline's job on `student`'s repository: its result, the job and the repository.
-    `broken` as in github_student_run."""
+    `broken` and `lang` as in github_student_run."""
     pipeline = yaml.safe_load((CI / "gitlab" / "student.gitlab-ci.yml").read_text())
-    repo = student_repository(tmp_path / student, student)
+    repo = student_repository(tmp_path / student, student, lang)
     env = base_env()
     if broken == "install":
         pipeline["self-check"]["before_script"] = [
@@ -580,6 +616,24 @@ def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, st
     assert (repo / "feedback" / "report.html").is_file()
     assert (repo / "feedback" / "report.md").read_text(encoding="utf-8").startswith(
         f"## Attention course feedback: {total_of(text)}")
+
+
+@pytest.mark.parametrize("student", ["alice", "carol"])
+def test_gitlab_student_pipeline_judges_a_chinese_push_as_an_english_one(tmp_path, student):
+    """A Chinese student's push: the log's report in Chinese, the verdict, coverage and JUnit score
+    case from the self-check's JSON: green for alice, red with its own last line for carol."""
+    result, job, repo = gitlab_student_run(tmp_path, student, lang="zh")
+    assert result["failed"] == (student != "alice"), result["log"][-3000:]
+    log = result["log"]
+    assert CHINESE_SCORE_LINE in log and "could not run" not in log
+    score, best = json_score(repo)
+    assert_visible_score(student, score, best)
+    percent = 100 * score / best
+    last = log.rstrip().splitlines()[-3:]
+    assert f"Self-check score: {percent:.2f}% of the visible points ({score:g} / {best:g})" in last, last
+    assert last[-1] == "Every visible check passes." if student == "alice" else \
+        last[-1].startswith("Some visible checks fail, so this commit is red"), last
+    assert gitlab_coverage(job["coverage"], log) == f"{percent:.2f}"
 
 
 @pytest.mark.parametrize("broken, says", [

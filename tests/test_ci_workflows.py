@@ -124,7 +124,8 @@ def test_github_student_template():
     assert "--index-url https://download.pytorch.org/whl/cpu" in runs
     # the self-check's Markdown into the summary; its exit status read, so a red step can say why
     check = next(s for s in job["steps"] if s.get("id") == "check")
-    assert "python -m autograder check . --format markdown --output self-check.md || status=$?" in check["run"]
+    assert ("python -m autograder check . --format markdown --output self-check.md --json self-check.json "
+            "|| status=$?") in check["run"]
     assert 'cat self-check.md >> "$GITHUB_STEP_SUMMARY"' in check["run"]
     assert "--report" not in check["run"]  # `check` writes ./feedback/, the folder the artifact uploads
     # the feedback report as an artifact, uploaded on a red run too, before the verdict
@@ -168,6 +169,9 @@ def test_github_instructor_grading():
     assert 'as_root=(sudo -E env "PATH=$PATH")' in grading["run"]
     assert '"${as_root[@]}" python -m autograder batch' in grading["run"]
     assert 'sudo chown -R "$(id -u):$(id -g)" "$OUT"' in grading["run"]
+    # the class's language (a repository variable) reaches the grading and the similarity report,
+    # through sudo -E too; unset, the grader speaks English
+    assert grading["env"]["ATTENTION_COURSE_LANG"] == "${{ vars.ATTENTION_COURSE_LANG }}"
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in steps)
     merge = jobs["merge"]
     assert merge["needs"] == "grade"
@@ -184,6 +188,7 @@ def test_github_instructor_grading():
     # the similarity report: once (shard 1), for the instructor, an artifact of its own, not in "feedback"
     compare = next(s for s in steps if "autograder similarity" in s.get("run", ""))
     assert compare["if"] == "always() && matrix.shard == 1" and "secrets." not in str(compare)
+    assert compare["env"]["ATTENTION_COURSE_LANG"] == "${{ vars.ATTENTION_COURSE_LANG }}"
     shard_uploads = {s["with"]["name"]: s["with"]["path"] for s in steps
                      if s.get("uses", "").startswith("actions/upload-artifact@")}
     (command,) = grader_commands([compare["run"]])

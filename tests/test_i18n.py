@@ -189,7 +189,7 @@ def test_an_unknown_language_is_a_bad_command_line(tmp_path, capsys, monkeypatch
 
 
 @pytest.mark.parametrize("verb", ["grade", "check", "batch", "report", "similarity", "export-gradescope",
-                                  "export-selfcheck"])
+                                  "export-selfcheck", "classroom-roster"])
 def test_each_verb_people_read_has_the_language_flag(verb, capsys):
     from autograder.cli import main
 

@@ -68,7 +68,7 @@ def test_the_copied_course_directory_releases_the_section_with_its_files(course)
 
 
 def test_release_assignment_hands_out_the_readme_and_the_self_check(course):
-    exchange = course.parent / "exchange"  # nbgrader's Exchange.root, /srv/nbgrader/exchange by default
+    exchange = course.parent / "exchange"  # nbgrader's Exchange.root, /usr/local/share/nbgrader/exchange by default
     nbgrader(course, "release_assignment", SECTION, f"--Exchange.root={exchange}", "--force")
     outbound = exchange / "attention-course" / "outbound" / SECTION
     assert (outbound / f"{SECTION}.ipynb").is_file()

@@ -31,6 +31,9 @@ Output, every file written atomically (temp file + os.replace):
                                   skipped by this run gets one too, and the jobs only grade. The JSON
                                   record carries no matrices: the failing checks' heatmaps are left out (their
                                   messages are there; `grade --report` of one student draws them).
+                                  Every run removes the folder first (remove_feedback): without
+                                  --report, no report of an earlier run is left to disagree.
+    DIR/index.json                each student's id as given -> their files here (student_files.write_index)
     DIR/similarity.csv, .html     with --similarity: which students' code is alike, per section, for the
                                   instructor only (instructor/similarity.py); no score depends on it
 """
@@ -46,23 +49,23 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.core.files import result_file_name, safe_filename
+from autograder.core.files import result_file_name
 from autograder.core.grade import SandboxRefused
 from autograder.core.options import add_device_flag, add_limit_flags, limits_from, resolve_device
 from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
-from autograder.i18n import _f
+from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
+from autograder.instructor.forced import read_pending, write_pending
 from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
-from autograder.instructor.student_files import (STUDENTS, Stored, files_hash, grader_hash, is_current, read_student,
-                                                 remove_stale_temporaries, write_student)
+from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, files_hash, grader_hash, is_current,
+                                                 read_student, remove_stale_temporaries, student_paths, write_student)
 
-FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 
 
 # --------------------------------------------------------------------------- students
@@ -93,14 +96,16 @@ def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
 
 
 def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: str, device: str,
-                 sections: list[str], force: bool, log) -> tuple[dict[str, Stored], list[tuple[str, Path, str]]]:
-    """({student: kept grade} of the unchanged students, [(student, folder, files hash)] to grade)."""
+                 sections: list[str], force: bool, log, again: frozenset = frozenset()
+                 ) -> tuple[dict[str, Stored], list[tuple[str, Path, str]]]:
+    """({student: kept grade} of the unchanged students, [(student, folder, files hash)] to grade);
+    `again`: students graded again even if unchanged (those a stopped forced run had not reached)."""
     results: dict[str, Stored] = {}
     todo: list[tuple[str, Path, str]] = []
     for name in names:
         files = files_hash(everyone[name], sections)
         previous = read_student(students_dir / result_file_name(name))
-        if not force and is_current(previous, files, grader, device, sections):
+        if not force and name not in again and is_current(previous, files, grader, device, sections, language()):
             results[name] = previous
             log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
                    score=previous.grade.score, max_score=previous.grade.max_score))
@@ -118,9 +123,10 @@ def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader:
         grade, graded = from_record(reply.get("result")), True
     except RecordError:  # no result: the job died, hung or answered nonsense
         grade, graded = GradeResult(submission=name, device=device, grader_errors=errors), False
-        errors = errors or ["the job's reply held no grade"]
+        errors = errors or [_("the job's reply held no grade")]
     provenance = {"student": name, "files_sha256": files, "grader_sha256": grader, "device": device,
-                  "sections": sections, "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "sections": sections, "language": language(),
+                  "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   "seconds": reply.get("seconds"), "grader_errors": errors}
     return write_student(students_dir, grade, provenance, graded)
 
@@ -186,9 +192,49 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
     return errors
 
 
+def remove_feedback(out: Path) -> None:
+    """Remove OUT/feedback/ (the reports of an earlier `--report`) before a run changes the grades.
+
+    The reports are renderings of the students' records in OUT/students/, never read back: a run
+    without --report that changed a grade would leave a report that disagrees with grades.csv, to
+    be handed back by mistake. Removing them loses nothing (`--report` writes every one again from
+    the records, for unchanged students too); marking them stale would still leave them to be
+    handed back. A link is unlinked, never followed: where it points is not the batch's."""
+    import shutil
+
+    folder = out / FEEDBACK
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.is_dir():
+        shutil.rmtree(folder)
+
+
+def remove_leftovers(out: Path) -> None:
+    """What an earlier run left that this one must not keep: a killed run's temporary files, and
+    the feedback reports (remove_feedback)."""
+    remove_stale_temporaries(out / STUDENTS)
+    remove_stale_temporaries(out)
+    remove_feedback(out)
+
+
+def interrupted_hint(count: int, resume: list[str] | None) -> str:
+    """What to do after Ctrl-C. `resume`: the command line's arguments, when known; a run with
+    --force graded everyone again, so running it again would regrade the ones just saved: the
+    command that resumes is the same without --force."""
+    forced = [arg for arg in resume or [] if arg.startswith("--f") and "--force".startswith(arg)]
+    if not forced:
+        return _f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
+                  count=count)
+    import shlex
+
+    command = shlex.join(["python", "-m", "autograder", *(arg for arg in resume if arg not in forced)])
+    return _f("interrupted: {count} graded in this run are saved; to grade the rest, run the command again "
+              "without --force (with it, everyone is graded again): {command}", count=count, command=command)
+
+
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
               shard: tuple[int, int] | None, student_timeout: float, section: str | None = None,
-              log=None) -> int:
+              log=None, resume: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
@@ -198,13 +244,18 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
                             folder=submitted))
     students_dir = out / STUDENTS
     students_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(students_dir)
-    remove_stale_temporaries(out)
+    remove_leftovers(out)
     grader = grader_hash()
     sections = [section] if section else [s.id for s in SECTIONS]
     names = in_shard(list(everyone), shard)
-    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log)
+    pending = read_pending(out)
+    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log,
+                                 frozenset(pending))
     skipped = len(results)
+    to_grade = {item[0] for item in todo}
+    if force:  # listed before anything is graded again: a run stopped half way is finished without --force
+        pending |= to_grade
+        write_pending(out, pending)
 
     tasks: queue.Queue = queue.Queue()
     for item in todo:
@@ -224,8 +275,8 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     try:
         errors = collect(done, len(todo), record, results, log)
     except KeyboardInterrupt:
-        print(_f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
-                 count=len(results) - skipped), file=sys.stderr)
+        print(interrupted_hint(len(results) - skipped, resume), file=sys.stderr)
+        write_pending(out, pending - (to_grade & set(results)))  # crossed off: those graded in this run
         stop.set()
         write_table(out, results)
         return 130
@@ -235,6 +286,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             thread.join(timeout=60)
         if makers is not None:
             makers.close()
+    write_pending(out, pending - (to_grade & set(results)))
     table = write_table(out, results)
     print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
              graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
@@ -299,7 +351,7 @@ def main(args) -> int:
     device = resolve_device(args.device)
     try:
         status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
-                           args.student_timeout, section)
+                           args.student_timeout, section, resume=getattr(args, "argv", None))
     except SandboxRefused as error:
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
@@ -339,7 +391,7 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
 
     written = 0
     for name in sorted(results):
-        folder = out / FEEDBACK / safe_filename(name)
+        folder = out / student_paths(name)["feedback"]
         if results[name].grader_errors:  # a placeholder zero: nothing to hand back
             for stale in (HTML_NAME, MARKDOWN_NAME):
                 (folder / stale).unlink(missing_ok=True)

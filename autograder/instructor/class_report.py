@@ -14,6 +14,7 @@ DIR (default GRADES_DIR) gets:
     class_mistakes.csv    the named mistakes and how many students made each
     class_kinds.csv       why checks failed (the failure kinds of the tags)
     class_problems.csv    students whose grading had errors, timeouts, unreadable notebooks, ...
+    class_needs_help.csv  who needs help, most urgent first, and why (instructor/needs_help.py)
 
 and links to GRADES_DIR/similarity.html when `batch --similarity` wrote one.
 
@@ -36,6 +37,7 @@ from pathlib import Path
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
 from autograder.core.submission import UsageError
 from autograder.i18n import _, _f, language
+from autograder.instructor.needs_help import heading as needs_help_heading, help_table
 from autograder.instructor.student_files import Stored, read_student, student_named
 from autograder.instructor.similarity import HTML_NAME as SIMILARITY_PAGE  # batch --similarity writes it
 
@@ -300,7 +302,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
     mistakes, kinds = mistake_table(tests), kind_table(tests)
     problems = problem_table(grades, results, tests, read_problems)
     tables = {"class_sections.csv": sections, "class_checks.csv": checks, "class_mistakes.csv": mistakes,
-              "class_kinds.csv": kinds, "class_problems.csv": problems}
+              "class_kinds.csv": kinds, "class_problems.csv": problems, "class_needs_help.csv": help_table(results)}
     for name, frame in tables.items():
         # "replace": a lone surrogate read from a JSON file is written as "?"
         write_bytes_atomically(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
@@ -317,6 +319,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         "</head>", "<body>", "<h1>" + title + "</h1>",
         "<p>" + _f("{students} students in <code>{grades}</code>; {results} results files read.",
                    students=len(grades), grades=esc(str(folder / GRADES)), results=len(results)) + "</p>",
+        '<h2 id="help">' + esc(needs_help_heading()) + "</h2>", _html_table(tables["class_needs_help.csv"]),
         '<h2 id="scores">' + _("Scores per section") + "</h2>", _html_table(sections),
         f'<img src="data:image/svg+xml;base64,{image}" width="{width}" height="{height}" alt="{esc(alt)}">',
         '<h2 id="checks">' + _("Checks, hardest first") + "</h2>", _html_table(checks, percent=("pass_rate",)),

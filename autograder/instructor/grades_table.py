@@ -1,4 +1,5 @@
-"""The class table, DIR/grades.csv and DIR/grades.md, made from the students' stored grades.
+"""The class table, DIR/grades.csv and DIR/grades.md, made from the students' stored grades (and
+DIR/index.json, which names each student's files: student_files.write_index).
 
 One row per student: a column per graded section, the total, the maximum, the status and the
 sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from autograder.core.files import spreadsheet_safe, write_atomically
 from autograder.core.sections import SECTIONS
-from autograder.instructor.student_files import Stored
+from autograder.instructor.student_files import Stored, write_index
 
 GRADES = "grades.csv"
 GRADES_MARKDOWN = "grades.md"
@@ -72,4 +73,5 @@ def write_table(out: Path, results: dict[str, Stored]) -> Path:
     table = class_table(results)
     write_atomically(path, table.to_csv(index=False))
     write_atomically(out / GRADES_MARKDOWN, markdown_table(table))
+    write_index(out, results)  # which files are whose: the ids as given, beside the names they became
     return path

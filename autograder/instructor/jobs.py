@@ -19,7 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder.i18n import ENVIRONMENT, language, resolve, set_language
+from autograder.i18n import _, _f, language, set_language
 from autograder.core.sections import find
 from autograder.sandbox.limits import Limits
 
@@ -76,13 +76,13 @@ class JobProcess:
     @classmethod
     def start(cls, device: str, limits: dict, log: Path, zygote_socket) -> "JobProcess":
         env = dict(os.environ)
-        env[ENVIRONMENT] = language()  # the batch's language, whichever way it was chosen
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         log.parent.mkdir(parents=True, exist_ok=True)
         fd = zygote_socket.fileno()
         with open(log, "ab") as log_handle:
             process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.instructor.jobs", "--job", device, json.dumps(limits), str(fd)],
+                [sys.executable, "-m", "autograder.instructor.jobs", "--job", device, json.dumps(limits), str(fd),
+                 language()],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_handle, cwd=ROOT, env=env,
                 pass_fds=(fd,))
         zygote_socket.close()
@@ -104,7 +104,7 @@ class JobProcess:
                     os.dup2(fd, number)
                 os.closerange(4, os.sysconf("SC_OPEN_MAX"))  # the parent's pipes to its other jobs, its zygote
                 gc.freeze()  # objects of the parent that held those numbers are never finalized here
-                status = job_main(device, limits, 3)
+                status = job_main(device, limits, 3, language())
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -120,15 +120,15 @@ class JobProcess:
             self.stdin.write((json.dumps(request) + "\n").encode())
             self.stdin.flush()
         except OSError:
-            raise JobFailed("the job process had exited") from None
+            raise JobFailed(_("the job process had exited")) from None
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.stdout_fd], [], [], left)[0]:
-                raise JobFailed(f"grading took longer than {timeout:g} s")
+                raise JobFailed(_f("grading took longer than {timeout:g} s", timeout=timeout))
             chunk = os.read(self.stdout_fd, 1 << 20)
             if not chunk:
-                raise JobFailed(f"the job process died (exit status {self.process.wait()})")
+                raise JobFailed(_f("the job process died (exit status {status})", status=self.process.wait()))
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
@@ -208,8 +208,9 @@ class Jobs:
         self.zygote.close()
 
 
-def job_main(device: str, limits: dict, zygote_fd: int) -> int:
-    """Inside a job process: grade each student named on stdin, one JSON line each on stdout.
+def job_main(device: str, limits: dict, zygote_fd: int, spoken: str) -> int:
+    """Inside a job process: grade each student named on stdin, one JSON line each on stdout, in
+    the language `spoken` (the batch's: its --lang, its environment or the default).
 
     All in one pytest session (core/check_session.py): its start and the collection of the
     checks are paid once per job, not once per student. Where it cannot start, each student
@@ -221,7 +222,10 @@ def job_main(device: str, limits: dict, zygote_fd: int) -> int:
     from autograder.core.check_session import serve_in_session
     from autograder.sandbox.zygote import Zygote
 
-    set_language(resolve())  # a started job: the batch's language, passed in its environment
+    # The batch's language as it was chosen (--lang included), never chosen again here: the
+    # messages and titles of every record are made in this process, and a job that looked only at
+    # the environment would write a `--lang zh` batch's results in English.
+    set_language(spoken)
     limits = Limits(**limits)
     zygote = Zygote.attach(socket.socket(fileno=zygote_fd))
     requests = open(0, encoding="utf-8", closefd=False)
@@ -267,14 +271,14 @@ def grade_requests(requests, replies, zygote, device: str, limits: Limits, sessi
         reply["seconds"] = round(time.monotonic() - started, 3)
         replies.write(json.dumps(reply) + "\n")
         if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
-            print("batch job: the zygote has stopped; this job ends", file=sys.stderr)
+            print(_("batch job: the zygote has stopped; this job ends"), file=sys.stderr)
             return 1
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--job":  # a job started afresh (JobProcess.start)
-        status = job_main(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--job":  # a job started afresh (JobProcess.start)
+        status = job_main(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
         sys.stderr.flush()
         os._exit(status)  # no slow interpreter teardown: the batch waits for this exit
     print("autograder.instructor.jobs: run `python -m autograder batch ...`", file=sys.stderr)

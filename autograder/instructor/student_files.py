@@ -4,8 +4,9 @@ The file is Gradescope's results.json of the student's grade (what `grade --form
 whose `extra_data` also holds
 
 - the batch's provenance: the student's id verbatim ("student"), the hashes of the student's files
-  and of the grader, the device, the sections graded, when, how long it took and the grader's
-  errors, which decide whether the next run grades the student again (`is_current`);
+  and of the grader, the device, the sections graded, the language of its messages, when, how
+  long it took and the grader's errors, which decide whether the next run grades the student
+  again (`is_current`);
 - the grade's own record under "record" (core/record: the GradeResult as data).
 
 Every reader of a batch's output (its resume, `merge`, `--report`, the class report, the
@@ -22,15 +23,19 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.files import Refused, read_inside, result_file_name, write_atomically
+from autograder.core.files import Refused, read_inside, result_file_name, safe_filename, write_atomically
 from autograder.core.record import RecordError, from_record, to_record
 from autograder.core.results import GradeResult, encodable
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import section_file
+from autograder.i18n import DEFAULT as DEFAULT_LANGUAGE
+from autograder.i18n import _
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
 STUDENTS = "students"
+FEEDBACK = "feedback"  # batch --report: DIR/feedback/<safe name>/report.html|md
+INDEX = "index.json"  # DIR/index.json: each student's id -> their files (write_index)
 EXTRA = "extra_data"  # Gradescope's own field for data of ours
 RECORD = "record"  # extra_data["record"]: the grade itself, as data
 
@@ -57,7 +62,7 @@ class Stored:
 def placeholder() -> dict:
     """The results.json of a student the grader could not grade (a job died or hung)."""
     return {"score": 0.0, "max_score": 0.0, "execution_time": 0.0,
-            "output": "The grader could not grade this submission; the instructor has been told.",
+            "output": _("The grader could not grade this submission; the instructor has been told."),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
@@ -97,6 +102,24 @@ def student_named(path: Path) -> str:
     """The id a student file is for: the verbatim id kept inside it, else the file's stem."""
     stored = read_student(path)
     return stored.student if stored is not None else Path(path).stem
+
+
+def student_paths(student: str) -> dict[str, str]:
+    """Where a batch's output folder keeps `student`'s files, relative to it: the file names stand
+    for the id (files.safe_filename), and an id that is not a plain name (Chinese, spaces, a slash)
+    becomes a name people cannot read back."""
+    return {"result": f"{STUDENTS}/{result_file_name(student)}", "feedback": f"{FEEDBACK}/{safe_filename(student)}"}
+
+
+def write_index(out: Path, students) -> Path:
+    """DIR/index.json: {"students": {id: {"result": path, "feedback": path}}}, the paths relative to
+    DIR, so that people and scripts (handing the feedback back, say) find a student's files by the
+    id as given. Kept beside students/, not in it (every *.json there is a student's grade) nor in
+    feedback/ (handed back: no student sees the class's list)."""
+    data = {"students": {student: student_paths(student) for student in sorted(students)}}
+    path = Path(out) / INDEX
+    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
 
 
 def remove_stale_temporaries(folder: Path) -> None:
@@ -146,10 +169,16 @@ def grader_hash() -> str:
     return digest.hexdigest()
 
 
-def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str]) -> bool:
-    """Whether a stored grade stands for this run: the same files, grader, device and sections, no errors."""
+def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str],
+               spoken: str = DEFAULT_LANGUAGE) -> bool:
+    """Whether a stored grade stands for this run: the same files, grader, device, sections and
+    language, no errors. The language because the record's messages and titles were written in
+    it: a class graded in English and then asked for in Chinese is graded again (the same scores,
+    in the other words). A file without a language is an English one: before the language was
+    kept, every batch's job wrote English."""
     if stored is None:
         return False
     made = stored.provenance
     return (made.get("files_sha256") == files and made.get("grader_sha256") == grader
-            and made.get("device") == device and stored.sections == sections and not stored.grader_errors)
+            and made.get("device") == device and stored.sections == sections and not stored.grader_errors
+            and made.get("language", DEFAULT_LANGUAGE) == spoken)

@@ -1,0 +1,37 @@
+"""What a stopped `batch --force` had still to grade again, so that running it again without --force
+finishes it.
+
+`--force` grades every student again, even those whose stored grade is current. Stopped half way
+(Ctrl-C, a killed job), running the same command again would start everyone over, and running it
+without --force would keep the old grades of those the forced run had not reached. So a forced run
+first lists every student it is to grade again in OUT/force-pending.json, and each run crosses off
+those it grades; a run without --force grades the listed ones again too. The file is gone once the
+list is empty.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autograder.core.files import write_atomically
+
+PENDING = "force-pending.json"
+
+
+def read_pending(out: Path) -> set[str]:
+    """The students a forced run has still to grade again (none when the file is missing or not ours)."""
+    try:
+        data = json.loads((Path(out) / PENDING).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return set()
+    students = data.get("students") if isinstance(data, dict) else None
+    return {name for name in students if isinstance(name, str)} if isinstance(students, list) else set()
+
+
+def write_pending(out: Path, students: set[str]) -> None:
+    """Keep `students` as still to grade again; an empty list removes the file."""
+    path = Path(out) / PENDING
+    if students:
+        write_atomically(path, json.dumps({"students": sorted(students)}, indent=2, ensure_ascii=False) + "\n")
+    else:
+        path.unlink(missing_ok=True)

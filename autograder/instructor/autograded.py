@@ -37,6 +37,8 @@ from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import section_file
 from autograder.feedback.formats import fenced, plain_text
+from autograder.instructor.autograded_mark import write_mark
+from autograder.instructor.exchange_files import write_exchange_files
 
 AUTOGRADED = "autograded"  # nbgrader's CourseDirectory.autograded_directory (the course's nbgrader_config.py)
 RELEASE = "release"
@@ -206,7 +208,8 @@ def autograded_notebook(notebook, folder: Path | None, section: SectionResult, k
 def write_autograded(gradebook, course: Path, student: str, section: SectionResult,
                      folder: Path | None) -> Path | None:
     """Write autograded/<student>/<section>/<section>.ipynb, which generate_feedback and the formgrader
-    read; returns its path, or None when the student's id cannot be a folder name."""
+    read, with the files nbgrader's feedback steps need beside it (exchange_files) and this grader's
+    mark (autograded_mark); returns its path, or None when the student's id cannot be a folder name."""
     import nbformat
 
     name = folder_name(student)
@@ -217,5 +220,8 @@ def write_autograded(gradebook, course: Path, student: str, section: SectionResu
     built = autograded_notebook(notebook, folder, section, released_markdown(course, section_id))
     target = course / AUTOGRADED / name / section_id / f"{section_id}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, nbformat.writes(built))
+    text = nbformat.writes(built)
+    write_atomically(target, text)
+    write_exchange_files(target.parent, folder, section_id)
+    write_mark(target.parent, text)
     return target

@@ -59,7 +59,8 @@ from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
-from autograder.instructor.autograded import AUTOGRADED, write_autograded
+from autograder.instructor.autograded import AUTOGRADED, folder_name, write_autograded
+from autograder.instructor.autograded_mark import written_by_another
 from autograder.instructor.student_files import Stored
 from autograder.instructor.submission_time import submission_time
 
@@ -164,6 +165,7 @@ class Recorded:
     manual_kept: int = 0  # grade cells whose manual grade keeps precedence
     skipped: list[str] = field(default_factory=list)
     autograded: list[str] = field(default_factory=list)  # autograded notebooks written
+    kept: list[str] = field(default_factory=list)  # sections whose scores nbgrader's autograde wrote after ours
 
 
 def section_of(stored: Stored, section_id: str) -> SectionResult:
@@ -236,9 +238,22 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
     summary.written.append(line)
 
 
+def autograded_by_another(course: Path | None, student: str, section_id: str) -> bool:
+    """Whether the student's autograded notebook of the section was written after this grader's, by
+    nbgrader's autograde or a person (instructor/autograded_mark.py): then its scores stand."""
+    name = folder_name(student)
+    if course is None or name is None:
+        return False
+    return written_by_another(course / AUTOGRADED / name / section_id, section_id)
+
+
 def record_section(gradebook, course: Path | None, student: str, section: SectionResult, folder: Path | None,
-                   summary: Recorded) -> None:
-    """One student's section: its score in the gradebook, and the autograded notebook in the course."""
+                   summary: Recorded, force: bool = False) -> None:
+    """One student's section: its score in the gradebook, and the autograded notebook in the course;
+    neither where nbgrader's autograde wrote them after this grader, unless `force`."""
+    if not force and autograded_by_another(course, student, section.id):
+        summary.kept.append(f"{section.id} {student}")
+        return
     record(gradebook, student, section.id, section.score, section.max_score, folder, summary)
     if course is None:
         return
@@ -250,7 +265,7 @@ def record_section(gradebook, course: Path | None, student: str, section: Sectio
 
 
 def record_student(gradebook, course: Path | None, student: str, stored: Stored, folder: Path | None,
-                   section_ids: list[str], summary: Recorded) -> None:
+                   section_ids: list[str], summary: Recorded, force: bool = False) -> None:
     """Every section of `section_ids` that the student's stored grade holds and that was handed in."""
     if stored.grader_errors:
         summary.skipped.append(f"{student}: grader error, nothing recorded (grade again first)")
@@ -262,12 +277,13 @@ def record_student(gradebook, course: Path | None, student: str, stored: Stored,
         elif folder is not None and section_file(folder, BY_ID[section_id]) is None:
             summary.skipped.append(f"{section_id} {student}: no notebook handed in, nothing recorded")
         else:
-            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary)
+            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary, force)
 
 
 def record_results(text: str, results: dict[str, Stored], folders: dict[str, Path], section_ids: list[str],
-                   log=None) -> Recorded:
-    """Record every student's score of each of `section_ids` (results: student -> their stored grade)."""
+                   log=None, force: bool = False) -> Recorded:
+    """Record every student's score of each of `section_ids` (results: student -> their stored grade);
+    with `force`, also over the scores nbgrader's autograde wrote after this grader's."""
     log = log or (lambda line: print(line, file=sys.stderr))
     summary = Recorded()
     course = course_directory(text, folders)
@@ -277,7 +293,8 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     gradebook = open_gradebook(text)
     try:
         for student in sorted(results):
-            record_student(gradebook, course, student, results[student], folders.get(student), section_ids, summary)
+            record_student(gradebook, course, student, results[student], folders.get(student), section_ids, summary,
+                           force)
     finally:
         gradebook.close()
     for line in summary.written:
@@ -287,6 +304,10 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     print(_f("gradebook: {written} section score(s) written, {created} submission(s) created, {kept} manual "
              "grade(s) kept, {skipped} skipped ({text})", written=len(summary.written), created=summary.created,
              kept=summary.manual_kept, skipped=len(summary.skipped), text=text))
+    if summary.kept:
+        print(_f("gradebook: kept the scores nbgrader's autograde wrote after this grader's for {count} section(s) "
+                 "({which}); give --force to replace them with this grader's", count=len(summary.kept),
+                 which=", ".join(summary.kept)))
     if summary.autograded:
         print(_f("gradebook: {count} autograded notebook(s) written in {folder}; next: `nbgrader generate_feedback` "
                  "in {course}", count=len(summary.autograded), folder=course / AUTOGRADED, course=course))

@@ -14,7 +14,7 @@ fresh inputs. The self-check wheel ships each file with its hidden part cut out
 
 import importlib
 
-from autograder.core.sections import check_module
+from autograder.core.sections import BY_ID, check_module, home
 
 
 def declared(section_id: str) -> dict:
@@ -22,4 +22,13 @@ def declared(section_id: str) -> dict:
     what the grader's pytest run collects (module-level functions named test_*)."""
     module = importlib.import_module(check_module(section_id))
     return {f.grading["title"]: f.grading for name, f in vars(module).items()
+            if name.startswith("test_") and callable(f) and hasattr(f, "grading")}
+
+
+def homes(section_id: str) -> dict[str, tuple[str, float]]:
+    """Each check's id (its function's name, CheckResult.id) -> (the graded name it is about, its points):
+    that name's test cell carries the check's points in nbgrader."""
+    module = importlib.import_module(check_module(section_id))
+    section = BY_ID[section_id]
+    return {name: (home(f.grading, section), f.grading["points"]) for name, f in vars(module).items()
             if name.startswith("test_") and callable(f) and hasattr(f, "grading")}

@@ -205,3 +205,68 @@ def test_feedback_goes_back_through_nbgrader_after_the_batch(tmp_path):
     forced = run_cli(*batch, "--force")
     assert forced.returncode == 0, forced.stderr
     assert scores(course / "gradebook.db", "alice") == pytest.approx(ours)
+
+
+# --------------------------------------------------------------------------- fast: each test cell's score
+
+
+def released_gradebook(path: Path):
+    """The gradebook generate_assignment makes of the committed 02_softmax: its cells, points and sources."""
+    from nbgrader.api import Gradebook
+
+    nb = nbformat.read(ROOT / "assignments" / "source" / SECTION / f"{SECTION}.ipynb", as_version=4)
+    with Gradebook(f"sqlite:///{path}", course_id="attention-course") as gradebook:
+        gradebook.add_assignment(SECTION)
+        gradebook.add_notebook(SECTION, SECTION)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if not meta.get("grade_id"):
+                continue
+            gradebook.add_source_cell(meta["grade_id"], SECTION, SECTION, cell_type=cell.cell_type,
+                                      locked=meta.get("locked", False), source=cell.source, checksum="x")
+            if meta.get("grade"):
+                gradebook.add_grade_cell(meta["grade_id"], SECTION, SECTION, max_score=meta["points"],
+                                         cell_type=cell.cell_type)
+            if meta.get("solution"):
+                gradebook.add_solution_cell(meta["grade_id"], SECTION, SECTION)
+    return path
+
+
+def test_each_test_cell_scores_what_the_grader_gave_its_checks(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+
+    from autograder.checks import homes
+    from autograder.instructor.gradebook import record_results
+    from autograder.instructor.student_files import Stored
+    from test_nbgrader_round_trip import graded
+
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
+    path = released_gradebook(tmp_path / "gradebook.db")
+    folder = collected(tmp_path, "bob")  # the partial example: some functions right, some wrong
+    result = graded(folder, "bob")
+    section = next(s for s in result.sections if s.id == SECTION)
+    about = homes(SECTION)
+    expected: dict[str, list] = {}
+    for check in section.checks:
+        expected.setdefault(f"test_{about[check.id][0]}", []).append(check)
+    record_results(str(path), {"bob": Stored("bob", result, {"grader_errors": []})}, {"bob": folder}, [SECTION],
+                   log=lambda line: None)
+    with Gradebook(f"sqlite:///{path}") as gradebook:
+        cells = {grade.cell.name: (grade.auto_score, grade.max_score)
+                 for grade in gradebook.find_submission_notebook(SECTION, SECTION, "bob").grades
+                 if grade.cell.name.startswith("test_")}
+        total = gradebook.find_submission(SECTION, "bob").score
+    assert set(cells) == set(expected)
+    for name, checks in expected.items():
+        assert cells[name] == pytest.approx((sum(c.points for c in checks), sum(c.max_points for c in checks))), name
+    assert total == pytest.approx(section.score)
+    assert any(score == 0 < most for score, most in cells.values()), cells  # a failed function's cell: 0
+    assert any(score == most > 0 for score, most in cells.values()), cells  # a correct one's: all its points
+    notebook = nbformat.read(tmp_path / "autograded" / "bob" / SECTION / f"{SECTION}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        name = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if name in expected:  # under each test cell, the checks that scored it and no other
+            text = cell.outputs[0].text
+            assert all(check.name in text for check in expected[name]), name
+            others = [c for n, checks in expected.items() if n != name for c in checks]
+            assert not any(f": {check.name} (" in text for check in others), name

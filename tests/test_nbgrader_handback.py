@@ -192,7 +192,18 @@ def test_feedback_goes_back_through_nbgrader_after_the_batch(tmp_path):
     nbgrader_in(home, env, "fetch_feedback", SECTION, *student)
     pages = list((home / SECTION / "feedback").glob(f"*/{SECTION}.html"))
     assert len(pages) == 1, pages
-    assert f"(Score: {round(ours, 2)} / 10" in pages[0].read_text(encoding="utf-8")
+    page = pages[0].read_text(encoding="utf-8")
+    assert f"(Score: {round(ours, 2)} / 10" in page
+    from autograder.checks import homes
+    from autograder.instructor.student_files import read_student
+
+    section = next(s for s in read_student(out / "students" / "alice.json").grade.sections if s.id == SECTION)
+    cells: dict[str, list] = {}
+    for check in section.checks:  # each test cell: what the grader gave the checks about its name
+        cells.setdefault(f"test_{homes(SECTION)[check.id][0]}", []).append(check)
+    for name, checks in cells.items():
+        given, most = sum(c.points for c in checks), sum(c.max_points for c in checks)
+        assert f'href="#{name}">Test cell</a> (Score: {round(given, 2)} / {round(most, 2)})' in page, name
 
     # nbgrader's own autograde afterwards: its scores stand, and the batch says so, until --force
     nbgrader_in(course, env, "autograde", SECTION, "--force")

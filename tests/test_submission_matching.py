@@ -192,3 +192,14 @@ def test_gradescope_names_what_was_uploaded_and_what_was_graded(tmp_path):
     assert "01_scores.ipynb was not handed in (the submission holds '02_softmax (1).ipynb', 'notes.txt'" in output
     by_id = {section.id: section for section in result.sections}
     assert 0 < by_id[SECTION].score < by_id[SECTION].max_score
+
+
+def test_a_new_file_in_the_folder_grades_the_student_again(tmp_path):
+    """The batch's hash of a student's files covers what a missing section's message names, so the
+    message and the status never go stale."""
+    from autograder.instructor.student_files import files_hash
+
+    copy(EXAMPLES / "partial" / "01_scores.ipynb", tmp_path / "01_scores.ipynb")
+    before = files_hash(tmp_path, [SECTION])
+    (tmp_path / "Untitled.ipynb").write_text("{}")
+    assert files_hash(tmp_path, [SECTION]) != before

@@ -10,7 +10,7 @@ same message and the same named mistake. Nothing is sandboxed here: it is the st
 running the student's own code, as every other cell of the notebook does.
 
 Which cell runs a check: the graded name a check is `about` (harness.check), else the last graded
-name its title mentions, in the section's order (see `home`). The notebook's order defines the names
+name its title mentions, in the section's order (see core/sections.py's `home`). The notebook's order defines the names
 one after the other, so a check that calls two functions runs once the later one exists.
 
 `check_close` compares one value with a documented one and prints one line either way. Importing
@@ -30,7 +30,6 @@ import inspect
 import io
 import json
 import linecache
-import re
 import sys
 import traceback
 import warnings
@@ -41,7 +40,7 @@ import torch
 from autograder.core.extract import banned_uses, cell_label, definition_source, notebook_language, tampering
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
-from autograder.core.sections import SECTIONS, Section, check_module
+from autograder.core.sections import SECTIONS, Section, check_module, home
 from autograder.core.failures import tampering_failure
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
@@ -67,18 +66,6 @@ def section_of(name: str) -> Section:
     known = ", ".join(n for s in SECTIONS for n in s.names)
     raise NotebookCheckFailed(_f("check({name}): no section grades {name} (graded names: {known})",
                                  name=repr(name), known=known))
-
-
-def home(grading: dict, section: Section) -> str:
-    """The graded name whose notebook cell runs a check (see the module's docstring)."""
-    if grading.get("about"):
-        return grading["about"]
-    named = [n for n in section.names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", grading["title"])]
-    if named:
-        return named[-1]
-    if len(section.names) == 1:
-        return section.names[0]
-    raise ValueError(f"{section.id}: the check {grading['title']!r} names no graded name: give it about=")
 
 
 @functools.cache

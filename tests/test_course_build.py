@@ -49,8 +49,10 @@ def test_fixture_spec_builds_the_expected_cells():
     assert nbgrader_meta(test)["grade"] and nbgrader_meta(test)["locked"] and not nbgrader_meta(test)["solution"]
     # the section's 7 points shared out by the weights 1, 2 and 0.5 of the spec's [test] cells
     assert [nbgrader_meta(nb.cells[i])["points"] for i in (3, 4, 7)] == [2, 4, 1]
-    default = notebooks.build_source_notebook(SCORES, FIXTURE_SPEC)  # the grader's maximum of 01_scores
-    assert [nbgrader_meta(default.cells[i])["points"] for i in (3, 4, 7)] == [2.75, 5.75, 1.5]
+    # by default a test cell carries its name's checks' points: the fixture leaves three names untested
+    with pytest.raises(layout.BuildError, match=re.escape("no [test] cell for ['AdditiveScore', 'DotProductScore', "
+                                                          "'SelfAttentionScore']")):
+        notebooks.build_source_notebook(SCORES, FIXTURE_SPEC)
     assert "nbgrader" not in nb.cells[5].metadata  # a demo cell is an ordinary cell
     # the solution cell is the solutions block, markers kept for nbgrader; the spec body is ignored
     block = reference.read_solution_module("solutions.scores").blocks["dot_scores"]
@@ -63,8 +65,8 @@ def test_fixture_spec_builds_the_expected_cells():
 
 
 def test_building_twice_gives_identical_text():
-    first = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC))
-    second = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC))
+    first = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC, maximum=7))
+    second = notebooks.notebook_text(notebooks.build_source_notebook(SCORES, FIXTURE_SPEC, maximum=7))
     assert first == second
 
 
@@ -247,6 +249,27 @@ def test_nbgrader_points_of_each_section_are_the_autograders_maximum():
         assert points.section_maximum(BY_ID[section_id]) == maximum[section_id]
     total = sum(nbgrader_points(ROOT / layout.RELEASED_NB.format(id=s)) for s in sections)
     assert total == sum(most for section_id, most in maximum.items() if not BY_ID[section_id].bonus)
+
+
+def test_each_test_cell_carries_the_points_of_its_names_checks():
+    """nbgrader scores a test cell as the grader scores the checks about its graded name (core/sections.home)."""
+    from autograder.checks import homes
+
+    for section_id in committed_sections():
+        section = BY_ID[section_id]
+        expected: dict[str, float] = {}
+        for name, value in homes(section_id).values():
+            expected[f"test_{name}"] = expected.get(f"test_{name}", 0.0) + value
+        nb = nbformat.read(ROOT / layout.SOURCE_NB.format(id=section_id), as_version=4)
+        cells = {nbgrader_meta(c)["grade_id"]: nbgrader_meta(c)["points"] for c in nb.cells
+                 if nbgrader_meta(c).get("grade")}
+        assert cells == ({name: 0 for name in expected} if section.bonus else expected), section_id
+    spec = ROOT / "course" / "notebooks" / "02_softmax.py"
+    source = notebooks.make_source_notebook(BY_ID["02_softmax"], spec, notebooks.read_spec(spec),
+                                            reference.read_solution_module(BY_ID["02_softmax"].solution_module))
+    source.tests.append((source.tests[0][0], "not_a_name", 1))
+    with pytest.raises(layout.BuildError, match="no check of 02_softmax is about 'not_a_name'"):
+        points.share_points(BY_ID["02_softmax"], source.tests, "here")
 
 
 def test_points_are_shared_out_in_proportion_on_a_quarter_grid():

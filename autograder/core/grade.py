@@ -223,6 +223,11 @@ def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     """One section's checks, with the notes that say why some of them could not pass."""
     section = SectionResult(src.section.id, _(src.section.title))
     section.checks = [c for c in results if c.section == src.section.id]
+    found = src.found
+    if found is not None and found.by_content:
+        section.handed_in_as = found.relative
+    elif found is not None and found.relative is None:
+        section.files_found, section.ambiguous = list(found.claimants or found.files), bool(found.claimants)
     if src.extracted.problem:
         section.notes.append(src.extracted.problem)
     section.notes.extend(src.extracted.notes)

@@ -3,7 +3,8 @@
 Everything that reads a grade again (a batch's resume and its feedback reports, `merge`, the class
 report, the gradebook, the feedback report's data beside it) reads this record; Gradescope's
 results.json, JUnit and Markdown are renderings of the result for others and are never read back.
-The record holds every field of the result (sections, their notes and printed output, each check
+The record holds every field of the result (sections, their notes and printed output, how their file
+was found, each check
 with its id, points, visibility, kind and mistake, the sandbox tier, torch, the timings) except the
 heatmaps' matrices, which only the feedback report's own data file keeps (report_store adds them).
 
@@ -34,7 +35,9 @@ def check_data(check: CheckResult) -> dict:
 
 def section_data(section: SectionResult) -> dict:
     return {"id": section.id, "title": encodable(section.title), "notes": [encodable(n) for n in section.notes],
-            "printed": encodable(section.printed), "checks": [check_data(c) for c in section.checks]}
+            "printed": encodable(section.printed), "checks": [check_data(c) for c in section.checks],
+            "handed_in_as": encodable(section.handed_in_as), "files_found": [encodable(f) for f in section.files_found],
+            "ambiguous": bool(section.ambiguous)}
 
 
 def to_record(result: GradeResult) -> dict:
@@ -73,6 +76,10 @@ def check_from(section_id: str, data: dict, **extra) -> CheckResult:
 def section_from(data: dict, check=check_from) -> SectionResult:
     section = SectionResult(_typed(data, "id", str), _typed(data, "title", str), notes=_texts(data, "notes"),
                             printed=_typed(data, "printed", str))
+    if "handed_in_as" in data:  # a record written before the grader took files by their cells has none
+        section.handed_in_as = _typed(data, "handed_in_as", str)
+        section.files_found = _texts(data, "files_found")
+        section.ambiguous = _typed(data, "ambiguous", bool)
     section.checks = [check(section.id, item) for item in _typed(data, "checks", list)]
     return section
 

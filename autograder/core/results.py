@@ -68,6 +68,10 @@ class SectionResult:
     checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)  # e.g. cells that raised while loading
     printed: str = ""  # what the student's code printed (capped)
+    # how the section's file was found in the submission folder (core/matching), for the instructor's table
+    handed_in_as: str = ""  # the file graded, where it was taken by its cells rather than by its name
+    files_found: list = field(default_factory=list)  # no file graded: the folder's files (capped), or with
+    ambiguous: bool = False  # `ambiguous` the several notebooks that hold the section's cells
 
     @property
     def score(self) -> float:

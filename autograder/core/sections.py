@@ -189,3 +189,18 @@ def find(section_id: str) -> Section:
     if len(matches) == 1:
         return matches[0]
     raise KeyError(section_id)
+
+
+def home(grading: dict, section: Section) -> str:
+    """The graded name a check is about (a check's `grading`, harness.check): its `about`, else the last
+    graded name its title mentions in the section's order, else the section's only name. A notebook's
+    check cell of that name runs it (autograder/notebook.py), and that name's test cell carries its
+    points in nbgrader (course/builder/points.py, instructor/cell_scores.py)."""
+    if grading.get("about"):
+        return grading["about"]
+    named = [n for n in section.names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", grading["title"])]
+    if named:
+        return named[-1]
+    if len(section.names) == 1:
+        return section.names[0]
+    raise ValueError(f"{section.id}: the check {grading['title']!r} names no graded name: give it about=")

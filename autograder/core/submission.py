@@ -1,7 +1,8 @@
 """Where each section's code is in a submission, and what to say when it is not.
 
 A submission is a folder shaped like student_template/ (`01_scores.ipynb`, …,
-also accepted: nbgrader's `01_scores/01_scores.ipynb`, or `01_scores.py`),
+also accepted: nbgrader's `01_scores/01_scores.ipynb`, or `01_scores.py`; a notebook
+under another name or in a subfolder is taken by its cells, core/matching.py),
 one notebook, or one Python file.
 """
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.core.extract import Extracted, banned_uses, extract, tampering
-from autograder.core.files import Refused, lexists_inside, read_inside
+from autograder.core.files import Refused, read_inside
+from autograder.core.matching import MAX_ENTRIES, MAX_NOTEBOOKS, Found, find_section, shown_name
 from autograder.core.sections import SECTIONS, Section, find
 from autograder.i18n import _f
 
@@ -25,6 +27,7 @@ class SectionSource:
     section: Section
     path: Path | None
     extracted: Extracted
+    found: Found | None = None  # how the file was found in a folder (core/matching); None for a file given
 
     @property
     def banned_in_source(self) -> dict:
@@ -52,23 +55,53 @@ def section_named(section_id: str) -> Section:
 
 
 def section_file(folder: Path, section: Section) -> str | None:
-    """Where `section`'s file is inside `folder` (a path relative to it), or None.
+    """Where `section`'s file is inside `folder` (a path relative to it), or None: by its own name,
+    else the one notebook holding its cells (core/matching).
 
     Found without following links: a link is found here and refused when read,
     so the student is told why rather than that the file is missing."""
-    for candidate in (section.notebook, f"{section.id}/{section.notebook}", f"{section.id}.py"):
-        if lexists_inside(folder, candidate):
-            return candidate
-    return None
+    return find_section(folder, section).relative
 
 
-def read_section(root: Path, relative: str, section: Section) -> SectionSource:
+def _listed(names: list, more: int = 0) -> str:
+    shown = ", ".join(repr(shown_name(name)) for name in names)
+    return _f("{names} and {count} more", names=shown, count=more) if more else shown
+
+
+def missing_section(section: Section, found: Found) -> Extracted:
+    """Why a section of a folder has no file: not handed in (naming what was), or held by several notebooks."""
+    if found.claimants:
+        problem = _f("{notebook} was not handed in under its name, and several notebooks hold its cells ({files}); "
+                     "rename the one to grade {notebook}", notebook=section.notebook, files=_listed(found.claimants))
+        kind = "ambiguous"
+    elif found.files:
+        problem = _f("{notebook} was not handed in (the submission holds {files}, none of them with this "
+                     "section's cells alone)", notebook=section.notebook,
+                     files=_listed(found.files, found.more_files))
+        kind = "not_handed_in"
+    else:
+        problem = _f("{notebook} was not handed in (it is not in the submission)", notebook=section.notebook)
+        kind = "not_handed_in"
+    extracted = Extracted([], problem, kind=kind)
+    if found.stopped_early:
+        extracted.notes.append(_f("the submission folder holds too many files: only the first {count} entries "
+                                  "and {notebooks} notebooks were examined", count=MAX_ENTRIES,
+                                  notebooks=MAX_NOTEBOOKS))
+    return extracted
+
+
+def read_section(root: Path, relative: str, section: Section, found: Found | None = None) -> SectionSource:
     """One section's file, read safely (files.read_inside) and extracted; a refusal becomes its note."""
     try:
         data = read_inside(root, relative)
     except Refused as error:
-        return SectionSource(section, root / relative, Extracted([], str(error)))
-    return SectionSource(section, root / relative, extract(Path(relative).name, data))
+        return SectionSource(section, root / relative, Extracted([], str(error)), found)
+    source = SectionSource(section, root / relative, extract(Path(relative).name, data), found)
+    if found is not None and found.by_content:
+        source.extracted.notes.insert(0, _f("{notebook} was not in the submission under its name: graded {file}, "
+                                            "which holds this section's cells", notebook=section.notebook,
+                                            file=repr(shown_name(relative))))
+    return source
 
 
 def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
@@ -78,13 +111,11 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
     if path.is_dir():
         sources = []
         for section in [chosen] if chosen else SECTIONS:
-            found = section_file(path, section)
-            if found is None:
-                sources.append(SectionSource(section, None, Extracted(
-                    [], _f("{notebook} was not handed in (it is not in the submission)", notebook=section.notebook),
-                    kind="not_handed_in")))
+            found = find_section(path, section)
+            if found.relative is None:
+                sources.append(SectionSource(section, None, missing_section(section, found), found))
             else:
-                sources.append(read_section(path, found, section))
+                sources.append(read_section(path, found.relative, section, found))
         return sources
     if path.suffix not in (".ipynb", ".py"):
         raise UsageError(_f("{path}: expected a folder, a .ipynb notebook or a .py file", path=path))

@@ -37,6 +37,9 @@ from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import section_file
 from autograder.feedback.formats import fenced, plain_text
+from autograder.instructor.autograded_mark import write_mark
+from autograder.instructor.cell_scores import cell_shares
+from autograder.instructor.exchange_files import write_exchange_files
 
 AUTOGRADED = "autograded"  # nbgrader's CourseDirectory.autograded_directory (the course's nbgrader_config.py)
 RELEASE = "release"
@@ -148,15 +151,20 @@ def rebuilt_cells(submitted, cells: dict, known_markdown: set[str]) -> list:
     return rebuilt
 
 
-def section_feedback(section: SectionResult) -> list[str]:
-    """The grader's notes and per-check results of one section, as plain lines."""
-    lines = [f"note: {plain_text(note.strip())}" for note in section.notes]
-    for check in section.checks:
+def check_lines(checks: list) -> list[str]:
+    """The grader's per-check results, as plain lines."""
+    lines = []
+    for check in checks:
         mark = "passed" if check.passed else "FAILED"  # a bonus check's own points, as every check's
         lines.append(f"{mark}: {plain_text(check.name)} ({check.points:g} / {check.max_points:g})")
         message = plain_text(check.message).strip("\n")
         lines += [f"    {line}" for line in message.splitlines()] if not check.passed and message else []
     return lines
+
+
+def section_feedback(section: SectionResult) -> list[str]:
+    """The grader's notes and per-check results of one section, as plain lines."""
+    return [f"note: {plain_text(note.strip())}" for note in section.notes] + check_lines(section.checks)
 
 
 def _stream(text: str):
@@ -167,25 +175,34 @@ def _stream(text: str):
 
 
 def attach_feedback(cells: list, section: SectionResult) -> str | None:
-    """The grader's results as the outputs of the autograded cells: all of them under the first,
-    a pointer to it under the others. Returns the first one's grade_id (None if there is none)."""
+    """The grader's results as the outputs of the autograded cells: under each, the checks that scored
+    it (instructor/cell_scores.py), the section's notes under the first; where the checks cannot be told
+    apart, all of them under the first and a pointer to it under the others. Returns the first one's
+    grade_id (None if there is none)."""
     section_id = section.id
     bonus = is_bonus(section_id)  # a bonus section's test cells carry 0 points (extra credit)
     graded = [c for c in cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
               and (c.metadata["nbgrader"].get("points") or bonus)]
     if not graded:
         return None
-    score, maximum = section.score, section.max_score
-    head = (f"The course's hidden checks of {section_id}: {score:g} / {maximum:g} points. "
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in graded]
+    shares = cell_shares(section, [(i, float(c.metadata["nbgrader"].get("points") or 0)) for i, c in zip(ids, graded)],
+                         bonus)
+    apart = any(share.checks for share in shares.values())
+    head = (f"The course's hidden checks of {section_id}: {section.score:g} / {section.max_score:g} points. "
             + ("This section is a bonus: its points are extra credit, shared out over the test cells of this "
                "notebook, which count for 0 points (they add to your score, not to the maximum)." if bonus else
+               "Each test cell of this notebook scores what the checks below it scored." if apart else
                "Each test cell of this notebook gets that fraction of its points."))
-    first = graded[0].metadata["nbgrader"]["grade_id"]
-    for index, cell in enumerate(graded):
-        text = [head] + (section_feedback(section) if index == 0
-                         else [f"The checks and their messages are under test cell {first}."])
+    for index, (cell, grade_id) in enumerate(zip(graded, ids)):
+        notes = [f"note: {plain_text(note.strip())}" for note in section.notes] if index == 0 else []
+        if apart:
+            text = [head] + notes + check_lines(shares[grade_id].checks)
+        else:
+            text = [head] + (section_feedback(section) if index == 0
+                             else [f"The checks and their messages are under test cell {ids[0]}."])
         cell.outputs = [_stream("\n".join(text) + "\n")]
-    return first
+    return ids[0]
 
 
 def autograded_notebook(notebook, folder: Path | None, section: SectionResult, known_markdown: set[str]):
@@ -206,7 +223,8 @@ def autograded_notebook(notebook, folder: Path | None, section: SectionResult, k
 def write_autograded(gradebook, course: Path, student: str, section: SectionResult,
                      folder: Path | None) -> Path | None:
     """Write autograded/<student>/<section>/<section>.ipynb, which generate_feedback and the formgrader
-    read; returns its path, or None when the student's id cannot be a folder name."""
+    read, with the files nbgrader's feedback steps need beside it (exchange_files) and this grader's
+    mark (autograded_mark); returns its path, or None when the student's id cannot be a folder name."""
     import nbformat
 
     name = folder_name(student)
@@ -217,5 +235,8 @@ def write_autograded(gradebook, course: Path, student: str, section: SectionResu
     built = autograded_notebook(notebook, folder, section, released_markdown(course, section_id))
     target = course / AUTOGRADED / name / section_id / f"{section_id}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, nbformat.writes(built))
+    text = nbformat.writes(built)
+    write_atomically(target, text)
+    write_exchange_files(target.parent, folder, section_id)
+    write_mark(target.parent, text)
     return target

@@ -303,7 +303,9 @@ def add_verbs(verbs) -> None:
                        help="students graded at once (default %(default)s)")
     add_device_flag(batch)
     batch.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default %(default)s)")
-    batch.add_argument("--force", action="store_true", help="grade again even the unchanged submissions")
+    batch.add_argument("--force", action="store_true",
+                       help="grade again even the unchanged submissions; with --gradebook, also replace the scores "
+                            "nbgrader's autograde wrote after this grader's")
     batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
     batch.add_argument("--section", help="grade only this section (e.g. 02_softmax: one nbgrader assignment)")
     batch.add_argument("--student-timeout", type=float, default=900.0,
@@ -361,7 +363,7 @@ def main(args) -> int:
         if report:
             write_reports(args.out, results)
         if gradebook is not None:
-            status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status)
+            status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status, args.force)
     elif gradebook is not None:
         print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)
@@ -410,12 +412,13 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
 
 
 def record_in_gradebook(gradebook: str, results: dict[str, Stored], folders: dict[str, Path], out: Path,
-                        section_ids: list[str], status: int) -> int:
-    """`--gradebook`: write the results of this batch's students (shard_results) into nbgrader's gradebook."""
+                        section_ids: list[str], status: int, force: bool = False) -> int:
+    """`--gradebook`: write the results of this batch's students (shard_results) into nbgrader's gradebook
+    (with `force`, over the scores nbgrader's autograde wrote after this grader's)."""
     from autograder.instructor.gradebook import record_results
 
     try:
-        record_results(gradebook, results, folders, section_ids)
+        record_results(gradebook, results, folders, section_ids, force=force)
     except UsageError:
         raise
     except Exception as error:  # the grades are safe in --out: recording can simply be run again

@@ -14,9 +14,10 @@ same name; `nbgrader generate_assignment` (or `nbgrader db assignment add` plus 
 release) records its graded cells, and their points make up the `max_score` that
 `nbgrader export` reports. The build gives each notebook's test cells the
 grader's maximum of that section between them (one weighting: the points of the
-section's checks), and the student's share is carried over: with `s` of `m`
-points from the grader, every autograded (code) grade cell of the notebook gets
-`auto_score = cell points * s / m`. Consequently
+section's checks), each test cell `test_<name>` the points of the checks about
+`<name>`, and each cell gets what the grader gave those checks
+(instructor/cell_scores.py): a failed function's cell 0, a correct one all its
+points. Consequently
 
     nbgrader export's score / max_score  ==  grades.csv's section column / the section's max
 
@@ -28,8 +29,8 @@ left untouched.
 
 A bonus section (the registry's `bonus`) is extra credit, here as in grades.csv:
 the build gives its test cells 0 points, so nbgrader's maximum leaves it out, and
-the student's `s` points are written as the cells' `extra_credit` (shared out
-evenly, automatic score 0), which nbgrader adds to the score only. nbgrader's
+the student's points are written as the cells' `extra_credit` (each cell its
+checks' points, automatic score 0), which nbgrader adds to the score only. nbgrader's
 total is then ours: the sections' points, bonus included, over the core maximum.
 
 What is created: the student (`update_or_create_student`, names untouched) and
@@ -40,7 +41,10 @@ created: a missing assignment or notebook is an error raised before any grading
 or is not an nbgrader database (nbgrader would silently create an empty one).
 
 With each section score recorded, the student's autograded notebook is written
-for `nbgrader generate_feedback` (instructor/autograded.py). The scores and
+for `nbgrader generate_feedback` (instructor/autograded.py), with the two files
+nbgrader's feedback steps read beside it (instructor/exchange_files.py) and the
+mark that tells the next batch whether nbgrader's own autograde wrote over it
+since (instructor/autograded_mark.py: its scores then stand, unless --force). The scores and
 messages come from each student's stored grade (instructor/student_files.py),
 never from the results.json rendered beside it.
 
@@ -59,7 +63,9 @@ from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
-from autograder.instructor.autograded import AUTOGRADED, write_autograded
+from autograder.instructor.autograded import AUTOGRADED, folder_name, write_autograded
+from autograder.instructor.autograded_mark import written_by_another
+from autograder.instructor.cell_scores import cell_shares
 from autograder.instructor.student_files import Stored
 from autograder.instructor.submission_time import submission_time
 
@@ -164,6 +170,7 @@ class Recorded:
     manual_kept: int = 0  # grade cells whose manual grade keeps precedence
     skipped: list[str] = field(default_factory=list)
     autograded: list[str] = field(default_factory=list)  # autograded notebooks written
+    kept: list[str] = field(default_factory=list)  # sections whose scores nbgrader's autograde wrote after ours
 
 
 def section_of(stored: Stored, section_id: str) -> SectionResult:
@@ -197,29 +204,29 @@ def add_submission(gradebook, student: str, section_id: str, folder: Path | None
     return True
 
 
-def record(gradebook, student: str, section_id: str, score: float, maximum: float,
-           folder: Path | None, summary: Recorded) -> None:
-    """Write one student's section score (`score` of the grader's `maximum`) into the gradebook."""
+def record(gradebook, student: str, section: SectionResult, folder: Path | None, summary: Recorded) -> None:
+    """Write one student's section into the gradebook: each test cell what the grader gave the checks
+    about its graded name (instructor/cell_scores.py), the section's score in all."""
     from nbgrader.api import GradeCell
 
+    section_id, score, maximum = section.id, section.score, section.max_score
     gradebook.update_or_create_student(student)
     created = add_submission(gradebook, student, section_id, folder)
     summary.created += created
     notebook = gradebook.find_submission_notebook(section_id, section_id, student)
-    fraction = score / maximum if maximum > 0 else 0.0
     bonus = is_bonus(section_id)  # its points go to nbgrader's extra credit, not to the score
     before = notebook.score
     manual = 0
     nb_max = 0.0
     graded = [grade for grade in notebook.grades if isinstance(grade.cell, GradeCell)
               and grade.cell.cell_type == "code" and (grade.cell.max_score or bonus)]
+    shares = cell_shares(section, [(grade.cell.name, float(grade.cell.max_score or 0)) for grade in graded], bonus)
     for grade in graded:  # not a task or a manually graded answer: those are left alone
-        cell = grade.cell
-        if bonus:  # 0-point test cells: nbgrader's score is auto score + extra credit, its maximum stays 0
-            grade.auto_score, grade.extra_credit = 0.0, score / len(graded)
-        else:
-            grade.auto_score = float(cell.max_score) * fraction
-        nb_max += float(cell.max_score or 0)
+        # a bonus section's 0-point cells: nbgrader's score is auto score + extra credit, its maximum stays 0
+        grade.auto_score = shares[grade.cell.name].points
+        if bonus:
+            grade.extra_credit = shares[grade.cell.name].extra
+        nb_max += float(grade.cell.max_score or 0)
         if grade.manual_score is not None:
             manual += 1
         else:
@@ -236,10 +243,23 @@ def record(gradebook, student: str, section_id: str, score: float, maximum: floa
     summary.written.append(line)
 
 
+def autograded_by_another(course: Path | None, student: str, section_id: str) -> bool:
+    """Whether the student's autograded notebook of the section was written after this grader's, by
+    nbgrader's autograde or a person (instructor/autograded_mark.py): then its scores stand."""
+    name = folder_name(student)
+    if course is None or name is None:
+        return False
+    return written_by_another(course / AUTOGRADED / name / section_id, section_id)
+
+
 def record_section(gradebook, course: Path | None, student: str, section: SectionResult, folder: Path | None,
-                   summary: Recorded) -> None:
-    """One student's section: its score in the gradebook, and the autograded notebook in the course."""
-    record(gradebook, student, section.id, section.score, section.max_score, folder, summary)
+                   summary: Recorded, force: bool = False) -> None:
+    """One student's section: its score in the gradebook, and the autograded notebook in the course;
+    neither where nbgrader's autograde wrote them after this grader, unless `force`."""
+    if not force and autograded_by_another(course, student, section.id):
+        summary.kept.append(f"{section.id} {student}")
+        return
+    record(gradebook, student, section, folder, summary)
     if course is None:
         return
     written = write_autograded(gradebook, course, student, section, folder)
@@ -250,7 +270,7 @@ def record_section(gradebook, course: Path | None, student: str, section: Sectio
 
 
 def record_student(gradebook, course: Path | None, student: str, stored: Stored, folder: Path | None,
-                   section_ids: list[str], summary: Recorded) -> None:
+                   section_ids: list[str], summary: Recorded, force: bool = False) -> None:
     """Every section of `section_ids` that the student's stored grade holds and that was handed in."""
     if stored.grader_errors:
         summary.skipped.append(f"{student}: grader error, nothing recorded (grade again first)")
@@ -262,12 +282,13 @@ def record_student(gradebook, course: Path | None, student: str, stored: Stored,
         elif folder is not None and section_file(folder, BY_ID[section_id]) is None:
             summary.skipped.append(f"{section_id} {student}: no notebook handed in, nothing recorded")
         else:
-            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary)
+            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary, force)
 
 
 def record_results(text: str, results: dict[str, Stored], folders: dict[str, Path], section_ids: list[str],
-                   log=None) -> Recorded:
-    """Record every student's score of each of `section_ids` (results: student -> their stored grade)."""
+                   log=None, force: bool = False) -> Recorded:
+    """Record every student's score of each of `section_ids` (results: student -> their stored grade);
+    with `force`, also over the scores nbgrader's autograde wrote after this grader's."""
     log = log or (lambda line: print(line, file=sys.stderr))
     summary = Recorded()
     course = course_directory(text, folders)
@@ -277,7 +298,8 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     gradebook = open_gradebook(text)
     try:
         for student in sorted(results):
-            record_student(gradebook, course, student, results[student], folders.get(student), section_ids, summary)
+            record_student(gradebook, course, student, results[student], folders.get(student), section_ids, summary,
+                           force)
     finally:
         gradebook.close()
     for line in summary.written:
@@ -287,6 +309,10 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     print(_f("gradebook: {written} section score(s) written, {created} submission(s) created, {kept} manual "
              "grade(s) kept, {skipped} skipped ({text})", written=len(summary.written), created=summary.created,
              kept=summary.manual_kept, skipped=len(summary.skipped), text=text))
+    if summary.kept:
+        print(_f("gradebook: kept the scores nbgrader's autograde wrote after this grader's for {count} section(s) "
+                 "({which}); give --force to replace them with this grader's", count=len(summary.kept),
+                 which=", ".join(summary.kept)))
     if summary.autograded:
         print(_f("gradebook: {count} autograded notebook(s) written in {folder}; next: `nbgrader generate_feedback` "
                  "in {course}", count=len(summary.autograded), folder=course / AUTOGRADED, course=course))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autograder.core.files import spreadsheet_safe, write_atomically
 from autograder.core.sections import SECTIONS
+from autograder.instructor.roster import files_status
 from autograder.instructor.student_files import Stored, write_index
 
 GRADES = "grades.csv"
@@ -25,12 +26,15 @@ def section_scores(stored: Stored) -> dict[str, float]:
 
 
 def status_of(stored: Stored) -> str:
-    """grades.csv's status: "graded", "grader error", or "graded, flagged: tampering" for the instructor."""
+    """grades.csv's status: "graded", "grader error", or "graded, flagged: tampering" for the instructor;
+    after "graded", how the student's files were found where not by their names (roster.files_status)."""
     if stored.grader_errors:
         return "grader error"
+    # how the files were found (roster.files_status): a section under another name, or not found at all
+    found = "".join(f"; {part}" for part in files_status(stored.grade.sections))
     if any(check.kind == "tampering" for section in stored.grade.sections for check in section.checks):
-        return "graded, flagged: tampering"
-    return "graded"
+        return "graded, flagged: tampering" + found
+    return "graded" + found
 
 
 def class_table(results: dict[str, Stored]):

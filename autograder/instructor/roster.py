@@ -1,8 +1,10 @@
 """The students of a class folder: who they are and where each one's submission is.
 
 Students are the sub-folders of a folder (or of its submitted/, for an nbgrader
-course folder) that hold at least one section's file; `batch` grades them and
-`similarity` compares them.
+course folder) that hold at least one section's file, or any notebook or Python
+file at all (core/matching: a notebook under another name is matched by its
+cells; one that is not still gives the student a row saying what was found);
+`batch` grades them and `similarity` compares them.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 from autograder.core.sections import SECTIONS
+from autograder.core.matching import holds_anything, own_names, shown_name
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
 
@@ -28,9 +31,32 @@ def discover(folder: Path) -> dict[str, Path]:
             print(_f("autograder: warning: {entry}: a link, not a student's folder; left out", entry=entry),
                   file=sys.stderr)
             continue
-        if any(section_file(entry, section) is not None for section in SECTIONS):
+        # a folder with a notebook under no section's name is a student's too: their row says what was found
+        if any(section_file(entry, section) is not None for section in SECTIONS) or holds_anything(entry):
             students[student_id(entry.name)] = entry
     return students
+
+
+def files_status(sections: list) -> list[str]:
+    """grades.csv's words on how a student's files were found, one part per case (empty when by their names):
+    a section taken from a file by its cells, one held by several notebooks, notebooks that no section took."""
+    parts, unmatched = [], {}
+    # a file some section took (by its name or its cells) or that several claim is no unmatched one
+    used = {name for section in SECTIONS for name in own_names(section)}
+    used |= {s.handed_in_as for s in sections} | {f for s in sections if s.ambiguous for f in s.files_found}
+    for section in sections:
+        if section.handed_in_as:
+            parts.append(f"{section.id} from {shown_name(section.handed_in_as)!r}")
+        elif section.ambiguous:
+            parts.append(f"{section.id} not graded, several notebooks hold it: "
+                         + ", ".join(repr(shown_name(f)) for f in section.files_found))
+        else:
+            notebooks = tuple(f for f in section.files_found if f.endswith(".ipynb") and f not in used)
+            if notebooks:
+                unmatched.setdefault(notebooks, []).append(section.id)
+    for notebooks, ids in unmatched.items():
+        parts.append(f"{', '.join(ids)} not found in " + ", ".join(repr(shown_name(f)) for f in notebooks))
+    return parts
 
 
 def student_id(folder_name: str) -> str:

@@ -30,6 +30,7 @@ from autograder.core.sections import SECTIONS
 from autograder.core.submission import section_file
 from autograder.i18n import DEFAULT as DEFAULT_LANGUAGE
 from autograder.i18n import _
+from autograder.core.matching import find_section
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "autograder"
@@ -141,10 +142,12 @@ def files_hash(folder: Path, section_ids: list[str] | None = None) -> str:
     for section in SECTIONS:
         if section_ids is not None and section.id not in section_ids:
             continue
-        found = section_file(folder, section)
+        located = find_section(folder, section)
+        found = located.relative
         digest.update(section.id.encode() + b"\0")
-        if found is None:
-            digest.update(b"missing\0")
+        if found is None:  # what was found instead is in the result's message and status: a change grades again
+            listed = located.claimants or located.files
+            digest.update(b"missing\0" + "\0".join(listed).encode("utf-8", "surrogateescape") + b"\0")
             continue
         digest.update(found.encode() + b"\0")
         try:  # read as grading reads it: never through a link, never more than grading would

@@ -5,9 +5,9 @@
 
 Inputs (hand-written):
     course/notebooks/<id>.py         notebook spec of a section (teaching text, setup, visible tests);
-                                     `# %% [test] <name> <weight>`: the cell's share of the section's
-                                     points, which are the grader's (the points of the section's checks
-                                     in autograder/checks/), so nbgrader and grades.csv count the same
+                                     `# %% [test] <name> <weight>`: the cell carries the points of the
+                                     checks about <name> (autograder/checks/; several cells of one name
+                                     share them by weight), so nbgrader and grades.csv count the same
     course/attention_plots.py        the plotting helper the notebooks import (`show_weights`)
     solutions/<module>.py            reference code, one `# %% <name>` block per graded name
     course/partial_submissions.py    what the partial example submission holds

@@ -53,7 +53,7 @@ class SourceNotebook:
     def __init__(self, section: Section, spec_path: Path, module: SolutionModule, root: Path = ROOT):
         self.section, self.spec_path, self.module, self.root = section, spec_path, module, root
         self.cells: list = []
-        self.tests: list[tuple[nbformat.NotebookNode, Fraction]] = []  # each test cell and its weight
+        self.tests: list[tuple[nbformat.NotebookNode, str, Fraction]] = []  # each test cell, its name, its weight
         self.solved: list[str] = []
         self.provided: list[str] = []
         self._used: set[str] = set()
@@ -115,7 +115,7 @@ class SourceNotebook:
         # no points yet: share_points gives each test cell its share once all are known
         meta = _nbgrader(self.grade_id(f"test_{name}"), grade=True, locked=True, points=None)
         self.cells.append(nbformat.v4.new_code_cell(code, metadata=meta))
-        self.tests.append((self.cells[-1], weight(text, where)))
+        self.tests.append((self.cells[-1], name, weight(text, where)))
 
     # spec cell kind (specs.SPEC_KINDS) -> the method that makes its notebook cell
     MAKERS = {"markdown": _add_markdown, "code": _add_code, "setup": _add_setup, "solution": _add_solution,

@@ -1,8 +1,10 @@
 """Share out a section's points over its notebook's test cells.
 
 The section's points are the grader's (the sum of the points its checks declare), so that
-nbgrader's gradebook and grades.csv count the same; each `[test] <name> <weight>` cell gets
-a share in proportion to its weight, on nbgrader's grid of quarter points.
+nbgrader's gradebook and grades.csv count the same. Each `[test] <name> <weight>` cell carries the
+points of the checks about its graded name (core/sections.home), so that `batch --gradebook` can
+give each test cell exactly what the grader gave those checks; where one name has several test
+cells, they share its points in proportion to their weights, on nbgrader's grid of quarter points.
 """
 from __future__ import annotations
 
@@ -60,12 +62,45 @@ def section_maximum(section: Section) -> float:
     return total
 
 
+def name_points(section: Section) -> dict[str, float]:
+    """Each graded name -> the points of the checks about it (core/sections.home): what its test cell carries."""
+    from autograder.checks import homes
+
+    totals: dict[str, float] = {}
+    for name, points in homes(section.id).values():
+        totals[name] = totals.get(name, 0.0) + points
+    return totals
+
+
 def share_points(section: Section, tests: list, where: str, maximum: float | None = None) -> None:
-    """Give each test cell of `tests` ((cell, weight) pairs) its share of `maximum` (default:
-    the grader's maximum of the section) in its nbgrader metadata."""
-    maximum = section_maximum(section) if maximum is None else maximum
-    shares = apportion(maximum, [weight for _, weight in tests], where)
-    for (cell, _), points in zip(tests, shares):
+    """Give each test cell of `tests` ((cell, graded name, weight) triples) the points of the checks about its
+    name, so that nbgrader scores each test cell as the grader scores those checks (instructor/cell_scores.py);
+    several test cells of one name share its points by their weights. With `maximum` (the builder's own
+    tests), the section's `maximum` points are shared out by the weights alone."""
+    if maximum is not None:
+        shares = apportion(maximum, [weight for _, _, weight in tests], where)
+    else:
+        shares = by_checks(section, tests, where)
+    for (cell, _, _), points in zip(tests, shares):
         # a bonus section's test cells carry 0 points: nbgrader's maximum leaves the bonus out, as ours
         # does, and `batch --gradebook` writes its points as extra credit (instructor/gradebook.py)
         cell.metadata["nbgrader"]["points"] = 0 if section.bonus else points
+
+
+def by_checks(section: Section, tests: list, where: str) -> list:
+    """Each test cell's share of its graded name's points (name_points), in the order of `tests`."""
+    totals = name_points(section)
+    tested = {name for _, name, _ in tests}
+    untested = sorted(set(totals) - tested)
+    if untested:
+        raise BuildError(f"{where}: no [test] cell for {untested}: their checks' points would count in "
+                         "grades.csv and not in nbgrader")
+    shares: dict[int, int | float] = {}
+    for name in tested:
+        indices = [i for i, (_, cell_name, _) in enumerate(tests) if cell_name == name]
+        if name not in totals:
+            raise BuildError(f"{where}: [test] {name}: no check of {section.id} is about {name!r}, so the cell "
+                             "would carry no points")
+        for index, points in zip(indices, apportion(totals[name], [tests[i][2] for i in indices], where)):
+            shares[index] = points
+    return [shares[i] for i in range(len(tests))]

@@ -27,7 +27,6 @@ from autograder.core.files import Refused, read_inside, result_file_name, safe_f
 from autograder.core.record import RecordError, from_record, to_record
 from autograder.core.results import GradeResult, encodable
 from autograder.core.sections import SECTIONS
-from autograder.core.submission import section_file
 from autograder.i18n import DEFAULT as DEFAULT_LANGUAGE
 from autograder.i18n import _
 from autograder.core.matching import find_section

@@ -43,7 +43,6 @@ import re
 import sys
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.core.files import result_file_name, safe_filename
@@ -53,14 +52,17 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.instructor.assignments import add_selection_flags, chosen_sections
 from autograder.i18n import _f
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
 from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
-from autograder.instructor.student_files import (STUDENTS, Stored, files_hash, grader_hash, is_current, read_student,
-                                                 remove_stale_temporaries, write_student)
+from autograder.instructor.student_files import (STUDENTS, Stored, current_sections, grader_hash, read_student,
+                                                 remove_stale_temporaries, section_hashes, write_student)
+from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
+                                        stored_students, to_grade)
 
 FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 
@@ -93,36 +95,56 @@ def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
 
 
 def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: str, device: str,
-                 sections: list[str], force: bool, log) -> tuple[dict[str, Stored], list[tuple[str, Path, str]]]:
-    """({student: kept grade} of the unchanged students, [(student, folder, files hash)] to grade)."""
+                 sections: list[str], assigned: list[str], force: bool, log) -> tuple[dict[str, Stored], list[Task]]:
+    """({student: kept grade} of the students with nothing to grade, [Task] of the others).
+
+    Each student is asked for the run's `sections` and for each section `assigned` earlier that they
+    have no good grade for (term.to_grade); of those, a section already graded from the same file by
+    the same grader on the same device is kept, not graded again (unless `force`)."""
     results: dict[str, Stored] = {}
-    todo: list[tuple[str, Path, str]] = []
+    todo: list[Task] = []
     for name in names:
-        files = files_hash(everyone[name], sections)
         previous = read_student(students_dir / result_file_name(name))
-        if not force and is_current(previous, files, grader, device, sections):
+        hashes = section_hashes(everyone[name], to_grade(previous, sections, assigned))
+        current = set() if force else current_sections(previous, hashes, grader, device)
+        if not set(hashes) - current:
             results[name] = previous
             log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
                    score=previous.grade.score, max_score=previous.grade.max_score))
-        else:
-            todo.append((name, everyone[name], files))
+            continue
+        if current:
+            log(_f("unchanged {name}: {sections} kept", name=name, sections=", ".join(in_course_order(current))))
+        todo.append(Task(name, everyone[name], {k: v for k, v in hashes.items() if k not in current}, previous))
     return results, todo
 
 
-def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader: str, device: str,
-                 sections: list[str]) -> Stored:
-    """A job's reply for one student as their file (written whole or not at all), with the
-    provenance that decides whether the next run grades them again."""
+@dataclasses.dataclass
+class Task:
+    """One student to grade: who, their folder, {section id: file hash} of the sections to grade,
+    and what the folder held for them before (kept for the sections not graded)."""
+    name: str
+    folder: Path
+    hashes: dict[str, str]
+    previous: Stored | None
+
+    @property
+    def sections(self) -> list[str]:
+        return list(self.hashes)
+
+
+def record_reply(students_dir: Path, task: Task, reply: dict, grader: str, device: str) -> Stored:
+    """A job's reply for one student, joined to what the folder held for them, as their file (written
+    whole or not at all), with the provenance that decides what the next run grades again."""
     errors = list(reply.get("grader_errors") or [])
     try:
         grade, graded = from_record(reply.get("result")), True
     except RecordError:  # no result: the job died, hung or answered nonsense
-        grade, graded = GradeResult(submission=name, device=device, grader_errors=errors), False
+        grade, graded = GradeResult(submission=task.name, device=device, grader_errors=errors), False
         errors = errors or ["the job's reply held no grade"]
-    provenance = {"student": name, "files_sha256": files, "grader_sha256": grader, "device": device,
-                  "sections": sections, "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "seconds": reply.get("seconds"), "grader_errors": errors}
-    return write_student(students_dir, grade, provenance, graded)
+    previous = task.previous
+    run = {"student": task.name, "seconds": reply.get("seconds"), "grader_errors": errors}
+    provenance = provenance_after(previous, run, task.hashes, grader, device, ok=not errors)
+    return write_student(students_dir, combined(previous.grade if previous else None, grade), provenance, graded)
 
 
 def job_failure(name: str, error: Exception, started: float) -> dict:
@@ -132,25 +154,25 @@ def job_failure(name: str, error: Exception, started: float) -> dict:
 
 
 def runner(makers: Jobs, job, index: int, tasks: queue.Queue, done: queue.Queue, stop: threading.Event,
-           section: str | None, student_timeout: float) -> None:
+           student_timeout: float) -> None:
     """One thread of the batch: hands students to one job, one at a time, replacing it if it fails."""
     try:
         while not stop.is_set():
             try:
-                name, folder, files = tasks.get_nowait()
+                task = tasks.get_nowait()
             except queue.Empty:
                 return
             started = time.monotonic()
             try:
                 if job is None:
                     job = makers.start(index)
-                reply = job.grade(name, folder, section, student_timeout)
+                reply = job.grade(task.name, task.folder, task.sections, student_timeout)
             except Exception as error:  # the job hung, died or answered nonsense: replace it
                 if job is not None:
                     job.close(kill=True)
                     job = None
-                reply = job_failure(name, error, started)
-            done.put((name, files, reply))
+                reply = job_failure(task.name, error, started)
+            done.put((task, reply))
     finally:
         if job is not None:
             job.close(kill=stop.is_set())
@@ -177,9 +199,9 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
                disable=None)  # a bar with ETA on a terminal; the log lines alone in CI logs
     try:
         for _ in range(count):
-            name, files, reply = done.get()
-            results[name] = record(name, files, reply)
-            errors += log_reply(log, name, results[name], reply)
+            task, reply = done.get()
+            results[task.name] = record(task, reply)
+            errors += log_reply(log, task.name, results[task.name], reply)
             bar.update(1)
     finally:
         bar.close()
@@ -187,8 +209,9 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
 
 
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
-              shard: tuple[int, int] | None, student_timeout: float, section: str | None = None,
+              shard: tuple[int, int] | None, student_timeout: float, sections: list[str] | None = None,
               log=None) -> int:
+    """Grade the run's `sections` (None: every section) of each student into `out`, adding to what it holds."""
     from tqdm import tqdm
 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
@@ -201,9 +224,10 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     remove_stale_temporaries(students_dir)
     remove_stale_temporaries(out)
     grader = grader_hash()
-    sections = [section] if section else [s.id for s in SECTIONS]
+    sections = sections or [s.id for s in SECTIONS]
+    assigned = in_course_order(assigned_sections(stored_students(students_dir).values()) + sections)
     names = in_shard(list(everyone), shard)
-    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log)
+    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, assigned, force, log)
     skipped = len(results)
 
     tasks: queue.Queue = queue.Queue()
@@ -211,15 +235,16 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         tasks.put(item)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
-    makers = Jobs(device, limits, out / "logs", sections) if todo else None
+    graded_sections = in_course_order(s for task in todo for s in task.sections)
+    makers = Jobs(device, limits, out / "logs", graded_sections) if todo else None
     first_jobs = makers.fork_all(min(jobs, len(todo))) if todo else []
-    threads = [threading.Thread(target=runner, args=(makers, job, i, tasks, done, stop, section, student_timeout),
+    threads = [threading.Thread(target=runner, args=(makers, job, i, tasks, done, stop, student_timeout),
                                 daemon=True) for i, job in enumerate(first_jobs)]
     for thread in threads:
         thread.start()
 
-    def record(name, files, reply):
-        return record_reply(students_dir, name, files, reply, grader, device, sections)
+    def record(task, reply):
+        return record_reply(students_dir, task, reply, grader, device)
 
     try:
         errors = collect(done, len(todo), record, results, log)
@@ -227,7 +252,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
         print(_f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
                  count=len(results) - skipped), file=sys.stderr)
         stop.set()
-        write_table(out, results)
+        write_table(out, stored_students(students_dir))
         return 130
     finally:
         stop.set()
@@ -235,7 +260,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             thread.join(timeout=60)
         if makers is not None:
             makers.close()
-    table = write_table(out, results)
+    table = write_table(out, stored_students(students_dir))
     print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
              graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
     return 1 if errors else 0
@@ -253,7 +278,7 @@ def add_verbs(verbs) -> None:
     batch.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default %(default)s)")
     batch.add_argument("--force", action="store_true", help="grade again even the unchanged submissions")
     batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
-    batch.add_argument("--section", help="grade only this section (e.g. 02_softmax: one nbgrader assignment)")
+    add_selection_flags(batch, "grade")
     batch.add_argument("--student-timeout", type=float, default=900.0,
                        help="seconds one student's whole grading may take (default %(default)s)")
     batch.add_argument("--gradebook", metavar="URL_OR_PATH",
@@ -287,19 +312,20 @@ def main(args) -> int:
         raise UsageError(_f("--student-timeout ({timeout:g} s) must be longer than --submission-budget "
                             "({budget:g} s), so that a slow student is graded within the budget rather than "
                             "lost to the timeout", timeout=args.student_timeout, budget=limits["submission_seconds"]))
-    section = None if args.section is None else section_named(args.section).id
+    chosen = chosen_sections(args.assignment, args.section, args.assignments)
     if not args.submitted.is_dir():
         raise UsageError(_f("{folder}: no such folder", folder=args.submitted))
     gradebook = getattr(args, "gradebook", None)
-    section_ids = [section] if section else [s.id for s in SECTIONS]
-    if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
+    section_ids = chosen or [s.id for s in SECTIONS]
+    recorded = section_ids
+    if gradebook is not None:  # refuse before grading anything: a missing file, no section of the run in it
         from autograder.instructor.gradebook import check_sections
 
-        check_sections(gradebook, section_ids)
+        recorded = check_sections(gradebook, section_ids)
     device = resolve_device(args.device)
     try:
         status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
-                           args.student_timeout, section)
+                           args.student_timeout, chosen)
     except SandboxRefused as error:
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
@@ -309,7 +335,7 @@ def main(args) -> int:
         if report:
             write_reports(args.out, results)
         if gradebook is not None:
-            status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status)
+            status = record_in_gradebook(gradebook, results, folders, args.out, recorded, status)
     elif gradebook is not None:
         print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)

@@ -1,25 +1,25 @@
 """The class table, DIR/grades.csv and DIR/grades.md, made from the students' stored grades.
 
-One row per student: a column per graded section, the total, the maximum, the status and the
-sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
+One row per student: a column per section assigned so far, the total, the maximum, the status
+and the sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from autograder.core.files import spreadsheet_safe, write_atomically
-from autograder.core.sections import SECTIONS
 from autograder.instructor.student_files import Stored
+from autograder.instructor.term import assigned_sections
 
 GRADES = "grades.csv"
 GRADES_MARKDOWN = "grades.md"
 
 
 def section_scores(stored: Stored) -> dict[str, float]:
-    scores = {section.id: 0.0 for section in SECTIONS}
+    """{section id: points} of the sections the student's grade holds (none for a section it lacks)."""
+    scores: dict[str, float] = {}
     for section in stored.grade.sections:
-        if section.id in scores:
-            scores[section.id] += section.score
+        scores[section.id] = scores.get(section.id, 0.0) + section.score
     return scores
 
 
@@ -33,18 +33,18 @@ def status_of(stored: Stored) -> str:
 
 
 def class_table(results: dict[str, Stored]):
+    """One row per student; a column per section assigned so far (term.assigned_sections), and no
+    column for a section never assigned. A student without a grade of an assigned section (not in
+    the run that graded it) has an empty cell there; their total and maximum are those of their grade."""
     import pandas as pd
 
-    graded = set()
-    for stored in results.values():
-        graded.update(stored.sections or [s.id for s in SECTIONS])
-    section_ids = [s.id for s in SECTIONS if s.id in graded] or [s.id for s in SECTIONS]
+    section_ids = assigned_sections(results.values())
     rows = []
     for student in sorted(results):
         grade = results[student].grade
         row = {"student": spreadsheet_safe(student)}  # an id "=cmd()" must not run in a spreadsheet
         scores = section_scores(results[student])
-        row.update({k: round(scores[k], 4) for k in section_ids})
+        row.update({k: round(scores[k], 4) if k in scores else None for k in section_ids})
         row["total"] = round(grade.score, 4)
         row["max_score"] = round(grade.max_score, 4)
         row["status"] = status_of(results[student])
@@ -58,8 +58,11 @@ def markdown_table(table) -> str:
     """grades.csv as a Markdown table (a CI job's summary page): every cell plain text."""
     from autograder.feedback.formats import md_text
 
+    def text(cell) -> str:  # an empty cell (a section the student has no grade of) stays empty
+        return "" if isinstance(cell, float) and cell != cell else str(cell)
+
     def row(cells) -> str:
-        return "| " + " | ".join(md_text(str(cell)) for cell in cells) + " |"
+        return "| " + " | ".join(md_text(text(cell)) for cell in cells) + " |"
 
     lines = [row(table.columns), "|" + "---|" * len(table.columns)]
     lines += [row(values) for values in table.itertuples(index=False)]

@@ -20,7 +20,6 @@ import pytest
 
 from support import EXAMPLES, ROOT, store_grade, zygote
 
-from autograder.core.sections import SECTIONS
 
 SECTION = "01_scores"  # the class is graded on one section: the mechanics, not the checks, are tested here
 

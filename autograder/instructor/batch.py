@@ -1,8 +1,13 @@
 """The `batch` verb (and the command line of `merge`, instructor/merge.py): grade a whole class, resumably.
 
     python -m autograder batch SUBMITTED_DIR [--jobs N] [--device auto|cpu|cuda]
+                               [--assignment NAME[,NAME...]] [--section ID[,ID...]] [--assignments FILE]
                                [--out DIR] [--force] [--shard K/N] [--gradebook URL_OR_PATH] [--report]
     python -m autograder merge DIR... --out DIR
+
+A run grades the sections of --assignment (instructor/assignments.py) and --section, or every
+section, and adds them to what DIR already holds (instructor/term.py): weekly runs into one DIR
+make up the term, and only the sections assigned so far count.
 
 Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
 for an nbgrader course folder): nbgrader's `<student>/<assignment>/<assignment>.ipynb`
@@ -18,12 +23,14 @@ for one student: a job that dies or hangs is replaced and that student gets a
 zero with a grader error (and is graded again next run).
 
 Output, every file written atomically (temp file + os.replace):
-    DIR/students/<student>.json   Gradescope results.json, the same as `grade --format json`,
-                                  plus, in `extra_data`, the grade's own record and the hashes
-                                  of the student's files and of the grader, so that an unchanged
-                                  submission is skipped next run (instructor/student_files.py)
-    DIR/grades.csv                one row per student: a column per section, total (an id that a
-                                  spreadsheet would take for a formula, e.g. "=1+1", is written "'=1+1")
+    DIR/students/<student>.json   Gradescope results.json of the sections graded so far, the same as
+                                  `grade --section ... --format json`, plus, in `extra_data`, the
+                                  grade's own record and per section the hashes of the student's
+                                  file and of the grader, so that an unchanged section is skipped
+                                  next run (instructor/student_files.py)
+    DIR/grades.csv                one row per student: a column per section assigned so far, total (an
+                                  id that a spreadsheet would take for a formula, e.g. "=1+1", is
+                                  written "'=1+1")
     DIR/grades.md                 the same table in Markdown (for a CI job's summary page)
     DIR/feedback/<student>/       with --report: the student's report.html and report.md, the
                                   report `grade --report` writes, rendered from the record in

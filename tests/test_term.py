@@ -322,3 +322,24 @@ def test_the_archive_pins_what_the_course_is_tested_with():
         assert requirement.specifier, f"{text}: not pinned"
         assert version(requirement.name) in requirement.specifier, f"{text}: not what this environment has"
         assert text in SETUP_SH
+
+
+def test_a_section_graded_with_errors_is_graded_again_by_the_next_run_whatever_it_grades():
+    from autograder.instructor.student_files import Stored
+    from autograder.instructor.term import combined, provenance_after, to_grade
+
+    week1 = one_section("ann", "01_scores", 10.0)
+    week1.sections += one_section("ann", "02_softmax", 10.0).sections
+    before = Stored("ann", week1, provenance_after(None, {"student": "ann"}, {"01_scores": "a", "02_softmax": "b"},
+                                                    "g", "cpu", ok=True))
+    assert to_grade(before, ["03_trainable_qkv"], ["01_scores", "02_softmax", "03_trainable_qkv"]) == [
+        "03_trainable_qkv"]
+    # 02 graded again (its notebook changed), and the grading had errors: its entry goes, its section stays
+    failed = provenance_after(before, {"student": "ann", "grader_errors": ["boom"]}, {"02_softmax": "c"}, "g", "cpu",
+                              ok=False)
+    after = Stored("ann", combined(week1, one_section("ann", "02_softmax", 0.0)), failed)
+    assert list(after.graded) == ["01_scores"] and after.sections == ["01_scores", "02_softmax"]
+    assert [s.id for s in after.grade.sections] == ["01_scores", "02_softmax"] and after.grade.score == 10.0
+    # the next run, of another week, grades 02 again with its own section
+    assert to_grade(after, ["03_trainable_qkv"], ["01_scores", "02_softmax", "03_trainable_qkv"]) == [
+        "02_softmax", "03_trainable_qkv"]

@@ -267,9 +267,10 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             thread.join(timeout=60)
         if makers is not None:
             makers.close()
-    table = write_table(out, stored_students(students_dir))
+    term = stored_students(students_dir)  # the table holds every student of the folder, this run's and earlier ones
+    table = write_table(out, term)
     print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
-             graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
+             graded=len(todo), skipped=skipped, errors=errors, students=len(term), table=table))
     return 1 if errors else 0
 
 

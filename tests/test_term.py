@@ -2,8 +2,9 @@
 runs that add to what the folder holds, `merge` of folders of different sections, the assignments
 file, and Gradescope's archive of one assignment.
 
-The class (4 students, each hands in that week's notebooks): ann (correct, nbgrader's layout), bob
-(partial, a flat folder), cat (correct until she changes 02 in week 2) and dan, who joins in week 2.
+The class (5 students, each hands in that week's notebooks): ann (correct, nbgrader's layout), bob
+(partial, a flat folder), cat (correct until she changes 02 in week 2), dan, who joins in week 2, and
+eve, who hands in week 1 and then has no folder any more.
 One three-week run is shared by the tests that read it (module fixture); the others are fast.
 """
 from __future__ import annotations
@@ -46,6 +47,10 @@ def week_of(submitted: Path, week: str) -> None:
     hand_in(submitted, "cat", "correct", sections)
     if week != "week1":  # dan joins in week 2
         hand_in(submitted, "dan", "partial", sections)
+    if week == "week1":  # eve hands in week 1 only; from week 2 on, SUBMITTED_DIR has no folder of hers
+        hand_in(submitted, "eve", "correct", sections)
+    else:
+        shutil.rmtree(submitted / "eve", ignore_errors=True)
 
 
 def read_csv(out: Path):
@@ -96,7 +101,7 @@ def test_each_week_counts_only_the_sections_assigned_so_far(term):
         core = [s for s in assigned if s != BONUS]
         table = read_csv(after[week])
         assert list(table.columns) == assigned + TABLE_END, week
-        students = ["ann", "bob", "cat"] + ([] if week == "week1" else ["dan"])
+        students = ["ann", "bob", "cat"] + ([] if week == "week1" else ["dan"]) + ["eve"]
         assert list(table.index) == students, week
         # every section is worth 10 points; the bonus adds to the score, never to the maximum
         assert set(table["max_score"]) == {10.0 * len(core)}, week
@@ -147,22 +152,42 @@ def test_earlier_weeks_are_kept_and_not_graded_again(term):
     assert list(dan["extra_data"]["graded"]) == assigned_by("week2")
     assert read_csv(after["week2"]).loc["dan", "01_scores"] == 0.0
     assert "01_scores.ipynb was not handed in" in dan["output"]
-    assert graded_names(logs["week3"]) == ["ann", "bob", "cat", "dan"]
+    assert graded_names(logs["week3"]) == ["ann", "bob", "cat", "dan", "eve"]
+
+
+def test_a_student_of_the_folder_without_a_folder_this_run_hands_in_nothing(term):
+    submitted, _, after, logs = term
+    assert not (submitted / "eve").exists()
+    for week in ("week2", "week3"):  # eve's sections of the run: zeros, "not handed in", in her file and the table
+        eve, table = student_file(after[week], "eve"), read_csv(after[week])
+        missing = [s for s in assigned_by(week) if s not in WEEKS["week1"]]
+        assert f"no folder for eve in {submitted}: graded as not handed in ({', '.join(WEEKS[week])})" in logs[week]
+        assert list(eve["extra_data"]["graded"]) == assigned_by(week)
+        assert [table.loc["eve", s] for s in missing] == [0.0] * len(missing)
+        assert table.loc["eve", "total"] == 20.0  # her week-1 grade stands
+        for section in missing:
+            assert f"{section}.ipynb was not handed in" in eve["output"], (week, section)
+        assert table.loc["eve", "status"] == "graded, not handed in: " + " ".join(missing), week
+    # dan joined in week 2 with week 2's notebooks only: the table says which sections he lacks
+    assert read_csv(after["week2"]).loc["dan", "status"] == "graded, not handed in: 01_scores 02_softmax"
+    assert read_csv(after["week1"]).loc["eve", "status"] == "graded"
 
 
 def test_a_full_run_after_the_term_grades_only_what_changed(term):
     submitted, out, _, _ = term
     done = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--jobs", "2")
     assert done.returncode == 0, done.stderr
-    # every section is assigned now; only cat's changed 02 is graded again, per section
-    assert graded_names(done.stderr) == ["cat"]
+    # every section is assigned now; only cat's changed 02 is graded again, per section, and eve's
+    # week 1, whose notebooks this SUBMITTED_DIR does not hold any more: not handed in now
+    assert graded_names(done.stderr) == ["cat", "eve"]
     assert "unchanged cat: 01_scores, 03_trainable_qkv" in done.stderr
     assert student_file(out, "cat")["extra_data"]["graded"]["02_softmax"]["graded_at"]
     table = read_csv(out)
     assert table.loc["cat", "02_softmax"] < 10.0  # the partial notebook she handed in later
+    assert table.loc["eve", "total"] == 0.0 and len(set(table["max_score"])) == 1
     again = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--assignment", "week1")
     assert again.returncode == 0, again.stderr
-    assert graded_names(again.stderr) == [] and again.stderr.count("unchanged ") == 4
+    assert graded_names(again.stderr) == [] and again.stderr.count("unchanged ") == 5
 
 
 # --------------------------------------------------------------------------- fast
@@ -174,6 +199,24 @@ def one_section(student: str, section_id: str, score: float):
 
     check = CheckResult(section_id, "a", 10.0, score, "" if score >= 10 else "wrong")
     return GradeResult(student, "cpu", [SectionResult(section_id, section_id, [check])])
+
+
+def test_the_status_names_the_sections_not_handed_in_as_ids():
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+    from autograder.instructor.grades_table import status_of
+    from autograder.instructor.student_files import Stored
+
+    def section(section_id: str, *kinds: str) -> SectionResult:
+        return SectionResult(section_id, section_id, [CheckResult(section_id, f"c{i}", 1.0, 0.0, "x", kind)
+                                                      for i, kind in enumerate(kinds)])
+
+    sections = [section("01_scores", "not_handed_in", "not_handed_in"), section("02_softmax", "tampering"),
+                section("03_trainable_qkv", "not_handed_in", "stub"),  # handed in with a stub left: handed in
+                section("04_causal_mask", "not_handed_in")]
+    stored = Stored("ann", GradeResult("ann", "cpu", sections), {})
+    assert status_of(stored) == "graded, flagged: tampering, not handed in: 01_scores 04_causal_mask"
+    assert status_of(Stored("ann", GradeResult("ann", "cpu", sections[2:3]), {})) == "graded"
+    assert status_of(Stored("ann", GradeResult("ann", "cpu", sections), {"grader_errors": ["boom"]})) == "grader error"
 
 
 def test_merge_joins_folders_of_different_sections(tmp_path):

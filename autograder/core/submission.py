@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.extract import Extracted, banned_uses, extract, tampering
+from autograder.core.extract import NOT_HANDED_IN, Extracted, banned_uses, extract, tampering
 from autograder.core.files import Refused, lexists_inside, read_inside
 from autograder.core.sections import SECTIONS, Section, find
 from autograder.i18n import _f
@@ -98,7 +98,7 @@ def locate(path: Path, section_ids=None) -> list[SectionSource]:
             if found is None:
                 sources.append(SectionSource(section, None, Extracted(
                     [], _f("{notebook} was not handed in (it is not in the submission)", notebook=section.notebook),
-                    kind="not_handed_in")))
+                    kind=NOT_HANDED_IN)))
             else:
                 sources.append(read_section(path, found, section))
         return sources

@@ -12,7 +12,8 @@ make up the term, and only the sections assigned so far count.
 Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
 for an nbgrader course folder): nbgrader's `<student>/<assignment>/<assignment>.ipynb`
 and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
-both accepted (submission.locate reads either).
+both accepted (submission.locate reads either). A student graded into DIR by an earlier run who
+has no folder this time handed in nothing: the run's sections are "not handed in" for them.
 
 The batch starts one zygote (torch imported and warmed once), imports the
 grader, then forks N job processes; each job grades students one at a time
@@ -48,6 +49,7 @@ import os
 import queue
 import re
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -69,7 +71,7 @@ from autograder.instructor.roster import discover
 from autograder.instructor.student_files import (STUDENTS, Stored, current_sections, grader_hash, read_student,
                                                  remove_stale_temporaries, section_hashes, write_student)
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
-                                        stored_students, to_grade)
+                                        stored_students, the_class, to_grade)
 
 FEEDBACK = "feedback"  # --report: DIR/feedback/<student>/report.html|md
 
@@ -101,7 +103,7 @@ def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
 # --------------------------------------------------------------------------- the batch
 
 
-def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: str, device: str,
+def plan_grading(folders: dict[str, Path], names: list[str], students_dir: Path, grader: str, device: str,
                  sections: list[str], assigned: list[str], force: bool, log) -> tuple[dict[str, Stored], list[Task]]:
     """({student: kept grade} of the students with nothing to grade, [Task] of the others).
 
@@ -112,7 +114,7 @@ def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: s
     todo: list[Task] = []
     for name in names:
         previous = read_student(students_dir / result_file_name(name))
-        hashes = section_hashes(everyone[name], to_grade(previous, sections, assigned))
+        hashes = section_hashes(folders[name], to_grade(previous, sections, assigned))
         current = set() if force else current_sections(previous, hashes, grader, device)
         if not set(hashes) - current:
             results[name] = previous
@@ -121,7 +123,7 @@ def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: s
             continue
         if current:
             log(_f("unchanged {name}: {sections} kept", name=name, sections=", ".join(in_course_order(current))))
-        todo.append(Task(name, everyone[name], {k: v for k, v in hashes.items() if k not in current}, previous))
+        todo.append(Task(name, folders[name], {k: v for k, v in hashes.items() if k not in current}, previous))
     return results, todo
 
 
@@ -218,7 +220,8 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
               shard: tuple[int, int] | None, student_timeout: float, sections: list[str] | None = None,
               log=None) -> int:
-    """Grade the run's `sections` (None: every section) of each student into `out`, adding to what it holds."""
+    """Grade the run's `sections` (None: every section) of each student of the class (term.the_class:
+    SUBMITTED_DIR's and the folder's) into `out`, adding to what it holds."""
     from tqdm import tqdm
 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
@@ -232,11 +235,25 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     remove_stale_temporaries(out)
     grader = grader_hash()
     sections = sections or [s.id for s in SECTIONS]
-    assigned = in_course_order(assigned_sections(stored_students(students_dir).values()) + sections)
-    names = in_shard(list(everyone), shard)
-    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, assigned, force, log)
-    skipped = len(results)
+    known = stored_students(students_dir)
+    assigned = in_course_order(assigned_sections(known.values()) + sections)
+    with tempfile.TemporaryDirectory(prefix="nothing-handed-in-") as nothing:  # the folder of an absent student
+        folders = the_class(everyone, known, Path(nothing))
+        names = in_shard(list(folders), shard)
+        results, todo = plan_grading(folders, names, students_dir, grader, device, sections, assigned, force, log)
+        for task in todo:
+            if task.name not in everyone:
+                log(_f("no folder for {name} in {folder}: graded as not handed in ({sections})", name=task.name,
+                       folder=submitted, sections=", ".join(task.sections)))
+        return grade_planned(out, results, todo, jobs, device, limits, grader, student_timeout, log)
 
+
+def grade_planned(out: Path, results: dict[str, Stored], todo: list[Task], jobs: int, device: str, limits: dict,
+                  grader: str, student_timeout: float, log) -> int:
+    """Grade the students of `todo` with `jobs` processes, writing each as it arrives, then the class
+    table of the folder's whole term; `results` holds the students kept as they were."""
+    students_dir = out / STUDENTS
+    skipped = len(results)
     tasks: queue.Queue = queue.Queue()
     for item in todo:
         tasks.put(item)

@@ -1,12 +1,13 @@
 """The class table, DIR/grades.csv and DIR/grades.md, made from the students' stored grades.
 
 One row per student: a column per section assigned so far, the total, the maximum, the status
-and the sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
+(which says, as section ids, the sections the student did not hand in) and the sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.files import spreadsheet_safe, write_atomically
 from autograder.instructor.student_files import Stored
 from autograder.instructor.term import assigned_sections
@@ -23,19 +24,32 @@ def section_scores(stored: Stored) -> dict[str, float]:
     return scores
 
 
+def not_handed_in(stored: Stored) -> list[str]:
+    """The ids of the sections the student did not hand in: every check of each failed for that reason."""
+    return [section.id for section in stored.grade.sections
+            if section.checks and all(check.kind == NOT_HANDED_IN for check in section.checks)]
+
+
 def status_of(stored: Stored) -> str:
-    """grades.csv's status: "graded", "grader error", or "graded, flagged: tampering" for the instructor."""
+    """grades.csv's status: "grader error", or "graded", then ", flagged: tampering" for the instructor
+    and ", not handed in: " with the ids of the sections missing, space-separated (e.g.
+    "graded, not handed in: 03_trainable_qkv 04_causal_mask")."""
     if stored.grader_errors:
         return "grader error"
+    status = "graded"
     if any(check.kind == "tampering" for section in stored.grade.sections for check in section.checks):
-        return "graded, flagged: tampering"
-    return "graded"
+        status += ", flagged: tampering"
+    missing = not_handed_in(stored)
+    if missing:
+        status += ", not handed in: " + " ".join(missing)
+    return status
 
 
 def class_table(results: dict[str, Stored]):
     """One row per student; a column per section assigned so far (term.assigned_sections), and no
-    column for a section never assigned. A student without a grade of an assigned section (not in
-    the run that graded it) has an empty cell there; their total and maximum are those of their grade."""
+    column for a section never assigned. A batch grades every student of the folder for each section
+    assigned (term.the_class); only `merge` of folders of different sections can leave a student
+    without a grade of one: their cell is empty, their total and maximum those of their grade."""
     import pandas as pd
 
     section_ids = assigned_sections(results.values())

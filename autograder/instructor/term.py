@@ -9,6 +9,12 @@ anywhere else, so a folder and its record cannot disagree and `merge` needs noth
 A section that was never assigned is nowhere: not in a student's grade, not a column of
 grades.csv, not a test of results.json, not in the maximum. An assigned section that a student
 did not hand in is a zero, "not handed in", like any failure.
+
+The class is every student ever graded into the folder and every student of this run's
+SUBMITTED_DIR (`the_class`). A student of the folder whom a run does not find has handed in
+nothing for it: the run grades them from an empty folder, so that each of its sections is "not
+handed in" for them too, and every student of the folder holds the same sections and the same
+maximum after every run.
 """
 from __future__ import annotations
 
@@ -49,6 +55,15 @@ def stored_students(students_dir: Path) -> dict[str, Stored]:
         if stored is not None:
             found[stored.student] = stored
     return found
+
+
+def the_class(submitted: dict[str, Path], known, nothing: Path) -> dict[str, Path]:
+    """{student: the folder to grade them from}: the students of SUBMITTED_DIR (`submitted`) from
+    their own folders, and each student of the output folder (`known`) without one from `nothing`,
+    an empty folder, in which every section is "not handed in"."""
+    folders = {name: nothing for name in known}
+    folders.update(submitted)
+    return dict(sorted(folders.items()))
 
 
 def to_grade(previous: Stored | None, run_sections: list[str], assigned: list[str]) -> list[str]:

@@ -201,6 +201,24 @@ def one_section(student: str, section_id: str, score: float):
     return GradeResult(student, "cpu", [SectionResult(section_id, section_id, [check])])
 
 
+def test_each_shard_grades_its_share_of_the_class_and_its_own_folder_s_absent_students(tmp_path):
+    submitted = tmp_path / "submitted"
+    for name in ("ann", "bob", "dan"):
+        hand_in(submitted, name, "correct", ["01_scores"])
+    # cat was graded into shard 1's folder earlier and has no folder now
+    store_grade(tmp_path / "shard1", one_section("cat", "01_scores", 10.0), sections=["01_scores"])
+    graded = {}
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard{shard[0]}"
+        done = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--section", "01_scores",
+                       "--shard", shard)
+        assert done.returncode == 0, done.stderr
+        graded[shard] = graded_names(done.stderr)
+    # the shares of SUBMITTED_DIR's students do not depend on who else a shard's folder holds
+    assert graded == {"1/2": ["ann", "cat", "dan"], "2/2": ["bob"]}
+    assert read_csv(tmp_path / "shard1").loc["cat", "status"] == "graded, not handed in: 01_scores"
+
+
 def test_the_status_names_the_sections_not_handed_in_as_ids():
     from autograder.core.results import CheckResult, GradeResult, SectionResult
     from autograder.instructor.grades_table import status_of

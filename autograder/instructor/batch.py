@@ -239,7 +239,9 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     assigned = in_course_order(assigned_sections(known.values()) + sections)
     with tempfile.TemporaryDirectory(prefix="nothing-handed-in-") as nothing:  # the folder of an absent student
         folders = the_class(everyone, known, Path(nothing))
-        names = in_shard(list(folders), shard)
+        # a shard: its share of SUBMITTED_DIR's students (the same whatever each shard's folder holds),
+        # and every student of its own folder who has no folder in SUBMITTED_DIR
+        names = sorted(in_shard(list(everyone), shard) + [name for name in folders if name not in everyone])
         results, todo = plan_grading(folders, names, students_dir, grader, device, sections, assigned, force, log)
         for task in todo:
             if task.name not in everyone:

@@ -100,6 +100,12 @@ def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
     return names[k - 1::n]
 
 
+def run_students(everyone: dict[str, Path], known, shard: tuple[int, int] | None) -> list[str]:
+    """The students a run grades: its shard's share of SUBMITTED_DIR's students (`everyone`; the same
+    whatever each shard's folder holds), and each student of its own folder (`known`) without a folder there."""
+    return sorted(in_shard(list(everyone), shard) + [name for name in known if name not in everyone])
+
+
 # --------------------------------------------------------------------------- the batch
 
 
@@ -239,9 +245,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     assigned = in_course_order(assigned_sections(known.values()) + sections)
     with tempfile.TemporaryDirectory(prefix="nothing-handed-in-") as nothing:  # the folder of an absent student
         folders = the_class(everyone, known, Path(nothing))
-        # a shard: its share of SUBMITTED_DIR's students (the same whatever each shard's folder holds),
-        # and every student of its own folder who has no folder in SUBMITTED_DIR
-        names = sorted(in_shard(list(everyone), shard) + [name for name in folders if name not in everyone])
+        names = run_students(everyone, known, shard)
         results, todo = plan_grading(folders, names, students_dir, grader, device, sections, assigned, force, log)
         for task in todo:
             if task.name not in everyone:
@@ -361,8 +365,9 @@ def main(args) -> int:
         results, folders = shard_results(args.submitted, args.out, shard)
         if report:
             write_reports(args.out, results)
-        if gradebook is not None:
-            status = record_in_gradebook(gradebook, results, folders, args.out, recorded, status)
+        if gradebook is not None:  # a student who handed in nothing this run has nothing to record
+            handed_in = {name: result for name, result in results.items() if name in folders}
+            status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status)
     elif gradebook is not None:
         print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)
@@ -375,14 +380,12 @@ def main(args) -> int:
 
 
 def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, Stored], dict[str, Path]]:
-    """(student -> their stored grade, student -> their folder), for this run's students (its shard)."""
+    """(student -> their stored grade, student -> their folder), for this run's students (run_students);
+    a student of the output folder without a folder in SUBMITTED_DIR has a grade and no folder."""
     everyone = discover(submitted)
-    results, folders = {}, {}
-    for name in in_shard(list(everyone), shard):
-        result = read_student(out / STUDENTS / result_file_name(name))
-        if result is not None:
-            results[name], folders[name] = result, everyone[name]
-    return results, folders
+    known = stored_students(out / STUDENTS)
+    results = {name: known[name] for name in run_students(everyone, known, shard) if name in known}
+    return results, {name: everyone[name] for name in results if name in everyone}
 
 
 def write_reports(out: Path, results: dict[str, Stored]) -> int:

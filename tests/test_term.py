@@ -86,7 +86,7 @@ def term(tmp_path_factory):
         else:
             selection = ["--assignment", week]
         done = run_cli("batch", submitted, "--out", out, "--device", "cpu", "--jobs", "2", *selection,
-                       *(["--report"] if week == "week1" else []))
+                       *(["--report"] if week != "week3" else []))
         assert done.returncode == 0, done.stderr
         logs[week] = done.stderr
         after[week] = root / f"after_{week}"
@@ -168,6 +168,9 @@ def test_a_student_of_the_folder_without_a_folder_this_run_hands_in_nothing(term
         for section in missing:
             assert f"{section}.ipynb was not handed in" in eve["output"], (week, section)
         assert table.loc["eve", "status"] == "graded, not handed in: " + " ".join(missing), week
+    # her feedback report follows her grade, though she has no folder
+    report = (after["week2"] / "feedback" / "eve" / "report.md").read_text()
+    assert report.startswith("## Attention course feedback: 20 / 40\n") and "not handed in" in report
     # dan joined in week 2 with week 2's notebooks only: the table says which sections he lacks
     assert read_csv(after["week2"]).loc["dan", "status"] == "graded, not handed in: 01_scores 02_softmax"
     assert read_csv(after["week1"]).loc["eve", "status"] == "graded"

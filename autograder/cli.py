@@ -34,7 +34,8 @@ def build_parser() -> Parser:
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
 
     def grading_flags(p):
-        p.add_argument("--section", help="grade only this section (e.g. 02_softmax)")
+        p.add_argument("--section", action="append", metavar="ID[,ID...]",
+                       help="grade only these sections (e.g. 02_softmax, or 01_scores,02_softmax; repeatable)")
         add_device_flag(p)
         add_language_flag(p)
         p.add_argument("--format", default="table", choices=FORMATS)
@@ -85,7 +86,7 @@ def choose_language(args, notebook_language: str | None = None) -> None:
 def write_feedback(result, folder: Path | None, args=None) -> None:
     """The student's report.html / report.md; a failure to write it is said on stderr, not fatal.
     args: the command line, when there is one: the report names its submission, and a run of one
-    section (--section) updates that section only of the report already in `folder`."""
+    section or a few (--section) updates those sections only of the report already in `folder`."""
     if folder is None:
         return
     from autograder.feedback.report import write_report

@@ -169,6 +169,9 @@ def test_scores_are_recorded_as_fractions_of_nbgrader_points(tmp_path, capsys, m
         check_sections(str(path), ["02_softmax"])
     with pytest.raises(GradebookError, match="no assignment '03_trainable_qkv'"):
         check_sections(str(path), ["03_trainable_qkv"])
+    # a term's run of several sections records those the gradebook has, and names the others
+    assert check_sections(str(path), [GRADED, "03_trainable_qkv"]) == [GRADED]
+    assert "not recorded: 03_trainable_qkv" in capsys.readouterr().err
     folders = {}
     for name in ("ann", "ben", "eve", "kim"):
         folders[name] = hand_in(tmp_path, name, GRADED, EXAMPLES / "correct" / f"{GRADED}.ipynb").parent

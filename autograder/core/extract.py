@@ -19,6 +19,8 @@ from autograder.core import magics
 from autograder.i18n import N_, _, _f
 
 MAX_CELLS = 5_000
+# the kind of a section with no file at all, and of each of its checks (grades.csv's status names them)
+NOT_HANDED_IN = "not_handed_in"
 
 
 @dataclass
@@ -26,7 +28,7 @@ class Extracted:
     cells: list  # [{"label": "cell 3", "source": "..."}]
     problem: str | None = None  # set when nothing could be extracted
     notes: list = field(default_factory=list)  # what grading leaves out (a %pip line, a %%bash cell)
-    kind: str = "unreadable"  # why there are no cells: "unreadable", or "not_handed_in" (no file at all)
+    kind: str = "unreadable"  # why there are no cells: "unreadable", or NOT_HANDED_IN (no file at all)
     language: str | None = None  # the notebook's metadata.course.language, as written (i18n.resolve checks it)
 
 

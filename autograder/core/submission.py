@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.extract import Extracted, banned_uses, extract, tampering
+from autograder.core.extract import NOT_HANDED_IN, Extracted, banned_uses, extract, tampering
 from autograder.core.files import Refused, read_inside
 from autograder.core.matching import MAX_ENTRIES, MAX_NOTEBOOKS, Found, find_section, shown_name
 from autograder.core.sections import SECTIONS, Section, find
@@ -54,6 +54,17 @@ def section_named(section_id: str) -> Section:
                             sections=", ".join(s.id for s in SECTIONS))) from None
 
 
+def sections_named(values) -> list[Section]:
+    """The sections that `--section` flags name: each value one id or a comma-separated list
+    ("01_scores,02_softmax"), repeated or not; in the course's order, each once. UsageError (listing
+    the sections) for an unknown id or an empty list."""
+    wanted = {section_named(word.strip()).id for value in values for word in str(value).split(",") if word.strip()}
+    if not wanted:
+        raise UsageError(_f("--section: no section named; sections are: {sections}",
+                            sections=", ".join(s.id for s in SECTIONS)))
+    return [section for section in SECTIONS if section.id in wanted]
+
+
 def section_file(folder: Path, section: Section) -> str | None:
     """Where `section`'s file is inside `folder` (a path relative to it), or None: by its own name,
     else the one notebook holding its cells (core/matching).
@@ -78,10 +89,10 @@ def missing_section(section: Section, found: Found) -> Extracted:
         problem = _f("{notebook} was not handed in (the submission holds {files}, none of them with this "
                      "section's cells alone)", notebook=section.notebook,
                      files=_listed(found.files, found.more_files))
-        kind = "not_handed_in"
+        kind = NOT_HANDED_IN
     else:
         problem = _f("{notebook} was not handed in (it is not in the submission)", notebook=section.notebook)
-        kind = "not_handed_in"
+        kind = NOT_HANDED_IN
     extracted = Extracted([], problem, kind=kind)
     if found.stopped_early:
         extracted.notes.append(_f("the submission folder holds too many files: only the first {count} entries "
@@ -104,13 +115,18 @@ def read_section(root: Path, relative: str, section: Section, found: Found | Non
     return source
 
 
-def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
+def locate(path: Path, section_ids=None) -> list[SectionSource]:
+    """The sources of the sections `section_ids` names (one id, a comma list, or a list of them;
+    None: every section) in the submission at `path`. A section named but not in a folder is
+    "not handed in"; a section not named is not there at all (it counts for nothing)."""
     if not os.path.lexists(path):
         raise UsageError(_f("{path}: no such file or folder", path=path))
-    chosen = None if section_id is None else section_named(section_id)
+    if isinstance(section_ids, str):
+        section_ids = [section_ids]
+    chosen = None if section_ids is None else sections_named(section_ids)
     if path.is_dir():
         sources = []
-        for section in [chosen] if chosen else SECTIONS:
+        for section in chosen or SECTIONS:
             found = find_section(path, section)
             if found.relative is None:
                 sources.append(SectionSource(section, None, missing_section(section, found), found))
@@ -123,8 +139,10 @@ def locate(path: Path, section_id: str | None = None) -> list[SectionSource]:
         matches = [s for s in SECTIONS if path.stem.startswith(s.id) or path.stem == s.id[3:]]
         if len(matches) != 1:
             raise UsageError(_f("{name}: cannot tell which section this is; add --section ID", name=path.name))
-        chosen = matches[0]
-    return [read_section(path.parent, path.name, chosen)]
+        chosen = matches
+    if len(chosen) != 1:
+        raise UsageError(_f("{name}: one file holds one section; name one with --section", name=path.name))
+    return [read_section(path.parent, path.name, chosen[0])]
 
 
 

@@ -1,13 +1,19 @@
 """The `batch` verb (and the command line of `merge`, instructor/merge.py): grade a whole class, resumably.
 
     python -m autograder batch SUBMITTED_DIR [--jobs N] [--device auto|cpu|cuda]
+                               [--assignment NAME[,NAME...]] [--section ID[,ID...]] [--assignments FILE]
                                [--out DIR] [--force] [--shard K/N] [--gradebook URL_OR_PATH] [--report]
     python -m autograder merge DIR... --out DIR
+
+A run grades the sections of --assignment (instructor/assignments.py) and --section, or every
+section, and adds them to what DIR already holds (instructor/term.py): weekly runs into one DIR
+make up the term, and only the sections assigned so far count.
 
 Students are the sub-folders of SUBMITTED_DIR (or of SUBMITTED_DIR/submitted,
 for an nbgrader course folder): nbgrader's `<student>/<assignment>/<assignment>.ipynb`
 and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
-both accepted (submission.locate reads either).
+both accepted (submission.locate reads either). A student graded into DIR by an earlier run who
+has no folder this time handed in nothing: the run's sections are "not handed in" for them.
 
 The batch starts one zygote (torch imported and warmed once), imports the
 grader, then forks N job processes; each job grades students one at a time
@@ -18,12 +24,14 @@ for one student: a job that dies or hangs is replaced and that student gets a
 zero with a grader error (and is graded again next run).
 
 Output, every file written atomically (temp file + os.replace):
-    DIR/students/<student>.json   Gradescope results.json, the same as `grade --format json`,
-                                  plus, in `extra_data`, the grade's own record and the hashes
-                                  of the student's files and of the grader, so that an unchanged
-                                  submission is skipped next run (instructor/student_files.py)
-    DIR/grades.csv                one row per student: a column per section, total (an id that a
-                                  spreadsheet would take for a formula, e.g. "=1+1", is written "'=1+1")
+    DIR/students/<student>.json   Gradescope results.json of the sections graded so far, the same as
+                                  `grade --section ... --format json`, plus, in `extra_data`, the
+                                  grade's own record and per section the hashes of the student's
+                                  file and of the grader, so that an unchanged section is skipped
+                                  next run (instructor/student_files.py)
+    DIR/grades.csv                one row per student: a column per section assigned so far, total (an
+                                  id that a spreadsheet would take for a formula, e.g. "=1+1", is
+                                  written "'=1+1")
     DIR/grades.md                 the same table in Markdown (for a CI job's summary page)
     DIR/feedback/<student>/       with --report: the student's report.html and report.md, the
                                   report `grade --report` writes, rendered from the record in
@@ -44,9 +52,9 @@ import os
 import queue
 import re
 import sys
+import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.core.files import result_file_name
@@ -56,15 +64,19 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.instructor.assignments import add_selection_flags, chosen_sections
 from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
-from autograder.instructor.forced import read_pending, write_pending
+from autograder.instructor.forced import Forced, read_pending, write_pending
 from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
-from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, files_hash, grader_hash, is_current,
-                                                 read_student, remove_stale_temporaries, student_paths, write_student)
+from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, current_sections, grader_hash,
+                                                 read_student, remove_stale_temporaries, section_hashes,
+                                                 student_paths, write_student)
+from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
+                                        stored_students, the_class, to_grade)
 
 
 
@@ -92,43 +104,69 @@ def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
     return names[k - 1::n]
 
 
+def run_students(everyone: dict[str, Path], known, shard: tuple[int, int] | None) -> list[str]:
+    """The students a run grades: its shard's share of SUBMITTED_DIR's students (`everyone`; the same
+    whatever each shard's folder holds), and each student of its own folder (`known`) without a folder there."""
+    return sorted(in_shard(list(everyone), shard) + [name for name in known if name not in everyone])
+
+
 # --------------------------------------------------------------------------- the batch
 
 
-def plan_grading(everyone: dict, names: list[str], students_dir: Path, grader: str, device: str,
-                 sections: list[str], force: bool, log, again: frozenset = frozenset()
-                 ) -> tuple[dict[str, Stored], list[tuple[str, Path, str]]]:
-    """({student: kept grade} of the unchanged students, [(student, folder, files hash)] to grade);
-    `again`: students graded again even if unchanged (those a stopped forced run had not reached)."""
+def plan_grading(folders: dict[str, Path], names: list[str], students_dir: Path, grader: str, device: str,
+                 sections: list[str], assigned: list[str], force: bool, log,
+                 again: frozenset = frozenset()) -> tuple[dict[str, Stored], list[Task]]:
+    """({student: kept grade} of the students with nothing to grade, [Task] of the others).
+
+    Each student is asked for the run's `sections` and for each section `assigned` earlier that they
+    have no good grade for (term.to_grade); of those, a section already graded from the same file by
+    the same grader on the same device in the same language is kept, not graded again (unless `force`,
+    or the student is in `again`: those a stopped forced run had not reached)."""
     results: dict[str, Stored] = {}
-    todo: list[tuple[str, Path, str]] = []
+    todo: list[Task] = []
     for name in names:
-        files = files_hash(everyone[name], sections)
         previous = read_student(students_dir / result_file_name(name))
-        if not force and name not in again and is_current(previous, files, grader, device, sections, language()):
+        hashes = section_hashes(folders[name], to_grade(previous, sections, assigned))
+        fresh = force or name in again
+        current = set() if fresh else current_sections(previous, hashes, grader, device, language())
+        if not set(hashes) - current:
             results[name] = previous
             log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
                    score=previous.grade.score, max_score=previous.grade.max_score))
-        else:
-            todo.append((name, everyone[name], files))
+            continue
+        if current:
+            log(_f("unchanged {name}: {sections} kept", name=name, sections=", ".join(in_course_order(current))))
+        todo.append(Task(name, folders[name], {k: v for k, v in hashes.items() if k not in current}, previous))
     return results, todo
 
 
-def record_reply(students_dir: Path, name: str, files: str, reply: dict, grader: str, device: str,
-                 sections: list[str]) -> Stored:
-    """A job's reply for one student as their file (written whole or not at all), with the
-    provenance that decides whether the next run grades them again."""
+@dataclasses.dataclass
+class Task:
+    """One student to grade: who, their folder, {section id: file hash} of the sections to grade,
+    and what the folder held for them before (kept for the sections not graded)."""
+    name: str
+    folder: Path
+    hashes: dict[str, str]
+    previous: Stored | None
+
+    @property
+    def sections(self) -> list[str]:
+        return list(self.hashes)
+
+
+def record_reply(students_dir: Path, task: Task, reply: dict, grader: str, device: str) -> Stored:
+    """A job's reply for one student, joined to what the folder held for them, as their file (written
+    whole or not at all), with the provenance that decides what the next run grades again."""
     errors = list(reply.get("grader_errors") or [])
     try:
         grade, graded = from_record(reply.get("result")), True
     except RecordError:  # no result: the job died, hung or answered nonsense
-        grade, graded = GradeResult(submission=name, device=device, grader_errors=errors), False
+        grade, graded = GradeResult(submission=task.name, device=device, grader_errors=errors), False
         errors = errors or [_("the job's reply held no grade")]
-    provenance = {"student": name, "files_sha256": files, "grader_sha256": grader, "device": device,
-                  "sections": sections, "language": language(),
-                  "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "seconds": reply.get("seconds"), "grader_errors": errors}
-    return write_student(students_dir, grade, provenance, graded)
+    previous = task.previous
+    run = {"student": task.name, "seconds": reply.get("seconds"), "grader_errors": errors}
+    provenance = provenance_after(previous, run, task.hashes, grader, device, ok=not errors)
+    return write_student(students_dir, combined(previous.grade if previous else None, grade), provenance, graded)
 
 
 def job_failure(name: str, error: Exception, started: float) -> dict:
@@ -138,25 +176,25 @@ def job_failure(name: str, error: Exception, started: float) -> dict:
 
 
 def runner(makers: Jobs, job, index: int, tasks: queue.Queue, done: queue.Queue, stop: threading.Event,
-           section: str | None, student_timeout: float) -> None:
+           student_timeout: float) -> None:
     """One thread of the batch: hands students to one job, one at a time, replacing it if it fails."""
     try:
         while not stop.is_set():
             try:
-                name, folder, files = tasks.get_nowait()
+                task = tasks.get_nowait()
             except queue.Empty:
                 return
             started = time.monotonic()
             try:
                 if job is None:
                     job = makers.start(index)
-                reply = job.grade(name, folder, section, student_timeout)
+                reply = job.grade(task.name, task.folder, task.sections, student_timeout)
             except Exception as error:  # the job hung, died or answered nonsense: replace it
                 if job is not None:
                     job.close(kill=True)
                     job = None
-                reply = job_failure(name, error, started)
-            done.put((name, files, reply))
+                reply = job_failure(task.name, error, started)
+            done.put((task, reply))
     finally:
         if job is not None:
             job.close(kill=stop.is_set())
@@ -183,9 +221,9 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
                disable=None)  # a bar with ETA on a terminal; the log lines alone in CI logs
     try:
         for _ in range(count):
-            name, files, reply = done.get()
-            results[name] = record(name, files, reply)
-            errors += log_reply(log, name, results[name], reply)
+            task, reply = done.get()
+            results[task.name] = record(task, reply)
+            errors += log_reply(log, task.name, results[task.name], reply)
             bar.update(1)
     finally:
         bar.close()
@@ -233,8 +271,11 @@ def interrupted_hint(count: int, resume: list[str] | None) -> str:
 
 
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
-              shard: tuple[int, int] | None, student_timeout: float, section: str | None = None,
+              shard: tuple[int, int] | None, student_timeout: float, sections: list[str] | None = None,
               log=None, resume: list[str] | None = None) -> int:
+    """Grade the run's `sections` (None: every section) of each student of the class (term.the_class:
+    SUBMITTED_DIR's and the folder's) into `out`, adding to what it holds. `resume`: the command line's
+    arguments, for the hint after Ctrl-C."""
     from tqdm import tqdm
 
     log = log or (lambda text: tqdm.write(text, file=sys.stderr))
@@ -246,39 +287,57 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     students_dir.mkdir(parents=True, exist_ok=True)
     remove_leftovers(out)
     grader = grader_hash()
-    sections = [section] if section else [s.id for s in SECTIONS]
-    names = in_shard(list(everyone), shard)
+    sections = sections or [s.id for s in SECTIONS]
+    known = stored_students(students_dir)
+    assigned = in_course_order(assigned_sections(known.values()) + sections)
     pending = read_pending(out)
-    results, todo = plan_grading(everyone, names, students_dir, grader, device, sections, force, log,
-                                 frozenset(pending))
-    skipped = len(results)
-    to_grade = {item[0] for item in todo}
-    if force:  # listed before anything is graded again: a run stopped half way is finished without --force
-        pending |= to_grade
-        write_pending(out, pending)
+    with tempfile.TemporaryDirectory(prefix="nothing-handed-in-") as nothing:  # the folder of an absent student
+        folders = the_class(everyone, known, Path(nothing))
+        names = run_students(everyone, known, shard)
+        results, todo = plan_grading(folders, names, students_dir, grader, device, sections, assigned, force, log,
+                                     frozenset(pending))
+        regrading = {task.name for task in todo}
+        if force:  # listed before anything is graded again: a run stopped half way is finished without --force
+            pending |= regrading
+            write_pending(out, pending)
+        for task in todo:
+            if task.name not in everyone:
+                log(_f("no folder for {name} in {folder}: graded as not handed in ({sections})", name=task.name,
+                       folder=submitted, sections=", ".join(task.sections)))
+        forced = Forced(resume, pending, regrading)
+        return grade_planned(out, results, todo, jobs, device, limits, grader, student_timeout, log, forced)
 
+
+def grade_planned(out: Path, results: dict[str, Stored], todo: list[Task], jobs: int, device: str, limits: dict,
+                  grader: str, student_timeout: float, log, forced: Forced) -> int:
+    """Grade the students of `todo` with `jobs` processes, writing each as it arrives, then the class
+    table of the folder's whole term; `results` holds the students kept as they were, `forced` what
+    the forced list says (instructor/forced.py)."""
+    students_dir = out / STUDENTS
+    skipped = len(results)
     tasks: queue.Queue = queue.Queue()
     for item in todo:
         tasks.put(item)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
-    makers = Jobs(device, limits, out / "logs", sections) if todo else None
+    graded_sections = in_course_order(s for task in todo for s in task.sections)
+    makers = Jobs(device, limits, out / "logs", graded_sections) if todo else None
     first_jobs = makers.fork_all(min(jobs, len(todo))) if todo else []
-    threads = [threading.Thread(target=runner, args=(makers, job, i, tasks, done, stop, section, student_timeout),
+    threads = [threading.Thread(target=runner, args=(makers, job, i, tasks, done, stop, student_timeout),
                                 daemon=True) for i, job in enumerate(first_jobs)]
     for thread in threads:
         thread.start()
 
-    def record(name, files, reply):
-        return record_reply(students_dir, name, files, reply, grader, device, sections)
+    def record(task, reply):
+        return record_reply(students_dir, task, reply, grader, device)
 
     try:
         errors = collect(done, len(todo), record, results, log)
     except KeyboardInterrupt:
-        print(interrupted_hint(len(results) - skipped, resume), file=sys.stderr)
-        write_pending(out, pending - (to_grade & set(results)))  # crossed off: those graded in this run
+        print(interrupted_hint(len(results) - skipped, forced.resume), file=sys.stderr)
+        write_pending(out, forced.left_after(results))  # crossed off: those graded in this run
         stop.set()
-        write_table(out, results)
+        write_table(out, stored_students(students_dir))
         return 130
     finally:
         stop.set()
@@ -286,10 +345,11 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
             thread.join(timeout=60)
         if makers is not None:
             makers.close()
-    write_pending(out, pending - (to_grade & set(results)))
-    table = write_table(out, results)
+    write_pending(out, forced.left_after(results))
+    term = stored_students(students_dir)  # the table holds every student of the folder, this run's and earlier ones
+    table = write_table(out, term)
     print(_f("{graded} graded, {skipped} unchanged, {errors} with grader errors; {students} students in {table}",
-             graded=len(todo), skipped=skipped, errors=errors, students=len(results), table=table))
+             graded=len(todo), skipped=skipped, errors=errors, students=len(term), table=table))
     return 1 if errors else 0
 
 
@@ -307,7 +367,7 @@ def add_verbs(verbs) -> None:
                        help="grade again even the unchanged submissions; with --gradebook, also replace the scores "
                             "nbgrader's autograde wrote after this grader's")
     batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
-    batch.add_argument("--section", help="grade only this section (e.g. 02_softmax: one nbgrader assignment)")
+    add_selection_flags(batch, "grade")
     batch.add_argument("--student-timeout", type=float, default=900.0,
                        help="seconds one student's whole grading may take (default %(default)s)")
     batch.add_argument("--gradebook", metavar="URL_OR_PATH",
@@ -341,19 +401,20 @@ def main(args) -> int:
         raise UsageError(_f("--student-timeout ({timeout:g} s) must be longer than --submission-budget "
                             "({budget:g} s), so that a slow student is graded within the budget rather than "
                             "lost to the timeout", timeout=args.student_timeout, budget=limits["submission_seconds"]))
-    section = None if args.section is None else section_named(args.section).id
+    chosen = chosen_sections(args.assignment, args.section, args.assignments)
     if not args.submitted.is_dir():
         raise UsageError(_f("{folder}: no such folder", folder=args.submitted))
     gradebook = getattr(args, "gradebook", None)
-    section_ids = [section] if section else [s.id for s in SECTIONS]
-    if gradebook is not None:  # refuse before grading anything: a missing file, a missing assignment
+    section_ids = chosen or [s.id for s in SECTIONS]
+    recorded = section_ids
+    if gradebook is not None:  # refuse before grading anything: a missing file, no section of the run in it
         from autograder.instructor.gradebook import check_sections
 
-        check_sections(gradebook, section_ids)
+        recorded = check_sections(gradebook, section_ids)
     device = resolve_device(args.device)
     try:
         status = run_batch(args.submitted, args.out, args.jobs, device, limits, args.force, shard,
-                           args.student_timeout, section, resume=getattr(args, "argv", None))
+                           args.student_timeout, chosen, resume=getattr(args, "argv", None))
     except SandboxRefused as error:
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
@@ -362,8 +423,9 @@ def main(args) -> int:
         results, folders = shard_results(args.submitted, args.out, shard)
         if report:
             write_reports(args.out, results)
-        if gradebook is not None:
-            status = record_in_gradebook(gradebook, results, folders, args.out, section_ids, status, args.force)
+        if gradebook is not None:  # a student who handed in nothing this run has nothing to record
+            handed_in = {name: result for name, result in results.items() if name in folders}
+            status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status, args.force)
     elif gradebook is not None:
         print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
               file=sys.stderr)
@@ -376,14 +438,12 @@ def main(args) -> int:
 
 
 def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, Stored], dict[str, Path]]:
-    """(student -> their stored grade, student -> their folder), for this run's students (its shard)."""
+    """(student -> their stored grade, student -> their folder), for this run's students (run_students);
+    a student of the output folder without a folder in SUBMITTED_DIR has a grade and no folder."""
     everyone = discover(submitted)
-    results, folders = {}, {}
-    for name in in_shard(list(everyone), shard):
-        result = read_student(out / STUDENTS / result_file_name(name))
-        if result is not None:
-            results[name], folders[name] = result, everyone[name]
-    return results, folders
+    known = stored_students(out / STUDENTS)
+    results = {name: known[name] for name in run_students(everyone, known, shard) if name in known}
+    return results, {name: everyone[name] for name in results if name in everyone}
 
 
 def write_reports(out: Path, results: dict[str, Stored]) -> int:

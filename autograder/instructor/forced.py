@@ -11,6 +11,7 @@ list is empty.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.core.files import write_atomically
@@ -35,3 +36,16 @@ def write_pending(out: Path, students: set[str]) -> None:
         write_atomically(path, json.dumps({"students": sorted(students)}, indent=2, ensure_ascii=False) + "\n")
     else:
         path.unlink(missing_ok=True)
+
+
+@dataclass
+class Forced:
+    """What a run knows of the forced list: the command line it was given (for the hint after Ctrl-C),
+    the students still to grade again (`pending`) and those this run grades (`regrading`)."""
+    resume: list[str] | None
+    pending: set[str]
+    regrading: set[str]
+
+    def left_after(self, graded: dict) -> set[str]:
+        """The pending students once those of `graded` that this run graded are crossed off."""
+        return self.pending - (self.regrading & set(graded))

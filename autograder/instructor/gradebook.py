@@ -36,9 +36,11 @@ total is then ours: the sections' points, bonus included, over the core maximum.
 What is created: the student (`update_or_create_student`, names untouched) and
 the submission when it does not exist yet (`add_submission`, with the time
 instructor/submission_time.py gives it). Nothing else is
-created: a missing assignment or notebook is an error raised before any grading
-(release it with nbgrader first), and so is a gradebook file that does not exist
-or is not an nbgrader database (nbgrader would silently create an empty one).
+created: a section whose assignment is not in the gradebook yet is named before
+any grading and not recorded (release it with nbgrader to record it); a gradebook
+that holds none of the sections graded, a gradebook file that does not exist or
+is not an nbgrader database (nbgrader would silently create an empty one) is an
+error raised before any grading.
 
 With each section score recorded, the student's autograded notebook is written
 for `nbgrader generate_feedback` (instructor/autograded.py), with the two files
@@ -139,25 +141,36 @@ def autograded_cells(notebook) -> list:
     return [cell for cell in notebook.grade_cells if cell.cell_type == "code" and (cell.max_score or bonus)]
 
 
-def check_sections(text: str, section_ids: list[str]) -> None:
-    """Before grading: the gradebook opens and holds every section to record, with its graded cells."""
+def check_sections(text: str, section_ids: list[str]) -> list[str]:
+    """Before grading: the gradebook opens, and which of `section_ids` it holds (each an assignment of
+    that name with its notebook and graded cells): those are recorded, the others named as skipped.
+    GradebookError when it holds none of them, or holds one without graded cells."""
     from nbgrader.api import MissingEntry
 
+    present = []
     gradebook = open_gradebook(text)
     try:
         for section_id in section_ids:
             try:
                 notebook = gradebook.find_notebook(section_id, section_id)
             except MissingEntry:
-                raise GradebookError(
-                    f"--gradebook: no assignment {section_id!r} with a notebook {section_id!r} in the gradebook; "
-                    f"run `nbgrader generate_assignment {section_id}` in the course directory first"
-                    + ("" if len(section_ids) == 1 else ", or grade one released section with --section")) from None
+                continue
             if not autograded_cells(notebook):
                 raise GradebookError(f"--gradebook: notebook {section_id!r} has no autograded cells in the "
                                      f"gradebook; run `nbgrader generate_assignment {section_id} --force` first")
+            present.append(section_id)
     finally:
         gradebook.close()
+    if not present:
+        first = section_ids[0]
+        raise GradebookError(f"--gradebook: no assignment {first!r} with a notebook {first!r} in the gradebook"
+                             + ("" if len(section_ids) == 1 else " (nor of any other section graded)")
+                             + f"; run `nbgrader generate_assignment {first}` in the course directory first")
+    skipped = [section_id for section_id in section_ids if section_id not in present]
+    if skipped:
+        print(_f("gradebook: not in the gradebook, so not recorded: {sections} (release them with "
+                 "`nbgrader generate_assignment` to record them)", sections=", ".join(skipped)), file=sys.stderr)
+    return present
 
 
 # --------------------------------------------------------------------------- writing
@@ -275,7 +288,7 @@ def record_student(gradebook, course: Path | None, student: str, stored: Stored,
     if stored.grader_errors:
         summary.skipped.append(f"{student}: grader error, nothing recorded (grade again first)")
         return
-    graded = stored.sections or section_ids
+    graded = [section.id for section in stored.grade.sections]
     for section_id in section_ids:
         if section_id not in graded:
             summary.skipped.append(f"{section_id} {student}: not graded in this result")

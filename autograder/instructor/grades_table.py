@@ -1,55 +1,67 @@
 """The class table, DIR/grades.csv and DIR/grades.md, made from the students' stored grades (and
 DIR/index.json, which names each student's files: student_files.write_index).
 
-One row per student: a column per graded section, the total, the maximum, the status and the
-sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
+One row per student: a column per section assigned so far, the total, the maximum, the status
+(which says, as section ids, the sections the student did not hand in) and the sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.files import spreadsheet_safe, write_atomically
-from autograder.core.sections import SECTIONS
 from autograder.instructor.roster import files_status
 from autograder.instructor.student_files import Stored, write_index
+from autograder.instructor.term import assigned_sections
 
 GRADES = "grades.csv"
 GRADES_MARKDOWN = "grades.md"
 
 
 def section_scores(stored: Stored) -> dict[str, float]:
-    scores = {section.id: 0.0 for section in SECTIONS}
+    """{section id: points} of the sections the student's grade holds (none for a section it lacks)."""
+    scores: dict[str, float] = {}
     for section in stored.grade.sections:
-        if section.id in scores:
-            scores[section.id] += section.score
+        scores[section.id] = scores.get(section.id, 0.0) + section.score
     return scores
 
 
+def not_handed_in(stored: Stored) -> list[str]:
+    """The ids of the sections the student did not hand in: every check of each failed for that reason."""
+    return [section.id for section in stored.grade.sections
+            if section.checks and all(check.kind == NOT_HANDED_IN for check in section.checks)]
+
+
 def status_of(stored: Stored) -> str:
-    """grades.csv's status: "graded", "grader error", or "graded, flagged: tampering" for the instructor;
-    after "graded", how the student's files were found where not by their names (roster.files_status)."""
+    """grades.csv's status: "grader error", or "graded", then ", flagged: tampering" for the instructor,
+    ", not handed in: " with the ids of the sections missing, space-separated (e.g.
+    "graded, not handed in: 03_trainable_qkv 04_causal_mask"), and how the student's files were found where
+    not by their names (roster.files_status), each after "; "."""
     if stored.grader_errors:
         return "grader error"
-    # how the files were found (roster.files_status): a section under another name, or not found at all
-    found = "".join(f"; {part}" for part in files_status(stored.grade.sections))
+    status = "graded"
     if any(check.kind == "tampering" for section in stored.grade.sections for check in section.checks):
-        return "graded, flagged: tampering" + found
-    return "graded" + found
+        status += ", flagged: tampering"
+    missing = not_handed_in(stored)
+    if missing:
+        status += ", not handed in: " + " ".join(missing)
+    return status + "".join(f"; {part}" for part in files_status(stored.grade.sections))
 
 
 def class_table(results: dict[str, Stored]):
+    """One row per student; a column per section assigned so far (term.assigned_sections), and no
+    column for a section never assigned. A batch grades every student of the folder for each section
+    assigned (term.the_class); only `merge` of folders of different sections can leave a student
+    without a grade of one: their cell is empty, their total and maximum those of their grade."""
     import pandas as pd
 
-    graded = set()
-    for stored in results.values():
-        graded.update(stored.sections or [s.id for s in SECTIONS])
-    section_ids = [s.id for s in SECTIONS if s.id in graded] or [s.id for s in SECTIONS]
+    section_ids = assigned_sections(results.values())
     rows = []
     for student in sorted(results):
         grade = results[student].grade
         row = {"student": spreadsheet_safe(student)}  # an id "=cmd()" must not run in a spreadsheet
         scores = section_scores(results[student])
-        row.update({k: round(scores[k], 4) for k in section_ids})
+        row.update({k: round(scores[k], 4) if k in scores else None for k in section_ids})
         row["total"] = round(grade.score, 4)
         row["max_score"] = round(grade.max_score, 4)
         row["status"] = status_of(results[student])
@@ -63,8 +75,11 @@ def markdown_table(table) -> str:
     """grades.csv as a Markdown table (a CI job's summary page): every cell plain text."""
     from autograder.feedback.formats import md_text
 
+    def text(cell) -> str:  # an empty cell (a section the student has no grade of) stays empty
+        return "" if isinstance(cell, float) and cell != cell else str(cell)
+
     def row(cells) -> str:
-        return "| " + " | ".join(md_text(str(cell)) for cell in cells) + " |"
+        return "| " + " | ".join(md_text(text(cell)) for cell in cells) + " |"
 
     lines = [row(table.columns), "|" + "---|" * len(table.columns)]
     lines += [row(values) for values in table.itertuples(index=False)]

@@ -1,6 +1,7 @@
 """The `export-gradescope` verb: build the zip Gradescope's "autograder" assignment type takes.
 
     python -m autograder export-gradescope --out autograder.zip
+    python -m autograder export-gradescope --assignment week1 --out week1.zip   # one assignment's sections
 
 Gradescope unpacks the zip into /autograder/source, runs setup.sh once to build
 the image, then for each submission runs /autograder/run_autograder (copied
@@ -8,7 +9,8 @@ from the zip's root), which must write /autograder/results/results.json. The
 zip holds:
 
     setup.sh          installs Python >= 3.11, CPU torch and the grader's few dependencies
-    run_autograder    grades /autograder/submission with the hidden checks
+    run_autograder    grades /autograder/submission with the hidden checks (of every section, or of
+                      the sections --assignment / --section name: one assignment's archive)
     pyproject.toml, autograder/, solutions/   the grader, its checks and the reference solutions
 """
 from __future__ import annotations
@@ -20,8 +22,9 @@ from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import UsageError
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.instructor import declared
+from autograder.instructor.assignments import add_selection_flags, chosen_sections
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
@@ -29,10 +32,18 @@ SOURCE = "/autograder/source"
 SUBMISSION = "/autograder/submission"
 RESULTS = "/autograder/results/results.json"
 VENV = "/autograder/venv"
+PIP_REQUIREMENT = "pip>=23.2,<27"  # new enough for torch's wheels, and not a release the course never met
+# the kernel Gradescope's machine needs: no user namespaces there, so the grader's tier is Landlock's
+LANDLOCK_LINUX = "5.13"
 
 # The grading command run_autograder runs, as a list (the test parses it back).
 GRADE_ARGS = ["-m", "autograder", "grade", SUBMISSION, "--device", "cpu", "--format", "json",
               "--output", RESULTS]
+
+
+def grade_args(section_ids: list[str] | None) -> list[str]:
+    """run_autograder's grading command: every section, or only `section_ids` (one assignment's)."""
+    return GRADE_ARGS + (["--section", ",".join(section_ids)] if section_ids else [])
 
 
 def grading_requirements(root: Path = ROOT) -> list[str]:
@@ -42,7 +53,8 @@ def grading_requirements(root: Path = ROOT) -> list[str]:
 
 
 def setup_sh(root: Path = ROOT) -> str:
-    """Gradescope's setup.sh: the course's torch release (CPU build), then what grading imports."""
+    """Gradescope's setup.sh: pip, the course's torch release (CPU build), then what grading imports, in
+    the ranges pyproject.toml declares."""
     torch, others = f"torch=={declared.torch_version(root)}", shlex.join(grading_requirements(root))
     return f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, while building the autograder image.
@@ -66,7 +78,7 @@ fi
     apt-get install -y --no-install-recommends "$(basename "$PY")-venv"
     "$PY" -m venv --clear {VENV}
 }}
-{VENV}/bin/python -m pip install --upgrade pip
+{VENV}/bin/python -m pip install {shlex.quote(PIP_REQUIREMENT)}
 {VENV}/bin/python -m pip install "{torch}" --index-url {CPU_INDEX_URL}
 {VENV}/bin/python -m pip install {others}
 # Warm up: import the grader once so the first student does not pay for the .pyc files.
@@ -74,17 +86,20 @@ cd {SOURCE} && PYTHONPATH={SOURCE} {VENV}/bin/python -c "import torch, autograde
 """
 
 
-RUN_AUTOGRADER = f"""#!/usr/bin/env bash
+RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root in a container without
 # CAP_SYS_ADMIN: the grader confines student code in its landlock tier there
-# (Landlock, seccomp, a uid of its own), and refuses to grade where no tier holds.
-# It must leave {RESULTS}.
+# (Landlock, seccomp, a uid of its own; Linux >= {LANDLOCK_LINUX}), and refuses to grade where no tier holds.
+# It must leave {RESULTS}. It grades {what}.
+# The tier this machine gives: submit an empty file as a test student before the students do;
+# the autograder output then shows the line "sandbox: tier landlock: ..." (results.json's extra_data.sandbox
+# says the same), or results.json says why nothing could be graded.
 set -uo pipefail
 mkdir -p "$(dirname {RESULTS})"
 log=$(mktemp)
 exec 3>&2 2>"$log"  # the grader's one-line error, if any, goes into results.json below
 cd {SOURCE}
-PYTHONPATH={SOURCE} {VENV}/bin/python {shlex.join(GRADE_ARGS)}
+PYTHONPATH={SOURCE} {VENV}/bin/python {grade}
 status=$?
 exec 2>&3 3>&-
 cat "$log" >&2
@@ -103,6 +118,13 @@ fi
 rm -f "$log"
 exit 0  # whatever happened is in results.json (status $status); Gradescope must still read it
 """
+
+
+def run_autograder(section_ids: list[str] | None) -> str:
+    """The run_autograder script of an archive that grades `section_ids` (None: every section)."""
+    what = "the sections " + ", ".join(section_ids) if section_ids else "every section"
+    return RUN_AUTOGRADER.format(LANDLOCK_LINUX=LANDLOCK_LINUX, RESULTS=RESULTS, SOURCE=SOURCE, VENV=VENV,
+                                 what=what, grade=shlex.join(grade_args(section_ids)))
 
 INCLUDE = ("pyproject.toml", "autograder", "solutions")
 
@@ -129,21 +151,27 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
     archive.writestr(info, data)
 
 
-def export(out: Path) -> int:
+def export(out: Path, section_ids: list[str] | None = None) -> int:
+    """Write the archive that grades `section_ids` (None: every section) to `out`."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         _add(archive, "setup.sh", setup_sh().encode(), executable=True)
-        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        _add(archive, "run_autograder", run_autograder(section_ids).encode(), executable=True)
         for name, path in members():
             _add(archive, name, path.read_bytes())
     write_bytes_atomically(out, buffer.getvalue())
     print(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out, kib=out.stat().st_size // 1024))
+    print(_f("it grades: {sections}", sections=", ".join(section_ids) if section_ids else _("every section")))
+    print(_f("Gradescope's machine must give the sandbox's Landlock tier (Linux >= {version}), or nothing is "
+             "graded: before the students submit, submit an empty file as a test student and look for "
+             "\"sandbox: tier landlock\" in the autograder output", version=LANDLOCK_LINUX))
     return 0
 
 
 def add_verbs(verbs) -> None:
     verb = verbs.add_parser("export-gradescope", help="build the Gradescope autograder zip")
     verb.add_argument("--out", type=Path, default=Path("autograder.zip"))
+    add_selection_flags(verb, "grade")
     verb.set_defaults(main=main)
 
 
@@ -153,6 +181,6 @@ def main(args) -> int:
     if args.out.is_dir():
         raise UsageError(_f("--out {out} is a folder; give a .zip file name", out=args.out))
     try:
-        return export(args.out)
+        return export(args.out, chosen_sections(args.assignment, args.section, args.assignments))
     except declared.DeclaredError as error:  # export-gradescope runs in the course repository
         raise UsageError(str(error)) from None

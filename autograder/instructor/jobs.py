@@ -114,9 +114,9 @@ class JobProcess:
         zygote_socket.close()
         return cls(Forked(pid), os.fdopen(request_write, "wb"), reply_read)
 
-    def grade(self, student: str, folder: Path, section: str | None, timeout: float) -> dict:
+    def grade(self, student: str, folder: Path, sections: list[str] | None, timeout: float) -> dict:
         try:
-            request = {"student": student, "path": str(folder), "section": section}
+            request = {"student": student, "path": str(folder), "section": sections}  # None: every section
             self.stdin.write((json.dumps(request) + "\n").encode())
             self.stdin.flush()
         except OSError:

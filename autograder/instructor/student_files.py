@@ -3,10 +3,10 @@
 The file is Gradescope's results.json of the student's grade (what `grade --format json` writes),
 whose `extra_data` also holds
 
-- the batch's provenance: the student's id verbatim ("student"), the hashes of the student's files
-  and of the grader, the device, the sections graded, the language of its messages, when, how
-  long it took and the grader's errors, which decide whether the next run grades the student
-  again (`is_current`);
+- the batch's provenance: the student's id verbatim ("student"), the sections assigned to them so
+  far ("sections"), and per section graded ("graded") the hashes of its file and of the grader,
+  the device, the language of its messages and when, which decide whether a later run grades that
+  section again (`current_sections`); the last run's grader hash, device, time and grader errors;
 - the grade's own record under "record" (core/record: the GradeResult as data).
 
 Every reader of a batch's output (its resume, `merge`, `--report`, the class report, the
@@ -38,6 +38,7 @@ FEEDBACK = "feedback"  # batch --report: DIR/feedback/<safe name>/report.html|md
 INDEX = "index.json"  # DIR/index.json: each student's id -> their files (write_index)
 EXTRA = "extra_data"  # Gradescope's own field for data of ours
 RECORD = "record"  # extra_data["record"]: the grade itself, as data
+GRADED = "graded"  # extra_data["graded"]: {section id: its provenance}, what decides whether it is graded again
 
 
 @dataclass
@@ -54,9 +55,19 @@ class Stored:
 
     @property
     def sections(self) -> list[str] | None:
-        """The ids of the sections this run graded (None when the file does not say)."""
+        """The ids of the sections assigned to this student so far, by every run into this folder
+        (None when the file does not say)."""
         sections = self.provenance.get("sections")
         return [str(s) for s in sections] if isinstance(sections, list) else None
+
+    @property
+    def graded(self) -> dict[str, dict]:
+        """{section id: the provenance of its stored grade (made_by, and graded_at)}: the sections
+        graded without errors, each from which file, by which grader, on which device, when."""
+        graded = self.provenance.get(GRADED)
+        if not isinstance(graded, dict):
+            return {}
+        return {str(k): dict(v) for k, v in graded.items() if isinstance(v, dict)}
 
 
 def placeholder() -> dict:
@@ -135,25 +146,27 @@ def remove_stale_temporaries(folder: Path) -> None:
 # --------------------------------------------------------------------------- is a stored grade current?
 
 
-def files_hash(folder: Path, section_ids: list[str] | None = None) -> str:
-    """Hash of exactly the files the grader reads for this student."""
+def section_hash(folder: Path, section) -> str:
+    """Hash of exactly the file the grader reads for one section of this student (or of its absence)."""
     digest = hashlib.sha256()
-    for section in SECTIONS:
-        if section_ids is not None and section.id not in section_ids:
-            continue
-        located = find_section(folder, section)
-        found = located.relative
-        digest.update(section.id.encode() + b"\0")
-        if found is None:  # what was found instead is in the result's message and status: a change grades again
-            listed = located.claimants or located.files
-            digest.update(b"missing\0" + "\0".join(listed).encode("utf-8", "surrogateescape") + b"\0")
-            continue
-        digest.update(found.encode() + b"\0")
-        try:  # read as grading reads it: never through a link, never more than grading would
-            digest.update(hashlib.sha256(read_inside(folder, found)).digest())
-        except Refused as error:
-            digest.update(f"refused {error}".encode())
+    located = find_section(folder, section)
+    found = located.relative
+    digest.update(section.id.encode() + b"\0")
+    if found is None:  # what was found instead is in the result's message and status: a change grades again
+        listed = located.claimants or located.files
+        digest.update(b"missing\0" + "\0".join(listed).encode("utf-8", "surrogateescape") + b"\0")
+        return digest.hexdigest()
+    digest.update(found.encode() + b"\0")
+    try:  # read as grading reads it: never through a link, never more than grading would
+        digest.update(hashlib.sha256(read_inside(folder, found)).digest())
+    except Refused as error:
+        digest.update(f"refused {error}".encode())
     return digest.hexdigest()
+
+
+def section_hashes(folder: Path, section_ids: list[str]) -> dict[str, str]:
+    """{section id: section_hash} of the sections named, in the course's order."""
+    return {section.id: section_hash(folder, section) for section in SECTIONS if section.id in section_ids}
 
 
 def grader_hash() -> str:
@@ -171,16 +184,24 @@ def grader_hash() -> str:
     return digest.hexdigest()
 
 
-def is_current(stored: Stored | None, files: str, grader: str, device: str, sections: list[str],
-               spoken: str = DEFAULT_LANGUAGE) -> bool:
-    """Whether a stored grade stands for this run: the same files, grader, device, sections and
-    language, no errors. The language because the record's messages and titles were written in
-    it: a class graded in English and then asked for in Chinese is graded again (the same scores,
-    in the other words). A file without a language is an English one: before the language was
-    kept, every batch's job wrote English."""
+def current_sections(stored: Stored | None, hashes: dict[str, str], grader: str, device: str,
+                     spoken: str = DEFAULT_LANGUAGE) -> set[str]:
+    """The sections of `hashes` whose stored grade stands: graded without errors from the same file,
+    by the same grader, on the same device, in the same language, and still in the stored grade. The
+    language because the record's messages and titles were written in it: a class graded in English and
+    then asked for in Chinese is graded again (the same scores, in the other words)."""
     if stored is None:
-        return False
-    made = stored.provenance
-    return (made.get("files_sha256") == files and made.get("grader_sha256") == grader
-            and made.get("device") == device and stored.sections == sections and not stored.grader_errors
-            and made.get("language", DEFAULT_LANGUAGE) == spoken)
+        return set()
+    held = {section.id for section in stored.grade.sections}
+
+    def stands(section_id: str, files: str) -> bool:
+        kept = stored.graded.get(section_id, {})
+        return all(kept.get(key) == value for key, value in made_by(files, grader, device, spoken).items())
+
+    return {section_id for section_id, files in hashes.items() if section_id in held and stands(section_id, files)}
+
+
+def made_by(files_sha256: str, grader_sha256: str, device: str, language: str = DEFAULT_LANGUAGE) -> dict:
+    """A section's provenance, what decides whether it is graded again: its file, the grader, the device
+    and the language of its messages."""
+    return {"files_sha256": files_sha256, "grader_sha256": grader_sha256, "device": device, "language": language}

@@ -15,7 +15,9 @@ from pathlib import Path
 from support import ROOT, store_grade
 
 from autograder.core.results import CheckResult, GradeResult, SectionResult
-from autograder.instructor.batch import interrupted_hint, remove_feedback, write_reports
+from autograder.instructor.batch import write_reports
+from autograder.instructor.forced import interrupted_hint
+from autograder.instructor.leftovers import remove_feedback
 from autograder.instructor.grades_table import write_table
 from autograder.instructor.student_files import read_student
 

@@ -69,12 +69,12 @@ from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
-from autograder.instructor.forced import Forced, read_pending, write_pending
+from autograder.instructor.forced import Forced, interrupted_hint, read_pending, write_pending
+from autograder.instructor.leftovers import remove_leftovers
 from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
 from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, current_sections, grader_hash,
-                                                 read_student, remove_stale_temporaries, section_hashes,
-                                                 student_paths, write_student)
+                                                 read_student, section_hashes, student_paths, write_student)
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
                                         stored_students, the_class, to_grade)
 
@@ -228,46 +228,6 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
     finally:
         bar.close()
     return errors
-
-
-def remove_feedback(out: Path) -> None:
-    """Remove OUT/feedback/ (the reports of an earlier `--report`) before a run changes the grades.
-
-    The reports are renderings of the students' records in OUT/students/, never read back: a run
-    without --report that changed a grade would leave a report that disagrees with grades.csv, to
-    be handed back by mistake. Removing them loses nothing (`--report` writes every one again from
-    the records, for unchanged students too); marking them stale would still leave them to be
-    handed back. A link is unlinked, never followed: where it points is not the batch's."""
-    import shutil
-
-    folder = out / FEEDBACK
-    if folder.is_symlink() or folder.is_file():
-        folder.unlink()
-    elif folder.is_dir():
-        shutil.rmtree(folder)
-
-
-def remove_leftovers(out: Path) -> None:
-    """What an earlier run left that this one must not keep: a killed run's temporary files, and
-    the feedback reports (remove_feedback)."""
-    remove_stale_temporaries(out / STUDENTS)
-    remove_stale_temporaries(out)
-    remove_feedback(out)
-
-
-def interrupted_hint(count: int, resume: list[str] | None) -> str:
-    """What to do after Ctrl-C. `resume`: the command line's arguments, when known; a run with
-    --force graded everyone again, so running it again would regrade the ones just saved: the
-    command that resumes is the same without --force."""
-    forced = [arg for arg in resume or [] if arg.startswith("--f") and "--force".startswith(arg)]
-    if not forced:
-        return _f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
-                  count=count)
-    import shlex
-
-    command = shlex.join(["python", "-m", "autograder", *(arg for arg in resume if arg not in forced)])
-    return _f("interrupted: {count} graded in this run are saved; to grade the rest, run the command again "
-              "without --force (with it, everyone is graded again): {command}", count=count, command=command)
 
 
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.core.files import write_atomically
+from autograder.i18n import _f
 
 PENDING = "force-pending.json"
 
@@ -49,3 +50,18 @@ class Forced:
     def left_after(self, graded: dict) -> set[str]:
         """The pending students once those of `graded` that this run graded are crossed off."""
         return self.pending - (self.regrading & set(graded))
+
+
+def interrupted_hint(count: int, resume: list[str] | None) -> str:
+    """What to do after Ctrl-C. `resume`: the command line's arguments, when known; a run with
+    --force graded everyone again, so running it again would regrade the ones just saved: the
+    command that resumes is the same without --force."""
+    forced = [arg for arg in resume or [] if arg.startswith("--f") and "--force".startswith(arg)]
+    if not forced:
+        return _f("interrupted: {count} graded in this run are saved; run the same command again to grade the rest",
+                  count=count)
+    import shlex
+
+    command = shlex.join(["python", "-m", "autograder", *(arg for arg in resume if arg not in forced)])
+    return _f("interrupted: {count} graded in this run are saved; to grade the rest, run the command again "
+              "without --force (with it, everyone is graded again): {command}", count=count, command=command)

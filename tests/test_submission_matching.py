@@ -197,9 +197,9 @@ def test_gradescope_names_what_was_uploaded_and_what_was_graded(tmp_path):
 def test_a_new_file_in_the_folder_grades_the_student_again(tmp_path):
     """The batch's hash of a student's files covers what a missing section's message names, so the
     message and the status never go stale."""
-    from autograder.instructor.student_files import files_hash
+    from autograder.instructor.student_files import section_hashes
 
     copy(EXAMPLES / "partial" / "01_scores.ipynb", tmp_path / "01_scores.ipynb")
-    before = files_hash(tmp_path, [SECTION])
+    before = section_hashes(tmp_path, [SECTION])
     (tmp_path / "Untitled.ipynb").write_text("{}")
-    assert files_hash(tmp_path, [SECTION]) != before
+    assert section_hashes(tmp_path, [SECTION]) != before

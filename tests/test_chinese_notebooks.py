@@ -271,14 +271,19 @@ def test_no_chinese_markdown_keeps_an_english_sentence():
     assert left == {}
 
 
+# Words a label keeps in English: Python's constants (a mask's "True = 遮住") and the glossary's
+# "token", which both languages write so.
+KEPT_IN_LABELS = {"True", "False", "None", "token"}
+
+
 def english_in_labels(nb: nbformat.NotebookNode) -> list[str]:
-    """The English words of the labels a notebook's code prints (prose.printed_units) that are not
-    names of the cell's own code (`softmax_naive:`, `split_heads, ...` and `exp:` may stay)."""
+    """The English words of the labels a notebook's code prints or draws (prose.printed_units) that
+    are not names of the cell's own code (`softmax_naive:`, `split_heads, ...` and `exp:` may stay)."""
     found = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
+        names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)} | KEPT_IN_LABELS
         names |= {n.attr for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Attribute)}
         for unit in prose.printed_units(cell.id, cell.source):
             words = re.findall(r"[A-Za-z_]\w+", prose.PLACEHOLDER.sub(" ", prose.ESCAPE.sub(" ", unit.text)))

@@ -124,8 +124,9 @@ def test_update_marks_a_changed_unit_fuzzy_and_a_new_one_empty(tmp_path):
 
 
 class _BlankProse(ast.NodeTransformer):
-    """Empties the strings that are prose: docstrings, and the text of a print() call's f-string
-    (its {fields} are code and stay). Comments are not in the syntax tree at all."""
+    """Empties the strings that are prose: docstrings, the text of a print() call's f-string
+    (its {fields} are code and stay) and the words a show_weights() call draws (its title= and
+    labels=). Comments are not in the syntax tree at all."""
 
     def _blank_docstring(self, node):
         self.generic_visit(node)
@@ -144,6 +145,13 @@ class _BlankProse(ast.NodeTransformer):
                 for part in parts:
                     if isinstance(part, ast.Constant) and isinstance(part.value, str):
                         part.value = ""
+        if isinstance(node.func, ast.Name) and node.func.id == "show_weights":
+            for keyword in node.keywords:
+                if keyword.arg in prose.PICTURE_WORDS:
+                    values = keyword.value.elts if isinstance(keyword.value, ast.List) else [keyword.value]
+                    for value in values:
+                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                            value.value = ""
         return node
 
 

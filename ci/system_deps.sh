@@ -2,6 +2,8 @@
 # Install, from the distribution's packages, what the tests that need the real thing use:
 #   docker.io, debootstrap   tests/test_container.py (the grader in a real Docker container)
 #   chromium                 tests/test_report.py's browser test (the reports render)
+#   fonts-noto-cjk           tests/test_plot_language.py (the Chinese notebooks' pictures drawn in a
+#                            font with Chinese characters; students want it too, see the README)
 # Only what is missing is installed (apt-get, --no-install-recommends). No service is started:
 # tests/test_container.py starts a Docker daemon itself when none runs, without touching the
 # host's network, and stops it afterwards.
@@ -19,6 +21,7 @@ declare -A PROVIDES=(
     [docker.io]="/usr/sbin/dockerd /usr/bin/dockerd"
     [debootstrap]=/usr/sbin/debootstrap
     [chromium]=/usr/bin/chromium
+    [fonts-noto-cjk]=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
     # debootstrap checks the signature of Debian's archive with it (Ubuntu lacks it by default)
     [debian-archive-keyring]=/usr/share/keyrings/debian-archive-keyring.gpg
 )
@@ -28,11 +31,11 @@ installed() {
     return 1
 }
 missing=()
-for package in docker.io debootstrap chromium debian-archive-keyring; do
+for package in docker.io debootstrap chromium debian-archive-keyring fonts-noto-cjk; do
     installed "$package" || missing+=("$package")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-    say "docker.io, debootstrap and chromium are installed"
+    say "docker.io, debootstrap, chromium and fonts-noto-cjk are installed"
     exit 0
 fi
 

@@ -15,6 +15,9 @@ notebooks.po (course/catalogue.py). For each language `<lang>` of layout.LANGUAG
     student_template/<lang>/<id>.ipynb              the released notebook, prose translated
     student_template/<lang>/README.md, attention_plots.py, grader/<wheel>
 
+where attention_plots.py is the plotting helper with its words (what it draws and prints) in the
+language (course/builder/helper_words.py), translated in the same catalogue,
+
 and locale/notebooks.pot, the template the catalogues are merged from. Every notebook records its
 language in `metadata["course"]["language"]`.
 
@@ -39,6 +42,7 @@ from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
 from course import catalogue, prose
 from course.builder import layout
+from course.builder.helper_words import english_words, translated_helper
 from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, README_SOURCE, ROOT, BuildError, helper_text
 from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
@@ -138,9 +142,24 @@ def notebook_messages(sources: dict[str, nbformat.NotebookNode]) -> list[Message
     return [unit_message(sid, unit) for sid, nb in sources.items() for unit in prose.notebook_units(nb)]
 
 
+def helper_message(english: str) -> Message:
+    """A word of the plotting helper, as the translators see it and as it is looked up."""
+    return Message(HELPER_NAME, english, "a word the plotting helper draws or prints")
+
+
+def helper_messages(root: Path = ROOT) -> list[Message]:
+    return [helper_message(word) for word in english_words(helper_text(root))]
+
+
+def language_helper(english_helper: str, lang: str, cat: catalogue.Catalogue) -> str:
+    """The plotting helper with its words in `cat`'s language."""
+    return translated_helper(english_helper, lang, lambda word: cat.lookup(helper_message(word)))
+
+
 def english_messages(root: Path = ROOT, sources=None) -> list[Message]:
     """Every prose unit of the course, in the order a reader meets it."""
-    return notebook_messages(sources if sources is not None else english_sources(root)) + readme_messages(root)
+    return (notebook_messages(sources if sources is not None else english_sources(root)) + readme_messages(root)
+            + helper_messages(root))
 
 
 # --------------------------------------------------------------------------- one language
@@ -198,7 +217,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
     english_config = (root / NBGRADER_CONFIG).read_text(encoding="utf-8")
     if COURSE_ID_LINE not in english_config:
         raise LocalizationError(f"assignments/nbgrader_config.py: the line {COURSE_ID_LINE!r} is missing")
-    helper = helper_text(root)  # read once: every folder of every language carries the same copy
+    english_helper = helper_text(root)  # read once: every folder of a language carries the same copy
     for lang, locale in LANGUAGES.items():
         try:
             cat = catalogue.Catalogue(locale, root)
@@ -209,6 +228,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
         result.files[CONFIG.format(lang=lang)] = english_config.replace(
             COURSE_ID_LINE, COURSE_ID_LINE[:-1] + f'-{lang}"')
         readme = translated_readme(cat, root)
+        helper = language_helper(english_helper, lang, cat)
         template = TEMPLATE_DIR.format(lang=lang)
         result.files[f"{template}/{README}"] = readme
         result.files[f"{template}/{HELPER_NAME}"] = helper

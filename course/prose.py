@@ -11,7 +11,9 @@ A notebook holds prose in four places, and each becomes one or more units:
                                         first argument, a one-line string with words outside its
                                         {fields}: what a student reads on the screen (the setup
                                         cell's notes, a demo's labels); not inside the solution
-                                        regions, where students write their own code
+                                        regions, where students write their own code; likewise the
+                                        words a picture shows: a `show_weights(...)` call's `title=`
+                                        and each string of its `labels=[...]`
 
 Each unit knows the lines it spans and the text around it on those lines (the docstring's
 indentation and quotes, a hint's number, a comment's `# `, the code around a printed label), so
@@ -185,17 +187,30 @@ def comment_units(cell_id: str, source: str) -> list[Unit]:
     return units
 
 
+PICTURE_WORDS = ("title", "labels")  # the keywords of show_weights(...) that hold words
+
+
+def _shown_strings(node: ast.Call) -> list[ast.expr]:
+    """The strings a call shows: print's first argument; show_weights's title= and labels=[...]."""
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    if name == "print":
+        return node.args[:1]
+    if name == "show_weights":
+        values = [keyword.value for keyword in node.keywords if keyword.arg in PICTURE_WORDS]
+        return [item for value in values for item in (value.elts if isinstance(value, ast.List) else [value])]
+    return []
+
+
 def _printed_literals(tree: ast.AST) -> list[ast.expr]:
-    """The first argument of every `print(...)` call, where it is a string written on one line."""
+    """The strings written on one line that a call prints or draws (_shown_strings)."""
     found = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-                and node.args):
+        if not isinstance(node, ast.Call):
             continue
-        first = node.args[0]
-        is_text = isinstance(first, ast.JoinedStr) or (isinstance(first, ast.Constant) and isinstance(first.value, str))
-        if is_text and first.lineno == first.end_lineno:
-            found.append(first)
+        for shown in _shown_strings(node):
+            is_text = isinstance(shown, ast.JoinedStr) or (isinstance(shown, ast.Constant) and isinstance(shown.value, str))
+            if is_text and shown.lineno == shown.end_lineno:
+                found.append(shown)
     return found
 
 

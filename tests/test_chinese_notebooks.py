@@ -124,8 +124,9 @@ def test_update_marks_a_changed_unit_fuzzy_and_a_new_one_empty(tmp_path):
 
 
 class _BlankProse(ast.NodeTransformer):
-    """Empties the strings that are prose: docstrings, and the text of a print() call's f-string
-    (its {fields} are code and stay). Comments are not in the syntax tree at all."""
+    """Empties the strings that are prose: docstrings, the text of a print() call's f-string
+    (its {fields} are code and stay) and the words a show_weights() call draws (its title= and
+    labels=). Comments are not in the syntax tree at all."""
 
     def _blank_docstring(self, node):
         self.generic_visit(node)
@@ -144,6 +145,13 @@ class _BlankProse(ast.NodeTransformer):
                 for part in parts:
                     if isinstance(part, ast.Constant) and isinstance(part.value, str):
                         part.value = ""
+        if isinstance(node.func, ast.Name) and node.func.id == "show_weights":
+            for keyword in node.keywords:
+                if keyword.arg in prose.PICTURE_WORDS:
+                    values = keyword.value.elts if isinstance(keyword.value, ast.List) else [keyword.value]
+                    for value in values:
+                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                            value.value = ""
         return node
 
 
@@ -271,14 +279,19 @@ def test_no_chinese_markdown_keeps_an_english_sentence():
     assert left == {}
 
 
+# Words a label keeps in English: Python's constants (a mask's "True = 遮住") and the glossary's
+# "token", which both languages write so.
+KEPT_IN_LABELS = {"True", "False", "None", "token"}
+
+
 def english_in_labels(nb: nbformat.NotebookNode) -> list[str]:
-    """The English words of the labels a notebook's code prints (prose.printed_units) that are not
-    names of the cell's own code (`softmax_naive:`, `split_heads, ...` and `exp:` may stay)."""
+    """The English words of the labels a notebook's code prints or draws (prose.printed_units) that
+    are not names of the cell's own code (`softmax_naive:`, `split_heads, ...` and `exp:` may stay)."""
     found = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
+        names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)} | KEPT_IN_LABELS
         names |= {n.attr for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Attribute)}
         for unit in prose.printed_units(cell.id, cell.source):
             words = re.findall(r"[A-Za-z_]\w+", prose.PLACEHOLDER.sub(" ", prose.ESCAPE.sub(" ", unit.text)))

@@ -68,3 +68,18 @@ def test_a_label_and_a_trailing_comment_on_one_line_are_both_translated():
 def test_a_label_s_translation_that_would_change_code_is_refused(label, text, message):
     with pytest.raises(prose.ProseError, match=message):
         translate_demo({label: text})
+
+
+PICTURE = '''show_weights(mask(x), labels=["item 0", "item 1"], title="your mask (True = hidden)")
+show_weights(weights, title=name)  # not a string: code
+show_weights(weights, "a positional label is not a title")'''
+
+
+def test_the_words_a_picture_shows_are_prose_and_go_back_in_place():
+    assert printed(PICTURE) == ["item 0", "item 1", "your mask (True = hidden)"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell(PICTURE)]
+    words = {"item 0": "样本 0", "item 1": "样本 1", "your mask (True = hidden)": "你的掩码（True = 遮住）"}
+    source = prose.translated(nb, lambda unit: words.get(unit.text, unit.text)).cells[0].source
+    assert source.split("\n")[0] == 'show_weights(mask(x), labels=["样本 0", "样本 1"], title="你的掩码（True = 遮住）")'
+    assert source.split("\n")[1:] == PICTURE.split("\n")[1:]

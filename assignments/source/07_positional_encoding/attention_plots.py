@@ -9,6 +9,13 @@ labels; a boolean mask is shown as 0/1 (1 = True = hidden); of a batch, the
 first item is shown. The function never raises: if it cannot draw what it was
 given, it prints one line saying why. Only matplotlib and numpy are needed;
 torch tensors are accepted without importing torch here.
+
+Every word the helper prints is written `_said("English")`, every word it draws `_drawn("English")`.
+The course's other languages get a copy of this file whose LANGUAGE and WORDS give their language
+and its words (the course build writes it from the course's notebook catalogue). A copy in a
+language written in Chinese, Japanese or Korean characters draws with a font that has them; where
+matplotlib knows of none, it says so once, draws its own words in English, and leaves out of the
+picture a title or label it could only draw as boxes (it prints the title instead).
 """
 from __future__ import annotations
 
@@ -18,9 +25,91 @@ TOKENS = ("Your", "journey", "starts", "with", "one", "step")
 ANNOTATE_MAX_SIDE = 8  # write the values in the cells up to 8 x 8
 MAX_SIDE = 64  # larger matrices are not drawn
 
+# This copy's language and its words (English -> that language); the English copy needs none.
+LANGUAGE = "en"
+WORDS: dict[str, str] = {}
+
+# Languages whose characters the usual default font (DejaVu Sans) lacks, and fonts that have them:
+# the first one matplotlib knows of is used.
+CJK_LANGUAGES = ("zh", "ja", "ko")
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK TC", "Noto Sans CJK KR",
+             "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "Source Han Sans",
+             "Microsoft YaHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC", "SimHei",
+             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback")
+CJK_FILE_HINTS = ("cjk", "sourcehan", "wqy", "msyh", "pingfang", "simhei", "droidsansfallback", "notosanssc")
+_said_no_font = []  # not empty once the missing font was said: once, not at every picture
+_looked_for_fonts = []  # not empty once the installed fonts were looked through (slow: once)
+
+
+def _said(english: str) -> str:
+    """Printed words in this copy's language (a notebook's output shows any character)."""
+    return WORDS.get(english, english)
+
+
+def _drawn(english: str) -> str:
+    """Drawn words in this copy's language, or in English where no font could draw them."""
+    return WORDS.get(english, english) if _can_draw_words() else english
+
 
 def _note(text: str) -> None:
     print(f"show_weights: {text}")
+
+
+def known_fonts() -> set[str]:
+    """The names of the fonts matplotlib knows of (one function, so that a test can change it)."""
+    from matplotlib import font_manager
+
+    return {entry.name for entry in font_manager.fontManager.ttflist}
+
+
+def _add_installed_cjk_fonts() -> None:
+    """Tell matplotlib of CJK font files installed since it made its font cache (it reads the cache only)."""
+    from matplotlib import font_manager
+
+    known = {entry.fname for entry in font_manager.fontManager.ttflist}
+    for path in font_manager.findSystemFonts():
+        name = path.replace("-", "").replace("_", "").replace(" ", "").lower()
+        if path not in known and any(hint in name for hint in CJK_FILE_HINTS):
+            try:
+                font_manager.fontManager.addfont(path)
+            except Exception:  # noqa: BLE001 -- a file matplotlib cannot read: the next one
+                continue
+
+
+def cjk_font() -> str | None:
+    """The first of CJK_FONTS that matplotlib knows of (looking once for newly installed ones), or None."""
+    try:
+        known = known_fonts()
+        if not any(name in known for name in CJK_FONTS) and not _looked_for_fonts:
+            _looked_for_fonts.append(True)
+            _add_installed_cjk_fonts()
+            known = known_fonts()
+    except Exception:  # noqa: BLE001 -- no matplotlib or a broken one: nothing is drawn anyway
+        return None
+    return next((name for name in CJK_FONTS if name in known), None)
+
+
+def _can_draw_words() -> bool:
+    return LANGUAGE not in CJK_LANGUAGES or cjk_font() is not None
+
+
+def _can_draw(text: str) -> bool:
+    """Whether `text` (a caller's title or label) can be drawn without boxes."""
+    return text.isascii() or _can_draw_words()
+
+
+def _font_settings(matplotlib) -> dict:
+    """matplotlib's settings for this copy's pictures: a CJK font first where the language needs one."""
+    if LANGUAGE not in CJK_LANGUAGES:
+        return {}
+    font = cjk_font()
+    if font is None:
+        if not _said_no_font:
+            _said_no_font.append(True)
+            _note(_said("no font with Chinese, Japanese or Korean characters is installed (e.g. {font}); "
+                        "the pictures' own words are in English").format(font=CJK_FONTS[0]))
+        return {}
+    return {"font.family": [font, *matplotlib.rcParams["font.family"]]}  # the others for what it lacks
 
 
 def _to_matrix(weights):
@@ -35,23 +124,24 @@ def _to_matrix(weights):
             weights = weights.numpy()
     array = np.asarray(weights)
     if array.dtype == object:
-        raise ValueError(f"expected numbers, got {type(weights).__name__}")
+        raise ValueError(_said("expected numbers, got {kind}").format(kind=type(weights).__name__))
     is_mask = array.dtype == bool
     if np.iscomplexobj(array):
-        raise ValueError("complex values cannot be drawn")
+        raise ValueError(_said("complex values cannot be drawn"))
     array = array.astype(float)
     while array.ndim > 2:  # (B, T, T) -> first item; (B, H, T, T) -> first item, first head
         if array.shape[0] == 0:
-            raise ValueError("the batch is empty")
+            raise ValueError(_said("the batch is empty"))
         array = array[0]
     if array.ndim == 1:
         array = array[None, :]
     if array.ndim == 0:
-        raise ValueError("got a single number, expected a matrix")
+        raise ValueError(_said("got a single number, expected a matrix"))
     if array.size == 0:
-        raise ValueError(f"the matrix is empty (shape {tuple(array.shape)})")
+        raise ValueError(_said("the matrix is empty (shape {shape})").format(shape=tuple(array.shape)))
     if max(array.shape) > MAX_SIDE:
-        raise ValueError(f"{array.shape[0]} x {array.shape[1]} is too large to draw (at most {MAX_SIDE} per side)")
+        raise ValueError(_said("{rows} x {cols} is too large to draw (at most {most} per side)").format(
+            rows=array.shape[0], cols=array.shape[1], most=MAX_SIDE))
     return array, is_mask
 
 
@@ -65,10 +155,13 @@ def _axis_labels(labels, shape):
     if isinstance(labels, str):
         labels = labels.split()
     labels = [str(label) for label in labels]
+    if not all(_can_draw(label) for label in labels):  # boxes say nothing: no labels then
+        return None, None
     row_labels = labels if len(labels) == rows else None
     col_labels = labels if len(labels) == cols else None
     if row_labels is None and col_labels is None:
-        _note(f"{len(labels)} labels for a {rows} x {cols} matrix; drawing without labels")
+        _note(_said("{count} labels for a {rows} x {cols} matrix; drawing without labels").format(
+            count=len(labels), rows=rows, cols=cols))
     return row_labels, col_labels
 
 
@@ -104,15 +197,32 @@ def show_weights(weights, labels=None, title=None):
     try:
         matrix, is_mask = _to_matrix(weights)
     except Exception as error:  # noqa: BLE001 -- odd input: say so, do not stop the notebook
-        _note(f"nothing drawn: {error}")
+        _note(_said("nothing drawn: {error}").format(error=error))
         return
     try:
         import matplotlib
         import matplotlib.pyplot as plt
         import numpy as np
     except Exception as error:  # noqa: BLE001 -- a broken install as well as a missing one
-        _note(f"matplotlib is not available ({error.__class__.__name__}); nothing drawn")
+        _note(_said("matplotlib is not available ({error}); nothing drawn").format(error=error.__class__.__name__))
         return
+    figure = None
+    try:
+        with plt.rc_context(_font_settings(matplotlib)):  # shown inside too: text is laid out then
+            figure = _draw(matrix, is_mask, labels, title, (matplotlib, plt, np))
+            if matplotlib.get_backend().lower() in _non_interactive_backends(matplotlib):
+                plt.close(figure)  # nothing to show on screen: drawn, now freed
+            else:
+                plt.show()
+    except Exception as error:  # noqa: BLE001 -- a picture must never stop the notebook
+        _note(_said("could not draw the heatmap ({error})").format(error=f"{error.__class__.__name__}: {error}"))
+        if figure is not None:
+            plt.close(figure)
+
+
+def _draw(matrix, is_mask, labels, title, modules):
+    """The figure of the heatmap, drawn (the font settings in force while its text is laid out)."""
+    matplotlib, plt, np = modules
     figure = None
     try:
         rows, cols = matrix.shape
@@ -128,18 +238,17 @@ def show_weights(weights, labels=None, title=None):
             _write_values(axes, matrix, is_mask, (low + high) / 2, np)
         if not is_mask:
             figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
-        if title:
+        if title and _can_draw(str(title)):
             axes.set_title(str(title), fontsize=9)
+        elif title:
+            print(title)  # no font for it: boxes would say nothing
         figure.tight_layout()
-        if matplotlib.get_backend().lower() in _non_interactive_backends(matplotlib):
-            figure.canvas.draw()  # nothing to show on screen: draw, then free the figure
-            plt.close(figure)
-        else:
-            plt.show()
-    except Exception as error:  # noqa: BLE001 -- a picture must never stop the notebook
-        _note(f"could not draw the heatmap ({error.__class__.__name__}: {error})")
+        figure.canvas.draw()
+        return figure
+    except Exception:
         if figure is not None:
             plt.close(figure)
+        raise
 
 
 def _scale(matrix, is_mask, np) -> tuple[float, float]:
@@ -163,10 +272,10 @@ def _label_axes(axes, labels, shape, is_mask) -> None:
     if row_labels:
         axes.set_yticklabels(row_labels)
     if rows == cols:  # an attention matrix or a causal mask: rows are queries, columns keys
-        axes.set_xlabel("keys (1 = hidden)" if is_mask else "keys", fontsize=8)
-        axes.set_ylabel("queries", fontsize=8)
+        axes.set_xlabel(_drawn("keys (1 = hidden)") if is_mask else _drawn("keys"), fontsize=8)
+        axes.set_ylabel(_drawn("queries"), fontsize=8)
     elif is_mask:
-        axes.set_xlabel("1 = hidden", fontsize=8)
+        axes.set_xlabel(_drawn("1 = hidden"), fontsize=8)
     axes.tick_params(labelsize=8)
 
 

@@ -1,0 +1,71 @@
+"""Two ways the Chinese catalogues (the grader's and the notebooks') could mislead a student.
+
+Indices. Python counts from 0, Chinese ordinals (第 N 个, 第 N 项, 第 N 行) from 1: "第 2 项" reads as the
+third item to one reader and as item [2] to another. The rule: after 第 comes either a Chinese
+numeral (第二行: an ordinal, counted from 1) or one of the counts that do start at 1 (ONE_BASED: the
+README's steps, a notebook's numbered sections, a source line, a code cell or an argument counted
+from 1). A zero-based index is written 索引为 2 的样本, or as a label after its noun: 维度 0, 头 h,
+查询 i. So 第 followed by an Arabic numeral, a minus sign, a {field}, $math$, a bracket or a Latin
+letter is wrong anywhere else.
+
+"Documented". The checks' titles say the values the notebook gives ("the documented output"): in
+Chinese 笔记本中给出的 (or 示例中的 for the worked example), never 文档中的 (which document?).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGUES = sorted((ROOT / "autograder/i18n/zh_CN/LC_MESSAGES").glob("*.po")) + [
+    ROOT / "locale/zh_CN/LC_MESSAGES/notebooks.po"]
+INDEX_AFTER_DI = re.compile(r"第\s*(?:[-\d{$\[]|[A-Za-z])[^，。；：、）\s]*\s*\S{0,6}")
+ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节)|\{line\} 行|\{number\} 个(?:代码单元格|参数))")
+DOCUMENTED = ("笔记本中给出的", "示例中的")
+
+
+def translations(path: Path) -> list[tuple[str, str, str]]:
+    """(where, English, Chinese) of every translated message of a catalogue (plural forms each)."""
+    with path.open(encoding="utf-8") as stream:
+        catalog = read_po(stream)
+    found = []
+    for message in catalog:
+        if not message.id:
+            continue
+        english = message.id if isinstance(message.id, str) else message.id[0]
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        where = f"{path.relative_to(ROOT)}: {message.context or english[:50]!r}"
+        found += [(where, english, chinese) for chinese in strings if chinese]
+    return found
+
+
+def ordinal_indices(chinese: str) -> list[str]:
+    """The places where `chinese` writes 第 before a number or a name that is not a one-based count."""
+    return [match.group(0) for match in INDEX_AFTER_DI.finditer(chinese)
+            if not ONE_BASED.match(chinese, match.start())]
+
+
+@pytest.mark.parametrize("path", CATALOGUES, ids=[path.stem for path in CATALOGUES])
+def test_no_zero_based_index_is_written_as_an_ordinal(path):
+    wrong = [f"{where}: {hits}" for where, _, chinese in translations(path) if (hits := ordinal_indices(chinese))]
+    assert not wrong, "write 索引为 N 的… (or a label: 维度 0, 头 h) for a zero-based index:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("path", CATALOGUES, ids=[path.stem for path in CATALOGUES])
+def test_documented_is_what_the_notebook_gives(path):
+    wrong = [where for where, english, chinese in translations(path)
+             if "文档中" in chinese or ("documented" in english and not any(term in chinese for term in DOCUMENTED))]
+    assert not wrong, "'documented' is 笔记本中给出的 (or 示例中的), never 文档中的:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("text, hits", [
+    ("第 2 项有 2 个真实 token", 1), ("批次中的第 {item} 个样本", 1), ("第 i 行是查询 i 的分数", 1),
+    ("沿第 -2 维", 1), ("在第 $2i$ 列填入正弦", 1), ("第 [h*hd, (h+1)*hd) 个特征", 1),
+    ("见 README.md 第 2 步", 0), ("第 2 节的公式", 0), ("{cell}，第 {line} 行", 0), ("第 {number} 个参数", 0),
+    ("第二行（索引为 1）", 0), ("索引为 2 的样本", 0), ("维度 0", 0),
+])
+def test_the_rule_tells_an_index_from_a_one_based_count(text, hits):
+    assert len(ordinal_indices(text)) == hits

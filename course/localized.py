@@ -59,8 +59,26 @@ class LocalizationError(BuildError):
     """A language's files cannot be written: the build stops, as for any other BuildError."""
 
 
+# The setup cell's import of the checks (course/notebook_setup.py); a notebook in another language than
+# English says its language right after it, since a kernel run headless (nbclient, nbconvert, an
+# editor's notebook view) is never told which file it runs, so cannot read the notebook's metadata
+CHECKS_IMPORT = "    from autograder.notebook import check, check_close\n"
+
+
+def language_declaration(lang: str) -> str:
+    """The lines that replace CHECKS_IMPORT in a notebook of language `lang` (not English)."""
+    return ("    from autograder.notebook import check, check_close, choose_language\n"
+            f'    choose_language("{lang}")\n')
+
+
 def set_language(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
+    """`nb` marked as written in `lang`, in its metadata and, for the checks' lines, in its setup cell."""
     nb.metadata.setdefault("course", {})["language"] = lang
+    setup = [cell for cell in nb.cells if cell.cell_type == "code" and CHECKS_IMPORT in cell.source]
+    if len(setup) != 1:
+        raise LocalizationError(f"{len(setup)} setup cell(s) import the checks with {CHECKS_IMPORT.strip()!r}: "
+                                "expected one (course/notebook_setup.py)")
+    setup[0].source = setup[0].source.replace(CHECKS_IMPORT, language_declaration(lang), 1)
     return nb
 
 

@@ -45,6 +45,7 @@ from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, READM
 from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
 from course.builder.outputs import BuildResult
+from course.builder.quoted import GRADER_CATALOGUES, quoted_values  # core.po words the sections' titles
 from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.builder.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
@@ -54,7 +55,6 @@ SOURCE_DIR = layout.LANGUAGE_SOURCE_DIR
 TEMPLATE_DIR = layout.LANGUAGE_TEMPLATE_DIR
 COURSE_ID_LINE = 'c.CourseDirectory.course_id = "attention-course"'
 README = "README.md"
-GRADER_CATALOGUES = "autograder/i18n"  # the grader's catalogues, whose core.po words the sections' titles
 PLACEHOLDER = re.compile(r"\{\{\w*\}\}")
 
 
@@ -221,6 +221,7 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
         "torch_pin": selfcheck_export.torch_tested()[0],
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " / ".join(selfcheck_export.torch_tested()),
+        **quoted_values(cat.locale, root),  # the grader's lines, as the grader says them in this language
     }
     text = "\n".join(parts)
     for name, value in values.items():

@@ -50,7 +50,7 @@ def student_readme(root: Path = ROOT) -> str:
         "torch_pin": selfcheck_export.torch_tested()[0],  # the course's own release, what students install
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " and ".join(selfcheck_export.torch_tested()),
-        **quoted_values(None, root),  # the lines of the grader's screen it quotes
+        **quoted_values(None),  # the lines of the grader's screen it quotes (the grader's own words)
     }
     text = path.read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))

@@ -45,7 +45,7 @@ from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, READM
 from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
 from course.builder.outputs import BuildResult
-from course.builder.quoted import GRADER_CATALOGUES, quoted_values  # core.po words the sections' titles
+from course.builder.quoted import GRADER_CATALOGUES, quoted_values, stand_in_line  # core.po words the sections' titles
 from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.builder.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
@@ -222,6 +222,7 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " / ".join(selfcheck_export.torch_tested()),
         **quoted_values(cat.locale, root),  # the grader's lines, as the grader says them in this language
+        "stand_in": stand_in_line(lambda unit: cat.lookup(unit_message(SECTIONS[0].id, unit))),  # as notebook 01 says it
     }
     text = "\n".join(parts)
     for name, value in values.items():

@@ -2,6 +2,9 @@
 in the README's language (course/builder/quoted.py fills them from the grader's catalogues)."""
 from __future__ import annotations
 
+import ast
+
+import nbformat
 import pytest
 
 from autograder import i18n
@@ -9,7 +12,8 @@ from autograder.i18n import _f
 from autograder.i18n import catalogues as grader_catalogues
 from course.builder import layout
 from course.builder.layout import BuildError
-from course.builder.quoted import QUOTED, said
+from course.builder.quoted import QUOTED, STAND_IN_EXAMPLE, said, stand_in_unit
+from course.builder.specs import common_setup
 
 ROOT = layout.ROOT
 READMES = {"en": "student_template/README.md", "zh": "student_template/zh/README.md"}
@@ -57,3 +61,25 @@ def test_a_quote_of_a_message_the_grader_does_not_have_stops_the_build():
     assert said(("ok  {title}", {"title": "..."}), words) == "通过  ..."
     with pytest.raises(BuildError, match="does not have"):
         said(("okay  {title}", {"title": "..."}), words)
+
+
+def printed_templates(source: str) -> list[str]:
+    """The one-line string each print() call of `source` shows first, in the order of the code (any language)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "print" and node.args:
+            segment = ast.get_source_segment(source, node.args[0]) or ""
+            found.append(segment.removeprefix("f")[1:-1])
+    return found
+
+
+@pytest.mark.parametrize("lang, notebook", [("en", "student_template/01_scores.ipynb"),
+                                            ("zh", "student_template/zh/01_scores.ipynb")])
+def test_the_readme_quotes_the_stand_in_check_line_as_the_notebook_prints_it(lang, notebook):
+    """Without the self-check installed a check cell prints the setup cell's stand-in line: the README
+    quotes that line in the notebooks' own words."""
+    english = printed_templates(common_setup())
+    setup = next(c for c in nbformat.read(ROOT / notebook, as_version=4).cells if c.id == "setup")
+    label = printed_templates(setup.source)[english.index(stand_in_unit().text)]
+    readme = (ROOT / READMES[lang]).read_text(encoding="utf-8")
+    assert f"`{label.format(**STAND_IN_EXAMPLE)}`" in readme

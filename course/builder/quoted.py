@@ -1,6 +1,10 @@
 """The lines of the grader's screen that the students' README quotes, made from the grader's own
 messages in the README's language, so that a quote always reads as the screen does.
 
+One more line comes from the notebooks themselves: what a check cell prints where the checks are not
+installed (the stand-in of course/notebook_setup.py), its words taken from the setup cell's printed
+label as the notebooks show it (`stand_in_line`).
+
 course/student_readme.md writes `{{check_passed}}` where it shows a passed check's line; the build
 fills each such placeholder from QUOTED: the grader's message (its msgid, exactly as the code writes
 it) with example values for its fields, translated through the grader's catalogue of the README's
@@ -12,7 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.i18n import catalogues as grader_catalogues
+from course import prose
 from course.builder.layout import ROOT, BuildError
+from course.builder.specs import common_setup
 
 GRADER_CATALOGUES = "autograder/i18n"
 
@@ -59,3 +65,21 @@ def quoted_values(locale: str | None, root: Path = ROOT) -> dict[str, str]:
     """placeholder -> the quoted line in `locale` (None: English)."""
     words = grader_translations(locale, root)
     return {name: said(message, words) for name, message in QUOTED.items()}
+
+
+STAND_IN = "skipped: the checks of {name}"  # how the setup cell's stand-in `check` line starts
+STAND_IN_EXAMPLE = {"name": "combine_heads"}
+
+
+def stand_in_unit() -> prose.Unit:
+    """The printed label of the setup cell's stand-in `check` (course/notebook_setup.py)."""
+    units = [u for u in prose.printed_units("setup", common_setup()) if u.text.startswith(STAND_IN)]
+    if len(units) != 1:
+        raise BuildError(f"course/notebook_setup.py: {len(units)} printed line(s) start with {STAND_IN!r}; "
+                         "the students' README quotes exactly one")
+    return units[0]
+
+
+def stand_in_line(translate=lambda unit: unit.text) -> str:
+    """The stand-in check's line as a notebook prints it; `translate`: a unit -> its text in the README's language."""
+    return translate(stand_in_unit()).format(**STAND_IN_EXAMPLE)

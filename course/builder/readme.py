@@ -10,7 +10,7 @@ from pathlib import Path
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
 from course.builder.layout import README_SOURCE, ROOT, BuildError
-from course.builder.quoted import quoted_values
+from course.builder.quoted import quoted_values, stand_in_line
 
 
 # The words of the table, each a unit the translators see (course/localized.py's table_messages)
@@ -51,6 +51,7 @@ def student_readme(root: Path = ROOT) -> str:
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " and ".join(selfcheck_export.torch_tested()),
         **quoted_values(None),  # the lines of the grader's screen it quotes (the grader's own words)
+        "stand_in": stand_in_line(),  # a check cell's line where the checks are not installed
     }
     text = path.read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))

@@ -18,8 +18,10 @@ this module in IPython also makes its failures show as one line each, without a 
 the grader's code, and gives an error the student's code raises a hint where the evidence fits
 (core/hints.py).
 
-Its language is chosen once, when the setup cell imports it (`choose_language`): $ATTENTION_COURSE_LANG,
-else the notebook's metadata.course.language (where the kernel knows its notebook's file), else English.
+Its language is chosen when the setup cell imports it (`choose_language`): $ATTENTION_COURSE_LANG,
+else the notebook's metadata.course.language (where the kernel knows its notebook's file), else English;
+a notebook in another language than English then says its language itself (`choose_language("zh")`, a line
+the build writes into its setup cell), which holds in every front end, a headless run included.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
 
-__all__ = ["check", "check_close", "NotebookCheckFailed"]
+__all__ = ["check", "check_close", "choose_language", "NotebookCheckFailed"]
 
 GRADER = Path(__file__).resolve().parent
 LIBRARIES = tuple(str(Path(module.__file__).resolve().parent) for module in (torch, contextlib))
@@ -263,10 +265,14 @@ def notebook_file_language() -> str | None:
         return None
 
 
-def choose_language() -> None:
-    """The language of the checks' lines in this notebook; an unknown code says so and keeps English."""
+def choose_language(declared: str | None = None) -> None:
+    """The language of the checks' lines in this notebook; an unknown code says so and keeps English.
+
+    declared: the language the notebook says it is written in (the setup cell of a notebook in another
+    language than English calls this with its code, so that every front end, a headless run included,
+    hears it); without it, the notebook's file where the kernel knows it. $ATTENTION_COURSE_LANG wins."""
     try:
-        set_language(resolve(notebook_language=notebook_file_language()))
+        set_language(resolve(notebook_language=declared or notebook_file_language()))
     except LanguageError as error:
         print(f"autograder: {error}", file=sys.stderr)
 

@@ -33,12 +33,14 @@ notebook, the cell and the line of the PO file: a half-translated notebook is ne
 """
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
 import nbformat
 
-from autograder.core.sections import SECTIONS, Section
+from autograder.core.sections import BY_ID, SECTIONS, Section
+from autograder.i18n import catalogues as grader_catalogues
 from autograder.instructor import selfcheck_export
 from course import catalogue, prose
 from course.builder import layout
@@ -47,6 +49,7 @@ from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, READM
 from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
 from course.builder.outputs import BuildResult
+from course.builder.quoted import GRADER_CATALOGUES, quoted_values, stand_in_line  # core.po words the sections' titles
 from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.builder.readme import TABLE_WORDS, notebook_table
 from course.catalogue import Message
@@ -63,8 +66,26 @@ class LocalizationError(BuildError):
     """A language's files cannot be written: the build stops, as for any other BuildError."""
 
 
+# The setup cell's import of the checks (course/notebook_setup.py); a notebook in another language than
+# English says its language right after it, since a kernel run headless (nbclient, nbconvert, an
+# editor's notebook view) is never told which file it runs, so cannot read the notebook's metadata
+CHECKS_IMPORT = "    from autograder.notebook import check, check_close\n"
+
+
+def language_declaration(lang: str) -> str:
+    """The lines that replace CHECKS_IMPORT in a notebook of language `lang` (not English)."""
+    return ("    from autograder.notebook import check, check_close, choose_language\n"
+            f'    choose_language("{lang}")\n')
+
+
 def set_language(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
+    """`nb` marked as written in `lang`, in its metadata and, for the checks' lines, in its setup cell."""
     nb.metadata.setdefault("course", {})["language"] = lang
+    setup = [cell for cell in nb.cells if cell.cell_type == "code" and CHECKS_IMPORT in cell.source]
+    if len(setup) != 1:
+        raise LocalizationError(f"{len(setup)} setup cell(s) import the checks with {CHECKS_IMPORT.strip()!r}: "
+                                "expected one (course/notebook_setup.py)")
+    setup[0].source = setup[0].source.replace(CHECKS_IMPORT, language_declaration(lang), 1)
     return nb
 
 
@@ -111,14 +132,39 @@ def table_message(text: str) -> Message:
     return Message(f"{README}/notebooks", text, "table")
 
 
-def title_message(section: Section) -> Message:
-    """A section's title, as the translators see it and as it is looked up."""
-    return Message("sections", section.title, "section title")
+def section_title(section: Section, cat: catalogue.Catalogue, root: Path = ROOT) -> str:
+    """A section's title in the catalogue's language, as the grader words it: its translation in the
+    grader's core.po (autograder/i18n), which the reports and the check lines show. Notebooks, READMEs
+    and grader take every title from there, so a title is never translated twice."""
+    titles = grader_catalogues.translations(
+        grader_catalogues.po_path(cat.locale, "core", root / GRADER_CATALOGUES), cat.locale)
+    if section.title not in titles:
+        raise LocalizationError(f"{GRADER_CATALOGUES}/{cat.locale}/LC_MESSAGES/core.po: the title of section "
+                                f"{section.id}, {section.title!r}, has no finished translation")
+    return titles[section.title]
 
 
-def table_messages(sections: tuple[Section, ...] = SECTIONS) -> list[Message]:
-    """The words of the README's table of notebooks (course/builder/readme.py's notebook_table), and the section titles."""
-    return [table_message(text) for text in TABLE_WORDS] + [title_message(s) for s in sections]
+def title_heading(section: Section, title: str) -> str:
+    """A notebook's first line where it is the section's title: `# 02 · From scores to ...`."""
+    return f"# {section.id[:2]} · {title}"
+
+
+def without_heading(nb: nbformat.NotebookNode, section: Section) -> tuple[nbformat.NotebookNode, bool]:
+    """`nb` without its first line (and the blank line after it) where that line is the section's title
+    heading, which the translation takes from the grader's title rather than from the catalogue; and
+    whether it was there. A notebook whose heading is a sentence of its own keeps it as prose."""
+    nb = copy.deepcopy(nb)
+    first = nb.cells[0] if nb.cells and nb.cells[0].cell_type == "markdown" else None
+    head, _, rest = first.source.partition("\n") if first else ("", "", "")
+    if head != title_heading(section, section.title):
+        return nb, False
+    first.source = rest.removeprefix("\n")
+    return nb, True
+
+
+def table_messages() -> list[Message]:
+    """The words of the README's table of notebooks (course/builder/readme.py's notebook_table)."""
+    return [table_message(text) for text in TABLE_WORDS]
 
 
 SECTION_NOTE = Message(f"{README}/section note", ENGLISH_SECTION_NOTE,
@@ -139,7 +185,8 @@ def english_sources(root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
 
 
 def notebook_messages(sources: dict[str, nbformat.NotebookNode]) -> list[Message]:
-    return [unit_message(sid, unit) for sid, nb in sources.items() for unit in prose.notebook_units(nb)]
+    return [unit_message(sid, unit) for sid, nb in sources.items()
+            for unit in prose.notebook_units(without_heading(nb, BY_ID[sid])[0])]
 
 
 def helper_message(english: str) -> Message:
@@ -165,8 +212,14 @@ def english_messages(root: Path = ROOT, sources=None) -> list[Message]:
 # --------------------------------------------------------------------------- one language
 
 
-def translated_notebook(nb, section_id: str, cat: catalogue.Catalogue, lang: str) -> nbformat.NotebookNode:
-    out = prose.translated(nb, lambda unit: cat.lookup(unit_message(section_id, unit)))
+def translated_notebook(nb, section_id: str, cat: catalogue.Catalogue, lang: str,
+                        root: Path = ROOT) -> nbformat.NotebookNode:
+    section = BY_ID[section_id]
+    body, headed = without_heading(nb, section)
+    out = prose.translated(body, lambda unit: cat.lookup(unit_message(section_id, unit)))
+    if headed:
+        heading = title_heading(section, section_title(section, cat, root))
+        out.cells[0].source = f"{heading}\n\n{out.cells[0].source}" if out.cells[0].source else heading
     return set_language(out, lang)
 
 
@@ -183,10 +236,12 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
             raise LocalizationError(f"{cat.rel}: {context}: the translation must keep {PLACEHOLDER.findall(block)}")
         parts.append(text)
     values = {
-        "notebooks": translated_table(cat),
+        "notebooks": translated_table(cat, root=root),
         "torch_pin": selfcheck_export.torch_tested()[0],
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " / ".join(selfcheck_export.torch_tested()),
+        **quoted_values(cat.locale, root),  # the grader's lines, as the grader says them in this language
+        "stand_in": stand_in_line(lambda unit: cat.lookup(unit_message(SECTIONS[0].id, unit))),  # as notebook 01 says it
     }
     text = "\n".join(parts)
     for name, value in values.items():
@@ -194,17 +249,17 @@ def translated_readme(cat: catalogue.Catalogue, root: Path = ROOT) -> str:
     return text
 
 
-def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS) -> str:
+def translated_table(cat: catalogue.Catalogue, sections: tuple[Section, ...] = SECTIONS, root: Path = ROOT) -> str:
     """The README's table of notebooks (course/builder/readme.py's notebook_table) in the catalogue's language."""
     return notebook_table(sections, lambda text: cat.lookup(table_message(text)),
-                          lambda s: cat.lookup(title_message(s)))
+                          lambda s: section_title(s, cat, root))
 
 
-def section_readme(section: Section, readme: str, cat: catalogue.Catalogue) -> str:
+def section_readme(section: Section, readme: str, cat: catalogue.Catalogue, root: Path = ROOT) -> str:
     """The translated README with a note on the one section a folder released by nbgrader holds."""
     title, _, rest = readme.partition("\n")
     note = cat.lookup(SECTION_NOTE).format(
-        notebook=section.notebook, title=cat.lookup(title_message(section)),
+        notebook=section.notebook, title=section_title(section, cat, root),
         section=section.id)
     return f"{title}\n\n{note}\n{rest}"
 
@@ -234,7 +289,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
         result.files[f"{template}/{HELPER_NAME}"] = helper
         for rel, data in wheels.items():
             result.blobs[f"{template}/grader/{Path(rel).name}"] = data
-        translated = {sid: translated_notebook(nb, sid, cat, lang) for sid, nb in sources.items()}
+        translated = {sid: translated_notebook(nb, sid, cat, lang, root) for sid, nb in sources.items()}
         try:
             released = release(translated, root)
         except BuildError as error:
@@ -244,7 +299,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
                 continue
             folder = SOURCE_DIR.format(lang=lang, id=section.id)
             result.files[f"{folder}/{section.id}.ipynb"] = notebook_text(translated[section.id])
-            result.files[f"{folder}/{README}"] = section_readme(section, readme, cat)
+            result.files[f"{folder}/{README}"] = section_readme(section, readme, cat, root)
             result.files[f"{folder}/{HELPER_NAME}"] = helper
             for rel, data in wheels.items():
                 result.blobs[f"{folder}/grader/{Path(rel).name}"] = data

@@ -332,7 +332,7 @@ def test_a_notebook_that_asks_for_chinese_is_checked_in_chinese_unless_told_othe
     assert chinese.returncode == english.returncode == 0, chinese.stderr + english.stderr
     assert "01_scores  不含可训练权重的注意力分数" in chinese.stdout
     assert '! 单元格 "%pip install x"，第 1 行：评分时不运行 %pip' in chinese.stdout
-    assert "你的 notebook 里没有定义 dot_scores" in chinese.stdout
+    assert "你的笔记本里没有定义 dot_scores" in chinese.stdout
     assert "01_scores  Attention scores without trainable weights" in english.stdout
     assert '! the cell "%pip install x", line 1: %pip is not run while grading' in english.stdout
 

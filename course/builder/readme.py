@@ -1,5 +1,6 @@
-"""Write the students' README from its source (course/student_readme.md): the list of notebooks
-and the torch releases the self-check accepts have one home each, and are filled in here."""
+"""Write the students' README from its source (course/student_readme.md): the list of notebooks,
+the torch releases the self-check accepts and the grader's lines it quotes (course/builder/quoted.py)
+have one home each, and are filled in here."""
 from __future__ import annotations
 
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 from autograder.core.sections import SECTIONS, Section
 from autograder.instructor import selfcheck_export
 from course.builder.layout import README_SOURCE, ROOT, BuildError
+from course.builder.quoted import quoted_values, stand_in_line
 
 
 # The words of the table, each a unit the translators see (course/localized.py's table_messages)
@@ -48,6 +50,8 @@ def student_readme(root: Path = ROOT) -> str:
         "torch_pin": selfcheck_export.torch_tested()[0],  # the course's own release, what students install
         "torch_range": selfcheck_export.torch_range(),
         "torch_tested": " and ".join(selfcheck_export.torch_tested()),
+        **quoted_values(None),  # the lines of the grader's screen it quotes (the grader's own words)
+        "stand_in": stand_in_line(),  # a check cell's line where the checks are not installed
     }
     text = path.read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{(\w*)\}\}", text)) - set(values))

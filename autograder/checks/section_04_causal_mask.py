@@ -204,7 +204,7 @@ def expect_on_input_device(student, name, args) -> None:
         if failure.kind != "raised":
             raise
         raise CheckFailed(_f("{name} on the meta device: {error}. Most likely a tensor made on "
-                             "the CPU: {advice}", name=name, error=failure.message[:300], advice=advice),
+                             "the CPU: {advice}", name=name, error=failure.shortened(300), advice=advice),
                           mistake=MASK_ON_CPU) from None
     mixed = "; ".join(reply.mixed_devices[:2])
     expect(not mixed, _f("{name} on the meta device mixes devices ({mixed}): {advice}", name=name, mixed=mixed,

@@ -390,7 +390,7 @@ def test_mha_device(student):
         except StudentFailure as failure:
             if failure.kind != "raised":
                 raise
-            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.message[:300], advice=advice)) from None
+            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.shortened(300), advice=advice)) from None
         mixed = "; ".join(reply.mixed_devices[:2])
         expect(not mixed, _f("after .to(device), MultiHeadAttention.forward mixes devices ({mixed}): {advice}", mixed=mixed, advice=advice))
         expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 2)

@@ -4,6 +4,7 @@ reader's language, with a hint where the evidence fits one (core/hints.py)."""
 from __future__ import annotations
 
 from autograder.core.hints import device_hint, hint_for
+from autograder.core.shortening import shorten
 from autograder.i18n import _, _f
 from autograder.core.harness import StudentFailure
 
@@ -49,7 +50,7 @@ def worker_message(error: dict) -> str:
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             return _f("your code tried to allocate more than the {limit} limit", limit=memory_size(limit))
         return _("your code tried to allocate more memory than the machine has")
-    return str(error.get("message", ""))[:500]
+    return shorten(error.get("message", ""), 500)
 
 
 def mixing_words(mixing: dict) -> str:
@@ -76,13 +77,25 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
     if kind == "internal":
         return StudentFailure(_f("{label} could not be called: {message}", label=label, message=message),
                               kind="internal")
-    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    device = device_hint(message)
-    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
-        return StudentFailure(_f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=device,
-                                 error=detail, where=where), kind="raised", error={**error, "hint": ""})
-    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
-    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
-    if hint:
-        text = _f("{failure}. {hint}", failure=text, hint=hint.said)
-    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})
+    error_type = str(error.get("type", "Exception"))
+    device = device_hint(message)  # named first: it says plainly what the error says less plainly
+    hint = None if device else hint_for(error_type, message, str(error.get("line") or ""))
+    words = raised_words(label, error_type, where, bool(device))
+    advice = device or (hint.said if hint else "")
+    return StudentFailure(words(message, advice), kind="raised", error={**error, "hint": hint.mistake if hint else ""},
+                          quoted=message, advice=advice, words=words)
+
+
+def raised_words(label: str, error_type: str, where: str, device: bool):
+    """The message of a call that raised, as a function of the exception's text and the advice (a device
+    hint, said first, or a hint said after): a check that quotes the failure in less room gives them
+    shorter, and the student's cell and line stay whole."""
+    def words(quoted: str, advice: str) -> str:
+        detail = f"{error_type}: {quoted}" if quoted else error_type
+        if device:
+            return _f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=advice, error=detail,
+                      where=where)
+        text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
+        return _f("{failure}. {hint}", failure=text, hint=advice) if advice else text
+
+    return words

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-import unicodedata
 import xml.etree.ElementTree as ET
 
 from autograder.core.results import WEAK_WARNING, GradeResult, encodable
+from autograder.core.shortening import breakable, display_width, shorten
 from autograder.i18n import _, _f
 
 FORMATS = ("table", "json", "junit", "markdown")
@@ -67,25 +67,41 @@ def as_json(result: GradeResult) -> str:
     return json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
 
 
-def display_width(text: str) -> int:
-    """Columns `text` takes in a terminal: an East Asian wide or full-width character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+# Chinese line breaking (kinsoku, as in CLDR's and UAX #14's rules): no line starts with a closing
+# bracket, a closing quote or a stop, comma or colon, and none ends with an opening bracket or quote
+NO_LINE_START = frozenset("\uff09\u3011\u300d\u300f\u300b\u3009\u201d\u2019\uff3d\uff5d"
+                          "\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f\u2026\u00b7\u30fb)]},.;:!?")
+NO_LINE_END = frozenset("\uff08\u3010\u300c\u300e\u300a\u3008\u201c\u2018\uff3b\uff5b([{")
 
 
 def wrap(text: str, columns: int) -> list[str]:
     """`text` in lines of at most `columns` display columns: textwrap's lines where every character
     is narrow (English), else lines broken at spaces or between wide characters, which Chinese
-    writes without spaces, each wide character counted as two columns."""
+    writes without spaces, each wide character counted as two columns, never before a closing mark
+    or after an opening one (such a mark goes to the next line with its neighbour)."""
     if display_width(text) == len(text):
         return textwrap.wrap(text, columns)
-    lines, line = [], ""
-    for piece in re.findall(r"\s+|[\u2e80-\uffef]|[^\s\u2e80-\uffef]+", text):
-        if line and display_width(line + piece.rstrip()) > columns:
-            lines.append(line.rstrip())
-            line = "" if piece.isspace() else piece
-        else:
-            line += piece
-    return [*lines, line.rstrip()] if line.strip() else lines
+    lines, rest = [], " ".join(text.split())
+    while display_width(rest) > columns:
+        end, width = 0, 0
+        while width + display_width(rest[end]) <= columns:
+            width, end = width + display_width(rest[end]), end + 1
+        # the last break the rules allow that fits; else the first past it, else none (a line a little
+        # long beats a word cut in two or a line that starts with a stop)
+        cut = next((i for i in range(end, 0, -1) if line_may_break(rest, i)), None) or next(
+            (i for i in range(end + 1, len(rest)) if line_may_break(rest, i)), len(rest))
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return [*lines, rest] if rest else lines
+
+
+def line_may_break(text: str, index: int) -> bool:
+    """Whether a line may end before text[index]: at a space or beside a wide character, and neither
+    a closing mark starting the next line nor an opening one ending this line."""
+    before, after = text[:index].rstrip(), text[index:].lstrip()
+    if not before or not after or not breakable(text, index):
+        return False
+    return after[0] not in NO_LINE_START and before[-1] not in NO_LINE_END
 
 
 def status_marks() -> tuple[str, str]:
@@ -165,6 +181,6 @@ def junit(result: GradeResult) -> str:
             case = _element(suite, "testcase", classname=section.id, name=c.name)
             if not c.passed:
                 message = xml_text(c.message)
-                failure = _element(case, "failure", message=message[:500], type=c.kind or "check")
+                failure = _element(case, "failure", message=shorten(message, 500), type=c.kind or "check")
                 failure.text = message
     return ET.tostring(suites, encoding="unicode") + "\n"

@@ -59,8 +59,12 @@ def terminal_text(text) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
 
 
-def render(result: GradeResult, fmt: str) -> str:
-    return {"table": table, "json": as_json, "junit": junit, "markdown": markdown}[fmt](result)
+def render(result: GradeResult, fmt: str, student: bool = False) -> str:
+    """`result` in the format `fmt`; student: for a student's own screen (the table's and Markdown's
+    line on where the code ran in plain words; JSON and JUnit keep the tier: machines read it)."""
+    if fmt in ("table", "markdown"):
+        return {"table": table, "markdown": markdown}[fmt](result, student)
+    return {"json": as_json, "junit": junit}[fmt](result)
 
 
 def as_json(result: GradeResult) -> str:
@@ -115,10 +119,16 @@ def status_marks() -> tuple[str, str]:
     return tuple(mark + " " * (width - display_width(mark)) for mark in (passed, failed))
 
 
-def table(result: GradeResult) -> str:
+def provenance(result: GradeResult, student: bool) -> str:
+    """Where the code ran: in plain words for a student, with the sandbox's tier for instructors."""
+    return result.plain_provenance if student else result.provenance
+
+
+def table(result: GradeResult, student: bool = False) -> str:
     names = {"submission": terminal_text(result.submission), "device": result.device}
-    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=result.provenance, **names)
-             if result.provenance else _f("Grading {submission} on {device}", **names)]
+    ran = provenance(result, student)
+    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=ran, **names)
+             if ran else _f("Grading {submission} on {device}", **names)]
     lines += [f"!! {_(WEAK_WARNING)}", ""] if result.weak else [""]
     passed, failed = status_marks()
     indent = " " * (10 + display_width(passed))  # under the check's points: "  " mark " " points
@@ -136,15 +146,16 @@ def table(result: GradeResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown_notices(result: GradeResult, escape=md_text) -> list[str]:
-    """The lines under a Markdown report's heading: the weak-sandbox warning, the tier and torch."""
+def markdown_notices(result: GradeResult, escape=md_text, student: bool = False) -> list[str]:
+    """The lines under a Markdown report's heading: the weak-sandbox warning, where the code ran, torch."""
     lines = [_f("> **Warning:** {warning}", warning=escape(_(WEAK_WARNING))), ""] if result.weak else []
-    return lines + ([f"_{escape(result.provenance)}_", ""] if result.provenance else [])
+    ran = provenance(result, student)
+    return lines + ([f"_{escape(ran)}_", ""] if ran else [])
 
 
-def markdown(result: GradeResult) -> str:
+def markdown(result: GradeResult, student: bool = False) -> str:
     lines = [_f("## Attention course: {total}", total=result.total_text()), ""]
-    lines += markdown_notices(result)
+    lines += markdown_notices(result, student=student)
     lines += [_("| section | score |"), "|---|---|"]
     # section ids, titles and check names are the grader's own (ids stay greppable, 01_scores);
     # notes and messages quote student code: escaped

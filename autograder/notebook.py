@@ -42,7 +42,8 @@ from autograder.core.extract import banned_uses, cell_label, definition_source, 
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_module
-from autograder.core.failures import tampering_failure
+from autograder.core.failures import place, tampering_failure
+from autograder.core.shortening import shorten
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
@@ -155,9 +156,11 @@ def kernel_state_kept():
     try:
         # what the student's code prints or warns while checked stays out of the cell: nbgrader gives 0
         # to a test cell that writes to stderr, and a warning is a line on stderr
+        # (the warnings are recorded, each time it is raised, and the cell shows the student's own: warned)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings(record=True):
-            yield
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
     finally:
         torch.set_rng_state(rng)
         torch.set_default_dtype(dtype)
@@ -174,10 +177,35 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
-    """(title, None or the failure's message) for each check `name`'s cell runs."""
+# where in torch's C++ a warning was raised: nothing a student can act on
+TORCH_SOURCE = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?\s*$")
+
+
+def warned(caught) -> list[str]:
+    """The warnings the student's own code raised while checked, once each, in the reader's words.
+
+    Only those whose line is in one of the student's cells: torch's own warning about the student's
+    `x.T` is raised at the student's line, and shows; those raised inside torch, the standard library or
+    the grader are not the student's doing (the checks' calls on the meta device, the grader's probes)
+    and are left out, as are repeats (the checks call the student's code many times)."""
+    said = []
+    for warning in caught:
+        cell = student_label(str(warning.filename))
+        if cell is None:
+            continue
+        text = _f("warning from your code ({where}): {category}: {message}",
+                  where=place({"cell": cell, "lineno": warning.lineno}), category=warning.category.__name__,
+                  message=shorten(TORCH_SOURCE.sub("", str(warning.message)).strip(), 300))
+        if text not in said:
+            said.append(text)
+    return said
+
+
+def run_checks(name: str, namespace: dict, warnings_said: list | None = None) -> list[tuple[str, str | None]]:
+    """(title, None or the failure's message) for each check `name`'s cell runs; the warnings the
+    student's code raised meanwhile are added to `warnings_said` (see `warned`)."""
     outcomes = []
-    with kernel_state_kept():
+    with kernel_state_kept() as caught:
         section, checks = checks_of(name)
         student = Student(KernelWorker(section, namespace))
         for function in checks:
@@ -187,17 +215,22 @@ def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
                 outcomes.append((translated_title(function.grading), failure_message(error)))
             else:
                 outcomes.append((translated_title(function.grading), None))
+    if warnings_said is not None:
+        warnings_said += warned(caught)
     return outcomes
 
 
 def check(name: str, namespace: dict | None = None) -> None:
     """Run the self-check's checks of graded `name` on the notebook's code; one line per check."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
-    outcomes = run_checks(name, namespace)
+    said: list[str] = []
+    outcomes = run_checks(name, namespace, said)
     failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
     for title, message in outcomes:
         if message is None:
             print(_f("ok  {title}", title=title))
+    for warning in said:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
+        print(warning)
     if failed:
         raise NotebookCheckFailed("\n".join(failed))
 

@@ -42,8 +42,7 @@ from autograder.core.extract import banned_uses, cell_label, definition_source, 
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_module
-from autograder.core.failures import place, tampering_failure
-from autograder.core.shortening import shorten
+from autograder.core.failures import heard, tampering_failure, warning_words
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
@@ -133,6 +132,7 @@ class KernelWorker:
                                     "forbidden": list(section.forbidden), "forbidden_in": list(section.forbidden_in)})
         self.worker.namespace = namespace
         self.worker.locate = student_label
+        self.warnings: list[dict] = []  # those the student's code raised, once each (failures.heard)
 
     def source_of(self, name: str) -> str:
         return definition_source(self.cells, name)
@@ -145,7 +145,7 @@ class KernelWorker:
         self.ensure()
         # through the wire's encoding both ways, as across the process boundary: the same values arrive
         reply = serve.answer(self.worker, wire.loads(wire.dumps(message)))
-        return wire.loads_reply(wire.dumps(reply).rstrip(b"\n"))
+        return heard(self.warnings, wire.loads_reply(wire.dumps(reply).rstrip(b"\n")))
 
 
 @contextlib.contextmanager
@@ -156,11 +156,10 @@ def kernel_state_kept():
     try:
         # what the student's code prints or warns while checked stays out of the cell: nbgrader gives 0
         # to a test cell that writes to stderr, and a warning is a line on stderr
-        # (the warnings are recorded, each time it is raised, and the cell shows the student's own: warned)
+        # (the student's own warnings come back from each call as data, and the cell shows them: check)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield caught
+                warnings.catch_warnings(record=True):
+            yield
     finally:
         torch.set_rng_state(rng)
         torch.set_default_dtype(dtype)
@@ -177,37 +176,14 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-# where in torch's C++ a warning was raised: nothing a student can act on
-TORCH_SOURCE = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?\s*$")
-
-
-def warned(caught) -> list[str]:
-    """The warnings the student's own code raised while checked, once each, in the reader's words.
-
-    Only those whose line is in one of the student's cells: torch's own warning about the student's
-    `x.T` is raised at the student's line, and shows; those raised inside torch, the standard library or
-    the grader are not the student's doing (the checks' calls on the meta device, the grader's probes)
-    and are left out, as are repeats (the checks call the student's code many times)."""
-    said = []
-    for warning in caught:
-        cell = student_label(str(warning.filename))
-        if cell is None:
-            continue
-        text = _f("warning from your code ({where}): {category}: {message}",
-                  where=place({"cell": cell, "lineno": warning.lineno}), category=warning.category.__name__,
-                  message=shorten(TORCH_SOURCE.sub("", str(warning.message)).strip(), 300))
-        if text not in said:
-            said.append(text)
-    return said
-
-
-def run_checks(name: str, namespace: dict, warnings_said: list | None = None) -> list[tuple[str, str | None]]:
+def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None]]:
     """(title, None or the failure's message) for each check `name`'s cell runs; the warnings the
-    student's code raised meanwhile are added to `warnings_said` (see `warned`)."""
+    student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
     outcomes = []
-    with kernel_state_kept() as caught:
+    with kernel_state_kept():
         section, checks = checks_of(name)
-        student = Student(KernelWorker(section, namespace))
+        worker = KernelWorker(section, namespace)
+        student = Student(worker)
         for function in checks:
             try:
                 function(student)
@@ -215,22 +191,22 @@ def run_checks(name: str, namespace: dict, warnings_said: list | None = None) ->
                 outcomes.append((translated_title(function.grading), failure_message(error)))
             else:
                 outcomes.append((translated_title(function.grading), None))
-    if warnings_said is not None:
-        warnings_said += warned(caught)
+    if warned is not None:
+        warned += worker.warnings
     return outcomes
 
 
 def check(name: str, namespace: dict | None = None) -> None:
     """Run the self-check's checks of graded `name` on the notebook's code; one line per check."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
-    said: list[str] = []
-    outcomes = run_checks(name, namespace, said)
+    warned: list[dict] = []
+    outcomes = run_checks(name, namespace, warned)
     failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
     for title, message in outcomes:
         if message is None:
             print(_f("ok  {title}", title=title))
-    for warning in said:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
-        print(warning)
+    for warning in warned:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
+        print(warning_words(warning))
     if failed:
         raise NotebookCheckFailed("\n".join(failed))
 

@@ -37,6 +37,22 @@ def where_raised(error: dict) -> str:
     return _f(" ({where})", where=where)
 
 
+def heard(warnings: list, reply: dict) -> dict:
+    """`reply`, a worker's, after adding to `warnings` those of its warnings (the student's code raised
+    them; wire checked their shape) that it does not hold yet: the checks call the code many times."""
+    for warning in reply.get("warnings") or ():
+        if warning not in warnings:
+            warnings.append(warning)
+    return reply
+
+
+def warning_words(warning: dict) -> str:
+    """'warning from your code (the cell "def f(x):", line 3): UserWarning: ...': one warning the
+    student's code raised, as the worker sent it."""
+    return _f("warning from your code ({where}): {category}: {message}", where=place(warning),
+              category=warning["category"], message=shorten(warning["message"], 300))
+
+
 def memory_size(size: int) -> str:
     """A memory limit in the unit people set it in: "4 GiB", "512 MiB"."""
     return f"{size / GIB:g} GiB" if size >= GIB else f"{size / MIB:g} MiB"

@@ -164,7 +164,7 @@ def tolerance(device: str | None = None, scale: float = 1.0):
 def _as_tensor(value, what):
     if not isinstance(value, torch.Tensor):
         raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(value).__name__
-                             + ("" if value is None else " " + repr(value)[:60])))
+                             + ("" if value is None else " " + shorten(repr(value), 60))))
     return value
 
 

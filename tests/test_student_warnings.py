@@ -40,3 +40,14 @@ def test_the_student_s_warnings_are_notes_of_the_section_once_each():
 def test_a_reply_whose_warnings_do_not_fit_the_schema_is_refused(forged):
     with pytest.raises(wire.WireError):
         wire.check_reply({"ok": True, "warnings": forged})
+
+
+def test_code_that_warns_something_new_on_every_call_adds_a_bounded_number_of_notes():
+    from autograder.core.failures import WARNINGS_SHOWN, heard
+
+    kept: list = []
+    for call in range(50):
+        reply = {"ok": True, "warnings": [{"category": "UserWarning", "message": f"call {call}", "cell": "c",
+                                           "lineno": 3}] * 2}
+        assert heard(kept, reply) is reply
+    assert len(kept) == WARNINGS_SHOWN and kept[0]["message"] == "call 0" and kept[1]["message"] == "call 1"

@@ -9,6 +9,7 @@ from autograder.i18n import _, _f
 from autograder.core.harness import StudentFailure
 
 GIB, MIB = 1024**3, 1024**2
+WARNINGS_SHOWN = 10  # a section's warnings shown to the student, at most
 
 
 def tampering_failure(places: list[str]) -> StudentFailure:
@@ -39,9 +40,10 @@ def where_raised(error: dict) -> str:
 
 def heard(warnings: list, reply: dict) -> dict:
     """`reply`, a worker's, after adding to `warnings` those of its warnings (the student's code raised
-    them; wire checked their shape) that it does not hold yet: the checks call the code many times."""
+    them; wire checked their shape) that it does not hold yet: the checks call the code many times.
+    At most WARNINGS_SHOWN in all: code that warns something new on every call adds no page of notes."""
     for warning in reply.get("warnings") or ():
-        if warning not in warnings:
+        if warning not in warnings and len(warnings) < WARNINGS_SHOWN:
             warnings.append(warning)
     return reply
 

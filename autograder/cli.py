@@ -200,7 +200,7 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
             raise
         return 1
     result.submission = submission_name(args.submission)
-    text = render(result, args.format)
+    text = render(result, args.format, student=visible_only and not args.verbose)  # a student: no tier names
     if args.output:
         write_atomically(Path(args.output), text)
     else:

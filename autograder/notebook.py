@@ -43,7 +43,7 @@ from autograder.core.extract import banned_uses, cell_label, definition_source, 
 from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_module, home
-from autograder.core.failures import tampering_failure
+from autograder.core.failures import heard, tampering_failure, warning_words
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
@@ -121,6 +121,7 @@ class KernelWorker:
                                     "forbidden": list(section.forbidden), "forbidden_in": list(section.forbidden_in)})
         self.worker.namespace = namespace
         self.worker.locate = student_label
+        self.warnings: list[dict] = []  # those the student's code raised, once each (failures.heard)
 
     def source_of(self, name: str) -> str:
         return definition_source(self.cells, name)
@@ -133,7 +134,7 @@ class KernelWorker:
         self.ensure()
         # through the wire's encoding both ways, as across the process boundary: the same values arrive
         reply = serve.answer(self.worker, wire.loads(wire.dumps(message)))
-        return wire.loads_reply(wire.dumps(reply).rstrip(b"\n"))
+        return heard(self.warnings, wire.loads_reply(wire.dumps(reply).rstrip(b"\n")))
 
 
 @contextlib.contextmanager
@@ -144,6 +145,7 @@ def kernel_state_kept():
     try:
         # what the student's code prints or warns while checked stays out of the cell: nbgrader gives 0
         # to a test cell that writes to stderr, and a warning is a line on stderr
+        # (the student's own warnings come back from each call as data, and the cell shows them: check)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                 warnings.catch_warnings(record=True):
             yield
@@ -163,12 +165,14 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
-    """(title, None or the failure's message) for each check `name`'s cell runs."""
+def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None]]:
+    """(title, None or the failure's message) for each check `name`'s cell runs; the warnings the
+    student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
     outcomes = []
     with kernel_state_kept():
         section, checks = checks_of(name)
-        student = Student(KernelWorker(section, namespace))
+        worker = KernelWorker(section, namespace)
+        student = Student(worker)
         for function in checks:
             try:
                 function(student)
@@ -176,17 +180,22 @@ def run_checks(name: str, namespace: dict) -> list[tuple[str, str | None]]:
                 outcomes.append((translated_title(function.grading), failure_message(error)))
             else:
                 outcomes.append((translated_title(function.grading), None))
+    if warned is not None:
+        warned += worker.warnings
     return outcomes
 
 
 def check(name: str, namespace: dict | None = None) -> None:
     """Run the self-check's checks of graded `name` on the notebook's code; one line per check."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
-    outcomes = run_checks(name, namespace)
+    warned: list[dict] = []
+    outcomes = run_checks(name, namespace, warned)
     failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
     for title, message in outcomes:
         if message is None:
             print(_f("ok  {title}", title=title))
+    for warning in warned:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
+        print(warning_words(warning))
     if failed:
         raise NotebookCheckFailed("\n".join(failed))
 

@@ -11,7 +11,7 @@ its spec.
 import torch
 from torch import nn
 
-try:  # the course's checks, installed with the self-check (see README.md, step 2)
+try:  # the course's checks, installed with the self-check (see "Install (once)" in README.md)
     from autograder.notebook import check, check_close
 except ImportError:  # without them the notebook still runs, and its check cells say what they skipped
     def check(name, *args):

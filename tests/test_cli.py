@@ -143,6 +143,12 @@ def test_the_self_check_s_screen_is_quiet_one_plain_line_about_protection(tmp_pa
     assert quiet.stdout.startswith("Grading partial on cpu"), "the folder is named, not '.'"
     assert sum(line.startswith("self-check: ") for line in quiet.stderr.splitlines()) == 1, quiet.stderr
     assert "sandbox: tier" not in quiet.stderr
+    # no tier's name on the student's screen or in their report: where the code ran, in plain words
+    report = (tmp_path / "report.md").read_text() + (tmp_path / "report.html").read_text()
+    for said in (quiet.stdout, report):
+        assert "sandbox:" not in said and "namespaces" not in said and "landlock" not in said, said[:400]
+    assert "your code ran " in quiet.stdout.splitlines()[0] and "your code ran " in report
     verbose = subprocess.run(argv + ["--verbose"], capture_output=True, text=True, cwd=ROOT / "examples" / "partial",
                              env=env, timeout=300)
     assert "sandbox: tier" in verbose.stderr or "self-check: no sandbox" in verbose.stderr, verbose.stderr
+    assert "(sandbox: " in verbose.stdout.splitlines()[0], verbose.stdout[:200]

@@ -3,6 +3,7 @@ without the self-check installed."""
 from __future__ import annotations
 
 import builtins
+import linecache
 import subprocess
 import sys
 
@@ -172,3 +173,25 @@ def test_the_notebook_runs_the_visible_checks_module_itself():
     section, checks = notebook.checks_of("causal_mask")
     assert checks and {f.__module__ for f in checks} == {check_module(section.id)}
     assert all(f is getattr(sys.modules[check_module(section.id)], f.__name__) for f in checks)
+
+
+def test_the_warnings_the_student_s_code_raises_show_in_the_check_cell_once_each(capsys):
+    """Torch's own warning about the student's `.T` and the student's own warning, each once (the
+    checks call the code many times), on stdout with the cell and line; nothing on stderr."""
+    filename = "<notebook cell 12>"
+    source = ("import torch, warnings\n"
+              "def causal_mask(num_tokens, device=None):\n"
+              "    torch.ones(2, 3, 4).T\n"
+              "    warnings.warn('my mask is made on every call')\n"
+              "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device), 1)\n")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(source, filename, "exec"), namespace)
+    notebook.check("causal_mask", namespace)
+    shown = capsys.readouterr()
+    said = [line for line in shown.out.splitlines() if line.startswith("warning from your code")]
+    assert len(said) == 2, shown.out
+    assert '"import torch, warnings", line 3): UserWarning: The use of `x.T`' in said[0], said
+    assert said[0].endswith("the dimensions of a tensor."), said  # not where in torch's C++ it was raised
+    assert said[1].endswith("line 4): UserWarning: my mask is made on every call")
+    assert shown.err == ""

@@ -14,6 +14,7 @@ import torch
 from autograder.core.harness import CheckFailed, StudentFailure, close, expect, expect_shape
 from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the checks' names for them)
 from autograder.core.hints import device_hint
+from autograder.core.shortening import shorten
 from autograder.i18n import N_, _, _f
 
 WORKED_INPUTS = torch.tensor(
@@ -104,7 +105,7 @@ def run_where_made(run, *args, mistake: str, advice: str, **kwargs):
     is the one to name the mistake (on a CPU that call runs, and the meta device shows it instead)."""
     reply, failure = _run_or_raised(run, args, kwargs)
     if failure is not None and device_hint(failure.message):
-        raise CheckFailed(f"{failure.message[:600]}. {advice}", mistake=mistake) from None  # advice: translated
+        raise CheckFailed(f"{failure.shortened(600)}. {advice}", mistake=mistake) from None  # advice: translated
     return reply
 
 
@@ -239,12 +240,12 @@ def expect_raises(call, error: str, what: str, naming=()) -> str:
         raise CheckFailed(_f("{what} should raise {error}, but it returned {kind}", what=what, error=error,
                              kind=type(value).__name__))
     text = f"{raised}: {message}" if message else raised
-    expect(raised == error, _f("{what} should raise {error}; it raised {got}", what=what, error=error, got=text[:300]))
+    expect(raised == error, _f("{what} should raise {error}; it raised {got}", what=what, error=error, got=shorten(text, 300)))
     missing = [str(n) for n in naming
                if not re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w]|\.\d)", message)]
     expect(not missing, _f("{what} raised {error}({message}); the message should name "
                            "{names} so the user can see what was wrong", what=what, error=error,
-                           message=repr(message[:200]), names=_(" and ").join(map(str, naming))))
+                           message=repr(shorten(message, 200)), names=_(" and ").join(map(str, naming))))
     return message
 
 

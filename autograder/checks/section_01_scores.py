@@ -109,7 +109,7 @@ def test_dtype_and_device(student):
                     raise
                 raise CheckFailed(_f("{name} with {kind}: {error}. Most likely a tensor made "
                                      "without the inputs' dtype or device: {advice}", name=name, kind=kind,
-                                     error=failure.message[:300], advice=advice), mistake=OWN_BUFFER) from None
+                                     error=failure.shortened(300), advice=advice), mistake=OWN_BUFFER) from None
             value, devices = reply.value, reply.output_devices
             mixed = "; ".join(reply.mixed_devices[:2])
             expect(not mixed, _f("{name} with {kind} mixes devices ({mixed}): {advice}", name=name, kind=kind,

@@ -28,6 +28,7 @@ import torch
 from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections)
+from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 from autograder.worker.wire import TensorStub
@@ -204,14 +205,14 @@ def expect_on_input_device(student, name, args) -> None:
         if failure.kind != "raised":
             raise
         raise CheckFailed(_f("{name} on the meta device: {error}. Most likely a tensor made on "
-                             "the CPU: {advice}", name=name, error=failure.message[:300], advice=advice),
+                             "the CPU: {advice}", name=name, error=failure.shortened(300), advice=advice),
                           mistake=MASK_ON_CPU) from None
     mixed = "; ".join(reply.mixed_devices[:2])
     expect(not mixed, _f("{name} on the meta device mixes devices ({mixed}): {advice}", name=name, mixed=mixed,
                          advice=advice), mistake=MASK_ON_CPU)
     expect(reply.output_devices == ["meta"],
            _f("{name} on the meta device returned {value} instead of one tensor on that device", name=name,
-              value=f"{reply.value!r:.100}"))
+              value=shorten(repr(reply.value), 100)))
 
 
 @check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",
@@ -326,7 +327,7 @@ def test_device_portability(student):
                          mixed=mixed, advice=advice))
     expect(reply.output_devices == ["meta"],
            _f("after .to(device), CausalAttention.forward returned {value} instead of one tensor "
-              "on that device", value=f"{reply.value!r:.100}"))
+              "on that device", value=shorten(repr(reply.value), 100)))
 
 
 def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, device: str = "cpu"):

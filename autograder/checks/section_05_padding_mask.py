@@ -222,7 +222,7 @@ def test_key_padding_mask_device(student):
             raise
         raise CheckFailed(_f("key_padding_mask(tensor([3, 5, 1]), 5) fails when the default device is not the "
                              "lengths' device: {error}. Most likely a tensor is made without "
-                             "device=: {advice}", error=failure.message[:300], advice=advice),
+                             "device=: {advice}", error=failure.shortened(300), advice=advice),
                           mistake=KPM_DEVICE) from None
     mixed = "; ".join(reply.mixed_devices[:2])
     expect(not mixed, _f("key_padding_mask mixes devices ({mixed}) when the default device is not the lengths' "

@@ -37,6 +37,7 @@ from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, a
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
+from autograder.core.shortening import shorten
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
                                      expect_close, expect_shape)
 from autograder.i18n import N_, _, _f
@@ -390,10 +391,10 @@ def test_mha_device(student):
         except StudentFailure as failure:
             if failure.kind != "raised":
                 raise
-            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.message[:300], advice=advice)) from None
+            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.shortened(300), advice=advice)) from None
         mixed = "; ".join(reply.mixed_devices[:2])
         expect(not mixed, _f("after .to(device), MultiHeadAttention.forward mixes devices ({mixed}): {advice}", mixed=mixed, advice=advice))
         expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 2)
                and reply.output_devices == ["meta"],
                _f("after .to(device), MultiHeadAttention.forward returned {value} instead of one "
-                  "(2, 5, 2) tensor on that device", value=f"{reply.value!r:.100}"))
+                  "(2, 5, 2) tensor on that device", value=shorten(repr(reply.value), 100)))

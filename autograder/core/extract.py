@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 
 from autograder.core import magics
+from autograder.core.shortening import shorten
 from autograder.i18n import N_, _, _f
 
 MAX_CELLS = 5_000
@@ -108,9 +109,7 @@ def cell_label(source: str, number: int) -> str:
     first = next((line.strip() for line in source.split("\n") if line.strip()), "")
     if not first:
         return _f("code cell {number}", number=number)
-    if len(first) > LABEL_WIDTH:
-        first = first[:LABEL_WIDTH - 1].rstrip() + "…"
-    return _f('the cell "{first}"', first=first)
+    return _f('the cell "{first}"', first=shorten(first, LABEL_WIDTH))
 
 
 @functools.lru_cache(maxsize=256)

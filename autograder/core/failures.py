@@ -4,10 +4,12 @@ reader's language, with a hint where the evidence fits one (core/hints.py)."""
 from __future__ import annotations
 
 from autograder.core.hints import device_hint, hint_for
+from autograder.core.shortening import shorten
 from autograder.i18n import _, _f
 from autograder.core.harness import StudentFailure
 
 GIB, MIB = 1024**3, 1024**2
+WARNINGS_SHOWN = 10  # a section's warnings shown to the student, at most
 
 
 def tampering_failure(places: list[str]) -> StudentFailure:
@@ -36,6 +38,23 @@ def where_raised(error: dict) -> str:
     return _f(" ({where})", where=where)
 
 
+def heard(warnings: list, reply: dict) -> dict:
+    """`reply`, a worker's, after adding to `warnings` those of its warnings (the student's code raised
+    them; wire checked their shape) that it does not hold yet: the checks call the code many times.
+    At most WARNINGS_SHOWN in all: code that warns something new on every call adds no page of notes."""
+    for warning in reply.get("warnings") or ():
+        if warning not in warnings and len(warnings) < WARNINGS_SHOWN:
+            warnings.append(warning)
+    return reply
+
+
+def warning_words(warning: dict) -> str:
+    """'warning from your code (the cell "def f(x):", line 3): UserWarning: ...': one warning the
+    student's code raised, as the worker sent it."""
+    return _f("warning from your code ({where}): {category}: {message}", where=place(warning),
+              category=warning["category"], message=shorten(warning["message"], 300))
+
+
 def memory_size(size: int) -> str:
     """A memory limit in the unit people set it in: "4 GiB", "512 MiB"."""
     return f"{size / GIB:g} GiB" if size >= GIB else f"{size / MIB:g} MiB"
@@ -49,7 +68,7 @@ def worker_message(error: dict) -> str:
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             return _f("your code tried to allocate more than the {limit} limit", limit=memory_size(limit))
         return _("your code tried to allocate more memory than the machine has")
-    return str(error.get("message", ""))[:500]
+    return shorten(error.get("message", ""), 500)
 
 
 def mixing_words(mixing: dict) -> str:
@@ -76,13 +95,25 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
     if kind == "internal":
         return StudentFailure(_f("{label} could not be called: {message}", label=label, message=message),
                               kind="internal")
-    detail = f"{error.get('type', 'Exception')}: {message}" if message else error.get("type", "Exception")
-    device = device_hint(message)
-    if device:  # named first: a check that quotes a failure may shorten it, and the error says it less plainly
-        return StudentFailure(_f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=device,
-                                 error=detail, where=where), kind="raised", error={**error, "hint": ""})
-    hint = hint_for(str(error.get("type", "")), message, str(error.get("line") or ""))
-    text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
-    if hint:
-        text = _f("{failure}. {hint}", failure=text, hint=hint.said)
-    return StudentFailure(text, kind="raised", error={**error, "hint": hint.mistake if hint else ""})
+    error_type = str(error.get("type", "Exception"))
+    device = device_hint(message)  # named first: it says plainly what the error says less plainly
+    hint = None if device else hint_for(error_type, message, str(error.get("line") or ""))
+    words = raised_words(label, error_type, where, bool(device))
+    advice = device or (hint.said if hint else "")
+    return StudentFailure(words(message, advice), kind="raised", error={**error, "hint": hint.mistake if hint else ""},
+                          quoted=message, advice=advice, words=words)
+
+
+def raised_words(label: str, error_type: str, where: str, device: bool):
+    """The message of a call that raised, as a function of the exception's text and the advice (a device
+    hint, said first, or a hint said after): a check that quotes the failure in less room gives them
+    shorter, and the student's cell and line stay whole."""
+    def words(quoted: str, advice: str) -> str:
+        detail = f"{error_type}: {quoted}" if quoted else error_type
+        if device:
+            return _f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=advice, error=detail,
+                      where=where)
+        text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
+        return _f("{failure}. {hint}", failure=text, hint=advice) if advice else text
+
+    return words

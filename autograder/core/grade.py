@@ -13,6 +13,7 @@ import os
 import time
 
 from autograder.sandbox import tiers
+from autograder.core.failures import warning_words
 from autograder.core.results import GradeResult, SectionResult
 from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, HIDDEN_GLOB, SECTIONS, check_file, hidden_file
 from autograder.core.submission import SectionSource
@@ -240,5 +241,6 @@ def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     if worker.budget_spent:
         section.notes.append(_f("your code used up {budget}; the checks it left unrun score 0 (see each one)",
                                 budget=worker.budget.which()))
+    section.notes.extend(warning_words(warning) for warning in worker.warnings)
     section.printed = "\n".join(worker.printed)[:4000]
     return section

@@ -17,6 +17,7 @@ import math
 
 import torch
 
+from autograder.core.shortening import shorten
 from autograder.i18n import N_, _, _f
 
 
@@ -24,6 +25,8 @@ __all__ = ["check", "VISIBILITIES", "CheckFailed", "StudentFailure", "expect", "
            "tolerance", "DEVICE_TOLERANCES", "close", "differs_from_mistakes", "take_passing_figures", "Mistake", "describe"]
 
 # (rtol, atol) per device; atol is scaled by the magnitude of the values compared
+# the fewest characters of the student's exception a shortened message keeps (else the whole message is cut)
+QUOTED_AT_LEAST = 40
 DEVICE_TOLERANCES = {"cpu": (1e-5, 1e-6), "cuda": (1e-4, 1e-5), "meta": (0.0, 0.0)}
 # The device the current grading runs the student's code on (set by grade.run_checks): the
 # tolerance of a comparison that names no device. A check's reference is computed on the CPU, and
@@ -43,13 +46,30 @@ class StudentFailure(Exception):
     Raised by core/student.py when a call into the worker fails (the student's exception, a
     timeout, a worker that died), and by checks; a check that raises it earns no points."""
 
-    def __init__(self, message: str, kind: str = "raised", error: dict | None = None):
+    def __init__(self, message: str, kind: str = "raised", error: dict | None = None, quoted: str = "",
+                 advice: str = "", words=None):
         super().__init__(message)
         self.message = message
         self.kind = kind
         # what the student's code raised, as the worker described it (type, message, where, line):
         # checks read these fields, never the message's wording
         self.error = error or {}
+        # the exception's own text and the advice the message holds, and the message made from others
+        # (words(quoted, advice)): a shortened message shortens these and keeps the student's cell and line
+        self.quoted, self.advice, self.words = quoted, advice, words
+
+    def shortened(self, limit: int) -> str:
+        """The message in at most `limit` characters: the exception's text shortened first, then the
+        advice; the student's cell and line kept whole."""
+        over = len(self.message) - limit
+        if over <= 0 or self.words is None:
+            return shorten(self.message, limit)
+        quoted = shorten(self.quoted, max(len(self.quoted) - over, min(len(self.quoted), QUOTED_AT_LEAST)))
+        text = self.words(quoted, self.advice)
+        over = len(text) - limit
+        if over > 0 and self.advice:
+            text = self.words(quoted, shorten(self.advice, max(len(self.advice) - over, QUOTED_AT_LEAST)))
+        return shorten(text, limit)
 
 
 class CheckFailed(AssertionError):
@@ -125,7 +145,7 @@ def verdict(error: BaseException | None) -> tuple[str, str] | None:
     if isinstance(error, StudentFailure):
         return error.message, error.kind
     if isinstance(error, AssertionError) and str(error):
-        return str(error).split("\nassert")[0][:500], "check"
+        return shorten(str(error).split("\nassert")[0], 500), "check"
     return None
 
 
@@ -144,7 +164,7 @@ def tolerance(device: str | None = None, scale: float = 1.0):
 def _as_tensor(value, what):
     if not isinstance(value, torch.Tensor):
         raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(value).__name__
-                             + ("" if value is None else " " + repr(value)[:60])))
+                             + ("" if value is None else " " + shorten(repr(value), 60))))
     return value
 
 

@@ -123,6 +123,16 @@ class GradeResult:
                  + ([_f("torch {version}", version=self.torch)] if self.torch else []))
         return _(", ").join(parts)
 
+    @property
+    def plain_provenance(self) -> str:
+        """What a student reads of where their code ran: one plain phrase (no tier, no layer), and torch."""
+        ran = ""
+        if self.sandbox:
+            ran = _("your code ran in a protected process") if self.sandbox != "none" else _(
+                "your code ran without protection, as you")
+        parts = ([ran] if ran else []) + ([_f("torch {version}", version=self.torch)] if self.torch else [])
+        return _(", ").join(parts)
+
     # The bonus rule: a bonus section's points add to the score but not to the maximum, so that
     # a student can pass the maximum ("64 / 60 (including 4 / 10 bonus)").
     @property

@@ -21,7 +21,7 @@ import torch
 
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.failures import describe_failure, mixing_words, place, tampering_failure, worker_message
+from autograder.core.failures import describe_failure, heard, mixing_words, place, tampering_failure, worker_message
 from autograder.core.hints import RETURNED_ELSEWHERE
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
@@ -70,6 +70,7 @@ class SectionWorker:
         self.load_report: list = []
         self.defined: list = []
         self.printed: list[str] = []
+        self.warnings: list[dict] = []  # those the student's code raised, once each (failures.heard)
         self.load_failure: str | None = None
         self.sources: dict[str, str] = {}  # graded name -> its code (source_of)
         self.next_up: SectionWorker | None = None  # the section graded next: prepared when this one starts
@@ -286,7 +287,7 @@ class SectionWorker:
             raise StudentFailure(
                 _f("{label} stopped the grading worker (it exited, crashed, or hit the memory limit)", label=label),
                 kind="died")
-        return reply
+        return heard(self.warnings, reply)
 
 
 class Student:

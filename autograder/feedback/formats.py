@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-import unicodedata
 import xml.etree.ElementTree as ET
 
 from autograder.core.results import WEAK_WARNING, GradeResult, encodable
+from autograder.core.shortening import breakable, display_width, shorten
 from autograder.i18n import _, _f
 
 FORMATS = ("table", "json", "junit", "markdown")
@@ -59,33 +59,53 @@ def terminal_text(text) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", encodable(text))
 
 
-def render(result: GradeResult, fmt: str) -> str:
-    return {"table": table, "json": as_json, "junit": junit, "markdown": markdown}[fmt](result)
+def render(result: GradeResult, fmt: str, student: bool = False) -> str:
+    """`result` in the format `fmt`; student: for a student's own screen (the table's and Markdown's
+    line on where the code ran in plain words; JSON and JUnit keep the tier: machines read it)."""
+    if fmt in ("table", "markdown"):
+        return {"table": table, "markdown": markdown}[fmt](result, student)
+    return {"json": as_json, "junit": junit}[fmt](result)
 
 
 def as_json(result: GradeResult) -> str:
     return json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
 
 
-def display_width(text: str) -> int:
-    """Columns `text` takes in a terminal: an East Asian wide or full-width character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+# Chinese line breaking (kinsoku, as in CLDR's and UAX #14's rules): no line starts with a closing
+# bracket, a closing quote or a stop, comma or colon, and none ends with an opening bracket or quote
+NO_LINE_START = frozenset("\uff09\u3011\u300d\u300f\u300b\u3009\u201d\u2019\uff3d\uff5d"
+                          "\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f\u2026\u00b7\u30fb)]},.;:!?")
+NO_LINE_END = frozenset("\uff08\u3010\u300c\u300e\u300a\u3008\u201c\u2018\uff3b\uff5b([{")
 
 
 def wrap(text: str, columns: int) -> list[str]:
     """`text` in lines of at most `columns` display columns: textwrap's lines where every character
     is narrow (English), else lines broken at spaces or between wide characters, which Chinese
-    writes without spaces, each wide character counted as two columns."""
+    writes without spaces, each wide character counted as two columns, never before a closing mark
+    or after an opening one (such a mark goes to the next line with its neighbour)."""
     if display_width(text) == len(text):
         return textwrap.wrap(text, columns)
-    lines, line = [], ""
-    for piece in re.findall(r"\s+|[\u2e80-\uffef]|[^\s\u2e80-\uffef]+", text):
-        if line and display_width(line + piece.rstrip()) > columns:
-            lines.append(line.rstrip())
-            line = "" if piece.isspace() else piece
-        else:
-            line += piece
-    return [*lines, line.rstrip()] if line.strip() else lines
+    lines, rest = [], " ".join(text.split())
+    while display_width(rest) > columns:
+        end, width = 0, 0
+        while width + display_width(rest[end]) <= columns:
+            width, end = width + display_width(rest[end]), end + 1
+        # the last break the rules allow that fits; else the first past it, else none (a line a little
+        # long beats a word cut in two or a line that starts with a stop)
+        cut = next((i for i in range(end, 0, -1) if line_may_break(rest, i)), None) or next(
+            (i for i in range(end + 1, len(rest)) if line_may_break(rest, i)), len(rest))
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return [*lines, rest] if rest else lines
+
+
+def line_may_break(text: str, index: int) -> bool:
+    """Whether a line may end before text[index]: at a space or beside a wide character, and neither
+    a closing mark starting the next line nor an opening one ending this line."""
+    before, after = text[:index].rstrip(), text[index:].lstrip()
+    if not before or not after or not breakable(text, index):
+        return False
+    return after[0] not in NO_LINE_START and before[-1] not in NO_LINE_END
 
 
 def status_marks() -> tuple[str, str]:
@@ -99,10 +119,16 @@ def status_marks() -> tuple[str, str]:
     return tuple(mark + " " * (width - display_width(mark)) for mark in (passed, failed))
 
 
-def table(result: GradeResult) -> str:
+def provenance(result: GradeResult, student: bool) -> str:
+    """Where the code ran: in plain words for a student, with the sandbox's tier for instructors."""
+    return result.plain_provenance if student else result.provenance
+
+
+def table(result: GradeResult, student: bool = False) -> str:
     names = {"submission": terminal_text(result.submission), "device": result.device}
-    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=result.provenance, **names)
-             if result.provenance else _f("Grading {submission} on {device}", **names)]
+    ran = provenance(result, student)
+    lines = [_f("Grading {submission} on {device} ({provenance})", provenance=ran, **names)
+             if ran else _f("Grading {submission} on {device}", **names)]
     lines += [f"!! {_(WEAK_WARNING)}", ""] if result.weak else [""]
     passed, failed = status_marks()
     indent = " " * (10 + display_width(passed))  # under the check's points: "  " mark " " points
@@ -120,15 +146,16 @@ def table(result: GradeResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown_notices(result: GradeResult, escape=md_text) -> list[str]:
-    """The lines under a Markdown report's heading: the weak-sandbox warning, the tier and torch."""
+def markdown_notices(result: GradeResult, escape=md_text, student: bool = False) -> list[str]:
+    """The lines under a Markdown report's heading: the weak-sandbox warning, where the code ran, torch."""
     lines = [_f("> **Warning:** {warning}", warning=escape(_(WEAK_WARNING))), ""] if result.weak else []
-    return lines + ([f"_{escape(result.provenance)}_", ""] if result.provenance else [])
+    ran = provenance(result, student)
+    return lines + ([f"_{escape(ran)}_", ""] if ran else [])
 
 
-def markdown(result: GradeResult) -> str:
+def markdown(result: GradeResult, student: bool = False) -> str:
     lines = [_f("## Attention course: {total}", total=result.total_text()), ""]
-    lines += markdown_notices(result)
+    lines += markdown_notices(result, student=student)
     lines += [_("| section | score |"), "|---|---|"]
     # section ids, titles and check names are the grader's own (ids stay greppable, 01_scores);
     # notes and messages quote student code: escaped
@@ -165,6 +192,6 @@ def junit(result: GradeResult) -> str:
             case = _element(suite, "testcase", classname=section.id, name=c.name)
             if not c.passed:
                 message = xml_text(c.message)
-                failure = _element(case, "failure", message=message[:500], type=c.kind or "check")
+                failure = _element(case, "failure", message=shorten(message, 500), type=c.kind or "check")
                 failure.text = message
     return ET.tostring(suites, encoding="unicode") + "\n"

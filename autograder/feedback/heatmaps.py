@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from autograder.core.shortening import shorten
 from autograder.feedback import svg
 from autograder.feedback.colours import RDBU_R_ANCHORS, diverging
 from autograder.feedback.formats import display_width
@@ -75,14 +76,8 @@ def cell_text(value: float) -> str:
 
 
 def _shorten(text: str, limit: int) -> str:
-    """`text` cut to `limit` columns (a Chinese character takes two), with an ellipsis where it was cut."""
-    text = str(text)
-    if display_width(text) <= limit:
-        return text
-    text = text[:limit]  # each character takes a column at least
-    while display_width(text) > limit - 1:
-        text = text[:-1]
-    return text + "\u2026"
+    """`text` in at most `limit` columns (a Chinese character takes two), cut between words."""
+    return shorten(text, limit, measure=display_width)
 
 
 def panel_titles() -> tuple[str, str, str]:

@@ -201,7 +201,7 @@ def _html_top(result: GradeResult, notices) -> list[str]:
             "<h1>" + _("Attention course: your feedback") + "</h1>",
             *(['<p class="weak">' + _f("<strong>Warning:</strong> {warning}", warning=esc(_(WEAK_WARNING))) + "</p>"]
               if result.weak else []),
-            *([f'<p class="provenance">{esc(result.provenance)}</p>'] if result.provenance else []),
+            *([f'<p class="provenance">{esc(result.plain_provenance)}</p>'] if result.plain_provenance else []),
             *[f'<p class="update">{esc(notice)}</p>' for notice in notices],
             '<p class="total">' + _f('Total: <strong id="total">{total}</strong>', total=esc(total))
             + (_f(" for <code>{submission}</code>", submission=esc(result.submission)) if result.submission else "")
@@ -303,7 +303,7 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
     lines = [_f("## Attention course feedback: {total}", total=result.total_text(_points)), ""]
     if result.submission:
         lines += [_f("Submission: {submission}", submission=_md(result.submission)), ""]
-    lines += markdown_notices(result, _md)
+    lines += markdown_notices(result, _md, student=True)  # a report is the student's: plain words
     lines += [line for notice in notices for line in (f"> {_md(notice)}", "")]
     lines += [_("| section | title | score | checks passed |"), "|---|---|---|---|"]
     for section in result.sections:

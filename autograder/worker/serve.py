@@ -10,11 +10,13 @@ import copy
 import linecache
 import sys
 import types
+import warnings
 
 import torch
 
 from . import gpu, guards, wire
-from .student_code import STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, no_shell, student_cell
+from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
+                           no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
 
 
@@ -152,23 +154,28 @@ class Worker:
             module.zero_grad(set_to_none=True)
         guards.watching(self.banned_apis if banned else ())
         made_on = NewTensorsOn(default_device) if default_device is not None else contextlib.nullcontext()
-        try:
-            with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
-                watching = watch if request.get("watch", True) else contextlib.nullcontext()
-                with watching, made_on:
-                    result = target["func"](*args, **kwargs)
-                if isinstance(result, torch.nn.Module) and device.type != "meta":
-                    result.to(device)
-                grads = self.backward(request, result, module, args)
-        except BaseException as error:
-            seen = guards.stop_watching()
-            return {"ok": False, "error": describe_error(error, locate=self.locate),
-                    "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed}
-        finally:
-            sys.stdout.flush()
+        # every warning the call raises, each time (the student's are sent back: describe_warnings)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
+                    watching = watch if request.get("watch", True) else contextlib.nullcontext()
+                    with watching, made_on:
+                        result = target["func"](*args, **kwargs)
+                    if isinstance(result, torch.nn.Module) and device.type != "meta":
+                        result.to(device)
+                    grads = self.backward(request, result, module, args)
+            except BaseException as error:
+                seen = guards.stop_watching()
+                return {"ok": False, "error": describe_error(error, locate=self.locate),
+                        "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
+                        "warnings": describe_warnings(caught, self.locate)}
+            finally:
+                sys.stdout.flush()
         seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
         reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count,
-                 "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed}
+                 "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
+                 "warnings": describe_warnings(caught, self.locate)}
         if request.get("return_args"):
             reply["args_after"] = [wire.encode(a) for a in args]
         if grads is not None:

@@ -2,6 +2,7 @@
 what it raised, located in the student's own cells (their label and line) for the trusted side.
 """
 import contextlib
+import re
 import signal
 import threading
 import traceback
@@ -33,6 +34,31 @@ def student_cell(filename: str):
     if filename.startswith(STUDENT_FILE_PREFIX):
         return filename[len(STUDENT_FILE_PREFIX):-1]
     return None
+
+
+MAX_WARNINGS = 10  # a call's warnings sent back, at most (a loop that warns each time sends ten)
+# where in torch's C++ a warning was raised: nothing a student can act on
+TORCH_SOURCE = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?\s*$")
+
+
+def describe_warnings(caught, locate=student_cell) -> list:
+    """The warnings of `caught` (warnings.catch_warnings(record=True)) raised at a line of the
+    student's cells, once each, as data: torch's own warning about the student's `x.T` is raised at
+    the student's line and is one; those raised inside torch, the standard library or the grader (the
+    checks' calls on the meta device, the grader's probes) are not the student's doing and are left out."""
+    described = []
+    for warning in caught:
+        label = locate(str(warning.filename))
+        if label is None:
+            continue
+        entry = {"category": warning.category.__name__[:100],
+                 "message": TORCH_SOURCE.sub("", str(warning.message)).strip()[:500],
+                 "cell": label, "lineno": int(warning.lineno or 0)}
+        if entry not in described:
+            described.append(entry)
+        if len(described) == MAX_WARNINGS:
+            break
+    return described
 
 
 def describe_error(error: BaseException, kind: str = "raised", locate=student_cell) -> dict:

@@ -110,6 +110,12 @@ def _is_mixing(value) -> bool:
             and _is_text_list(value["devices"], limit=8))
 
 
+def _is_warning(value) -> bool:
+    # a warning the student's code raised: its category's name, its text, and the cell and line as data
+    return (isinstance(value, dict) and set(value) == {"category", "message", "cell", "lineno"}
+            and all(isinstance(value[k], str) for k in ("category", "message", "cell")) and _is_count(value["lineno"]))
+
+
 def _is_grads(value) -> bool:
     return (isinstance(value, dict) and set(value) <= {"params", "args", "graph"}
             and isinstance(value.get("graph", True), bool))
@@ -128,6 +134,7 @@ REPLY_FIELDS = {
     "grads": _is_grads,
     "error": _is_error,
     "printed": lambda v: isinstance(v, str),
+    "warnings": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_warning, v)),
 }
 
 

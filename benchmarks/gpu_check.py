@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import gpu_catalogue  # noqa: E402
 import gpu_compare  # noqa: E402
 import gpu_isolation  # noqa: E402
+import gpu_timing  # noqa: E402
+from gpu_timing import run, step_timings  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CUDA_OUTPUT = RESULTS / "gpu-check.json"
@@ -57,6 +58,7 @@ CPU_OUTPUT = RESULTS / "gpu-check-cpu-mode.json"
 SUITE = ("tests/test_gpu_check.py", "tests/test_tiers.py", "tests/test_hostile_input.py")
 EXAMPLES = ("correct", "partial")
 NO_GPU = "no CUDA GPU on this machine"
+STEPS = ("parity", "sandbox", "timings", "scaling", "catalogue", "batch", "tests")
 
 
 def cuda_present() -> bool:
@@ -64,14 +66,6 @@ def cuda_present() -> bool:
     import torch  # the grading processes it starts inherit the way of asking (see core/options.py)
 
     return torch.cuda.is_available()
-
-
-def run(command: list[str], timeout: float = 600, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})})
-    return done, time.perf_counter() - started
 
 
 def environment(cuda: bool) -> dict:
@@ -313,29 +307,13 @@ def landlock_tier(cuda: bool, scratch: Path, record: dict) -> None:
         record["failures"].append(f"the Landlock tier's worker saw no GPU: {line}")
 
 
-def step_timings(cuda: bool, record: dict, repeat: int = 3) -> None:
-    timings = record["timings"]
-    floor = [run([sys.executable, "-c", "import torch"])[1] for _ in range(repeat)]
-    timings["import_torch_s"] = round(statistics.median(floor), 2)
-    if cuda:
-        started = []
-        for _ in range(repeat):
-            done, seconds = run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); "
-                                                       "torch.cuda.synchronize()"])
-            if done.returncode != 0:
-                raise RuntimeError(f"starting CUDA alone failed: {done.stderr.strip()[-300:]}")
-            started.append(seconds)
-        timings["import_torch_and_cuda_context_s"] = round(statistics.median(started), 2)
-        timings["cuda_context_s"] = round(timings["import_torch_and_cuda_context_s"] - timings["import_torch_s"], 2)
-        match = re.search(r"context started in ([0-9.]+) s", record["sandbox_lines"].get("cuda", ""))
-        if match:
-            timings["worker_cuda_context_s"] = float(match.group(1))
-        timings["grade_correct_cuda_over_import_torch"] = round(
-            timings["grade_correct_cuda_s"] / timings["import_torch_s"], 2)
-    timings["grade_correct_cpu_over_import_torch"] = round(timings["grade_correct_cpu_s"] / timings["import_torch_s"], 2)
-
-
 # --------------------------------------------------------------------------------------------- main
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
 
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -350,7 +328,12 @@ def parse(argv):
     parser.add_argument("--jobs", type=int, default=4, help="batch jobs sharing the device (default %(default)s)")
     parser.add_argument("--deadline", type=float, default=420,
                         help="seconds after which no further step starts (default %(default)s)")
-    parser.add_argument("--steps", default="parity,sandbox,catalogue,batch,tests,timings",
+    parser.add_argument("--scaling-jobs", type=gpu_timing.jobs_option, default=gpu_timing.SCALING_JOBS,
+                        help="the batch --jobs values of the scaling step, comma-separated (default "
+                             f"{','.join(map(str, gpu_timing.SCALING_JOBS))}; those above the CPU count are skipped)")
+    parser.add_argument("--class-size", type=positive, default=gpu_timing.CLASS_SIZE,
+                        help="students in the scaling step's class (default %(default)s)")
+    parser.add_argument("--steps", default=",".join(STEPS),
                         help="which steps to run, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -372,10 +355,12 @@ def main(argv=None) -> int:
         # once, so a run stopped at its time limit still leaves what it found
         for name, step in (("parity", lambda: step_parity(cuda, scratch, record)),
                            ("sandbox", lambda: step_sandbox(cuda, scratch, record)),
+                           ("timings", lambda: step_timings(cuda, record)),
+                           ("scaling", lambda: gpu_timing.step_scaling(scratch, args.scaling_jobs,
+                                                                       args.class_size, record)),
                            ("catalogue", lambda: step_catalogue(cuda, per_section, args.processes, record)),
                            ("batch", lambda: step_batch(cuda, scratch, args.jobs, record)),
-                           ("tests", lambda: step_tests(cuda, suite, scratch, record)),
-                           ("timings", lambda: step_timings(cuda, record))):
+                           ("tests", lambda: step_tests(cuda, suite, scratch, record))):
             if name not in steps:
                 record["skipped"][name] = "not asked for (--steps)"
                 continue
@@ -417,6 +402,8 @@ def summary(record: dict, output: Path) -> None:
         print(f"  skipped: {what}: {why}")
     for key, value in record["timings"].items():
         print(f"  {key}: {value}")
+    if record.get("batch_scaling"):
+        print(gpu_timing.scaling_text(record["batch_scaling"]))
     for failure in record["failures"]:
         print(f"  FAILED: {failure}")
     print(f"gpu_check: {'passed' if record['passed'] else 'FAILED'}; written to {output}")

@@ -282,11 +282,11 @@ def test_skipped_gpu_tests_are_never_counted_as_passed(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_check, "pytest_run",
                         lambda *a: {"passed": 0, "failed": 0, "skipped": 2, "seconds": 1.0, "tail": []})
     record = {"skipped": {}, "failures": []}
-    gpu_check.step_tests(True, [], tmp_path, record)
+    gpu_check.step_tests(True, tmp_path, record)
     assert record["gpu_tests_passed"] == 0
     assert record["failures"] == ["with a GPU present, 2 gpu tests were skipped and 0 passed"]
     record = {"skipped": {}, "failures": []}
-    gpu_check.step_tests(False, [], tmp_path, record)
+    gpu_check.step_tests(False, tmp_path, record)
     assert record["failures"] == [] and "not counted as passed" in record["skipped"]["gpu tests"]
 
 

@@ -428,6 +428,19 @@ def test_the_scaling_options_refuse_a_bad_value_in_one_line(option, tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
+def test_a_suite_stopped_at_the_limit_is_a_failure_and_the_findings_are_written(monkeypatch, tmp_path):
+    def pytest_run(arguments, scratch, name, timeout):
+        assert timeout <= 5
+        raise subprocess.TimeoutExpired(["pytest"], timeout)
+
+    monkeypatch.setattr(gpu_check, "pytest_run", pytest_run)
+    out = tmp_path / "check.json"
+    assert gpu_check.main(["--steps", "suite", "--limit", "5", "--output", str(out)]) == 1
+    record = json.loads(out.read_text())
+    assert record["complete"] is True and record["passed"] is False
+    assert [f.split(":")[0] for f in record["failures"]] == ["suite"] and "TimeoutExpired" in record["failures"][0]
+
+
 @pytest.mark.slow
 def test_the_cuda_branches_run_end_to_end_with_the_cpu_standing_in(monkeypatch, tmp_path):
     """The check's CUDA branches, which only a GPU machine runs for real, rehearsed here with every

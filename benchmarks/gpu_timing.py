@@ -11,7 +11,7 @@ below wall seconds).
 scaling: a class of copies of the examples (correct, partial and the blank template, in turn)
 graded on the CPU by `batch --jobs J` for each J, each into a fresh folder: wall seconds,
 students per second, CPU seconds per student (the kernel's account of waited-for children, from
-getrusage(RUSAGE_CHILDREN) before and after), and whether every J gave every student the same
+getrusage(RUSAGE_CHILDREN) before and after: a lower bound, see CPU_METHOD), and whether every J gave every student the same
 grades as the first J. A J above the machine's CPU count is skipped, saying so.
 """
 from __future__ import annotations
@@ -32,7 +32,9 @@ KINDS = {"correct": ROOT / "examples" / "correct", "partial": ROOT / "examples" 
          "blank": ROOT / "student_template"}
 SCALING_JOBS = (1, 4, 8, 14)
 CLASS_SIZE = 42
-CPU_METHOD = "getrusage(RUSAGE_CHILDREN) deltas: processes waited for, their own waited-for children included"
+# as benchmarks/grade_speed.py found, this leaves out the sandboxed workers (their zygote reaps them, and
+# is not itself waited for): a lower bound, to compare between J rather than with grade_speed's cgroup figure
+CPU_METHOD = "getrusage(RUSAGE_CHILDREN) deltas: waited-for processes only, the sandboxed workers left out"
 NOT_COMPARED = ("sandbox",)  # the sandbox line names the tier, the same for every J; the rest are grades
 
 

@@ -26,12 +26,12 @@ The budget, 480 s (ci/gpu_check.sh's limit), from what was measured: on the H200
 cores) parity took 50 s, sandbox 13, the whole catalogue 48, batch 40 (150 s), and the tests with
 the suite did not end within the 330 s left, so the suite comes last and is stopped at --limit
 (465 s), failed, the JSON written. On 2 loaded cores (load 5 to 6) the timings step took 34 s
-(floor 4.9 s, grade 6.5 s, three each) and 12 students took 20 s at --jobs 1. Taking that
-machine's CPU grade as 4 times slower (11.9 s there against 2.8 s here): timings about 3 x (5 + 12)
-= 51 s; scaling 42 students about 4 x 17 s = 70 s at J=1, then 30, 21 and 17 s at 4, 8 and 14 (a
-batch's start-up, about 12 s there, plus 70 / J): 140 s. 150 + 4 gpu tests (about 40 s) + 51 +
-140 = 380 s (the 40 s a guess), under the 420 s --deadline after which no step starts; the
-suite gets the 85 s left.
+(floor 4.9 s, grade 6.5 s, three each), and 42 students took 45 s at --jobs 1 (17 s idle).
+Taking that machine's CPU grade as 4 times slower (11.9 s there against 2.8 s here): timings
+about 3 x (5 + 12) = 51 s; scaling 42 students about 4 x 17 s = 70 s at J=1, then 30, 21 and
+17 s at 4, 8 and 14 (a batch's start-up, about 12 s there, plus 70 / J): 140 s. 150 + the 4 gpu
+tests (40 s, a guess) + 51 + 140 = 380 s, under the 420 s --deadline after which no step
+starts; the suite gets the 85 s left.
 
 Without a GPU it runs in CPU mode: every step that needs none runs on the CPU, the others are
 listed under "skipped" with the reason, no CUDA figure is written, and the JSON goes to

@@ -1,27 +1,37 @@
 """The grader's CUDA path, proven in one run on a machine with a GPU (run by ci/gpu_check.sh).
 
     python benchmarks/gpu_check.py [--output FILE] [--processes N] [--jobs N] [--catalogue all|N]
-                                   [--suite FILE ...] [--steps parity,sandbox,...] [--deadline S]
+                                   [--suite FILE ...] [--steps parity,sandbox,...] [--deadline S] [--limit S]
+                                   [--scaling-jobs 1,4,8,14] [--class-size 42]
 
 Steps, in this order, each recorded with what it found (or why it was skipped), the findings
-written after each one (a run stopped at its time limit leaves what it found; `complete` says
-whether every step ran):
+written after each one (`complete` says whether every step ran):
 
 1. parity: `grade examples/correct` and `examples/partial` with --device cuda and --device cpu,
    compared check by check (score and message) and per section;
 2. sandbox: the tier, the GPU seen from inside the confined worker (the namespaces tier, and the
    Landlock tier through tests/platforms.py's container where the machine can build it), and a
    worker that reaches neither the network nor another process's GPU memory;
-3. catalogue: every catalogued mistake graded on both devices, each losing the same checks
-   (a device mistake loses more on the GPU, each extra loss naming the mistake), and the
-   GPU-only mistakes (a mask made on the CPU in forward, a mask kept as a plain attribute,
-   .numpy() on a GPU tensor), each caught on the GPU with a message that names it;
-4. batch: a class of copies of the examples graded by several batch jobs at once (on a GPU: all
-   of them, and their workers, sharing it), each student as `grade` scored them;
-5. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py`), then the suite that applies
-   (the files of --suite);
-6. timings: a whole grade on each device against `python -c "import torch"`, the CUDA
-   context's start-up apart.
+3. catalogue: every catalogued mistake graded on both devices (a device mistake may lose more on
+   the GPU, each extra loss naming it), and the GPU-only mistakes, each caught on the GPU;
+4. batch: a class of copies of the examples graded by --jobs batch jobs sharing the device;
+5. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py`);
+6. timings: a CPU grade alone against `python -c "import torch"` (gpu_timing.py), the CUDA
+   context's start-up apart;
+7. scaling: a class of --class-size students graded on the CPU by `batch --jobs J` for each J of
+   --scaling-jobs (gpu_timing.py): the `batch_scaling` table, the same grades at every J;
+8. suite: the files of --suite, in the time left before --limit.
+
+The budget, 480 s (ci/gpu_check.sh's limit), from what was measured: on the H200 machine (16
+cores) parity took 50 s, sandbox 13, the whole catalogue 48, batch 40 (150 s), and the tests with
+the suite did not end within the 330 s left, so the suite comes last and is stopped at --limit
+(465 s), failed, the JSON written. On 2 loaded cores (load 5 to 6) the timings step took 34 s
+(floor 4.9 s, grade 6.5 s, three each), and 42 students took 45 s at --jobs 1 (17 s idle).
+Taking that machine's CPU grade as 4 times slower (11.9 s there against 2.8 s here): timings
+about 3 x (5 + 12) = 51 s; scaling 42 students about 4 x 17 s = 70 s at J=1, then 30, 21 and
+17 s at 4, 8 and 14 (a batch's start-up, about 12 s there, plus 70 / J): 140 s. 150 + the 4 gpu
+tests (40 s, a guess) + 51 + 140 = 380 s, under the 420 s --deadline after which no step
+starts; the suite gets the 85 s left.
 
 Without a GPU it runs in CPU mode: every step that needs none runs on the CPU, the others are
 listed under "skipped" with the reason, no CUDA figure is written, and the JSON goes to
@@ -36,7 +46,6 @@ import json
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +59,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import gpu_catalogue  # noqa: E402
 import gpu_compare  # noqa: E402
 import gpu_isolation  # noqa: E402
+import gpu_timing  # noqa: E402
+from gpu_timing import run, step_timings  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CUDA_OUTPUT = RESULTS / "gpu-check.json"
@@ -57,6 +68,7 @@ CPU_OUTPUT = RESULTS / "gpu-check-cpu-mode.json"
 SUITE = ("tests/test_gpu_check.py", "tests/test_tiers.py", "tests/test_hostile_input.py")
 EXAMPLES = ("correct", "partial")
 NO_GPU = "no CUDA GPU on this machine"
+STEPS = ("parity", "sandbox", "catalogue", "batch", "tests", "timings", "scaling", "suite")
 
 
 def cuda_present() -> bool:
@@ -64,14 +76,6 @@ def cuda_present() -> bool:
     import torch  # the grading processes it starts inherit the way of asking (see core/options.py)
 
     return torch.cuda.is_available()
-
-
-def run(command: list[str], timeout: float = 600, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})})
-    return done, time.perf_counter() - started
 
 
 def environment(cuda: bool) -> dict:
@@ -125,8 +129,9 @@ def pytest_run(arguments: list[str], scratch: Path, name: str, timeout: float) -
     return counts
 
 
-def step_tests(cuda: bool, suite: list[str], scratch: Path, record: dict) -> None:
-    gpu = pytest_run(["-m", "gpu", "tests/test_gpu.py"], scratch, "gpu", 300)
+def step_tests(cuda: bool, scratch: Path, record: dict, seconds_left: float = 300) -> None:
+    """The `gpu` tests, the GPU proof's own (the suite runs apart, last: step_suite)."""
+    gpu = pytest_run(["-m", "gpu", "tests/test_gpu.py"], scratch, "gpu", min(300.0, seconds_left))
     record["gpu_tests"] = gpu
     record["gpu_tests_passed"], record["gpu_tests_failed"] = gpu["passed"], gpu["failed"]
     if gpu["failed"]:
@@ -136,11 +141,17 @@ def step_tests(cuda: bool, suite: list[str], scratch: Path, record: dict) -> Non
     elif gpu["skipped"] or not gpu["passed"]:
         record["failures"].append(f"with a GPU present, {gpu['skipped']} gpu tests were skipped and "
                                   f"{gpu['passed']} passed")
-    if suite:
-        rest = pytest_run(list(suite), scratch, "suite", 420)
-        record["suite"] = {"files": list(suite), **rest}
-        if rest["failed"] or not rest["passed"]:
-            record["failures"].append(f"the suite: {rest['failed']} failed, {rest['passed']} passed: {rest['tail']}")
+
+
+def step_suite(suite: list[str], scratch: Path, record: dict, seconds_left: float) -> None:
+    """The suite that applies, in the time left before --limit (stopped then, and failed)."""
+    if not suite:
+        record["skipped"]["suite"] = "no test file asked for (--suite none)"
+        return
+    rest = pytest_run(list(suite), scratch, "suite", max(1.0, seconds_left))
+    record["suite"] = {"files": list(suite), **rest}
+    if rest["failed"] or not rest["passed"]:
+        record["failures"].append(f"the suite: {rest['failed']} failed, {rest['passed']} passed: {rest['tail']}")
 
 
 def grade(example: str, device: str, scratch: Path) -> tuple[dict, str, float]:
@@ -313,29 +324,13 @@ def landlock_tier(cuda: bool, scratch: Path, record: dict) -> None:
         record["failures"].append(f"the Landlock tier's worker saw no GPU: {line}")
 
 
-def step_timings(cuda: bool, record: dict, repeat: int = 3) -> None:
-    timings = record["timings"]
-    floor = [run([sys.executable, "-c", "import torch"])[1] for _ in range(repeat)]
-    timings["import_torch_s"] = round(statistics.median(floor), 2)
-    if cuda:
-        started = []
-        for _ in range(repeat):
-            done, seconds = run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); "
-                                                       "torch.cuda.synchronize()"])
-            if done.returncode != 0:
-                raise RuntimeError(f"starting CUDA alone failed: {done.stderr.strip()[-300:]}")
-            started.append(seconds)
-        timings["import_torch_and_cuda_context_s"] = round(statistics.median(started), 2)
-        timings["cuda_context_s"] = round(timings["import_torch_and_cuda_context_s"] - timings["import_torch_s"], 2)
-        match = re.search(r"context started in ([0-9.]+) s", record["sandbox_lines"].get("cuda", ""))
-        if match:
-            timings["worker_cuda_context_s"] = float(match.group(1))
-        timings["grade_correct_cuda_over_import_torch"] = round(
-            timings["grade_correct_cuda_s"] / timings["import_torch_s"], 2)
-    timings["grade_correct_cpu_over_import_torch"] = round(timings["grade_correct_cpu_s"] / timings["import_torch_s"], 2)
-
-
 # --------------------------------------------------------------------------------------------- main
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
 
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -350,7 +345,15 @@ def parse(argv):
     parser.add_argument("--jobs", type=int, default=4, help="batch jobs sharing the device (default %(default)s)")
     parser.add_argument("--deadline", type=float, default=420,
                         help="seconds after which no further step starts (default %(default)s)")
-    parser.add_argument("--steps", default="parity,sandbox,catalogue,batch,tests,timings",
+    parser.add_argument("--limit", type=float, default=465,
+                        help="seconds by which the tests and the suite are stopped, failed, so that the JSON "
+                             "is written before ci/gpu_check.sh's 480 (default %(default)s)")
+    parser.add_argument("--scaling-jobs", type=gpu_timing.jobs_option, default=gpu_timing.SCALING_JOBS,
+                        help="the batch --jobs values of the scaling step, comma-separated (default "
+                             f"{','.join(map(str, gpu_timing.SCALING_JOBS))}; those above the CPU count are skipped)")
+    parser.add_argument("--class-size", type=positive, default=gpu_timing.CLASS_SIZE,
+                        help="students in the scaling step's class (default %(default)s)")
+    parser.add_argument("--steps", default=",".join(STEPS),
                         help="which steps to run, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -368,14 +371,22 @@ def main(argv=None) -> int:
     output = args.output or (CUDA_OUTPUT if cuda else CPU_OUTPUT)
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as folder:
         scratch = Path(folder)
-        # the proof first (parity, the sandbox), the rest after; each step's findings are written at
-        # once, so a run stopped at its time limit still leaves what it found
+        # the GPU proof first, then the CPU's timings, the suite last in the time left (the module's
+        # docstring says why); each step's findings are written at once, so a run stopped at its
+        # time limit still leaves what it found
+
+        def left() -> float:
+            return args.limit - (time.perf_counter() - started)
+
         for name, step in (("parity", lambda: step_parity(cuda, scratch, record)),
                            ("sandbox", lambda: step_sandbox(cuda, scratch, record)),
                            ("catalogue", lambda: step_catalogue(cuda, per_section, args.processes, record)),
                            ("batch", lambda: step_batch(cuda, scratch, args.jobs, record)),
-                           ("tests", lambda: step_tests(cuda, suite, scratch, record)),
-                           ("timings", lambda: step_timings(cuda, record))):
+                           ("tests", lambda: step_tests(cuda, scratch, record, left())),
+                           ("timings", lambda: step_timings(cuda, record)),
+                           ("scaling", lambda: gpu_timing.step_scaling(scratch, args.scaling_jobs,
+                                                                       args.class_size, record)),
+                           ("suite", lambda: step_suite(suite, scratch, record, left()))):
             if name not in steps:
                 record["skipped"][name] = "not asked for (--steps)"
                 continue
@@ -417,6 +428,8 @@ def summary(record: dict, output: Path) -> None:
         print(f"  skipped: {what}: {why}")
     for key, value in record["timings"].items():
         print(f"  {key}: {value}")
+    if record.get("batch_scaling"):
+        print(gpu_timing.scaling_text(record["batch_scaling"]))
     for failure in record["failures"]:
         print(f"  FAILED: {failure}")
     print(f"gpu_check: {'passed' if record['passed'] else 'FAILED'}; written to {output}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prove the grader's CUDA path on this machine in one run: benchmarks/gpu_check.py (the gpu tests,
 # CUDA against CPU grading check by check, the catalogue of mistakes on both devices, the GPU-only
-# mistakes, the sandbox with the GPU inside it, timings). Without a GPU it runs its CPU mode.
+# mistakes, the sandbox with the GPU inside it, timings, a batch's scaling over --jobs on the CPU).
+# Without a GPU it runs its CPU mode.
 #
 # Needs Linux and a Python >= 3.11 with torch (a CUDA build for the CUDA mode), numpy, pytest,
 # matplotlib and pandas: the course's .venv, or a GPU machine's own Python. What the grader imports

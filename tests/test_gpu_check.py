@@ -282,11 +282,11 @@ def test_skipped_gpu_tests_are_never_counted_as_passed(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_check, "pytest_run",
                         lambda *a: {"passed": 0, "failed": 0, "skipped": 2, "seconds": 1.0, "tail": []})
     record = {"skipped": {}, "failures": []}
-    gpu_check.step_tests(True, [], tmp_path, record)
+    gpu_check.step_tests(True, tmp_path, record)
     assert record["gpu_tests_passed"] == 0
     assert record["failures"] == ["with a GPU present, 2 gpu tests were skipped and 0 passed"]
     record = {"skipped": {}, "failures": []}
-    gpu_check.step_tests(False, [], tmp_path, record)
+    gpu_check.step_tests(False, tmp_path, record)
     assert record["failures"] == [] and "not counted as passed" in record["skipped"]["gpu tests"]
 
 
@@ -376,6 +376,69 @@ def test_a_failed_or_unfinished_step_makes_the_check_fail(monkeypatch, tmp_path)
     assert gpu_check.main(["--steps", "timings", "--deadline", "-1", "--output", str(out)]) == 1
     record = json.loads(out.read_text())
     assert record["failures"] == ["timings: not run, past the deadline"] and record["passed"] is False
+
+
+def test_the_scaling_step_grades_a_small_class_alike_at_every_jobs_count(monkeypatch, tmp_path):
+    """Four students (correct, partial, blank, correct) by `batch --jobs 1` and `--jobs 2` on the CPU:
+    one row a J with every figure, the same grades at both, and a J above the CPU count skipped."""
+    import os
+
+    import gpu_timing
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    record = {"timings": {}, "sandbox_lines": {}, "skipped": {}, "failures": []}
+    gpu_timing.step_scaling(tmp_path, (1, 2, 3), 4, record)
+    scaling = record["batch_scaling"]
+    assert record["failures"] == [] and scaling["kinds"] == {"correct": 2, "partial": 1, "blank": 1}
+    assert [row["jobs"] for row in scaling["rows"]] == [1, 2]
+    for row in scaling["rows"]:
+        assert set(row) == {"jobs", "students", "wall_s", "students_per_s", "cpu_s_per_student", "same_grades"}
+        assert row["students"] == 4 and row["same_grades"] is True and row["cpu_s_per_student"] > 0
+        assert row["students_per_s"] == pytest.approx(4 / row["wall_s"], rel=0.05)
+    assert record["skipped"] == {"batch scaling at 3 jobs": "more jobs than this machine's 2 CPUs"}
+    assert "same grades" in gpu_timing.scaling_text(scaling)
+
+
+def test_a_jobs_count_that_grades_a_student_differently_is_a_failure(monkeypatch, tmp_path):
+    import os
+
+    import gpu_timing
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    def graded_batch(submitted, out, jobs):
+        grades = {f"student{i:03d}": {"student": f"student{i:03d}", "total": "70.0"} for i in range(3)}
+        if jobs == 4:
+            grades["student001"] = {"student": "student001", "total": "69.5"}
+        return {"wall_s": 2.0, "cpu_s": 3.0, "grades": grades}
+
+    monkeypatch.setattr(gpu_timing, "graded_batch", graded_batch)
+    record = {"skipped": {}, "failures": []}
+    gpu_timing.step_scaling(tmp_path, (1, 4), 3, record)
+    assert [row["same_grades"] for row in record["batch_scaling"]["rows"]] == [True, False]
+    assert record["failures"] == ["batch scaling: with --jobs 4, 1 students grade differently from --jobs 1: "
+                                  "['student001']"]
+
+
+@pytest.mark.parametrize("option", [["--scaling-jobs", "1,0"], ["--scaling-jobs", "four"], ["--class-size", "0"]])
+def test_the_scaling_options_refuse_a_bad_value_in_one_line(option, tmp_path):
+    done = subprocess.run([sys.executable, "benchmarks/gpu_check.py", *option, "--output", str(tmp_path / "x.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "expected" in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_suite_stopped_at_the_limit_is_a_failure_and_the_findings_are_written(monkeypatch, tmp_path):
+    def pytest_run(arguments, scratch, name, timeout):
+        assert timeout <= 5
+        raise subprocess.TimeoutExpired(["pytest"], timeout)
+
+    monkeypatch.setattr(gpu_check, "pytest_run", pytest_run)
+    out = tmp_path / "check.json"
+    assert gpu_check.main(["--steps", "suite", "--limit", "5", "--output", str(out)]) == 1
+    record = json.loads(out.read_text())
+    assert record["complete"] is True and record["passed"] is False
+    assert [f.split(":")[0] for f in record["failures"]] == ["suite"] and "TimeoutExpired" in record["failures"][0]
 
 
 @pytest.mark.slow

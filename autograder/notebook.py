@@ -9,9 +9,9 @@ a notebook cell fails exactly where `python -m autograder check` fails for that 
 same message and the same named mistake. Nothing is sandboxed here: it is the student's own kernel
 running the student's own code, as every other cell of the notebook does.
 
-Which cell runs a check: the graded name a check is `about` (harness.check), else the last graded
-name its title mentions, in the section's order (see `home`). The notebook's order defines the names
-one after the other, so a check that calls two functions runs once the later one exists.
+Which cell runs a check: the graded name its `cell` declares (harness.check), never a guess from its
+title. The notebook's order defines the names one after the other, so a check that calls two functions
+declares the later one, and runs once both exist.
 
 `check_close` compares one value with a documented one and prints one line either way. Importing
 this module in IPython also makes its failures show as one line each, without a traceback through
@@ -30,7 +30,6 @@ import inspect
 import io
 import json
 import linecache
-import re
 import sys
 import traceback
 import warnings
@@ -70,15 +69,11 @@ def section_of(name: str) -> Section:
 
 
 def home(grading: dict, section: Section) -> str:
-    """The graded name whose notebook cell runs a check (see the module's docstring)."""
-    if grading.get("about"):
-        return grading["about"]
-    named = [n for n in section.names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", grading["title"])]
-    if named:
-        return named[-1]
-    if len(section.names) == 1:
-        return section.names[0]
-    raise ValueError(f"{section.id}: the check {grading['title']!r} names no graded name: give it about=")
+    """The graded name whose notebook cell runs a check: the one it declares (see the module's docstring)."""
+    if grading.get("cell") not in section.names:
+        raise ValueError(f"{section.id}: the check {grading['title']!r} declares cell={grading.get('cell')!r}, "
+                         f"not one of the section's graded names {section.names}")
+    return grading["cell"]
 
 
 @functools.cache

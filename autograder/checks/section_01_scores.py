@@ -41,13 +41,13 @@ OWN_BUFFER = N_("a tensor made with the default dtype or device instead of the i
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "dot_scores gives the documented scores of 'journey'", documented=True)
+@check(1, "dot_scores gives the documented scores of 'journey'", documented=True, cell="dot_scores")
 def test_dot_scores_documented(student):
     got = student.call("dot_scores", WORKED_INPUTS[1], WORKED_INPUTS)
     expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
 
 
-@check(1, "score_matrix gives the documented 6x6 scores", documented=True)
+@check(1, "score_matrix gives the documented 6x6 scores", documented=True, cell="score_matrix")
 def test_score_matrix_documented(student):
     got = student.call("score_matrix", WORKED_INPUTS)
     # the worked example's scores are shown in the report even when right: a picture of what was computed
@@ -57,14 +57,14 @@ def test_score_matrix_documented(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "dot_scores leaves its arguments unchanged", visibility="visible")
+@check(0.5, "dot_scores leaves its arguments unchanged", visibility="visible", cell="dot_scores")
 def test_dot_scores_unchanged(student):
     inputs, query = randn(151, 6, 4), randn(152, 4)
     reply = run_unless_raised(student.run, "dot_scores", query, inputs, return_args=True)
     expect_unchanged(reply, [query, inputs], "dot_scores")
 
 
-@check(0.75, "score_matrix on a batch (B, T, d): each item scored as on its own, symmetric", visibility="visible")
+@check(0.75, "score_matrix on a batch (B, T, d): each item scored as on its own, symmetric", visibility="visible", cell="score_matrix")
 def test_score_matrix_batch(student):
     batch = randn(153, 3, 5, 4)
     got = student.call("score_matrix", batch)  # an error raised on `.T` gets its hint (core/hints.py)
@@ -79,7 +79,7 @@ def test_score_matrix_batch(student):
            _("score_matrix must be symmetric: x_i . x_j == x_j . x_i"))
 
 
-@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible")
+@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible", cell="score_matrix")
 def test_score_matrix_no_loop(student):
     counts = {}
     for t in (4, 9):
@@ -91,7 +91,7 @@ def test_score_matrix_no_loop(student):
 
 
 @check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
-       visibility="visible")
+       visibility="visible", cell="score_matrix")
 def test_dtype_and_device(student):
     """Only the convention (outputs of the input's dtype, on the input's device): the values are the other
     checks' business, and a function that raises on float32 inputs too is left to them."""
@@ -132,13 +132,13 @@ def additive_layers(hidden_size: int, *, seed: int) -> dict:
             "q": torch.randn(1, hidden_size)}
 
 
-@check(0.5, "AdditiveScore creates W_q, W_k, w, q in the documented order", visibility="visible")
+@check(0.5, "AdditiveScore creates W_q, W_k, w, q in the documented order", visibility="visible", cell="AdditiveScore")
 def test_additive_parameter_order(student):
     module = student.new("AdditiveScore", 4, seed=11)
     expect_same_params(module, additive_layers(4, seed=11), "AdditiveScore", ADDITIVE_ORDER)
 
 
-@check(1, "gradients reach every parameter of the three score modules", visibility="visible", about="SelfAttentionScore")
+@check(1, "gradients reach every parameter of the three score modules", visibility="visible", cell="SelfAttentionScore")
 def test_gradients(student):
     for name, seed in (("AdditiveScore", 21), ("DotProductScore", 22), ("SelfAttentionScore", 23)):
         X = randn(seed, 2, 3, 4)
@@ -165,7 +165,7 @@ def own_or_documented(params, documented: dict) -> dict:
     return documented
 
 
-@check(1, "AdditiveScore: w(tanh(W_k(X) + W_q(q))) with its own parameters", visibility="visible")
+@check(1, "AdditiveScore: w(tanh(W_k(X) + W_q(q))) with its own parameters", visibility="visible", cell="AdditiveScore")
 def test_additive_score(student):
     X = randn(106, 2, 5, 4)
     module = student.new("AdditiveScore", 4, seed=11)
@@ -180,7 +180,7 @@ def test_additive_score(student):
                                          seeded="torch.manual_seed(11)"), mistakes=mistakes)
 
 
-@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible")
+@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible", cell="DotProductScore")
 def test_dot_product_score(student):
     X = randn(107, 3, 6, 5)
     module = student.new("DotProductScore", 5, seed=12)
@@ -194,7 +194,7 @@ def test_dot_product_score(student):
                                                      seeded="torch.manual_seed(12)"))
 
 
-@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible")
+@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible", cell="SelfAttentionScore")
 def test_self_attention_score(student):
     X = randn(108, 2, 5, 6)
     module = student.new("SelfAttentionScore", 6, seed=13)

@@ -136,7 +136,7 @@ def module_mistakes(reference, x):
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True, about="scaled_dot_product_attention")
+@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True, cell="scaled_dot_product_attention")
 def test_query_2_documented(student):
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
@@ -164,7 +164,7 @@ def test_query_2_documented(student):
                      mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
 
 
-@check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True)
+@check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True, cell="SelfAttention_v1")
 def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
     expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
@@ -172,7 +172,7 @@ def test_v1_documented(student):
                  hint=_f(ORDER_HINT, order=_(V1_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
 
-@check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True)
+@check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
 def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
     expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
@@ -183,7 +183,7 @@ def test_v2_documented(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", about="scaled_dot_product_attention")
+@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_weights_sum_to_one(student):
     queries, keys, values = randn(368, 6, 4, scale=2.0), randn(369, 9, 4, scale=2.0), randn(370, 9, 3)
     what = _f("{name} with queries {queries}, keys {keys}, values {values}", name="scaled_dot_product_attention",
@@ -193,7 +193,7 @@ def test_attention_weights_sum_to_one(student):
     expect_sums_to_one(weights, (6, 9), _f("the weights of {what}", what=what))
 
 
-@check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible")
+@check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_batch(student):
     for queries, keys, values in ((randn(362, 2, 5, 4), randn(363, 2, 7, 4), randn(364, 2, 7, 6)),
                                   (randn(365, 2, 3, 5, 4), randn(366, 2, 3, 7, 4), randn(367, 2, 3, 7, 6))):
@@ -219,7 +219,7 @@ def test_attention_batch(student):
                          hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", about="SelfAttention_v2")
+@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", cell="SelfAttention_v2")
 def test_parameter_order(student):
     module = student.new("SelfAttention_v1", 4, 3, seed=41)
     params = module.params()
@@ -235,7 +235,7 @@ def test_parameter_order(student):
                        "SelfAttention_v2", V2_ORDER)
 
 
-@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in): each item as on its own", visibility="visible")
+@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in): each item as on its own", visibility="visible", cell="SelfAttention_v2")
 def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
@@ -248,7 +248,7 @@ def test_v2_batch(student):
                  hint=hint_if_written(student, "SelfAttention_v2", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible")
+@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible", cell="copy_v2_weights_into_v1")
 def test_copy_weights(student):
     """Against the student's own v2: the copy alone is graded, not the two forwards."""
     for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
@@ -290,7 +290,7 @@ def test_copy_weights(student):
                       "off requires_grad)", name=name))
 
 
-@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible")
+@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible", cell="SelfAttention_v2")
 def test_gradients(student):
     for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
         x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
@@ -300,7 +300,7 @@ def test_gradients(student):
 
 
 @check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention",
-       visibility="visible", about="SelfAttention_v2")
+       visibility="visible", cell="SelfAttention_v2")
 def test_no_builtin_attention(student):
     """Only that they run without the section's forbidden APIs: their values are other checks' business."""
     queries, keys, values = randn(380, 4, 3), randn(381, 6, 3), randn(382, 6, 5)
@@ -310,7 +310,7 @@ def test_no_builtin_attention(student):
         run_unless_raised(student.new(name, 3, 2, seed=seed).run, x)
 
 
-@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged", visibility="visible")
+@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged", visibility="visible", cell="scaled_dot_product_attention")
 def test_inputs_unchanged(student):
     x, weights = randn(384, 5, 4), [randn(seed, 4, 3) for seed in (385, 386, 387)]
     reply = run_unless_raised(student.run, "project_qkv", x, *weights, return_args=True)
@@ -348,7 +348,7 @@ def expect_attention(reply_value, queries, keys, values, what):
 
 
 @check(1.25, "scaled_dot_product_attention divides the scores by sqrt(d_k), d_k = keys.shape[-1], for one query "
-             "or many", visibility="visible")
+             "or many", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_scaling(student):
     queries, keys, values = randn(356, 5, 4, scale=1.5), randn(357, 7, 4, scale=1.5), randn(358, 7, 6)
     expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
@@ -360,7 +360,7 @@ def test_attention_scaling(student):
                         name="scaled_dot_product_attention", queries=(4,), keys=(7, 4), values=(7, 6)))
 
 
-@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible")
+@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible", cell="SelfAttention_v2")
 def test_v2_bias(student):
     module = student.new("SelfAttention_v2", 4, 3, qkv_bias=True, seed=61)
     manual_seed(61)  # the documented creation order, with torch's own layers

@@ -25,8 +25,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
-                                      hint_if_written,
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
+                                      expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
@@ -63,6 +63,12 @@ MIXED_UP = {("W_key", "W_query"): N_("v2.W_key.weight copied into v1.W_query (th
             ("W_query", "W_value"): N_("v2.W_query.weight copied into v1.W_value (the projections mixed up)"),
             ("W_key", "W_value"): N_("v2.W_key.weight copied into v1.W_value (the projections mixed up)")}
 OUTPUT_ROWS = (TOKENS, None)
+
+
+# what a projection returned in the wrong place equals: one of the other two (by index)
+WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
+                    N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
+                    N_("the values (x @ W_value): return (queries, keys, values) in that order"))
 
 
 # i18n: "query", "key", "value" name one output of project_qkv (the English adds an "s")
@@ -136,21 +142,54 @@ def module_mistakes(reference, x):
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True, cell="scaled_dot_product_attention")
+def projections(student, x, weights, what: str) -> list:
+    """The student's (queries, keys, values) of `x` with `weights`, each of the shape x @ W has."""
+    projected = unpack(student.call("project_qkv", x, *weights), 3, what, "(queries, keys, values)")
+    for kind, got in zip(("query", "key", "value"), projected):
+        expect_shape(got, (*x.shape[:-1], weights[0].shape[-1]),
+                     _f("the {kind}s of {what}", kind=_(KIND_WORDS[kind]), what=what))
+    return projected
+
+
+@check(0.5, "project_qkv gives the documented query, key and value of 'journey', and x @ W on other inputs",
+       documented=True, cell="project_qkv")
+def test_project_qkv(student):
+    documented = []  # (what, weights, the student's projections, the documented ones) per seeded draw
+    for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
+        seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
+                       draw=f"torch.{draw.__name__}(3, 2)")
+        weights = seeded_weights(draw)
+        documented.append((seeded_as, weights, projections(student, WORKED_INPUTS, weights, _f(
+            "{call} with {seeded}", call="project_qkv(inputs, W_query, W_key, W_value)", seeded=seeded_as)), doc))
+    # and inputs the notebook never shows
+    x, weights = randn(371, 6, 3), [randn(seed, 3, 2) for seed in (372, 373, 374)]
+    what = _f("{name} with inputs {x} and weights {w}", name="project_qkv", x=(6, 3), w=(3, 2))
+    fresh = projections(student, x, weights, what)
+    # an answer written out is named first, before the values it gets wrong
+    answers = [projected[0] for _seeded, _weights, projected, _doc in documented] + [fresh[0]]
+    rights = [WORKED_INPUTS @ w[0] for _seeded, w, _projected, _doc in documented] + [x @ weights[0]]
+    for pair in ((0, 1), (0, 2)):
+        expect_not_hard_coded("project_qkv", [answers[i] for i in pair], [rights[i] for i in pair])
+    for seeded_as, weights_doc, projected, doc in documented:
+        for index, (kind, got) in enumerate(zip(("query", "key", "value"), projected)):
+            if kind in doc:
+                mistakes = {WRONG_PROJECTION[other]: (WORKED_INPUTS @ weights_doc[other])[1]
+                            for other in range(3) if other != index}
+                expect_close(got[1], torch.tensor(doc[kind]), _f("{call} with {seeded}", call=f"{kind}_2",
+                                                                 seeded=seeded_as), atol=1e-4, mistakes=mistakes)
+    for index, kind in enumerate(("query", "key", "value")):
+        mistakes = {WRONG_PROJECTION[other]: x @ weights[other] for other in range(3) if other != index}
+        expect_close(fresh[index], x @ weights[index], _f("the {kind}s of {what}", kind=_(KIND_WORDS[kind]),
+                                                          what=what), mistakes=mistakes)
+
+
+@check(0.5, "query 2 of the worked example: documented weights and context", documented=True,
+       cell="scaled_dot_product_attention")
 def test_query_2_documented(student):
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
         seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
                        draw=f"torch.{draw.__name__}(3, 2)")
-        projected = unpack(student.call("project_qkv", WORKED_INPUTS, *weights), 3,
-                           _f("{call} with {seeded}", call="project_qkv(inputs, W_query, W_key, W_value)",
-                              seeded=seeded_as), "(queries, keys, values)")
-        for kind, got in zip(("query", "key", "value"), projected):
-            expect_shape(got, (6, 2), _f("the {kind}s of {call} with {seeded}", kind=_(KIND_WORDS[kind]),
-                                         call="project_qkv(inputs, ...)", seeded=seeded_as))
-            if kind in doc:
-                expect_close(got[1], torch.tensor(doc[kind]), _f("{call} with {seeded}", call=f"{kind}_2",
-                                                                 seeded=seeded_as), atol=1e-4)
         queries, keys, values = (WORKED_INPUTS @ w for w in weights)
         what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, hint_if_written,
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded, hint_if_written,
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
                                       run_unless_raised, run_where_made, stack_items)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
@@ -44,12 +44,18 @@ OWN_BUFFER = N_("a tensor made with the default dtype or device instead of the i
 @check(1, "dot_scores gives the documented scores of 'journey'", documented=True, cell="dot_scores")
 def test_dot_scores_documented(student):
     got = student.call("dot_scores", WORKED_INPUTS[1], WORKED_INPUTS)
+    inputs, query = randn(158, 6, 3), randn(159, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("dot_scores", (got, student.call("dot_scores", query, inputs)),
+                          (WORKED_INPUTS @ WORKED_INPUTS[1], inputs @ query))
     expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
 
 
 @check(1, "score_matrix gives the documented 6x6 scores", documented=True, cell="score_matrix")
 def test_score_matrix_documented(student):
     got = student.call("score_matrix", WORKED_INPUTS)
+    inputs = randn(157, 6, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("score_matrix", (got, student.call("score_matrix", inputs)),
+                          (WORKED_INPUTS @ WORKED_INPUTS.T, inputs @ inputs.T))
     # the worked example's scores are shown in the report even when right: a picture of what was computed
     expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS, show_passing=True)
 

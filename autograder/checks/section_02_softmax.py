@@ -22,7 +22,8 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_sums_to_one, expect_unchanged, rand, randn,
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_not_hard_coded, expect_sums_to_one,
+                                      expect_unchanged, rand, randn,
                                       run_unless_raised)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
 from autograder.i18n import N_, _, _f
@@ -90,6 +91,9 @@ def softmax_mistakes(x, dim):
 @check(0.5, "normalize_by_sum gives the documented weights of 'journey'", documented=True, cell="normalize_by_sum")
 def test_normalize_documented(student):
     got = student.call("normalize_by_sum", JOURNEY_SCORES)
+    other = rand(160, 6) + 0.1  # other (positive) scores: a written-out answer gives itself away
+    expect_not_hard_coded("normalize_by_sum", (got, student.call("normalize_by_sum", other)),
+                          (JOURNEY_SCORES / JOURNEY_SCORES.sum(), other / other.sum()))
     expect_close(got, DOC_NORMALIZED, _f("{name}(scores of 'journey')", name="normalize_by_sum"), atol=1e-4,
                  mistakes={N_("a softmax (this function only divides by the sum)"): torch.softmax(JOURNEY_SCORES, -1),
                            L2_NORM: JOURNEY_SCORES / JOURNEY_SCORES.norm()})
@@ -97,8 +101,11 @@ def test_normalize_documented(student):
 
 @check(1, "softmax_naive and softmax give the documented weights", documented=True, cell="softmax")
 def test_softmax_documented(student):
+    other = randn(161, 6)  # other scores: a written-out answer gives itself away
     for name in ("softmax_naive", "softmax"):
         got = student.call(name, JOURNEY_SCORES)
+        expect_not_hard_coded(name, (got, student.call(name, other)),
+                              (torch.softmax(JOURNEY_SCORES, -1), torch.softmax(other, -1)))
         expect_close(got, DOC_JOURNEY_WEIGHTS, _f("{name}(scores of 'journey')", name=name), atol=1e-4,
                      mistakes={N_("normalize_by_sum (divide by the sum) instead of a softmax"):
                                    JOURNEY_SCORES / JOURNEY_SCORES.sum()})
@@ -113,6 +120,9 @@ def test_softmax_documented(student):
 def test_context_documented(student):
     weights = torch.softmax(JOURNEY_SCORES, dim=-1)
     got = student.call("context_vectors", weights, WORKED_INPUTS)
+    other_weights, other_inputs = torch.softmax(randn(162, 6), -1), randn(163, 6, 3)  # a written-out answer shows
+    expect_not_hard_coded("context_vectors", (got, student.call("context_vectors", other_weights, other_inputs)),
+                          (weights @ WORKED_INPUTS, other_weights @ other_inputs))
     expect_close(got, DOC_Z2, _("context_vectors(weights of 'journey', inputs)"), atol=1e-4,
                  mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
 
@@ -120,7 +130,10 @@ def test_context_documented(student):
 @check(1, "simple_self_attention gives the documented context vectors", documented=True, cell="simple_self_attention")
 def test_simple_attention_documented(student):
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
-    expect_close(student.call("simple_self_attention", WORKED_INPUTS), DOC_CONTEXT,
+    got, other = student.call("simple_self_attention", WORKED_INPUTS), randn(164, 6, 3)  # a written-out answer shows
+    expect_not_hard_coded("simple_self_attention", (got, student.call("simple_self_attention", other)),
+                          (torch.softmax(scores, -1) @ WORKED_INPUTS, torch.softmax(other @ other.T, -1) @ other))
+    expect_close(got, DOC_CONTEXT,
                  "simple_self_attention(inputs)", atol=1e-4,
                  mistakes={COLUMNS: torch.softmax(scores, 0) @ WORKED_INPUTS,
                            UNSCALED: torch.softmax(scores / math.sqrt(3), -1) @ WORKED_INPUTS})

@@ -186,6 +186,7 @@ def test_project_qkv(student):
 @check(0.5, "query 2 of the worked example: documented weights and context", documented=True,
        cell="scaled_dot_product_attention")
 def test_query_2_documented(student):
+    answers = []  # (what, context, weights, the common mistakes' outputs, the documented values) per seeded draw
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
         seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
@@ -194,19 +195,40 @@ def test_query_2_documented(student):
         what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
-        wrong = attention_mistakes(queries[1], keys, values)
+        answers.append((what, context, attn, attention_mistakes(queries[1], keys, values), doc))
+    # the two draws' documented weights differ: the same answer for both is one written out
+    expect_not_hard_coded("scaled_dot_product_attention", [attn for _what, _context, attn, _wrong, _doc in answers],
+                          [torch.tensor(doc["weights"]) for *_rest, doc in answers])
+    for index, (what, context, attn, wrong, doc) in enumerate(answers):
         # the student's weights of the worked example are shown in the report even when right
         expect_close(attn, torch.tensor(doc["weights"]), _f("the weights of {what}", what=what), atol=1e-4,
-                     mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2,
-                     show_passing=draw is torch.rand)
+                     mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2, show_passing=index == 0)
         expect_close(context, torch.tensor(doc["context"]), _f("the context of {what}", what=what), atol=1e-4,
                      mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
+
+
+def formula_output(projections, x: torch.Tensor) -> torch.Tensor:
+    """The documented formula's output on `x` with `projections` (see seeded_projections)."""
+    with torch.no_grad():
+        queries, keys, values = ((x @ w if isinstance(w, torch.Tensor) else w(x)) for w in
+                                 (projections.W_query, projections.W_key, projections.W_value))
+    return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
+
+
+def expect_module_computed(module, name: str, projections, documented_output) -> None:
+    """A module's output on inputs other than the worked example's differs from its documented one, as the
+    documented formula with the documented seeded weights says it must (a written-out output does not)."""
+    other = randn(165, 6, 3)
+    expect_not_hard_coded(name, (documented_output, module(other)),
+                          (formula_output(projections, WORKED_INPUTS), formula_output(projections, other)))
 
 
 @check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True, cell="SelfAttention_v1")
 def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
-    expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
+    got = module(WORKED_INPUTS)
+    expect_module_computed(module, "SelfAttention_v1", seeded_projections(3, 2, seed=123, raw=True), got)
+    expect_close(got, DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
                  hint=_f(ORDER_HINT, order=_(V1_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
@@ -214,7 +236,9 @@ def test_v1_documented(student):
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
 def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
-    expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
+    got = module(WORKED_INPUTS)
+    expect_module_computed(module, "SelfAttention_v2", seeded_projections(3, 2, seed=789), got)
+    expect_close(got, DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
                  hint=_f(ORDER_HINT, order=_(V2_ORDER)), heatmap_labels=OUTPUT_ROWS)
 

@@ -25,7 +25,8 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
+                                      expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
@@ -94,6 +95,20 @@ def weight_mistakes(scores, d_k):
     }
 
 
+def renormalized(weights):
+    """Attention weights with the future hidden and each row divided by its sum again."""
+    kept = weights.masked_fill(future_mask(weights.shape[-1]), 0.0)
+    return kept / kept.sum(-1, keepdim=True)
+
+
+def causal_output(reference, x):
+    """CausalAttention's documented output (dropout off) with the weights of `reference` (see attention_mistakes)."""
+    with torch.no_grad():
+        queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
+        weights = torch.softmax(queries @ keys.transpose(-2, -1) / math.sqrt(keys.shape[-1]), dim=-1)
+    return renormalized(weights) @ values
+
+
 def attention_mistakes(reference, x):
     """What common wrong versions of CausalAttention return (dropout off), with the weights of `reference`
     (a seeded reference module, or seeded_projections: anything with W_query, W_key, W_value)."""
@@ -136,6 +151,9 @@ def expect_finite(value, what):
 def test_mask_and_renormalize_documented(student):
     weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
     got = student.call("mask_and_renormalize", weights)
+    other = torch.softmax(randn(166, 6, 6), dim=-1)  # other weights: a written-out answer gives itself away
+    expect_not_hard_coded("mask_and_renormalize", (got, student.call("mask_and_renormalize", other)),
+                          [renormalized(w) for w in (weights, other)])
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
                  mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
@@ -145,6 +163,9 @@ def test_mask_and_renormalize_documented(student):
 def test_causal_attention_weights_documented(student):
     scores = documented_scores()
     got = student.call("causal_attention_weights", scores, 2)
+    other = randn(167, 6, 6)  # other scores: a written-out answer gives itself away
+    expect_not_hard_coded("causal_attention_weights", (got, student.call("causal_attention_weights", other, 2)),
+                          [renormalized(torch.softmax(s / math.sqrt(2), dim=-1)) for s in (scores, other)])
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
                  mistakes=weight_mistakes(scores, 2))
@@ -154,7 +175,10 @@ def test_causal_attention_weights_documented(student):
 def test_causal_attention_documented(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
     reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
-    expect_close(module(WORKED_BATCH), torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
+    got, other = module(WORKED_BATCH), randn(168, 2, 6, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("CausalAttention", (got, module(other)),
+                          [causal_output(reference, x) for x in (WORKED_BATCH, other)])
+    expect_close(got, torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
                  "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)", atol=1e-4,
                  mistakes=attention_mistakes(reference, WORKED_BATCH))
 

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (expect_gradients, expect_raises, expect_same_params, expect_sums_to_one,
+from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -172,7 +172,11 @@ def largest(values):
 
 @check(0.75, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True, cell="key_padding_mask")
 def test_key_padding_mask_documented(student):
-    expect_close(student.call("key_padding_mask", [4, 3, 2], 4), DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
+    got = student.call("key_padding_mask", [4, 3, 2], 4)
+    # other lengths: a written-out answer gives itself away
+    expect_not_hard_coded("key_padding_mask", (got, student.call("key_padding_mask", [1, 4, 3], 4)),
+                          (DOC_MASK, lengths_mask([1, 4, 3], 4)))
+    expect_close(got, DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
                  mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
                  heatmap_labels=True, show_passing=True)  # the documented mask, shown passing or not
 

@@ -30,7 +30,8 @@ from functools import partial
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
+                                      expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
@@ -61,8 +62,11 @@ def new_mha(student, *args, **kwargs):
 
 @check(0.5, "split_heads gives the documented layout of arange(1, 33)", documented=True, cell="split_heads")
 def test_split_heads_documented(student):
-    x = torch.arange(1, 33).reshape(2, 2, 8)
-    expect_close(student.call("split_heads", x, 2), DOC_SPLIT.reshape(2, 2, 2, 4),
+    x, other = torch.arange(1, 33).reshape(2, 2, 8), torch.arange(33, 65).reshape(2, 2, 8)
+    got = student.call("split_heads", x, 2)  # and on other values: a written-out answer gives itself away
+    expect_not_hard_coded("split_heads", (got, student.call("split_heads", other, 2)),
+                          [v.reshape(2, 2, 2, 4).transpose(1, 2) for v in (x, other)])
+    expect_close(got, DOC_SPLIT.reshape(2, 2, 2, 4),
                  "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2)", atol=1e-4,
                  mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)}, heatmap_labels=(head_rows(2, 2), None),
                  heatmap_view=HEAD_ROWS, show_passing=True)
@@ -79,7 +83,11 @@ def test_wrapper_documented(student):
 @check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True, cell="MultiHeadAttention")
 def test_mha_documented(student):
     module = new_mha(student, 3, 2, 6, 0.0, num_heads=2, seed=123)
-    expect_close(module(WORKED_BATCH), DOC_MHA.expand(2, 6, 2),
+    got, own = module(WORKED_BATCH), own_layers(module.params(), 3, 2, 2)
+    if own is not None:  # other inputs, with its own weights: a written-out answer gives itself away
+        other = randn(169, 2, 6, 3)
+        expect_not_hard_coded("MultiHeadAttention", (got, module(other)), [attend(own, x) for x in (WORKED_BATCH, other)])
+    expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)},
                  heatmap_labels=(TOKENS, None), show_passing=True)

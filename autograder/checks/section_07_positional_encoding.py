@@ -20,7 +20,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 
 import torch
 
-from autograder.checks.common import expect_no_loop
+from autograder.checks.common import expect_no_loop, expect_not_hard_coded
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -66,9 +66,24 @@ def encode(student, num_positions: int, d_model: int, start: int | None = None) 
 # ---------------------------------------------------------------- visible: documented values
 
 
+def written_formula(num_positions: int, d_model: int) -> torch.Tensor:
+    """The notebook's formula, evaluated here: what a call other than a documented one must give."""
+    angles = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1) / \
+        10000 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    encoding = torch.zeros(num_positions, d_model, dtype=torch.float64)
+    encoding[:, 0::2], encoding[:, 1::2] = torch.sin(angles), torch.cos(angles[:, : d_model // 2])
+    return encoding.float()
+
+
 @check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True, cell="sinusoidal_encoding")
 def test_documented_4x4(student):
-    expect_close(encode(student, 4, 4), DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
+    got = encode(student, 4, 4)
+    # the first 4 columns of a wider encoding have other frequencies (d_model is in the formula): a table written
+    # out gives itself away. Another start is no such evidence: an encoding that ignores `start` is a mistake of its own
+    wide = encode(student, 4, 6)
+    expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide),
+                          [written_formula(4, d_model)[:, :4] for d_model in (4, 6)])
+    expect_close(got, DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
                  heatmap_labels=labels(4, 4))
 
 

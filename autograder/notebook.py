@@ -9,9 +9,9 @@ a notebook cell fails exactly where `python -m autograder check` fails for that 
 same message and the same named mistake. Nothing is sandboxed here: it is the student's own kernel
 running the student's own code, as every other cell of the notebook does.
 
-Which cell runs a check: the graded name a check is `about` (harness.check), else the last graded
-name its title mentions, in the section's order (see core/sections.py's `home`). The notebook's order defines the names
-one after the other, so a check that calls two functions runs once the later one exists.
+Which cell runs a check: the graded name its `cell` declares (harness.check), never a guess from its
+title. The notebook's order defines the names one after the other, so a check that calls two functions
+declares the later one, and runs once both exist.
 
 `check_close` compares one value with a documented one and prints one line either way. Importing
 this module in IPython also makes its failures show as one line each, without a traceback through
@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 from autograder.core.extract import banned_uses, cell_label, definition_source, notebook_language, tampering
-from autograder.core.harness import INF_NOTE, NAN_NOTE, translated_title, verdict
+from autograder.core.harness import INF_NOTE, NAN_NOTE, StudentFailure, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_module, home
 from autograder.core.failures import heard, tampering_failure, warning_words
@@ -56,6 +56,11 @@ LIBRARIES = tuple(str(Path(module.__file__).resolve().parent) for module in (tor
 
 class NotebookCheckFailed(AssertionError):
     """A check cell's verdict: its message is the whole story (shown without a traceback)."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for this error (it asks an exception for its lines this way): the course's
+        lines alone, without IPython's "An exception has occurred, use %tb ..." line or a traceback."""
+        return str(self).splitlines()
 
 
 # --------------------------------------------------------------------------- which checks, where
@@ -165,9 +170,15 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None]]:
-    """(title, None or the failure's message) for each check `name`'s cell runs; the warnings the
-    student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
+# Why a call gave no answer at all, as core/failures.py tells it (StudentFailure.kind): a stub still raising
+# NotImplementedError, or a name the notebook no longer defines. Every check calling it fails for that one
+# reason, so a cell says it once instead of under each check's title.
+NOT_WRITTEN = ("stub", "missing")
+
+
+def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None, str]]:
+    """(title, None or the failure's message, the failure's kind or "") for each check `name`'s cell runs;
+    the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
     outcomes = []
     with kernel_state_kept():
         section, checks = checks_of(name)
@@ -177,27 +188,39 @@ def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[t
             try:
                 function(student)
             except Exception as error:  # every failure is the check's verdict on the student's code
-                outcomes.append((translated_title(function.grading), failure_message(error)))
+                kind = error.kind if isinstance(error, StudentFailure) else ""
+                outcomes.append((translated_title(function.grading), failure_message(error), kind))
             else:
-                outcomes.append((translated_title(function.grading), None))
+                outcomes.append((translated_title(function.grading), None, ""))
     if warned is not None:
         warned += worker.warnings
     return outcomes
 
 
+def cell_verdict(outcomes: list[tuple[str, str | None, str]]) -> str:
+    """The lines of a failing cell ("" when every check passed): each unwritten name once (NOT_WRITTEN),
+    then each other failure under its check's title."""
+    unwritten = list(dict.fromkeys(message for _title, message, kind in outcomes
+                                   if message is not None and kind in NOT_WRITTEN))
+    failed = [f"{title}: {message}" for title, message, kind in outcomes
+              if message is not None and kind not in NOT_WRITTEN]
+    return "\n".join(unwritten + failed)
+
+
 def check(name: str, namespace: dict | None = None) -> None:
-    """Run the self-check's checks of graded `name` on the notebook's code; one line per check."""
+    """Run the self-check's checks of graded `name` on the notebook's code; one line per check, and
+    one line for a name not written yet (however many checks call it)."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
     warned: list[dict] = []
     outcomes = run_checks(name, namespace, warned)
-    failed = [f"{title}: {message}" for title, message in outcomes if message is not None]
-    for title, message in outcomes:
+    for title, message, _kind in outcomes:
         if message is None:
             print(_f("ok  {title}", title=title))
     for warning in warned:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
         print(warning_words(warning))
-    if failed:
-        raise NotebookCheckFailed("\n".join(failed))
+    verdict_lines = cell_verdict(outcomes)
+    if verdict_lines:
+        raise NotebookCheckFailed(verdict_lines)
 
 
 def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float) -> None:
@@ -243,8 +266,8 @@ def raising_line(tb) -> str:
 def show_error(shell, kind, error, tb, tb_offset=None):
     """A check's verdict as its message alone; a hint under an error whose evidence fits one."""
     # always through showtraceback: Jupyter, and nbgrader's autograde, see the cell's error there
-    if isinstance(error, NotebookCheckFailed):
-        shell.showtraceback((kind, error, tb), tb_offset=tb_offset, exception_only=True)
+    if isinstance(error, NotebookCheckFailed):  # its own lines (_render_traceback_), nothing of IPython's
+        shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
         return
     shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
     hint = hint_for(kind.__name__, str(error), raising_line(tb))

@@ -3,9 +3,10 @@ locked check cells pass: what a student sees in Jupyter, without a kernel per ru
 
     python tests/notebook_runner.py SECTION_ID < variants.json > outcomes.json
 
-variants.json is a list of {"id": ..., "replacements": {graded name: code}}: each variant starts
-from the reference answers and replaces the named definitions (as the mistake catalogues do for
-the grader). The output maps each variant's id to {check cell's grade_id: None when it passed,
+variants.json is a list of {"id": ..., "replacements": {graded name: code}, "stubs": [graded name]}:
+each variant starts from the reference answers and replaces the named definitions (as the mistake
+catalogues do for the grader); a graded name in "stubs" (optional) keeps the released notebook's own
+cell, the stub a student starts from. The output maps each variant's id to {check cell's grade_id: None when it passed,
 else the error's last line}. Every variant runs in a fresh namespace; a failing cell does not stop
 the ones after it (as nbgrader's autograde runs them). The heatmaps are not drawn: the notebook's
 own stand-in for them is used.
@@ -75,8 +76,12 @@ def main() -> int:
     section = BY_ID[sys.argv[1]]
     notebook = nbformat.read(ROOT / layout.RELEASED_NB.format(id=section.id), as_version=4)
     variants = json.load(sys.stdin)
-    report = {variant["id"]: run_variant(notebook, answers_for(section, variant["replacements"]))
-              for variant in variants}
+    report = {}
+    for variant in variants:
+        answers = answers_for(section, variant["replacements"])
+        for name in variant.get("stubs", ()):
+            del answers[name]  # its cell as released: the stub
+        report[variant["id"]] = run_variant(notebook, answers)
     json.dump(report, sys.stdout)
     return 0
 

@@ -102,11 +102,21 @@ def test_an_error_in_the_student_s_code_gets_a_hint_only_when_its_line_fits(line
         assert printed.startswith("Hint:") and hint in printed
 
 
-def test_a_check_s_verdict_shows_as_its_message_alone():
-    shell = Shell()
-    failure = notebook.NotebookCheckFailed("combine_heads: wrong values")
-    notebook.show_error(shell, notebook.NotebookCheckFailed, failure, None)
-    assert shell.shown == [("NotebookCheckFailed", True)]
+def test_a_check_s_verdict_shows_as_its_message_alone(capsys):
+    """In IPython, a failing check cell shows the course's lines and nothing of the interpreter's (no
+    "An exception has occurred, use %tb ...", no traceback, no exception's name)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.set_custom_exc((notebook.NotebookCheckFailed, RuntimeError), notebook.show_error)
+        capsys.readouterr()
+        shell.run_cell("from autograder.notebook import NotebookCheckFailed\n"
+                       "raise NotebookCheckFailed('combine_heads is not implemented yet\\nsplit_heads: wrong values')")
+        shown = capsys.readouterr()
+    finally:
+        InteractiveShell.clear_instance()
+    assert shown.out + shown.err == "combine_heads is not implemented yet\nsplit_heads: wrong values\n"
 
 
 def test_the_raising_line_skips_torch_s_and_the_grader_s_frames():

@@ -33,9 +33,11 @@ def correct_variants(section_id: str) -> list[tuple[str, dict]]:
 
 
 @functools.cache
-def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...]) -> dict:
-    """{variant id: {check cell: None or the error}}, from one run of the section's notebook per variant."""
-    payload = json.dumps([{"id": vid, "replacements": json.loads(code)} for vid, code in variants])
+def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], stubs: tuple[str, ...] = ()) -> dict:
+    """{variant id: {check cell: None or the error}}, from one run of the section's notebook per variant;
+    with `stubs`, one variant per name, "stub NAME": the reference answers, NAME left as its stub."""
+    payload = json.dumps([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
+                         + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
     run = subprocess.run([sys.executable, str(RUNNER), section_id], input=payload, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -156,3 +158,17 @@ def test_every_visible_check_runs_in_a_notebook_cell(section):
             name = home(grading, section)
             assert name in section.names
             assert first_cells[name].startswith(f'check("{name}")'), f"the first check cell of {name} must run check"
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
+def test_each_graded_name_s_own_cell_fails_in_one_line_while_it_is_a_stub(section):
+    """A student who runs a graded name's check cell with that name still the stub reads, in that cell and
+    in one line, that it is not written yet: never nothing, which reads as passed."""
+    outcomes = notebook_outcomes(section.id, (), tuple(section.names))
+    for name in section.names:
+        own = outcomes[f"stub {name}"][f"test_{name}"]
+        assert own is not None, f"{section.id}: with {name} a stub, the cell check({name!r}) passes"
+        said = own.removeprefix("autograder.notebook.").removeprefix("NotebookCheckFailed: ")
+        assert "\n" not in said and said.startswith(f"{name} is not implemented yet: it still raises "
+                                                     "NotImplementedError"), (
+            f"{section.id}: with {name} a stub, its cell says {own!r}")

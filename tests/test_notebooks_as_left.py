@@ -135,3 +135,24 @@ def test_the_course_notebooks_load_in_grading_without_a_failing_cell():
     assert {s.id: s.notes for s in result.sections if s.notes} == {}
     assert all(s.score == s.max_score > 0 for s in result.sections), [(s.id, s.score) for s in result.sections]
     assert result.score == result.max_score + result.bonus_max  # a bonus section adds to the score, not the maximum
+
+
+def test_a_section_not_started_says_so_once_in_plain_words(tmp_path):
+    """The notebook as released (every graded name its stub): one note that the section is not started, no
+    stub's NotImplementedError from its cells as notes, and the table prints no check's message (each would
+    repeat it). A section with one name written is started: its notes and messages are as usual."""
+    from autograder.feedback.formats import table
+    from support import ROOT
+
+    untouched = tmp_path / "untouched"
+    untouched.mkdir()
+    shutil.copy(ROOT / "student_template" / "03_trainable_qkv.ipynb", untouched)
+    result = run_checks(locate(untouched, "03_trainable_qkv"), "cpu", launcher=zygote())
+    section = result.sections[0]
+    assert section.not_started and len(section.notes) == 1 and section.notes[0].startswith("not started:")
+    shown = table(result)
+    assert shown.count("NotImplementedError") == 1 and "not implemented yet" not in shown, shown
+
+    started = notebook_with("03_trainable_qkv", [], tmp_path / "started")
+    result = run_checks(locate(started, "03_trainable_qkv"), "cpu", launcher=zygote())
+    assert not result.sections[0].not_started and not result.sections[0].notes

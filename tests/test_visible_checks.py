@@ -95,14 +95,16 @@ def test_check_declares_its_visibility():
         return check(1, "a title", **keywords)(lambda student: None).grading
 
     assert grading()["visibility"] == "after_due_date" and not grading()["visible"]
-    assert grading(visibility="visible")["visible"]
-    assert grading(visible=True)["visibility"] == "visible"
-    documented = grading(documented=True)
+    assert grading(visibility="visible", cell="softmax")["visible"]
+    assert grading(visible=True, cell="softmax")["visibility"] == "visible"
+    documented = grading(documented=True, cell="softmax")
     assert documented["visibility"] == "visible" and documented["visible"] and documented["documented"]
+    assert documented["cell"] == "softmax"
     assert grading(visibility="after_published") == {"points": 1.0, "title": "a title", "documented": False,
-                                                     "visible": False, "visibility": "after_published", "about": ""}
+                                                     "visible": False, "visibility": "after_published", "cell": ""}
     for wrong in ({"visibility": "hidden"}, {"visibility": "after_due_date", "visible": True},
-                  {"visibility": "after_published", "documented": True}):
+                  {"visibility": "after_published", "documented": True},
+                  {"visibility": "visible"}, {"documented": True}):  # a visible check places itself: cell=
         with pytest.raises(ValueError):
             grading(**wrong)
 

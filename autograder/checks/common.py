@@ -282,3 +282,23 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
         detail = _f("they sum to 1 along dim {other} instead: softmax over the wrong dim?", other=other)
     raise CheckFailed(_f("{what}: your weights don't sum to 1 along dim {asked}; {detail}", what=what, asked=asked,
                          detail=detail))
+
+
+# A catalogued mistake's name (what the class report counts): an answer written out instead of computed
+HARD_CODED = N_("the answer is hard-coded: the same values whatever the input")
+
+
+def _same_values(a, b) -> bool:
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+        and bool(torch.equal(a.detach().cpu(), b.detach().cpu()))
+
+
+def expect_not_hard_coded(name: str, answers, expected) -> None:
+    """Fail where `name` gave identical outputs for two different inputs whose right outputs differ:
+    the evidence of an answer written out (the documented one) instead of computed. answers: the
+    student's outputs on the two inputs; expected: the right ones, in the same order. Without that
+    evidence nothing is said here: the value checks grade the answer."""
+    (first, second), (right_first, right_second) = answers, expected
+    if _same_values(first, second) and not _same_values(right_first, right_second):
+        raise CheckFailed(_f("{name} returns the same values for different inputs: is the answer hard-coded?",
+                             name=name), HARD_CODED)

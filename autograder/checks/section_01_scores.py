@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, hint_if_written,
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded, hint_if_written,
                                       expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
                                       run_unless_raised, run_where_made, stack_items)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
@@ -41,15 +41,21 @@ OWN_BUFFER = N_("a tensor made with the default dtype or device instead of the i
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "dot_scores gives the documented scores of 'journey'", documented=True)
+@check(1, "dot_scores gives the documented scores of 'journey'", documented=True, cell="dot_scores")
 def test_dot_scores_documented(student):
     got = student.call("dot_scores", WORKED_INPUTS[1], WORKED_INPUTS)
+    inputs, query = randn(158, 6, 3), randn(159, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("dot_scores", (got, student.call("dot_scores", query, inputs)),
+                          (WORKED_INPUTS @ WORKED_INPUTS[1], inputs @ query))
     expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
 
 
-@check(1, "score_matrix gives the documented 6x6 scores", documented=True)
+@check(1, "score_matrix gives the documented 6x6 scores", documented=True, cell="score_matrix")
 def test_score_matrix_documented(student):
     got = student.call("score_matrix", WORKED_INPUTS)
+    inputs = randn(157, 6, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("score_matrix", (got, student.call("score_matrix", inputs)),
+                          (WORKED_INPUTS @ WORKED_INPUTS.T, inputs @ inputs.T))
     # the worked example's scores are shown in the report even when right: a picture of what was computed
     expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS, show_passing=True)
 
@@ -57,14 +63,14 @@ def test_score_matrix_documented(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "dot_scores leaves its arguments unchanged", visibility="visible")
+@check(0.5, "dot_scores leaves its arguments unchanged", visibility="visible", cell="dot_scores")
 def test_dot_scores_unchanged(student):
     inputs, query = randn(151, 6, 4), randn(152, 4)
     reply = run_unless_raised(student.run, "dot_scores", query, inputs, return_args=True)
     expect_unchanged(reply, [query, inputs], "dot_scores")
 
 
-@check(0.75, "score_matrix on a batch (B, T, d): each item scored as on its own, symmetric", visibility="visible")
+@check(0.75, "score_matrix on a batch (B, T, d): each item scored as on its own, symmetric", visibility="visible", cell="score_matrix")
 def test_score_matrix_batch(student):
     batch = randn(153, 3, 5, 4)
     got = student.call("score_matrix", batch)  # an error raised on `.T` gets its hint (core/hints.py)
@@ -79,7 +85,7 @@ def test_score_matrix_batch(student):
            _("score_matrix must be symmetric: x_i . x_j == x_j . x_i"))
 
 
-@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible")
+@check(0.75, "score_matrix has no Python loop over tokens", visibility="visible", cell="score_matrix")
 def test_score_matrix_no_loop(student):
     counts = {}
     for t in (4, 9):
@@ -91,7 +97,7 @@ def test_score_matrix_no_loop(student):
 
 
 @check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
-       visibility="visible")
+       visibility="visible", cell="score_matrix")
 def test_dtype_and_device(student):
     """Only the convention (outputs of the input's dtype, on the input's device): the values are the other
     checks' business, and a function that raises on float32 inputs too is left to them."""
@@ -132,13 +138,13 @@ def additive_layers(hidden_size: int, *, seed: int) -> dict:
             "q": torch.randn(1, hidden_size)}
 
 
-@check(0.5, "AdditiveScore creates W_q, W_k, w, q in the documented order", visibility="visible")
+@check(0.5, "AdditiveScore creates W_q, W_k, w, q in the documented order", visibility="visible", cell="AdditiveScore")
 def test_additive_parameter_order(student):
     module = student.new("AdditiveScore", 4, seed=11)
     expect_same_params(module, additive_layers(4, seed=11), "AdditiveScore", ADDITIVE_ORDER)
 
 
-@check(1, "gradients reach every parameter of the three score modules", visibility="visible", about="SelfAttentionScore")
+@check(1, "gradients reach every parameter of the three score modules", visibility="visible", cell="SelfAttentionScore")
 def test_gradients(student):
     for name, seed in (("AdditiveScore", 21), ("DotProductScore", 22), ("SelfAttentionScore", 23)):
         X = randn(seed, 2, 3, 4)
@@ -165,7 +171,7 @@ def own_or_documented(params, documented: dict) -> dict:
     return documented
 
 
-@check(1, "AdditiveScore: w(tanh(W_k(X) + W_q(q))) with its own parameters", visibility="visible")
+@check(1, "AdditiveScore: w(tanh(W_k(X) + W_q(q))) with its own parameters", visibility="visible", cell="AdditiveScore")
 def test_additive_score(student):
     X = randn(106, 2, 5, 4)
     module = student.new("AdditiveScore", 4, seed=11)
@@ -180,7 +186,7 @@ def test_additive_score(student):
                                          seeded="torch.manual_seed(11)"), mistakes=mistakes)
 
 
-@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible")
+@check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible", cell="DotProductScore")
 def test_dot_product_score(student):
     X = randn(107, 3, 6, 5)
     module = student.new("DotProductScore", 5, seed=12)
@@ -194,7 +200,7 @@ def test_dot_product_score(student):
                                                      seeded="torch.manual_seed(12)"))
 
 
-@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible")
+@check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible", cell="SelfAttentionScore")
 def test_self_attention_score(student):
     X = randn(108, 2, 5, 6)
     module = student.new("SelfAttentionScore", 6, seed=13)

@@ -22,7 +22,8 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_sums_to_one, expect_unchanged, rand, randn,
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_not_hard_coded, expect_sums_to_one,
+                                      expect_unchanged, rand, randn,
                                       run_unless_raised)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
 from autograder.i18n import N_, _, _f
@@ -87,18 +88,24 @@ def softmax_mistakes(x, dim):
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(0.5, "normalize_by_sum gives the documented weights of 'journey'", documented=True)
+@check(0.5, "normalize_by_sum gives the documented weights of 'journey'", documented=True, cell="normalize_by_sum")
 def test_normalize_documented(student):
     got = student.call("normalize_by_sum", JOURNEY_SCORES)
+    other = rand(160, 6) + 0.1  # other (positive) scores: a written-out answer gives itself away
+    expect_not_hard_coded("normalize_by_sum", (got, student.call("normalize_by_sum", other)),
+                          (JOURNEY_SCORES / JOURNEY_SCORES.sum(), other / other.sum()))
     expect_close(got, DOC_NORMALIZED, _f("{name}(scores of 'journey')", name="normalize_by_sum"), atol=1e-4,
                  mistakes={N_("a softmax (this function only divides by the sum)"): torch.softmax(JOURNEY_SCORES, -1),
                            L2_NORM: JOURNEY_SCORES / JOURNEY_SCORES.norm()})
 
 
-@check(1, "softmax_naive and softmax give the documented weights", documented=True)
+@check(1, "softmax_naive and softmax give the documented weights", documented=True, cell="softmax")
 def test_softmax_documented(student):
+    other = randn(161, 6)  # other scores: a written-out answer gives itself away
     for name in ("softmax_naive", "softmax"):
         got = student.call(name, JOURNEY_SCORES)
+        expect_not_hard_coded(name, (got, student.call(name, other)),
+                              (torch.softmax(JOURNEY_SCORES, -1), torch.softmax(other, -1)))
         expect_close(got, DOC_JOURNEY_WEIGHTS, _f("{name}(scores of 'journey')", name=name), atol=1e-4,
                      mistakes={N_("normalize_by_sum (divide by the sum) instead of a softmax"):
                                    JOURNEY_SCORES / JOURNEY_SCORES.sum()})
@@ -109,18 +116,24 @@ def test_softmax_documented(student):
                                torch.softmax(scores, 0)}, heatmap_labels=TOKENS, show_passing=True)
 
 
-@check(0.5, "context_vectors gives the documented context vector z(2)", documented=True)
+@check(0.5, "context_vectors gives the documented context vector z(2)", documented=True, cell="context_vectors")
 def test_context_documented(student):
     weights = torch.softmax(JOURNEY_SCORES, dim=-1)
     got = student.call("context_vectors", weights, WORKED_INPUTS)
+    other_weights, other_inputs = torch.softmax(randn(162, 6), -1), randn(163, 6, 3)  # a written-out answer shows
+    expect_not_hard_coded("context_vectors", (got, student.call("context_vectors", other_weights, other_inputs)),
+                          (weights @ WORKED_INPUTS, other_weights @ other_inputs))
     expect_close(got, DOC_Z2, _("context_vectors(weights of 'journey', inputs)"), atol=1e-4,
                  mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
 
 
-@check(1, "simple_self_attention gives the documented context vectors", documented=True)
+@check(1, "simple_self_attention gives the documented context vectors", documented=True, cell="simple_self_attention")
 def test_simple_attention_documented(student):
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
-    expect_close(student.call("simple_self_attention", WORKED_INPUTS), DOC_CONTEXT,
+    got, other = student.call("simple_self_attention", WORKED_INPUTS), randn(164, 6, 3)  # a written-out answer shows
+    expect_not_hard_coded("simple_self_attention", (got, student.call("simple_self_attention", other)),
+                          (torch.softmax(scores, -1) @ WORKED_INPUTS, torch.softmax(other @ other.T, -1) @ other))
+    expect_close(got, DOC_CONTEXT,
                  "simple_self_attention(inputs)", atol=1e-4,
                  mistakes={COLUMNS: torch.softmax(scores, 0) @ WORKED_INPUTS,
                            UNSCALED: torch.softmax(scores / math.sqrt(3), -1) @ WORKED_INPUTS})
@@ -140,7 +153,7 @@ def expect_normalized(got, x, dim: int, what: str, mistakes: dict) -> None:
            _f("{what}: the entries are not x divided by one number per slice along dim {dim}", what=what, dim=dim))
 
 
-@check(0.5, "normalize_by_sum divides by the sum along the given dim", visibility="visible")
+@check(0.5, "normalize_by_sum divides by the sum along the given dim", visibility="visible", cell="normalize_by_sum")
 def test_normalize_random(student):
     square = rand(251, 5, 5) + 0.1
     expect_normalized(student.call("normalize_by_sum", square), square, -1,
@@ -163,7 +176,7 @@ def test_normalize_random(student):
 # ---------------------------------------------------------------- visible: softmax against torch's own
 
 
-@check(0.5, "softmax_naive equals torch.softmax on small inputs", visibility="visible")
+@check(0.5, "softmax_naive equals torch.softmax on small inputs", visibility="visible", cell="softmax_naive")
 def test_softmax_naive_random(student):
     """The first call leaves dim out: the documented default, dim=-1, is part of the contract."""
     for x, dim in ((randn(253, 4, 6), None), (randn(254, 3, 4, 5), 1)):
@@ -177,7 +190,7 @@ def test_softmax_naive_random(student):
                                N_("exp(x) / sum(x) (divide by the sum of the exps)"): exps / x.sum(dim, keepdim=True)})
 
 
-@check(1, "softmax matches torch.softmax on any shape and along any dim", visibility="visible")
+@check(1, "softmax matches torch.softmax on any shape and along any dim", visibility="visible", cell="softmax")
 def test_softmax_any_dim(student):
     cases = ((randn(255, 5, 5, scale=3.0), -1), (randn(256, 7, scale=3.0), 0),
              (randn(257, 2, 3, 4, scale=3.0), 0), (randn(257, 2, 3, 4, scale=3.0), 1),
@@ -188,7 +201,7 @@ def test_softmax_any_dim(student):
                      mistakes=softmax_mistakes(x, dim))
 
 
-@check(0.5, "softmax weights are positive and sum to 1 along dim", visibility="visible")
+@check(0.5, "softmax weights are positive and sum to 1 along dim", visibility="visible", cell="softmax")
 def test_softmax_sums_to_one(student):
     x = randn(259, 4, 6, scale=4.0)
     expect_sums_to_one(student.call("softmax", x), (4, 6), _f("{name} on a {shape} input", name="softmax(x)",
@@ -198,7 +211,7 @@ def test_softmax_sums_to_one(student):
                        _f("{name} on a {shape} input", name="softmax(x, dim=1)", shape=(3, 4, 5)), dim=1)
 
 
-@check(1, "softmax is stable on inputs of magnitude 1000 (subtract the max)", visibility="visible")
+@check(1, "softmax is stable on inputs of magnitude 1000 (subtract the max)", visibility="visible", cell="softmax")
 def test_softmax_large_inputs(student):
     """Stability alone: large inputs give what small ones give, never inf or nan. Whether the values
     are right (the dim, keepdim) is the other checks' business, so the student's softmax is compared
@@ -222,7 +235,7 @@ def test_softmax_large_inputs(student):
                       name=f"softmax(x, dim={dim})", shape=tuple(x.shape), hint=_(OVERFLOW_HINT)))
 
 
-@check(0.5, "softmax handles rows that contain -inf (masked entries get weight 0)", visibility="visible")
+@check(0.5, "softmax handles rows that contain -inf (masked entries get weight 0)", visibility="visible", cell="softmax")
 def test_softmax_minus_inf(student):
     """-inf entries get weight 0 and nothing becomes nan. Every slice, along any dim, keeps a finite
     entry, so the check judges the handling of -inf alone (the dim is the other checks' business)."""
@@ -254,7 +267,7 @@ def test_softmax_minus_inf(student):
 # ---------------------------------------------------------------- visible: conventions
 
 
-@check(0.5, "softmax and softmax_naive compute the exps themselves (no built-in softmax)", visibility="visible")
+@check(0.5, "softmax and softmax_naive compute the exps themselves (no built-in softmax)", visibility="visible", cell="softmax")
 def test_no_builtin_softmax(student):
     """Only that they run without the section's forbidden APIs: their values are other checks' business."""
     x = randn(267, 3, 5, scale=2.0)
@@ -262,7 +275,7 @@ def test_no_builtin_softmax(student):
         run_unless_raised(student.run, name, x)
 
 
-@check(0.5, "normalize_by_sum and the softmaxes leave their input unchanged", visibility="visible", about="softmax")
+@check(0.5, "normalize_by_sum and the softmaxes leave their input unchanged", visibility="visible", cell="softmax")
 def test_inputs_unchanged(student):
     positive, x = rand(268, 4, 5) + 0.1, randn(269, 4, 5, scale=3.0)
     for name, arg in (("normalize_by_sum", positive), ("softmax_naive", x), ("softmax", x)):

@@ -25,8 +25,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_same_params,
-                                      hint_if_written,
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
+                                      expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
@@ -63,6 +63,12 @@ MIXED_UP = {("W_key", "W_query"): N_("v2.W_key.weight copied into v1.W_query (th
             ("W_query", "W_value"): N_("v2.W_query.weight copied into v1.W_value (the projections mixed up)"),
             ("W_key", "W_value"): N_("v2.W_key.weight copied into v1.W_value (the projections mixed up)")}
 OUTPUT_ROWS = (TOKENS, None)
+
+
+# what a projection returned in the wrong place equals: one of the other two (by index)
+WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
+                    N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
+                    N_("the values (x @ W_value): return (queries, keys, values) in that order"))
 
 
 # i18n: "query", "key", "value" name one output of project_qkv (the English adds an "s")
@@ -136,46 +142,103 @@ def module_mistakes(reference, x):
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "query 2 of the worked example: documented projections, weights and context", documented=True, about="scaled_dot_product_attention")
+def projections(student, x, weights, what: str) -> list:
+    """The student's (queries, keys, values) of `x` with `weights`, each of the shape x @ W has."""
+    projected = unpack(student.call("project_qkv", x, *weights), 3, what, "(queries, keys, values)")
+    for kind, got in zip(("query", "key", "value"), projected):
+        expect_shape(got, (*x.shape[:-1], weights[0].shape[-1]),
+                     _f("the {kind}s of {what}", kind=_(KIND_WORDS[kind]), what=what))
+    return projected
+
+
+@check(0.5, "project_qkv gives the documented query, key and value of 'journey', and x @ W on other inputs",
+       documented=True, cell="project_qkv")
+def test_project_qkv(student):
+    documented = []  # (what, weights, the student's projections, the documented ones) per seeded draw
+    for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
+        seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
+                       draw=f"torch.{draw.__name__}(3, 2)")
+        weights = seeded_weights(draw)
+        documented.append((seeded_as, weights, projections(student, WORKED_INPUTS, weights, _f(
+            "{call} with {seeded}", call="project_qkv(inputs, W_query, W_key, W_value)", seeded=seeded_as)), doc))
+    # and inputs the notebook never shows
+    x, weights = randn(371, 6, 3), [randn(seed, 3, 2) for seed in (372, 373, 374)]
+    what = _f("{name} with inputs {x} and weights {w}", name="project_qkv", x=(6, 3), w=(3, 2))
+    fresh = projections(student, x, weights, what)
+    # an answer written out is named first, before the values it gets wrong
+    answers = [projected[0] for _seeded, _weights, projected, _doc in documented] + [fresh[0]]
+    rights = [WORKED_INPUTS @ w[0] for _seeded, w, _projected, _doc in documented] + [x @ weights[0]]
+    for pair in ((0, 1), (0, 2)):
+        expect_not_hard_coded("project_qkv", [answers[i] for i in pair], [rights[i] for i in pair])
+    for seeded_as, weights_doc, projected, doc in documented:
+        for index, (kind, got) in enumerate(zip(("query", "key", "value"), projected)):
+            if kind in doc:
+                mistakes = {WRONG_PROJECTION[other]: (WORKED_INPUTS @ weights_doc[other])[1]
+                            for other in range(3) if other != index}
+                expect_close(got[1], torch.tensor(doc[kind]), _f("{call} with {seeded}", call=f"{kind}_2",
+                                                                 seeded=seeded_as), atol=1e-4, mistakes=mistakes)
+    for index, kind in enumerate(("query", "key", "value")):
+        mistakes = {WRONG_PROJECTION[other]: x @ weights[other] for other in range(3) if other != index}
+        expect_close(fresh[index], x @ weights[index], _f("the {kind}s of {what}", kind=_(KIND_WORDS[kind]),
+                                                          what=what), mistakes=mistakes)
+
+
+@check(0.5, "query 2 of the worked example: documented weights and context", documented=True,
+       cell="scaled_dot_product_attention")
 def test_query_2_documented(student):
+    answers = []  # (what, context, weights, the common mistakes' outputs, the documented values) per seeded draw
     for draw, doc in ((torch.rand, DOC_RAND), (torch.randn, DOC_RANDN)):
         weights = seeded_weights(draw)
         seeded_as = _f("{seed} and {draw} three times", seed="torch.manual_seed(123)",
                        draw=f"torch.{draw.__name__}(3, 2)")
-        projected = unpack(student.call("project_qkv", WORKED_INPUTS, *weights), 3,
-                           _f("{call} with {seeded}", call="project_qkv(inputs, W_query, W_key, W_value)",
-                              seeded=seeded_as), "(queries, keys, values)")
-        for kind, got in zip(("query", "key", "value"), projected):
-            expect_shape(got, (6, 2), _f("the {kind}s of {call} with {seeded}", kind=_(KIND_WORDS[kind]),
-                                         call="project_qkv(inputs, ...)", seeded=seeded_as))
-            if kind in doc:
-                expect_close(got[1], torch.tensor(doc[kind]), _f("{call} with {seeded}", call=f"{kind}_2",
-                                                                 seeded=seeded_as), atol=1e-4)
         queries, keys, values = (WORKED_INPUTS @ w for w in weights)
         what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
-        wrong = attention_mistakes(queries[1], keys, values)
+        answers.append((what, context, attn, attention_mistakes(queries[1], keys, values), doc))
+    # the two draws' documented weights differ: the same answer for both is one written out
+    expect_not_hard_coded("scaled_dot_product_attention", [attn for _what, _context, attn, _wrong, _doc in answers],
+                          [torch.tensor(doc["weights"]) for *_rest, doc in answers])
+    for index, (what, context, attn, wrong, doc) in enumerate(answers):
         # the student's weights of the worked example are shown in the report even when right
         expect_close(attn, torch.tensor(doc["weights"]), _f("the weights of {what}", what=what), atol=1e-4,
-                     mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2,
-                     show_passing=draw is torch.rand)
+                     mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2, show_passing=index == 0)
         expect_close(context, torch.tensor(doc["context"]), _f("the context of {what}", what=what), atol=1e-4,
                      mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
 
 
-@check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True)
+def formula_output(projections, x: torch.Tensor) -> torch.Tensor:
+    """The documented formula's output on `x` with `projections` (see seeded_projections)."""
+    with torch.no_grad():
+        queries, keys, values = ((x @ w if isinstance(w, torch.Tensor) else w(x)) for w in
+                                 (projections.W_query, projections.W_key, projections.W_value))
+    return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
+
+
+def expect_module_computed(module, name: str, projections, documented_output) -> None:
+    """A module's output on inputs other than the worked example's differs from its documented one, as the
+    documented formula with the documented seeded weights says it must (a written-out output does not)."""
+    other = randn(165, 6, 3)
+    expect_not_hard_coded(name, (documented_output, module(other)),
+                          (formula_output(projections, WORKED_INPUTS), formula_output(projections, other)))
+
+
+@check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True, cell="SelfAttention_v1")
 def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
-    expect_close(module(WORKED_INPUTS), DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
+    got = module(WORKED_INPUTS)
+    expect_module_computed(module, "SelfAttention_v1", seeded_projections(3, 2, seed=123, raw=True), got)
+    expect_close(got, DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
                  hint=_f(ORDER_HINT, order=_(V1_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
 
-@check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True)
+@check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
 def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
-    expect_close(module(WORKED_INPUTS), DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
+    got = module(WORKED_INPUTS)
+    expect_module_computed(module, "SelfAttention_v2", seeded_projections(3, 2, seed=789), got)
+    expect_close(got, DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
                  hint=_f(ORDER_HINT, order=_(V2_ORDER)), heatmap_labels=OUTPUT_ROWS)
 
@@ -183,7 +246,7 @@ def test_v2_documented(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", about="scaled_dot_product_attention")
+@check(0.5, "attention weights are positive and sum to 1 over the keys", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_weights_sum_to_one(student):
     queries, keys, values = randn(368, 6, 4, scale=2.0), randn(369, 9, 4, scale=2.0), randn(370, 9, 3)
     what = _f("{name} with queries {queries}, keys {keys}, values {values}", name="scaled_dot_product_attention",
@@ -193,7 +256,7 @@ def test_attention_weights_sum_to_one(student):
     expect_sums_to_one(weights, (6, 9), _f("the weights of {what}", what=what))
 
 
-@check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible")
+@check(0.5, "scaled_dot_product_attention with leading batch dims: each item as on its own", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_batch(student):
     for queries, keys, values in ((randn(362, 2, 5, 4), randn(363, 2, 7, 4), randn(364, 2, 7, 6)),
                                   (randn(365, 2, 3, 5, 4), randn(366, 2, 3, 7, 4), randn(367, 2, 3, 7, 6))):
@@ -219,7 +282,7 @@ def test_attention_batch(student):
                          hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", about="SelfAttention_v2")
+@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", cell="SelfAttention_v2")
 def test_parameter_order(student):
     module = student.new("SelfAttention_v1", 4, 3, seed=41)
     params = module.params()
@@ -235,7 +298,7 @@ def test_parameter_order(student):
                        "SelfAttention_v2", V2_ORDER)
 
 
-@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in): each item as on its own", visibility="visible")
+@check(0.5, "SelfAttention_v2 works on a batch (B, T, d_in): each item as on its own", visibility="visible", cell="SelfAttention_v2")
 def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
@@ -248,7 +311,7 @@ def test_v2_batch(student):
                  hint=hint_if_written(student, "SelfAttention_v2", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible")
+@check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible", cell="copy_v2_weights_into_v1")
 def test_copy_weights(student):
     """Against the student's own v2: the copy alone is graded, not the two forwards."""
     for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
@@ -290,7 +353,7 @@ def test_copy_weights(student):
                       "off requires_grad)", name=name))
 
 
-@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible")
+@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible", cell="SelfAttention_v2")
 def test_gradients(student):
     for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
         x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
@@ -300,7 +363,7 @@ def test_gradients(student):
 
 
 @check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention",
-       visibility="visible", about="SelfAttention_v2")
+       visibility="visible", cell="SelfAttention_v2")
 def test_no_builtin_attention(student):
     """Only that they run without the section's forbidden APIs: their values are other checks' business."""
     queries, keys, values = randn(380, 4, 3), randn(381, 6, 3), randn(382, 6, 5)
@@ -310,7 +373,7 @@ def test_no_builtin_attention(student):
         run_unless_raised(student.new(name, 3, 2, seed=seed).run, x)
 
 
-@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged", visibility="visible")
+@check(0.25, "project_qkv and scaled_dot_product_attention leave their inputs unchanged", visibility="visible", cell="scaled_dot_product_attention")
 def test_inputs_unchanged(student):
     x, weights = randn(384, 5, 4), [randn(seed, 4, 3) for seed in (385, 386, 387)]
     reply = run_unless_raised(student.run, "project_qkv", x, *weights, return_args=True)
@@ -348,7 +411,7 @@ def expect_attention(reply_value, queries, keys, values, what):
 
 
 @check(1.25, "scaled_dot_product_attention divides the scores by sqrt(d_k), d_k = keys.shape[-1], for one query "
-             "or many", visibility="visible")
+             "or many", visibility="visible", cell="scaled_dot_product_attention")
 def test_attention_scaling(student):
     queries, keys, values = randn(356, 5, 4, scale=1.5), randn(357, 7, 4, scale=1.5), randn(358, 7, 6)
     expect_attention(student.call("scaled_dot_product_attention", queries, keys, values), queries, keys, values,
@@ -360,7 +423,7 @@ def test_attention_scaling(student):
                         name="scaled_dot_product_attention", queries=(4,), keys=(7, 4), values=(7, 6)))
 
 
-@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible")
+@check(0.5, "SelfAttention_v2(qkv_bias=True) creates and uses the three biases", visibility="visible", cell="SelfAttention_v2")
 def test_v2_bias(student):
     module = student.new("SelfAttention_v2", 4, 3, qkv_bias=True, seed=61)
     manual_seed(61)  # the documented creation order, with torch's own layers

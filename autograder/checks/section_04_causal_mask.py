@@ -25,7 +25,8 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_output,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
+                                      expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections)
 from autograder.core.shortening import shorten
@@ -95,6 +96,20 @@ def weight_mistakes(scores, d_k):
     }
 
 
+def renormalized(weights):
+    """Attention weights with the future hidden and each row divided by its sum again."""
+    kept = weights.masked_fill(future_mask(weights.shape[-1]), 0.0)
+    return kept / kept.sum(-1, keepdim=True)
+
+
+def causal_output(reference, x):
+    """CausalAttention's documented output (dropout off) with the weights of `reference` (see attention_mistakes)."""
+    with torch.no_grad():
+        queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
+        weights = torch.softmax(queries @ keys.transpose(-2, -1) / math.sqrt(keys.shape[-1]), dim=-1)
+    return renormalized(weights) @ values
+
+
 def attention_mistakes(reference, x):
     """What common wrong versions of CausalAttention return (dropout off), with the weights of `reference`
     (a seeded reference module, or seeded_projections: anything with W_query, W_key, W_value)."""
@@ -133,36 +148,45 @@ def expect_finite(value, what):
 
 # ---------------------------------------------------------------- visible: documented values (2 points)
 
-@check(0.5, "mask_and_renormalize gives the documented masked weights", documented=True)
+@check(0.5, "mask_and_renormalize gives the documented masked weights", documented=True, cell="mask_and_renormalize")
 def test_mask_and_renormalize_documented(student):
     weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
     got = student.call("mask_and_renormalize", weights)
+    other = torch.softmax(randn(166, 6, 6), dim=-1)  # other weights: a written-out answer gives itself away
+    expect_not_hard_coded("mask_and_renormalize", (got, student.call("mask_and_renormalize", other)),
+                          [renormalized(w) for w in (weights, other)])
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
                  mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
 
 
-@check(0.5, "causal_attention_weights gives the documented masked weights", documented=True)
+@check(0.5, "causal_attention_weights gives the documented masked weights", documented=True, cell="causal_attention_weights")
 def test_causal_attention_weights_documented(student):
     scores = documented_scores()
     got = student.call("causal_attention_weights", scores, 2)
+    other = randn(167, 6, 6)  # other scores: a written-out answer gives itself away
+    expect_not_hard_coded("causal_attention_weights", (got, student.call("causal_attention_weights", other, 2)),
+                          [renormalized(torch.softmax(s / math.sqrt(2), dim=-1)) for s in (scores, other)])
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
                  mistakes=weight_mistakes(scores, 2))
 
 
-@check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True)
+@check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")
 def test_causal_attention_documented(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
     reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
-    expect_close(module(WORKED_BATCH), torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
+    got, other = module(WORKED_BATCH), randn(168, 2, 6, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("CausalAttention", (got, module(other)),
+                          [causal_output(reference, x) for x in (WORKED_BATCH, other)])
+    expect_close(got, torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
                  "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)", atol=1e-4,
                  mistakes=attention_mistakes(reference, WORKED_BATCH))
 
 
 # ---------------------------------------------------------------- visible: properties (5.25 points)
 
-@check(1, "causal_mask: (T, T) bool, True strictly above the diagonal", visibility="visible")
+@check(1, "causal_mask: (T, T) bool, True strictly above the diagonal", visibility="visible", cell="causal_mask")
 def test_causal_mask(student):
     for num_tokens in (7, 1):
         expected = future_mask(num_tokens)
@@ -175,7 +199,7 @@ def test_causal_mask(student):
 
 
 @check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
-            "input's", visibility="visible", about="causal_attention_weights")
+            "input's", visibility="visible", cell="causal_attention_weights")
 def test_causal_mask_device(student):
     """Only where the masks are made: their values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
@@ -216,7 +240,7 @@ def expect_on_input_device(student, name, args) -> None:
 
 
 @check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",
-       visibility="visible")
+       visibility="visible", cell="causal_attention_weights")
 def test_arguments_unchanged(student):
     """Only that the arguments are left as they were: the values are other checks' business."""
     weights = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1)
@@ -228,7 +252,7 @@ def test_arguments_unchanged(student):
 
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",
-       visibility="visible")
+       visibility="visible", cell="CausalAttention")
 def test_causal_attention_params(student):
     module = student.new("CausalAttention", 6, 3, 8, 0.0, qkv_bias=True, seed=41)
     manual_seed(41)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
@@ -238,7 +262,7 @@ def test_causal_attention_params(student):
                        "CausalAttention(6, 3, 8, 0.0, qkv_bias=True)", _(ORDER))
 
 
-@check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible")
+@check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible", cell="CausalAttention")
 def test_causality(student):
     x = randn(406, 2, 7, 4)
     changed, first_changed = x.clone(), x.clone()
@@ -258,7 +282,7 @@ def test_causality(student):
                          "the diagonal) with -inf before the softmax"))
 
 
-@check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible")
+@check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible", cell="CausalAttention")
 def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
@@ -274,14 +298,14 @@ def test_batch_independent(student):
                              "(keys.transpose(1, 2), softmax over the last dim)"))
 
 
-@check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible")
+@check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible", cell="CausalAttention")
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
                   _("CausalAttention(3, 2, context_length=5, 0.0) on 8 tokens"), naming=(8, 5))
 
 
-@check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible")
+@check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible", cell="CausalAttention")
 def test_eval_disables_dropout(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -298,7 +322,7 @@ def test_eval_disables_dropout(student):
                              advice=_(EVAL_DROPOUT)))
 
 
-@check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible")
+@check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible", cell="CausalAttention")
 def test_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(412, 2, 5, 4)
@@ -309,7 +333,7 @@ def test_gradients(student):
     expect_gradients(reply, list(params or {}), "CausalAttention(4, 3, 6, 0.0, qkv_bias=True)")
 
 
-@check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible")
+@check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible", cell="CausalAttention")
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
     advice = _("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
@@ -362,7 +386,7 @@ def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, devi
 
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",
-       visibility="visible")
+       visibility="visible", cell="CausalAttention")
 def test_train_dropout(student):
     """That dropout is applied in train mode; where the eval-mode forward is the documented one with the
     student's own parameters, that it is applied as nn.Dropout on the weights does (a wrong forward costs

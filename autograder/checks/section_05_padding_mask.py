@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (expect_gradients, expect_raises, expect_same_params, expect_sums_to_one,
+from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -170,14 +170,18 @@ def largest(values):
 
 # ---------------------------------------------------------------- visible: key_padding_mask (2 points)
 
-@check(0.75, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True)
+@check(0.75, "key_padding_mask([4, 3, 2], 4) gives the documented mask", documented=True, cell="key_padding_mask")
 def test_key_padding_mask_documented(student):
-    expect_close(student.call("key_padding_mask", [4, 3, 2], 4), DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
+    got = student.call("key_padding_mask", [4, 3, 2], 4)
+    # other lengths: a written-out answer gives itself away
+    expect_not_hard_coded("key_padding_mask", (got, student.call("key_padding_mask", [1, 4, 3], 4)),
+                          (DOC_MASK, lengths_mask([1, 4, 3], 4)))
+    expect_close(got, DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
                  mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
                  heatmap_labels=True, show_passing=True)  # the documented mask, shown passing or not
 
 
-@check(0.5, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor", visible=True)
+@check(0.5, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor", visible=True, cell="key_padding_mask")
 def test_key_padding_mask(student):
     for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7)):
         expected = lengths_mask(seq_lens, max_len)
@@ -196,7 +200,7 @@ def test_key_padding_mask(student):
                      heatmap_labels=True)
 
 
-@check(0.5, "key_padding_mask raises ValueError naming a length < 1 or > max_len", visible=True)
+@check(0.5, "key_padding_mask raises ValueError naming a length < 1 or > max_len", visible=True, cell="key_padding_mask")
 def test_key_padding_mask_errors(student):
     """With the lengths as tensors: whether a list is accepted is the other check's business."""
     expect_raises(lambda: student.call("key_padding_mask", torch.tensor([3, 0, 2]), 4), "ValueError",
@@ -205,7 +209,7 @@ def test_key_padding_mask_errors(student):
                   _("key_padding_mask(tensor([5, 9, 1]), 6) (a length above max_len)"), naming=(9,))
 
 
-@check(0.25, "key_padding_mask makes its mask on the device of the lengths", visible=True)
+@check(0.25, "key_padding_mask makes its mask on the device of the lengths", visible=True, cell="key_padding_mask")
 def test_key_padding_mask_device(student):
     """Only where the mask is made: its values are the other checks' business. The lengths stay on the CPU
     while a tensor made without device= lands on the meta device, as one made on the CPU would sit apart
@@ -231,7 +235,7 @@ def test_key_padding_mask_device(student):
 
 # ---------------------------------------------------------------- visible: mask_padded_scores (1 point)
 
-@check(0.75, "mask_padded_scores hides the padded key columns and keeps the rest", visible=True)
+@check(0.75, "mask_padded_scores hides the padded key columns and keeps the rest", visible=True, cell="mask_padded_scores")
 def test_mask_padded_scores(student):
     scores = randn(501, 3, 5, 5, scale=2.0)
     mask = lengths_mask([5, 3, 1], 5)
@@ -247,7 +251,7 @@ def test_mask_padded_scores(student):
                          "score as it was"))
 
 
-@check(0.25, "mask_padded_scores leaves its argument unchanged", visible=True)
+@check(0.25, "mask_padded_scores leaves its argument unchanged", visible=True, cell="mask_padded_scores")
 def test_mask_padded_scores_unchanged(student):
     """Only that the arguments are left as they were: the values are the other check's business."""
     scores, mask = randn(502, 2, 4, 4), lengths_mask([2, 4], 4)
@@ -257,7 +261,7 @@ def test_mask_padded_scores_unchanged(student):
 
 # ---------------------------------------------------------------- visible: padded_attention (1.75 points)
 
-@check(0.5, "padded_attention: padded key columns get weight 0", visible=True)
+@check(0.5, "padded_attention: padded key columns get weight 0", visible=True, cell="padded_attention")
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
@@ -271,7 +275,7 @@ def test_padded_attention_hides_padding(student):
                               "and True at the padding?)", leaked=leaked))
 
 
-@check(0.5, "padded_attention: each real query's weights sum to 1", visible=True)
+@check(0.5, "padded_attention: each real query's weights sum to 1", visible=True, cell="padded_attention")
 def test_padded_attention_sums_to_one(student):
     """Over the queries at real positions: what a padded query sees is the other checks' business."""
     queries, keys, values = randn(509, 2, 6, 3), randn(510, 2, 6, 3), randn(511, 2, 6, 3)
@@ -283,7 +287,7 @@ def test_padded_attention_sums_to_one(student):
                        _("padded_attention's weights of the real queries (mask before the softmax, not after)"))
 
 
-@check(0.75, "padded_attention equals softmax(q k^T / sqrt(d), padded keys at -inf) @ v", visible=True)
+@check(0.75, "padded_attention equals softmax(q k^T / sqrt(d), padded keys at -inf) @ v", visible=True, cell="padded_attention")
 def test_padded_attention_formula(student):
     queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
     mask = lengths_mask([5, 2, 3], 5)
@@ -295,7 +299,7 @@ def test_padded_attention_formula(student):
 
 # ---------------------------------------------------------------- visible: PaddedSelfAttention (2.75 points)
 
-@check(0.5, "PaddedSelfAttention: parameters W_q, W_k, W_v, W_out created in order", visible=True)
+@check(0.5, "PaddedSelfAttention: parameters W_q, W_k, W_v, W_out created in order", visible=True, cell="PaddedSelfAttention")
 def test_padded_self_attention_params(student):
     module = student.new("PaddedSelfAttention", 5, seed=51)
     layers = documented_layers(5, seed=51)  # torch's own layers, created in the documented order
@@ -303,7 +307,7 @@ def test_padded_self_attention_params(student):
                        "PaddedSelfAttention(5)", ORDER)
 
 
-@check(1, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) holding its weights", visible=True)
+@check(1, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) holding its weights", visible=True, cell="PaddedSelfAttention")
 def test_matches_multihead_attention(student):
     """Against torch's layer holding the student's own weights: the creation order is the parameter
     check's business."""
@@ -324,7 +328,7 @@ def test_matches_multihead_attention(student):
 
 
 @check(0.5, "PaddedSelfAttention: attn_mask of shape (L, L) or (B, L, L) hides the pairs where it is True",
-       visible=True)
+       visible=True, cell="PaddedSelfAttention")
 def test_attn_mask(student):
     """Only that the pairs attn_mask hides get weight 0 (no key_padding_mask given): the values are the
     other checks' business."""
@@ -354,7 +358,7 @@ def test_attn_mask(student):
         raise CheckFailed(message + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
 
 
-@check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True)
+@check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True, cell="PaddedSelfAttention")
 def test_padding_invariance(student):
     x = randn(514, 3, 5, 4)
     mask = lengths_mask([5, 2, 4], 5)
@@ -374,7 +378,7 @@ def test_padding_invariance(student):
                          "(key_padding_mask[:, None, :]) before the softmax"))
 
 
-@check(0.25, "PaddedSelfAttention: gradients reach W_q, W_k and W_v", visible=True)
+@check(0.25, "PaddedSelfAttention: gradients reach W_q, W_k and W_v", visible=True, cell="PaddedSelfAttention")
 def test_gradients(student):
     """Only that the gradients flow back through the attention to the input projections: their values
     follow from the forward, and whether W_out is applied is the output check's business."""

@@ -30,7 +30,8 @@ from functools import partial
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_output, expect_raises,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
+                                      expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
@@ -60,16 +61,19 @@ def new_mha(student, *args, **kwargs):
 
 # ---------------------------------------------------------------- visible: documented values (2 points)
 
-@check(0.5, "split_heads gives the documented layout of arange(1, 33)", documented=True)
+@check(0.5, "split_heads gives the documented layout of arange(1, 33)", documented=True, cell="split_heads")
 def test_split_heads_documented(student):
-    x = torch.arange(1, 33).reshape(2, 2, 8)
-    expect_close(student.call("split_heads", x, 2), DOC_SPLIT.reshape(2, 2, 2, 4),
+    x, other = torch.arange(1, 33).reshape(2, 2, 8), torch.arange(33, 65).reshape(2, 2, 8)
+    got = student.call("split_heads", x, 2)  # and on other values: a written-out answer gives itself away
+    expect_not_hard_coded("split_heads", (got, student.call("split_heads", other, 2)),
+                          [v.reshape(2, 2, 2, 4).transpose(1, 2) for v in (x, other)])
+    expect_close(got, DOC_SPLIT.reshape(2, 2, 2, 4),
                  "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2)", atol=1e-4,
                  mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)}, heatmap_labels=(head_rows(2, 2), None),
                  heatmap_view=HEAD_ROWS, show_passing=True)
 
 
-@check(0.75, "MultiHeadAttentionWrapper gives the documented seeded output", documented=True)
+@check(0.75, "MultiHeadAttentionWrapper gives the documented seeded output", documented=True, cell="MultiHeadAttentionWrapper")
 def test_wrapper_documented(student):
     module = student.new("MultiHeadAttentionWrapper", 3, 2, 6, 0.0, num_heads=2, seed=123)
     expect_close(module(WORKED_BATCH), DOC_WRAPPER.expand(2, 6, 4),
@@ -77,10 +81,14 @@ def test_wrapper_documented(student):
                  heatmap_labels=(TOKENS, head_columns(2, 2)))
 
 
-@check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True)
+@check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True, cell="MultiHeadAttention")
 def test_mha_documented(student):
     module = new_mha(student, 3, 2, 6, 0.0, num_heads=2, seed=123)
-    expect_close(module(WORKED_BATCH), DOC_MHA.expand(2, 6, 2),
+    got, own = module(WORKED_BATCH), own_layers(module.params(), 3, 2, 2)
+    if own is not None:  # other inputs, with its own weights: a written-out answer gives itself away
+        other = randn(169, 2, 6, 3)
+        expect_not_hard_coded("MultiHeadAttention", (got, module(other)), [attend(own, x) for x in (WORKED_BATCH, other)])
+    expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)},
                  heatmap_labels=(TOKENS, None), show_passing=True)
@@ -88,13 +96,13 @@ def test_mha_documented(student):
 
 # ---------------------------------------------------------------- visible: split_heads / combine_heads (1 point)
 
-@check(0.25, "split_heads raises ValueError when D is not divisible by num_heads", visible=True)
+@check(0.25, "split_heads raises ValueError when D is not divisible by num_heads", visible=True, cell="split_heads")
 def test_split_heads_error(student):
     x = randn(602, 2, 3, 10)
     expect_raises(lambda: student.call("split_heads", x, 3), "ValueError", _("split_heads(x, 3) with D = 10"))
 
 
-@check(0.5, "combine_heads undoes the documented split: (B, H, T, hd) back to (B, T, H*hd)", visible=True)
+@check(0.5, "combine_heads undoes the documented split: (B, H, T, hd) back to (B, T, H*hd)", visible=True, cell="combine_heads")
 def test_combine_inverse(student):
     """Against the documented layout, made here: split_heads' own values are another check's business."""
     x = randn(603, 2, 7, 12)
@@ -107,7 +115,7 @@ def test_combine_inverse(student):
                  heatmap_labels=(None, head_columns(3, 4)))
 
 
-@check(0.25, "combine_heads works on a contiguous (B, H, T, hd) tensor such as attention output", visible=True)
+@check(0.25, "combine_heads works on a contiguous (B, H, T, hd) tensor such as attention output", visible=True, cell="combine_heads")
 def test_combine_contiguous(student):
     """That the memory layout does not matter: the values themselves are the previous check's business."""
     y = randn(605, 3, 2, 6, 4)
@@ -122,7 +130,7 @@ def test_combine_contiguous(student):
 
 # ---------------------------------------------------------------- visible: parameters (1 point)
 
-@check(0.25, "MultiHeadAttentionWrapper creates its heads in order, passing qkv_bias and dropout on", visible=True)
+@check(0.25, "MultiHeadAttentionWrapper creates its heads in order, passing qkv_bias and dropout on", visible=True, cell="MultiHeadAttentionWrapper")
 def test_wrapper_params(student):
     """Which arguments reach the heads: the parameters they create, and whether their dropout acts
     in train mode (the values of the output are the value checks' business)."""
@@ -155,7 +163,7 @@ def test_wrapper_params(student):
               "context_length, dropout, qkv_bias)", mistake=_(NO_WRAPPER_DROPOUT)), mistake=NO_WRAPPER_DROPOUT)
 
 
-@check(0.25, "MultiHeadAttention creates its parameters in the documented order", visible=True)
+@check(0.25, "MultiHeadAttention creates its parameters in the documented order", visible=True, cell="MultiHeadAttention")
 def test_mha_params(student):
     module = new_mha(student, 5, 6, 8, 0.1, num_heads=3, seed=72)
     manual_seed(72)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
@@ -166,7 +174,7 @@ def test_mha_params(student):
 
 
 @check(0.25, "MultiHeadAttention honours qkv_bias: W_query, W_key, W_value get a bias only with qkv_bias=True",
-       visible=True)
+       visible=True, cell="MultiHeadAttention")
 def test_mha_qkv_bias(student):
     """Only which biases exist: their values are the order check's business, their use the value checks'."""
     for qkv_bias in (True, False):
@@ -182,7 +190,7 @@ def test_mha_qkv_bias(student):
                                            "have no bias (pass bias=qkv_bias to nn.Linear)", what=what, name=name))
 
 
-@check(0.25, "MultiHeadAttention raises ValueError when d_out is not divisible by num_heads", visible=True)
+@check(0.25, "MultiHeadAttention raises ValueError when d_out is not divisible by num_heads", visible=True, cell="MultiHeadAttention")
 def test_mha_error(student):
     expect_raises(lambda: student.new("MultiHeadAttention", 4, 10, 6, 0.0, num_heads=4, seed=73),
                   "ValueError", "MultiHeadAttention(4, 10, 6, 0.0, num_heads=4), d_out = 10")
@@ -190,7 +198,7 @@ def test_mha_error(student):
 
 # ---------------------------------------------------------------- visible: MultiHeadAttention's forward (4.25 points)
 
-@check(0.5, "MultiHeadAttention equals nn.MultiheadAttention run with its own weights", visible=True)
+@check(0.5, "MultiHeadAttention equals nn.MultiheadAttention run with its own weights", visible=True, cell="MultiHeadAttention")
 def test_mha_equals_torch(student):
     """The whole forward pass, with the student's own weights (whatever their creation order)."""
     x = randn(631, 2, 6, 8)
@@ -206,7 +214,7 @@ def test_mha_equals_torch(student):
 
 
 @check(0.5, "causality: changing later tokens leaves earlier outputs unchanged", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_causal(student):
     x = randn(651, 2, 8, 4)
     changed = x.clone()
@@ -225,7 +233,7 @@ def test_mha_causal(student):
 
 
 @check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_padding(student):
     x = randn(641, 3, 6, 4)
     padding = torch.zeros(3, 6, dtype=torch.bool)
@@ -279,7 +287,7 @@ def test_mha_padding(student):
         fail(_f("{what}: changing token 5 changed the outputs of tokens 0-4", what=what))
 
 
-@check(0.25, "MultiHeadAttention keeps batch items independent", visible=True)
+@check(0.25, "MultiHeadAttention keeps batch items independent", visible=True, cell="MultiHeadAttention")
 def test_mha_batch(student):
     x = randn(711, 3, 6, 4)
     changed = x.clone()
@@ -295,7 +303,7 @@ def test_mha_batch(student):
 
 
 @check(0.5, "eval mode disables dropout", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_eval(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -312,7 +320,7 @@ def test_mha_eval(student):
 
 
 @check(0.25, "dropout acts in train mode: the output differs from eval mode", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_train(student):
     """Only that dropout acts in train mode: how is the hidden check's business."""
     x = randn(671, 2, 6, 4)
@@ -328,7 +336,7 @@ def test_mha_train(student):
 
 
 @check(0.25, "in train mode, dropout on the attention weights as nn.Dropout does", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_train_like_dropout(student):
     """How dropout is applied, against the module's own weights: where it is applied at all (the previous
     check) and where the forward without dropout is right (the value checks) only."""
@@ -352,7 +360,7 @@ def test_mha_train_like_dropout(student):
 
 
 @check(0.5, "gradients reach every parameter, out_proj included", visible=True,
-       about="MultiHeadAttention")
+       cell="MultiHeadAttention")
 def test_mha_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(681, 2, 5, 4)
@@ -364,7 +372,7 @@ def test_mha_gradients(student):
                      unused=_("is it used in forward? out_proj must be applied to the combined heads"))
 
 
-@check(0.5, "MultiHeadAttention computes all heads together, with no Python loop over heads", visible=True)
+@check(0.5, "MultiHeadAttention computes all heads together, with no Python loop over heads", visible=True, cell="MultiHeadAttention")
 def test_mha_no_loop(student):
     x = randn(691, 2, 5, 4)
     counts = {}
@@ -376,7 +384,7 @@ def test_mha_no_loop(student):
     expect_no_loop(counts, "MultiHeadAttention", "heads")
 
 
-@check(0.5, "MultiHeadAttention works on any device: no tensor created on the CPU in forward", visible=True)
+@check(0.5, "MultiHeadAttention works on any device: no tensor created on the CPU in forward", visible=True, cell="MultiHeadAttention")
 def test_mha_device(student):
     x = randn(701, 2, 5, 4)
     padding = torch.zeros(2, 5, dtype=torch.bool)

@@ -20,7 +20,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 
 import torch
 
-from autograder.checks.common import expect_no_loop
+from autograder.checks.common import expect_no_loop, expect_not_hard_coded
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -66,13 +66,28 @@ def encode(student, num_positions: int, d_model: int, start: int | None = None) 
 # ---------------------------------------------------------------- visible: documented values
 
 
-@check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True)
+def written_formula(num_positions: int, d_model: int) -> torch.Tensor:
+    """The notebook's formula, evaluated here: what a call other than a documented one must give."""
+    angles = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1) / \
+        10000 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    encoding = torch.zeros(num_positions, d_model, dtype=torch.float64)
+    encoding[:, 0::2], encoding[:, 1::2] = torch.sin(angles), torch.cos(angles[:, : d_model // 2])
+    return encoding.float()
+
+
+@check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True, cell="sinusoidal_encoding")
 def test_documented_4x4(student):
-    expect_close(encode(student, 4, 4), DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
+    got = encode(student, 4, 4)
+    # the first 4 columns of a wider encoding have other frequencies (d_model is in the formula): a table written
+    # out gives itself away. Another start is no such evidence: an encoding that ignores `start` is a mistake of its own
+    wide = encode(student, 4, 6)
+    expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide),
+                          [written_formula(4, d_model)[:, :4] for d_model in (4, 6)])
+    expect_close(got, DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
                  heatmap_labels=labels(4, 4))
 
 
-@check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True)
+@check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True, cell="sinusoidal_encoding")
 def test_documented_worked_example(student):
     expect_close(encode(student, 6, 3, start=1), DOC_WORKED, "sinusoidal_encoding(6, 3, start=1)", atol=1e-4,
                  hint=DOC_HINT, heatmap_labels=labels(6, 3, start=1), show_passing=True)  # shown passing or not
@@ -81,7 +96,7 @@ def test_documented_worked_example(student):
 # ---------------------------------------------------------------- visible: properties
 
 
-@check(0.5, "sinusoidal_encoding returns a float32 tensor of shape (num_positions, d_model)", visible=True)
+@check(0.5, "sinusoidal_encoding returns a float32 tensor of shape (num_positions, d_model)", visible=True, cell="sinusoidal_encoding")
 def test_shape_and_dtype(student):
     for num_positions, d_model in ((7, 4), (12, 10), (1, 2)):
         what = f"sinusoidal_encoding({num_positions}, {d_model})"
@@ -94,7 +109,7 @@ def test_shape_and_dtype(student):
                mistake=N_("a float64 encoding (the course's tensors are float32)"))
 
 
-@check(0.5, "every value of the encoding lies in [-1, 1]", visible=True)
+@check(0.5, "every value of the encoding lies in [-1, 1]", visible=True, cell="sinusoidal_encoding")
 def test_values_in_range(student):
     for num_positions, d_model in ((60, 16), (400, 6)):
         what = f"sinusoidal_encoding({num_positions}, {d_model})"
@@ -108,7 +123,7 @@ def test_values_in_range(student):
                   what=what, peak=peak))
 
 
-@check(1, "each sine column and the cosine column after it satisfy sin^2 + cos^2 = 1", visible=True)
+@check(1, "each sine column and the cosine column after it satisfy sin^2 + cos^2 = 1", visible=True, cell="sinusoidal_encoding")
 def test_pairs_share_an_angle(student):
     for num_positions, d_model in ((30, 10), (25, 6)):
         what = f"sinusoidal_encoding({num_positions}, {d_model})"
@@ -126,7 +141,7 @@ def test_pairs_share_an_angle(student):
                 mistake=N_("the columns of a pair not a sine and a cosine of the same angle"))
 
 
-@check(1, "start shifts the rows: encoding(n, d, start=s) equals rows s.. of encoding(n + s, d)", visible=True)
+@check(1, "start shifts the rows: encoding(n, d, start=s) equals rows s.. of encoding(n + s, d)", visible=True, cell="sinusoidal_encoding")
 def test_start_shifts_rows(student):
     for num_positions, d_model, start in ((5, 8, 3), (4, 6, 11)):
         shifted = encode(student, num_positions, d_model, start)
@@ -144,7 +159,7 @@ def test_start_shifts_rows(student):
                      hint=N_("row r must encode position start + r"))
 
 
-@check(0.5, "sinusoidal_encoding works for an odd d_model", visible=True)
+@check(0.5, "sinusoidal_encoding works for an odd d_model", visible=True, cell="sinusoidal_encoding")
 def test_odd_d_model(student):
     for num_positions, d_model in ((5, 3), (4, 7), (3, 1)):
         what = f"sinusoidal_encoding({num_positions}, {d_model})"
@@ -160,7 +175,7 @@ def test_odd_d_model(student):
                               mistake=ODD_D)
 
 
-@check(1, "sinusoidal_encoding has no Python loop over positions", visible=True)
+@check(1, "sinusoidal_encoding has no Python loop over positions", visible=True, cell="sinusoidal_encoding")
 def test_no_loop(student):
     counts = {}
     for num_positions in (4, 9):

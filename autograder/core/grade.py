@@ -232,7 +232,10 @@ def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     if src.extracted.problem:
         section.notes.append(src.extracted.problem)
     section.notes.extend(src.extracted.notes)
-    section.notes.extend(worker.failed_cells())
+    if section.not_started:  # said once, instead of a stub's NotImplementedError under every cell and check
+        section.notes.append(_("not started: every function and class of this section is still its stub, which "
+                               "raises NotImplementedError; write them in their cells, then run the checks again"))
+    section.notes.extend(worker.failed_cells(unless=("NotImplementedError",) if section.not_started else ()))
     if worker.load_failure:
         section.notes.append(worker.load_failure)
     if worker.tampering:

@@ -101,7 +101,7 @@ DEFAULT_VISIBILITY = "after_due_date"
 
 
 def check(points: float, title: str, *, visibility: str | None = None, documented: bool = False,
-          visible: bool = False, about: str = ""):
+          visible: bool = False, cell: str = ""):
     """Mark a test function as a graded check worth `points`.
 
     visibility: one of VISIBILITIES; left out, "visible" where `visible` or
@@ -110,8 +110,9 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
         carry at most 40% of a section, so copying printed numbers cannot pass);
         implies visibility "visible".
     visible: shorthand for visibility="visible".
-    about: the graded name whose notebook cell runs this visible check, where the title names
-        none (or names an earlier one last); see autograder/notebook.py.
+    cell: the graded name whose notebook cell runs this check; required of a visible check (the
+        notebook places checks by it, never by its title: autograder/notebook.py). Name the latest
+        graded name the check calls, so that its cell runs once every name it needs is defined.
 
     The function's `grading` dict: points, title, documented, visible (whether the
     self-check runs it: visibility == "visible") and visibility.
@@ -122,10 +123,12 @@ def check(points: float, title: str, *, visibility: str | None = None, documente
         raise ValueError(f"check {title!r}: visibility {visibility!r} is not one of {', '.join(VISIBILITIES)}")
     if (visible or documented) and visibility != "visible":
         raise ValueError(f"check {title!r}: a visible or documented check cannot have visibility {visibility!r}")
+    if visibility == "visible" and not cell:
+        raise ValueError(f"check {title!r}: a visible check names the graded name whose notebook cell runs it (cell=)")
 
     def mark(function):
         function.grading = {"points": float(points), "title": title, "documented": documented,
-                            "visible": visibility == "visible", "visibility": visibility, "about": about}
+                            "visible": visibility == "visible", "visibility": visibility, "cell": cell}
         return function
 
     return mark

@@ -82,6 +82,13 @@ class SectionResult:
         return sum(c.max_points for c in self.checks)
 
     @property
+    def not_started(self) -> bool:
+        """Whether every check failed on a stub still raising NotImplementedError: then one note says the
+        section is not started (grade.section_result), and the table leaves out the checks' messages,
+        which would all repeat it."""
+        return bool(self.checks) and all(c.kind == "stub" and not c.passed for c in self.checks)
+
+    @property
     def bonus(self) -> bool:
         """Whether the registry marks this section as a bonus: its points add to the score, not to the maximum."""
         return is_bonus(self.id)

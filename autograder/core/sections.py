@@ -192,15 +192,22 @@ def find(section_id: str) -> Section:
 
 
 def home(grading: dict, section: Section) -> str:
-    """The graded name a check is about (a check's `grading`, harness.check): its `about`, else the last
-    graded name its title mentions in the section's order, else the section's only name. A notebook's
-    check cell of that name runs it (autograder/notebook.py), and that name's test cell carries its
-    points in nbgrader (course/builder/points.py, instructor/cell_scores.py)."""
-    if grading.get("about"):
-        return grading["about"]
+    """The graded name a check is about (a check's `grading`, harness.check): the `cell` it declares (every
+    visible check declares one: a notebook's check cell of that name runs it, autograder/notebook.py), else,
+    for a hidden check, which no notebook cell runs, the last graded name its title mentions in the
+    section's order, else the section's only name. That name's test cell carries the check's points in
+    nbgrader (course/builder/points.py, instructor/cell_scores.py)."""
+    if grading.get("cell"):
+        if grading["cell"] not in section.names:
+            raise ValueError(f"{section.id}: the check {grading['title']!r} declares cell={grading['cell']!r}, "
+                             f"not one of the section's graded names {section.names}")
+        return grading["cell"]
+    if grading.get("visible"):
+        raise ValueError(f"{section.id}: the visible check {grading['title']!r} declares no cell=")
     named = [n for n in section.names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", grading["title"])]
     if named:
         return named[-1]
     if len(section.names) == 1:
         return section.names[0]
-    raise ValueError(f"{section.id}: the check {grading['title']!r} names no graded name: give it about=")
+    raise ValueError(f"{section.id}: the hidden check {grading['title']!r} names no graded name in its title: "
+                     f"give it cell=")

@@ -138,7 +138,7 @@ def table(result: GradeResult, student: bool = False) -> str:
             lines.append(f"  ! {terminal_text(note)}")
         for c in section.checks:
             lines.append(f"  {passed if c.passed else failed} {c.points:>4g}/{c.max_points:<4g} {c.name}")
-            if c.message:
+            if c.message and not section.not_started:  # a section not started: its note says why, once
                 for piece in wrap(terminal_text(c.message), 96):
                     lines.append(indent + piece)
         lines.append("")

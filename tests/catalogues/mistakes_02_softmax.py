@@ -43,8 +43,13 @@ EVERY_CHECK = ["normalize_by_sum gives the documented", "softmax_naive and softm
 
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
-            ["normalize_by_sum divides", "softmax_naive equals", "softmax matches", "sum to 1 along dim",
-             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new"]),
+            ["normalize_by_sum gives the documented", "softmax_naive and softmax give the documented",
+             "context vector z(2)", "simple_self_attention gives the documented", "normalize_by_sum divides", "softmax_naive equals", "softmax matches", "sum to 1 along dim",
+             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new"],
+            says="is the answer hard-coded?"),
+    # one function's documented answer written out, the others computed: named in that function's own cell
+    Mistake("normalize_by_sum hard-coded", {"normalize_by_sum": HARD_CODED["normalize_by_sum"]},
+            ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?"),
     Mistake("normalize_by_sum with F.normalize", {"normalize_by_sum": """
             def normalize_by_sum(scores, dim=-1):
                 return torch.nn.functional.normalize(scores, dim=dim)

@@ -80,12 +80,17 @@ def copy_function(body):
 
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
-            ["project_qkv on new", "divides the scores by sqrt(d_k)", "sum to 1 over the keys", "query 2 of the worked",
-             "other seeds and sizes", "works on a batch", "qkv_bias=True", "leading batch dims", "gradients reach"]),
+            ["project_qkv gives the documented", "project_qkv on new", "SelfAttention_v1(3, 2) with",
+             "SelfAttention_v2(3, 2) with", "divides the scores by sqrt(d_k)", "sum to 1 over the keys",
+             "query 2 of the worked", "other seeds and sizes", "works on a batch", "qkv_bias=True", "leading batch dims",
+             "gradients reach"], says="is the answer hard-coded?"),
+    # the documented row written out: named in project_qkv's own cell, before the values it gets wrong
+    Mistake("project_qkv hard-coded", {"project_qkv": HARD_CODED["project_qkv"]},
+            ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?"),
     Mistake("project_qkv returns keys first", {"project_qkv": """
             def project_qkv(x, W_query, W_key, W_value):
                 return x @ W_key, x @ W_query, x @ W_value
-            """}, ["project_qkv on new", "query 2 of the worked example"], says="in that order"),
+            """}, ["project_qkv gives the documented", "project_qkv on new"], says="in that order"),
     Mistake("no sqrt(d_k) scaling", {"scaled_dot_product_attention": attention(
             "    weights = torch.softmax(queries @ keys.transpose(-2, -1), dim=-1)\n"
             "    return weights @ values, weights\n")},

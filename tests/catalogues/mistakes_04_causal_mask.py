@@ -50,6 +50,15 @@ EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is c
 
 
 MISTAKES = [
+    # the documented weights written out: named in mask_and_renormalize's own cell
+    Mistake("mask_and_renormalize hard-coded", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                return torch.tensor([[1.0, 0, 0, 0, 0, 0], [0.5517, 0.4483, 0, 0, 0, 0], [0.3800, 0.3097, 0.3103, 0, 0, 0],
+                                     [0.2758, 0.2460, 0.2462, 0.2319, 0, 0], [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0],
+                                     [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
+            """},
+            ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
+             "causal_mask creates the mask on the device"], says="is the answer hard-coded?"),
     Mistake("diagonal masked", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))

@@ -160,6 +160,10 @@ HARD_CODED = {
     "padded_attention": "def padded_attention(queries, keys, values, key_padding_mask):\n" + STUB,
     "PaddedSelfAttention": padded_self_attention(out="torch.zeros_like(q)"),
 }
+# the documented mask written out: named in key_padding_mask's own cell
+MISTAKES.append(Mistake("key_padding_mask hard-coded", {"key_padding_mask": HARD_CODED["key_padding_mask"]},
+                        ["gives the documented mask", "True at padding, from a list", "raises ValueError naming a length",
+                         "on the device of the lengths"], says="is the answer hard-coded?"))
 
 STYLES = [
     # -1e9 through torch.where, a vectorised length check, einsum, both masks merged into one

@@ -194,6 +194,10 @@ HARD_CODED = {
         return printed.expand(x.shape[0], 6, 2).clone()
 """,
 }
+# the documented layout written out: named in split_heads's own cell
+MISTAKES.append(Mistake("split_heads hard-coded", {"split_heads": HARD_CODED["split_heads"]},
+                        ["split_heads gives the documented", "split_heads raises ValueError",
+                         "split_heads matches the reference on new"], says="is the answer hard-coded?"))
 
 STYLES = [
     {"MultiHeadAttention": MHA},

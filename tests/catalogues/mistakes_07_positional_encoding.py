@@ -49,7 +49,8 @@ def encoding_with(angle_line: str, fill: str = "", dtype: str = "torch.float32",
 RIGHT_ANGLES = "positions / 10000 ** (i / d_model)"
 
 MISTAKES = [
-    Mistake("documented values hard-coded", HARD_CODED, [DTYPE, RANGE, PAIRS, START, ODD, SIZES, STARTS]),
+    Mistake("documented values hard-coded", HARD_CODED, [DOC_TABLE, DTYPE, RANGE, PAIRS, START, ODD, SIZES, STARTS],
+            says="is the answer hard-coded?"),
     Mistake("the seed's exponent 2*i/d with i the even column index",
             encoding_with("positions / 10000 ** (2 * i / d_model)"), EVERY_VALUE, says="slip of the notes' table"),
     Mistake("sin and cos swapped", encoding_with(RIGHT_ANGLES, fill="""

@@ -8,15 +8,11 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import randn, seeded, with_params
-from autograder.checks.section_03_trainable_qkv import ORDER_HINT, V1_ORDER, V2_ORDER, module_mistakes, unpack
+from autograder.checks.section_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, WRONG_PROJECTION,
+                                                          module_mistakes, unpack)
 from autograder.core.harness import check, expect_close
-from autograder.i18n import N_, _, _f
+from autograder.i18n import _, _f
 from solutions import trainable_qkv as ref
-
-
-WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
-                    N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
-                    N_("the values (x @ W_value): return (queries, keys, values) in that order"))
 
 
 @check(0.5, "project_qkv on new (T, d_in) and batched (B, T, d_in) inputs")

@@ -215,8 +215,7 @@ class SectionWorker:
         return _f("your {notebook} could not be loaded; no check of this section could run", notebook=notebook)
 
     def failed_cells(self, unless: tuple[str, ...] = ()) -> list[str]:
-        """One line per notebook cell that raised while loading, but those that raised an error of the
-        types `unless` names (what is said otherwise: the stub's NotImplementedError of a section not started)."""
+        """One line per notebook cell that raised while loading, but for errors of the types `unless` names."""
         lines = []
         for cell in self.load_report:
             if not cell.get("ok") and cell.get("error", {}).get("type") not in unless:

@@ -82,3 +82,17 @@ def chinese():
         yield
     finally:
         i18n.set_language("en")
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the plotting helper drew (under Agg it closes them; they are kept instead, and closed after
+    the test)."""
+    import matplotlib.pyplot as plt
+
+    figures = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda figure=None: figures.append(figure))
+    yield figures
+    for figure in figures:
+        close(figure)

@@ -16,17 +16,6 @@ from course import attention_plots
 from course.attention_plots import TOKENS, show_weights
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures show_weights drew (it closes them under Agg; keep them instead)."""
-    figures = []
-    close = plt.close
-    monkeypatch.setattr(plt, "close", lambda figure=None: figures.append(figure))
-    yield figures
-    for figure in figures:
-        close(figure)
-
-
 def labels(axis) -> list[str]:
     return [tick.get_text() for tick in axis.get_ticklabels()]
 

@@ -12,7 +12,6 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: the helper must only draw
 
-import matplotlib.pyplot as plt
 import nbformat
 import pytest
 import torch
@@ -44,17 +43,6 @@ def chinese_helper(tmp_path):
     """The Chinese copy of the helper, made from the catalogue as the build makes it."""
     cat = catalogue.Catalogue(layout.LANGUAGES["zh"], ROOT)
     return load_helper(tmp_path, localized.language_helper(layout.helper_text(ROOT), "zh", cat))
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures the helper drew (it closes them under Agg; keep them instead)."""
-    figures = []
-    close = plt.close
-    monkeypatch.setattr(plt, "close", lambda figure=None: figures.append(figure))
-    yield figures
-    for figure in figures:
-        close(figure)
 
 
 def draw(helper, title: str = TITLE) -> list[str]:

@@ -43,7 +43,7 @@ from autograder.core.extract import banned_uses, cell_label, definition_source, 
 from autograder.core.harness import INF_NOTE, NAN_NOTE, StudentFailure, translated_title, verdict
 from autograder.core.hints import hint_for
 from autograder.core.sections import SECTIONS, Section, check_module, home
-from autograder.core.failures import heard, tampering_failure, warning_words
+from autograder.core.failures import NOT_WRITTEN, heard, tampering_failure, warning_words
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
@@ -170,12 +170,6 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-# Why a call gave no answer at all, as core/failures.py tells it (StudentFailure.kind): a stub still raising
-# NotImplementedError, or a name the notebook no longer defines. Every check calling it fails for that one
-# reason, so a cell says it once instead of under each check's title.
-NOT_WRITTEN = ("stub", "missing")
-
-
 def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None, str]]:
     """(title, None or the failure's message, the failure's kind or "") for each check `name`'s cell runs;
     the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
@@ -198,8 +192,8 @@ def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[t
 
 
 def cell_verdict(outcomes: list[tuple[str, str | None, str]]) -> str:
-    """The lines of a failing cell ("" when every check passed): each unwritten name once (NOT_WRITTEN),
-    then each other failure under its check's title."""
+    """The lines of a failing cell ("" when every check passed): each unwritten name once (failures.NOT_WRITTEN:
+    every check calling it fails for that one reason), then each other failure under its check's title."""
     unwritten = list(dict.fromkeys(message for _title, message, kind in outcomes
                                    if message is not None and kind in NOT_WRITTEN))
     failed = [f"{title}: {message}" for title, message, kind in outcomes

@@ -78,6 +78,10 @@ def mixing_words(mixing: dict) -> str:
         return _f("{op} got tensors on {first} and {second}", op=op, first=devices[0], second=devices[1])
     return _f("{op} got tensors on {devices}", op=op, devices=", ".join(devices))
 
+# The failure kinds of a call whose function the student never wrote (describe_failure): a stub still raising
+# NotImplementedError, or a name the notebook no longer defines.
+NOT_WRITTEN = ("stub", "missing")
+
 
 def describe_failure(label: str, error: dict) -> StudentFailure:
     """What the student reads when the call `label` of their code failed in the worker (`error`: the

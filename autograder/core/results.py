@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.harness import DEFAULT_VISIBILITY
 from autograder.core.sections import is_bonus
 from autograder.i18n import N_, _, _f
@@ -80,6 +81,12 @@ class SectionResult:
     @property
     def max_score(self) -> float:
         return sum(c.max_points for c in self.checks)
+
+    @property
+    def not_handed_in(self) -> bool:
+        """Whether the section's notebook is missing: every check failed for that reason (grades.csv's
+        status and the class report's list of who needs help name such sections)."""
+        return bool(self.checks) and all(c.kind == NOT_HANDED_IN for c in self.checks)
 
     @property
     def not_started(self) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.files import spreadsheet_safe, write_atomically
 from autograder.instructor.roster import files_status
 from autograder.instructor.student_files import Stored, write_index
@@ -28,8 +27,7 @@ def section_scores(stored: Stored) -> dict[str, float]:
 
 def not_handed_in(stored: Stored) -> list[str]:
     """The ids of the sections the student did not hand in: every check of each failed for that reason."""
-    return [section.id for section in stored.grade.sections
-            if section.checks and all(check.kind == NOT_HANDED_IN for check in section.checks)]
+    return [section.id for section in stored.grade.sections if section.not_handed_in]
 
 
 def status_of(stored: Stored) -> str:

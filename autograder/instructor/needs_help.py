@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autograder.core.extract import NOT_HANDED_IN
+from autograder.core.failures import NOT_WRITTEN
 from autograder.i18n import N_, _f
 from autograder.instructor.student_files import Stored
 
 LOW_SHARE = 0.5  # "low": the core sections' points under half of their maximum
-NOTHING_DONE = {"stub", "missing"}  # the failure kinds of a check whose function the student never wrote
 # the reasons, most urgent first
 REASONS = ("grader_error", "not_handed_in", "blank", "low")
 WORDS = {
@@ -59,14 +60,14 @@ class Attention:
 def not_handed_in(stored: Stored) -> tuple[str, ...]:
     """The graded core sections of `stored` that have no notebook (a bonus section is optional)."""
     return tuple(section.id for section in stored.grade.sections
-                 if not section.bonus and any(check.kind == "not_handed_in" for check in section.checks))
+                 if not section.bonus and section.not_handed_in)
 
 
 def is_blank(stored: Stored) -> bool:
     """Handed in (some section), and nothing in it implemented: no point, every check a stub's."""
     checks = [check for section in stored.grade.sections for check in section.checks
-              if check.kind != "not_handed_in"]
-    return bool(checks) and all(not check.passed and check.points == 0 and check.kind in NOTHING_DONE
+              if check.kind != NOT_HANDED_IN]
+    return bool(checks) and all(not check.passed and check.points == 0 and check.kind in NOT_WRITTEN
                                 for check in checks)
 
 

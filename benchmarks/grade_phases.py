@@ -11,8 +11,10 @@ and what the trusted side saw of the worker side (a child's fork and
 confinement is the time its spawn request waited; its load is the `load`
 request). The worker zygote's own start (interpreter, `import torch`, warm-up)
 is timed apart, as the same command line run alone. `--cprofile N` also prints
-the trusted side's N most expensive functions (cumulative). Used by
-grade_speed.py, which writes the phases into results/grade-speed.json.
+the trusted side's N most expensive functions (cumulative). Used by grade_speed.py,
+which writes the phases into results/grade-speed.json, and by portable_speed.py,
+which runs it under an interpreter with Windows' Python surface (the portable
+worker path: its process's start and every request it serves are timed too).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ import autograder.sandbox.launch as launch
 if sys.argv[1:2] in (["grade"], ["check"]):  # as `python -m autograder` does: see autograder/__main__.py
     start = time.time()
     launch.prestart()
-    mark("zygote process started (prestart, Popen)", start)
+    mark("worker side started (prestart: the zygote, or the portable path's process)", start)
 start = time.time()
 import autograder.cli as cli
 mark("import autograder.cli (argparse, the grader's modules)", start)
@@ -79,6 +81,13 @@ def _(grade):
 @patch("autograder.sandbox.zygote")
 def _(zygote):
     timed(zygote.Zygote, "spawn", "worker child: fork + confinement (spawn request)")
+
+@patch("autograder.sandbox.portable")
+def _(portable):  # the portable path: its one process's start, and each request by op and section
+    timed(portable.Process, "__init__", "portable worker: spawned (Popen, reader threads)")
+    timed(portable.Launcher, "_ready_process", "portable worker: waited for its greeting (import torch, warm-up)")
+    timed(portable.Session, "request", lambda session, message, timeout:
+          f"portable request: {message.get('op')} ({session.name})")
 
 @patch("autograder.core.student")
 def _(student):
@@ -146,14 +155,16 @@ os._exit(code)
 """
 
 
-def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool = True) -> tuple[list, str]:
+def trusted_timeline(verb: str, submission: str, cprofile: int = 0, report: bool = True,
+                     python: str = sys.executable, env: dict | None = None) -> tuple[list, str]:
     """The phases of one run of VERB on SUBMISSION, in seconds since the interpreter was started
-    (`grade` writes its feedback report too, unless `report` is False; `check` always does)."""
+    (`grade` writes its feedback report too, unless `report` is False; `check` always does), run by
+    `python` (portable_speed.py passes the interpreter with Windows' Python surface) in `env`."""
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "events.json"
         extra = ["--report", str(Path(scratch) / "feedback")] if verb == "grade" and report else []
-        env = {**os.environ, "PHASES_OUT": str(out), "PHASES_CPROFILE": str(cprofile)}
-        command = [sys.executable, "-c", PROBE, verb, submission, "--format", "json", "--output", os.devnull] + extra
+        env = {**(os.environ if env is None else env), "PHASES_OUT": str(out), "PHASES_CPROFILE": str(cprofile)}
+        command = [python, "-c", PROBE, verb, submission, "--format", "json", "--output", os.devnull] + extra
         started = time.time()
         env["PHASES_T0"] = repr(started)
         subprocess.run(command, cwd=scratch if verb == "check" else ROOT,  # check: ./feedback/

@@ -23,7 +23,7 @@ def fork_path_available() -> bool:
         hasattr(socket, name) for name in ("AF_UNIX", "send_fds", "recv_fds"))
 
 
-_PRESTARTED = []  # the zygote `prestart` started, until start_launcher hands it over
+_PRESTARTED = []  # the launcher `prestart` started, until start_launcher hands it over
 
 
 def fork_path_chosen() -> bool:
@@ -33,13 +33,28 @@ def fork_path_chosen() -> bool:
 
 
 def prestart() -> None:
-    """Start the fork path's zygote now, before this process imports torch: its own `import torch`
-    (the longest step of a grading) then runs beside the grader's instead of after it. The next
-    start_launcher call takes it; a process that ends first closes the socket, and the zygote ends."""
-    if not _PRESTARTED and fork_path_chosen():
+    """Start the worker side now, before this process imports torch: its own `import torch` (the
+    longest step of a grading) then runs beside the grader's instead of after it. The fork path's
+    zygote, or the portable path's worker process, started with the default limits (the portable
+    launcher starts another where a grading asks for other limits). The next start_launcher call
+    takes it; `discard_prestarted` closes one that nothing took."""
+    if _PRESTARTED:
+        return
+    if fork_path_chosen():
         from autograder.sandbox.zygote import Zygote
 
         _PRESTARTED.append(Zygote())
+    else:
+        from autograder.sandbox.portable import Launcher
+
+        _PRESTARTED.append(Launcher())
+
+
+def discard_prestarted() -> None:
+    """Close the launcher `prestart` started where no grading took it (a bad command line, a
+    submission not found): its process ends, and its working folder goes."""
+    while _PRESTARTED:
+        _PRESTARTED.pop().close()
 
 
 def start_launcher(limits: "Limits | None" = None):

@@ -56,6 +56,7 @@ class Process:
             env=env, cwd=workdir, **options)
         self.replies: queue.Queue = queue.Queue()
         self.log = bytearray()
+        self.warmed = False  # asked to warm the meta device (Launcher.warm)
         self.lock = threading.Lock()
         threading.Thread(target=self._read_replies, daemon=True).start()
         threading.Thread(target=self._read_log, daemon=True).start()
@@ -194,7 +195,16 @@ class Launcher:
         return session
 
     def warm(self, device: str = "meta") -> None:
-        """Nothing to do: the one process serves every section, so a device's kernels load once anyway."""
+        """Have the worker process load the meta device's kernels (sympy with them, a quarter of a
+        second) before the first section, while the trusted side imports pytest, instead of in the
+        first check that uses them. Sent once to a process that has served no section (the worker
+        ignores it after one), and never for "cuda" (see worker/serve.py warm_up); no reply comes."""
+        if device != "meta":
+            return
+        with self.lock:
+            process = self.pending[0] if self.pending else self.process
+            if process is not None and not process.warmed:
+                process.warmed = process.send({"op": "warm", "device": device})
 
     def probe(self, limits: Limits | None = None) -> dict:
         self._ready_process(limits or Limits())

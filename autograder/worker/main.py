@@ -195,9 +195,16 @@ def spawned(limits: dict) -> None:
     """The portable path: serve sessions on stdin/stdout in this one process."""
     replies = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # output below Python's sys.stdout (C libraries) goes to the trusted side's log pipe
-    from . import serve
+    gc.disable()  # the zygote's start, in this one process: see main
+    import torch  # noqa: F401
 
-    serve.warm_up("cpu")
+    from . import lazy_torch, serve
+
+    lazy_torch.defer_dynamo()  # else the meta device's first use imports torch's compiler: a second of CPU
+    lazy_torch.quick_shape_checks()
+    warm("cpu")
+    gc.freeze()  # every later collection skips torch's objects
+    gc.enable()
     layers, missing = enter_portable(limits)
     replies.write(json.dumps({"ready": True, "pid": os.getpid(), "layers": layers,
                               "missing": missing}).encode() + b"\n")

@@ -292,7 +292,8 @@ class Baseline:
         torch.set_default_dtype(self.dtype)
         torch.set_default_device(self.device)
         torch.set_grad_enabled(True)
-        torch.use_deterministic_algorithms(False)
+        if deterministic_mode_changed():  # torch's own switch imports its compiler (a second of CPU): only then
+            torch.use_deterministic_algorithms(False)
         torch.set_num_threads(self.threads)
         os.chdir(self.cwd)
         os.environ.clear()
@@ -301,6 +302,16 @@ class Baseline:
 
 
 _MISSING = object()
+
+
+def deterministic_mode_changed() -> bool:
+    """Whether code since the baseline (which has it off) turned torch's deterministic mode on, either
+    switch of it. torch.use_deterministic_algorithms sets both, and importing torch._inductor.config to
+    set its own copy of the flag imports torch's compiler (dynamo, inductor, sympy): called on every
+    switch of sections, that import was most of the portable self-check's extra second."""
+    inductor = sys.modules.get("torch._inductor.config")
+    return (torch.are_deterministic_algorithms_enabled() or torch.is_deterministic_algorithms_warn_only_enabled()
+            or bool(getattr(inductor, "deterministic", False)))
 
 
 def _is_submodule(owner, name: str, value) -> bool:
@@ -372,10 +383,12 @@ def serve_sessions(reader, write) -> None:
 
     `open` starts a session (its own namespace and handles) with a config,
     `close` ends it; every other request names its session. Switching sessions
-    restores the interpreter's baseline state first.
+    restores the interpreter's baseline state first: the state taken at the first
+    session, before any student code. Before it, `warm` (no reply) loads the meta
+    device's kernels (portable.Launcher.warm), so that the baseline holds them.
     """
     guards.install()
-    baseline = Baseline()
+    baseline = None
     sessions, active = {}, None
     for line in reader:
         capture = Capture()
@@ -384,9 +397,15 @@ def serve_sessions(reader, write) -> None:
             request = wire.loads(line)
             session = str(request.get("session", ""))
             op = request.get("op")
-            if session != active:
+            if op == "warm":
+                if baseline is None and request.get("device") == "meta":  # never "cuda": see warm_up
+                    warm_up("meta")
+                continue
+            if baseline is None:
+                baseline = Baseline()
+            elif session != active:
                 baseline.restore()
-                active = session
+            active = session
             sys.stdout = sys.stderr = capture
             if op == "open":
                 sessions[session] = Worker(request.get("config", {}))

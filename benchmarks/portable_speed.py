@@ -1,6 +1,6 @@
 """The students' self-check on the portable worker path against the fork path, on one machine.
 
-    .venv/bin/python benchmarks/portable_speed.py [--rounds N] [--out FILE]
+    .venv/bin/python benchmarks/portable_speed.py [--rounds N] [--checkout DIR] [--out FILE]
 
 Students on Windows run `check` on the portable worker path (one spawned worker
 interpreter, pipes; sandbox/portable.py); on Linux it takes the fork path (a
@@ -16,7 +16,10 @@ both alike. Reports the medians of each and the median of the per-round ratios
 timed run of each (grade_phases.py): where the portable path's time goes (its
 process's start, the wait for its greeting, each request by op), beside the
 fork path's phases. Writes FILE (default benchmarks/results/portable-speed.json)
-and prints a summary.
+and prints a summary. `--checkout DIR` measures the grader of another copy of the
+repository (`git archive REV | tar -x -C DIR`: an earlier revision), put first on
+the import path of both interpreters (the portable worker runs that copy's
+worker/boot.py, found beside the grader imported).
 """
 from __future__ import annotations
 
@@ -44,9 +47,13 @@ TARGET_RATIO = 1.3  # the portable self-check's wall time, at most this many tim
 PATHS = ("fork", "portable")
 
 
-def environment() -> dict:
-    """This machine's environment without the grader's own switches (AUTOGRADER_WORKER would pick a path)."""
-    return {key: value for key, value in os.environ.items() if not key.startswith("AUTOGRADER_")}
+def environment(checkout: Path | None) -> dict:
+    """This machine's environment without the grader's own switches (AUTOGRADER_WORKER would pick a
+    path), with `checkout` first on the import path where one is measured."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AUTOGRADER_")}
+    if checkout is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(checkout)] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
 
 
 def run_check(python: str, folder: Path, env: dict) -> tuple[float, str]:
@@ -108,10 +115,12 @@ def phases(pythons: dict, folders: dict, env: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7, help="rounds of one run each (default %(default)s)")
+    parser.add_argument("--checkout", type=Path, help="a copy of the repository to measure instead of this one")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "portable-speed.json")
     args = parser.parse_args()
-    compile_bytecode(ROOT)
-    env, started, load_before = environment(), time.time(), os.getloadavg()
+    checkout = args.checkout.resolve() if args.checkout else None
+    compile_bytecode(checkout or ROOT)
+    env, started, load_before = environment(checkout), time.time(), os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         pythons = {"fork": sys.executable, "portable": windows_python.build(scratch / "windows-python")}
@@ -126,13 +135,13 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "load_before": [round(x, 2) for x in load_before],
                     "load_after": [round(x, 2) for x in os.getloadavg()]},
-        "rounds": args.rounds, "summary": summary, "target_ratio": TARGET_RATIO,
+        "checkout": str(checkout) if checkout else "this one", "rounds": args.rounds, "summary": summary, "target_ratio": TARGET_RATIO,
         "target_met": summary["ratio"] <= TARGET_RATIO, "runs_wall_s": runs, "phases": timelines,
         "seconds": round(time.time() - started, 1),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"check on examples/correct, {args.rounds} rounds, load {result['machine']['load_before']} -> "
+    print(f"check on examples/correct ({checkout or ROOT}), {args.rounds} rounds, load {result['machine']['load_before']} -> "
           f"{result['machine']['load_after']}")
     print(f"fork path (this machine's Python): {summary['fork_wall_s']} s wall (median)")
     print(f"portable path (Windows' Python surface): {summary['portable_wall_s']} s wall (median)")

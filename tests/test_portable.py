@@ -72,20 +72,44 @@ def test_a_crash_is_a_death_not_a_hang(launcher):
     assert (reply, status) == (None, "died")
 
 
+def call(session, name: str):
+    """The value `name()` returns in `session` (a call without arguments)."""
+    reply, status = session.request({"op": "call", "target": {"name": name}, "args": [],
+                                     "kwargs": {"__dict__": []}}, 30)
+    assert status == "ok" and reply["ok"], reply
+    return reply["value"]
+
+
 def test_sections_do_not_see_each_others_global_changes(launcher):
     first = launcher.spawn(Limits(), {"names": []})
     reply, _ = load(first, "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.softmax = None\n"
-                           "torch.Tensor.sum = lambda self, *a, **k: 42\n")
+                           "torch.Tensor.sum = lambda self, *a, **k: 42\ntorch.use_deterministic_algorithms(True)\n")
     assert reply["ok"] and all(cell["ok"] for cell in reply["cells"])
     second = launcher.spawn(Limits(), {"names": ["probe"]})
     reply, _ = load(second, "import torch\ndef probe():\n"
                             "    return [str(torch.ones(1).dtype), torch.softmax is not None, "
-                            "float(torch.ones(2).sum())]\n")
+                            "float(torch.ones(2).sum()), torch.are_deterministic_algorithms_enabled()]\n")
     assert reply["ok"]
-    reply, status = second.request({"op": "call", "target": {"name": "probe"}, "args": [],
-                                    "kwargs": {"__dict__": []}}, 30)
-    assert status == "ok", reply
-    assert reply["value"] == ["torch.float32", True, 2.0]
+    assert call(second, "probe") == ["torch.float32", True, 2.0, False]
+
+
+# which of the modules that the meta device's kernels (sympy) and torch's compiler bring are loaded
+LOADED = "import sys\nLOADED = [m for m in ('sympy', 'torch._dynamo', 'torch._inductor') if m in sys.modules]\n"
+
+
+def test_the_meta_device_is_warmed_before_the_first_section_and_no_switch_imports_the_compiler(launcher):
+    """The portable self-check's speed: the meta device's kernels load once, before any section
+    (Launcher.warm), without torch's compiler (a second of CPU); nor does restoring the baseline
+    between sections import it (torch.use_deterministic_algorithms would, called when nothing changed)."""
+    launcher.warm("meta")
+    first = launcher.spawn(Limits(), {"names": ["loaded"]})
+    reply, _ = load(first, LOADED + "def loaded():\n    return LOADED\n")
+    assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
+    assert call(first, "loaded") == ["sympy"]
+    second = launcher.spawn(Limits(), {"names": ["loaded"]})  # a switch: the baseline restored
+    reply, _ = load(second, LOADED + "def loaded():\n    return LOADED\n")
+    assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
+    assert call(second, "loaded") == ["sympy"]
 
 
 def test_a_submodule_one_section_imported_stays_importable_for_the_next(launcher):

@@ -167,3 +167,15 @@ def test_cli_refuses_hidden_grading_in_one_line():
     assert len(lines) == 1 and lines[0].startswith("autograder: error: hidden grading refused"), done.stderr
     assert "--sandbox weak" in lines[0] and "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_a_worker_no_grading_took_is_closed_with_its_folder(tmp_path):
+    """`python -m autograder check` starts the worker process before it reads its command line (its
+    import of torch overlaps the grader's); where the command then stops (here: no such submission),
+    the process is closed and its working folder removed, not left in the temporary folder."""
+    env = {"AUTOGRADER_WORKER": "spawn", "PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", str(tmp_path / "missing.ipynb")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert not list(tmp_path.glob("attn-grade-*")), "the prestarted worker's folder was left behind"

@@ -88,17 +88,19 @@ def summarise(runs: dict) -> dict:
 
 
 def grouped(events: list) -> list:
-    """The timeline, with the portable path's requests summed by op (a call is a few ms; a check makes hundreds)."""
-    kept, by_op = [], {}
+    """The timeline, with the portable path's events summed by kind: its requests by op (a call is a
+    few ms; a check makes hundreds), and its waits for the worker's greeting (one per section)."""
+    kept, by_kind = [], {}
     for name, at, took in events:
         if name.startswith("portable request: "):
-            op = name.split(": ", 1)[1].split(" (", 1)[0]
-            first, total, count = by_op.get(op, (at, 0.0, 0))
-            by_op[op] = (first, total + took, count + 1)
-        else:
+            name = "portable requests: " + name.split(": ", 1)[1].split(" (", 1)[0]
+        elif not name.startswith("portable "):
             kept.append([name, at, took])
-    kept += [[f"portable requests: {op} ({count}, summed; the first at start_s)", round(first, 4), round(total, 4)]
-             for op, (first, total, count) in by_op.items()]
+            continue
+        first, total, count = by_kind.get(name, (at, 0.0, 0))
+        by_kind[name] = (first, total + took, count + 1)
+    kept += [[f"{name} ({count}, summed; the first at start_s)", round(first, 4), round(total, 4)]
+             for name, (first, total, count) in by_kind.items()]
     return sorted(kept, key=lambda event: event[1])
 
 

@@ -93,23 +93,26 @@ def test_sections_do_not_see_each_others_global_changes(launcher):
     assert call(second, "probe") == ["torch.float32", True, 2.0, False]
 
 
-# which of the modules that the meta device's kernels (sympy) and torch's compiler bring are loaded
-LOADED = "import sys\nLOADED = [m for m in ('sympy', 'torch._dynamo', 'torch._inductor') if m in sys.modules]\n"
+# which of the modules that the meta device's kernels (sympy) and torch's compiler bring are loaded,
+# and whether the collector runs (the worker imports torch with it off, as the zygote does)
+LOADED = ("import gc, sys\nLOADED = [m for m in ('sympy', 'torch._dynamo', 'torch._inductor') if m in sys.modules]"
+          " + ['collecting'] * gc.isenabled()\n")
 
 
 def test_the_meta_device_is_warmed_before_the_first_section_and_no_switch_imports_the_compiler(launcher):
     """The portable self-check's speed: the meta device's kernels load once, before any section
     (Launcher.warm), without torch's compiler (a second of CPU); nor does restoring the baseline
-    between sections import it (torch.use_deterministic_algorithms would, called when nothing changed)."""
+    between sections import it (torch.use_deterministic_algorithms would, called when nothing changed).
+    The student's code runs with the collector on, as Python's always does."""
     launcher.warm("meta")
     first = launcher.spawn(Limits(), {"names": ["loaded"]})
     reply, _ = load(first, LOADED + "def loaded():\n    return LOADED\n")
     assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
-    assert call(first, "loaded") == ["sympy"]
+    assert call(first, "loaded") == ["sympy", "collecting"]
     second = launcher.spawn(Limits(), {"names": ["loaded"]})  # a switch: the baseline restored
     reply, _ = load(second, LOADED + "def loaded():\n    return LOADED\n")
     assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
-    assert call(second, "loaded") == ["sympy"]
+    assert call(second, "loaded") == ["sympy", "collecting"]
 
 
 def test_a_submodule_one_section_imported_stays_importable_for_the_next(launcher):

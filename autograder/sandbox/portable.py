@@ -157,11 +157,14 @@ class Launcher:
         self.lock = threading.Lock()
         self.pending: tuple | None = None
         self.settings: tuple | None = None
+        self.meta_wanted = False  # a grading asked for the meta device: every process started is warmed
         self._start(limits or Limits())  # now: its torch import overlaps the trusted side's
 
     def _start(self, limits: Limits) -> None:
         self.workdir = make_workdir()
         self.pending = (Process(limits, self.workdir), _settings(limits))
+        if self.meta_wanted:  # one started for other limits, or after a crash: warmed before its first section
+            self._send_warm(self.pending[0])
 
     def _ready_process(self, limits: Limits) -> Process:
         if self.process is not None and self.process.alive() and self.settings == _settings(limits):
@@ -197,14 +200,21 @@ class Launcher:
     def warm(self, device: str = "meta") -> None:
         """Have the worker process load the meta device's kernels (sympy with them, a quarter of a
         second) before the first section, while the trusted side imports pytest, instead of in the
-        first check that uses them. Sent once to a process that has served no section (the worker
-        ignores it after one), and never for "cuda" (see worker/serve.py warm_up); no reply comes."""
+        first check that uses them; so too every process started after. Never for "cuda" (see
+        worker/serve.py warm_up)."""
         if device != "meta":
             return
         with self.lock:
+            self.meta_wanted = True
             process = self.pending[0] if self.pending else self.process
-            if process is not None and not process.warmed:
-                process.warmed = process.send({"op": "warm", "device": device})
+            if process is not None:
+                self._send_warm(process)
+
+    @staticmethod
+    def _send_warm(process: Process) -> None:
+        """Once per process, no reply; the worker ignores it once it has served a section."""
+        if not process.warmed:
+            process.warmed = process.send({"op": "warm", "device": "meta"})
 
     def probe(self, limits: Limits | None = None) -> dict:
         self._ready_process(limits or Limits())

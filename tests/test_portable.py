@@ -32,6 +32,20 @@ def load(session, source: str, timeout: float = 60):
     return session.request({"op": "load", "cells": [{"label": "cell", "source": source}]}, timeout)
 
 
+def call(session, name: str):
+    """The value `name()` returns in `session` (a call without arguments)."""
+    reply, status = session.request({"op": "call", "target": {"name": name}, "args": [],
+                                     "kwargs": {"__dict__": []}}, 30)
+    assert status == "ok" and reply["ok"], reply
+    return reply["value"]
+
+
+# which of the modules that the meta device's kernels (sympy) and torch's compiler bring are loaded,
+# and whether the collector runs (the worker imports torch with it off, as the zygote does)
+LOADED = ("import gc, sys\nLOADED = [m for m in ('sympy', 'torch._dynamo', 'torch._inductor') if m in sys.modules]"
+          " + ['collecting'] * gc.isenabled()\n")
+
+
 def test_spawn_is_chosen_where_asked(monkeypatch):
     monkeypatch.setenv("AUTOGRADER_WORKER", "spawn")
     chosen = start_launcher()
@@ -42,6 +56,7 @@ def test_spawn_is_chosen_where_asked(monkeypatch):
 
 
 def test_a_call_past_its_time_kills_the_process(launcher):
+    launcher.warm("meta")
     session = launcher.spawn(Limits(), {"names": ["spin"]})
     reply, status = load(session, "def spin():\n    while True:\n        pass\n")
     assert status == "ok" and reply["ok"]
@@ -52,8 +67,10 @@ def test_a_call_past_its_time_kills_the_process(launcher):
     assert (reply, status) == (None, "timeout")
     assert time.monotonic() - started < 5
     assert process.popen.poll() is not None, "the spinning interpreter is still running"
-    again = launcher.spawn(Limits(), {"names": []})  # the next section gets a fresh interpreter
+    again = launcher.spawn(Limits(), {"names": ["loaded"]})  # the next section gets a fresh interpreter
     assert again.process is not process and again.process.alive()
+    reply, _ = load(again, LOADED + "def loaded():\n    return LOADED\n")
+    assert call(again, "loaded") == ["sympy", "collecting"]  # warmed, as the one it replaced was
 
 
 def test_printed_output_is_capped(launcher):
@@ -72,14 +89,6 @@ def test_a_crash_is_a_death_not_a_hang(launcher):
     assert (reply, status) == (None, "died")
 
 
-def call(session, name: str):
-    """The value `name()` returns in `session` (a call without arguments)."""
-    reply, status = session.request({"op": "call", "target": {"name": name}, "args": [],
-                                     "kwargs": {"__dict__": []}}, 30)
-    assert status == "ok" and reply["ok"], reply
-    return reply["value"]
-
-
 def test_sections_do_not_see_each_others_global_changes(launcher):
     first = launcher.spawn(Limits(), {"names": []})
     reply, _ = load(first, "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.softmax = None\n"
@@ -93,24 +102,17 @@ def test_sections_do_not_see_each_others_global_changes(launcher):
     assert call(second, "probe") == ["torch.float32", True, 2.0, False]
 
 
-# which of the modules that the meta device's kernels (sympy) and torch's compiler bring are loaded,
-# and whether the collector runs (the worker imports torch with it off, as the zygote does)
-LOADED = ("import gc, sys\nLOADED = [m for m in ('sympy', 'torch._dynamo', 'torch._inductor') if m in sys.modules]"
-          " + ['collecting'] * gc.isenabled()\n")
-
-
 def test_the_meta_device_is_warmed_before_the_first_section_and_no_switch_imports_the_compiler(launcher):
     """The portable self-check's speed: the meta device's kernels load once, before any section
     (Launcher.warm), without torch's compiler (a second of CPU); nor does restoring the baseline
     between sections import it (torch.use_deterministic_algorithms would, called when nothing changed).
     The student's code runs with the collector on, as Python's always does."""
     launcher.warm("meta")
-    # other limits than the process started ahead: the process started for them is warmed too
-    first = launcher.spawn(Limits(memory_bytes=3 * 1024**3), {"names": ["loaded"]})
+    first = launcher.spawn(Limits(), {"names": ["loaded"]})
     reply, _ = load(first, LOADED + "def loaded():\n    return LOADED\n")
     assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
     assert call(first, "loaded") == ["sympy", "collecting"]
-    second = launcher.spawn(Limits(memory_bytes=3 * 1024**3), {"names": ["loaded"]})  # a switch: baseline restored
+    second = launcher.spawn(Limits(), {"names": ["loaded"]})  # a switch: the baseline restored
     reply, _ = load(second, LOADED + "def loaded():\n    return LOADED\n")
     assert reply["ok"] and all(cell["ok"] for cell in reply["cells"]), reply["cells"]
     assert call(second, "loaded") == ["sympy", "collecting"]

@@ -48,6 +48,7 @@ Output, every file written atomically (temp file + os.replace):
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import queue
 import re
@@ -78,6 +79,7 @@ from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, cur
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
                                         stored_students, the_class, to_grade)
 
+logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- students
@@ -215,16 +217,18 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
 def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], log) -> int:
     """Write each of `count` replies as it arrives (record: reply -> Stored); returns how many had errors."""
     from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
     errors = 0
-    bar = tqdm(total=count, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True,
-               disable=None)  # a bar with ETA on a terminal; the log lines alone in CI logs
+    bar = tqdm(total=count, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True,  # on a terminal;
+               disable=None if logger.isEnabledFor(logging.INFO) else True)  # not in CI logs, nor with -q
     try:
-        for _ in range(count):
-            task, reply = done.get()
-            results[task.name] = record(task, reply)
-            errors += log_reply(log, task.name, results[task.name], reply)
-            bar.update(1)
+        with logging_redirect_tqdm([logging.getLogger("autograder")]):
+            for _ in range(count):
+                task, reply = done.get()
+                results[task.name] = record(task, reply)
+                errors += log_reply(log, task.name, results[task.name], reply)
+                bar.update(1)
     finally:
         bar.close()
     return errors
@@ -232,13 +236,10 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
 
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
               shard: tuple[int, int] | None, student_timeout: float, sections: list[str] | None = None,
-              log=None, resume: list[str] | None = None) -> int:
+              log=logger.info, resume: list[str] | None = None) -> int:
     """Grade the run's `sections` (None: every section) of each student of the class (term.the_class:
     SUBMITTED_DIR's and the folder's) into `out`, adding to what it holds. `resume`: the command line's
     arguments, for the hint after Ctrl-C."""
-    from tqdm import tqdm
-
-    log = log or (lambda text: tqdm.write(text, file=sys.stderr))
     everyone = discover(submitted)
     if not everyone:
         raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
@@ -417,16 +418,15 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
         if results[name].grader_errors:  # a placeholder zero: nothing to hand back
             for stale in (HTML_NAME, MARKDOWN_NAME):
                 (folder / stale).unlink(missing_ok=True)
-            print(_f("autograder: no feedback report for {name}: grader error (grade again)", name=terminal_text(name)),
-                  file=sys.stderr)
+            said = terminal_text(name)
+            logger.warning(_f("autograder: no feedback report for {name}: grader error (grade again)", name=said))
             continue
         try:
             write_report(results[name].grade, folder)
             written += 1
         except Exception as error:  # the grades stand without it; the next run writes it again
-            print(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
-                     name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"),
-                  file=sys.stderr)
+            logger.warning(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
+                              name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"))
     print(_f("{count} feedback report(s) in {folder}", count=written, folder=out / FEEDBACK))
     return written
 

@@ -16,6 +16,7 @@ zip holds:
 from __future__ import annotations
 
 import io
+import logging
 import shlex
 import zipfile
 from pathlib import Path
@@ -25,6 +26,8 @@ from autograder.core.submission import UsageError
 from autograder.i18n import _, _f
 from autograder.instructor import declared
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
+
+logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
@@ -160,9 +163,10 @@ def export(out: Path, section_ids: list[str] | None = None) -> int:
         for name, path in members():
             _add(archive, name, path.read_bytes())
     write_bytes_atomically(out, buffer.getvalue())
-    print(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out, kib=out.stat().st_size // 1024))
-    print(_f("it grades: {sections}", sections=", ".join(section_ids) if section_ids else _("every section")))
-    print(_f("Gradescope's machine must give the sandbox's Landlock tier (Linux >= {version}), or nothing is "
+    logger.info(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out,
+                   kib=out.stat().st_size // 1024))
+    logger.info(_f("it grades: {sections}", sections=", ".join(section_ids) if section_ids else _("every section")))
+    logger.info(_f("Gradescope's machine must give the sandbox's Landlock tier (Linux >= {version}), or nothing is "
              "graded: before the students submit, submit an empty file as a test student and look for "
              "\"sandbox: tier landlock\" in the autograder output", version=LANDLOCK_LINUX))
     return 0

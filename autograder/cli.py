@@ -17,20 +17,24 @@ metadata.course.language, then English), set once here before anything is said.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from autograder.core.files import write_atomically
 from autograder import i18n
 from autograder.core.options import add_device_flag, add_language_flag, add_limit_flags, limits_from, resolve_device
-from autograder.core.submission import UsageError, locate, own_name, written_language
-from autograder.feedback.formats import FORMATS, render
+from autograder.core.not_graded import (COMMAND_LINE, GRADER_FAILED, NO_SANDBOX, SUBMISSION, VISIBLE_CHECKS_ONLY,
+                                        NotGraded)
+from autograder.core.submission import UsageError, locate, own_name, sections_named, written_language
+from autograder.feedback.formats import FORMATS, gradescope_json, render
 from autograder.i18n import _f
 from autograder.worker.namespaces import not_dumpable
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 
 class Parser(argparse.ArgumentParser):
@@ -112,14 +116,14 @@ def level_of(args) -> int:
 
 def configure_logging(level: int):
     """Show the grader's log lines of `level` and above on stderr; returns what undoes it."""
-    logger = logging.getLogger("autograder")
-    handler, previous = CurrentStderr(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(level)
+    grader = logging.getLogger("autograder")  # every module's logger is below it
+    handler, previous = CurrentStderr(), grader.level
+    grader.addHandler(handler)
+    grader.setLevel(level)
 
     def undo() -> None:  # a caller in the same process (a test, a notebook) gets its own logging back
-        logger.removeHandler(handler)
-        logger.setLevel(previous)
+        grader.removeHandler(handler)
+        grader.setLevel(previous)
 
     return undo
 
@@ -208,19 +212,25 @@ def main(argv=None) -> int:
 
 
 def grade_main(args) -> int:
-    """`grade` (every check) and `check` (a student's self-check: the visible checks only)."""
-    sources = locate(args.submission, args.section)
-    spoken = i18n.language()
-    choose_language(args, written_language(sources))  # the notebook's metadata, unless --lang or the environment
-    if i18n.language() != spoken:  # its notes and cells' labels, read again in the notebook's language
+    """`grade` (every check) and `check` (a student's self-check: the visible checks only). Where
+    nothing can be graded, why is written where the JSON result would have gone, too (write_not_graded)."""
+    with not_graded_as(args, COMMAND_LINE):
+        if args.section is not None:  # an unknown section is the command's mistake, not the submission's
+            sections_named(args.section)
+        limits = limits_from(args)
+    with not_graded_as(args, SUBMISSION):
         sources = locate(args.submission, args.section)
-    limits = limits_from(args)
+        spoken = i18n.language()
+        choose_language(args, written_language(sources))  # the notebook's metadata, unless --lang or the environment
+        if i18n.language() != spoken:  # its notes and cells' labels, read again in the notebook's language
+            sources = locate(args.submission, args.section)
     from autograder.sandbox.launch import start_launcher
 
     # the zygote `python -m autograder` prestarted, its `import torch` overlapping ours (else a new one)
     launcher = start_launcher(limits)
     try:
-        device = resolve_device(args.device)
+        with not_graded_as(args, COMMAND_LINE):
+            device = resolve_device(args.device)
     except BaseException:
         launcher.close()
         raise
@@ -246,16 +256,21 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
             launcher.close()
         if launcher.sandbox is not None:
             # instructors read the sandbox's layers; a student, one plain line (the layers with --verbose)
-            log.log(logging.DEBUG if visible_only else logging.INFO, launcher.sandbox_line(limits))
+            logger.log(logging.DEBUG if visible_only else logging.INFO, launcher.sandbox_line(limits))
             if visible_only:
                 from autograder.sandbox.tiers import protection_line
 
-                log.info(protection_line(launcher.sandbox))
+                logger.info(protection_line(launcher.sandbox))
     except (HiddenChecksMissing, SandboxRefused) as error:  # the self-check copy of the grader; no sandbox
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
-        return 2 if isinstance(error, HiddenChecksMissing) else 1
+        missing = isinstance(error, HiddenChecksMissing)
+        write_not_graded(args, NotGraded(VISIBLE_CHECKS_ONLY if missing else NO_SANDBOX, str(error)))
+        return 2 if missing else 1
     except Exception as error:  # the grader's own failure: say so, exit 1
-        print(_f("autograder: internal error: {error}", error=f"{type(error).__name__}: {error}"), file=sys.stderr)
+        what = f"{type(error).__name__}: {error}"
+        print(_f("autograder: internal error: {error}", error=what), file=sys.stderr)
+        logger.debug(traceback.format_exc().rstrip())  # the traceback, with -v
+        write_not_graded(args, NotGraded(GRADER_FAILED, _f("the grader failed: {error}", error=what)))
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
         return 1
@@ -273,5 +288,28 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
     if result.grader_errors and os.environ.get("AUTOGRADER_DEBUG"):
         print("\n\n".join(result.grader_errors), file=sys.stderr)
     elif result.grader_errors:  # the whole tracebacks, with -v
-        log.debug("\n\n".join(result.grader_errors))
+        logger.debug("\n\n".join(result.grader_errors))
     return 1 if result.grader_errors else 0
+
+
+@contextlib.contextmanager
+def not_graded_as(args, kind: str):
+    """A bad command line or submission met inside is also written as a result of `kind` (write_not_graded)."""
+    try:
+        yield
+    except UsageError as error:
+        write_not_graded(args, NotGraded(kind, str(error)))
+        raise
+
+
+def write_not_graded(args, not_graded: NotGraded) -> None:
+    """Where `grade` would have written its JSON result (--output with --format json, --json FILE),
+    the reason it has none, as data (core/not_graded): Gradescope's run_autograder reads it there."""
+    text = gradescope_json(not_graded.to_gradescope())
+    for target in ([Path(args.output)] if args.output and args.format == "json" else []) + [args.json]:
+        if target is None:
+            continue
+        try:
+            write_atomically(target, text)
+        except OSError as error:  # the line on stderr says why all the same
+            logger.warning(_f("autograder: could not write {path}: {error}", path=target, error=error))

@@ -15,13 +15,12 @@ and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
 both accepted (submission.locate reads either). A student graded into DIR by an earlier run who
 has no folder this time handed in nothing: the run's sections are "not handed in" for them.
 
-The batch starts one zygote (torch imported and warmed once), imports the
-grader, then forks N job processes; each job grades students one at a time
-with its own copy of the zygote, and a job started later (to replace one that
-died) is a fresh interpreter (instructor/jobs.py). The parent
-hands out students, writes every result as soon as it arrives, and never stops
-for one student: a job that dies or hangs is replaced and that student gets a
-zero with a grader error (and is graded again next run).
+The batch starts one zygote (torch imported and warmed once), imports the grader, then forks N
+job processes; each job grades students one at a time with its own copy of the zygote, and a job
+started later (to replace one that died) is a fresh interpreter (instructor/jobs.py). The parent
+hands out students, writes every result as soon as it arrives, and never stops for one student: a
+job that dies or hangs is replaced and that student gets a zero with a grader error (and is graded
+again next run). Its log: a line per student; with -v, each replaced job and each whole grader error.
 
 Output, every file written atomically (temp file + os.replace):
     DIR/students/<student>.json   Gradescope results.json of the sections graded so far, the same as
@@ -65,6 +64,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.feedback.formats import terminal_text
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
 from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
@@ -192,6 +192,7 @@ def runner(makers: Jobs, job, index: int, tasks: queue.Queue, done: queue.Queue,
                     job = makers.start(index)
                 reply = job.grade(task.name, task.folder, task.sections, student_timeout)
             except Exception as error:  # the job hung, died or answered nonsense: replace it
+                logger.debug(_f("job {index} replaced: {error}", index=index, error=f"{type(error).__name__}: {error}"))
                 if job is not None:
                     job.close(kill=True)
                     job = None
@@ -208,6 +209,7 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
     if errors:
         first = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
         log(_f("error {name}: {first}", name=name, first=first))
+        logger.debug(terminal_text(errors[0].rstrip()))  # the whole error (a traceback), with -v
     else:
         log(_f("graded {name}: {score:g} / {max_score:g} ({seconds:.1f} s)", name=name, score=stored.grade.score,
                max_score=stored.grade.max_score, seconds=reply.get("seconds", 0)))
@@ -409,7 +411,6 @@ def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, Stored],
 
 def write_reports(out: Path, results: dict[str, Stored]) -> int:
     """`--report`: each student's report.html and report.md in OUT/feedback/<safe name>/; returns how many."""
-    from autograder.feedback.formats import terminal_text
     from autograder.feedback.report import HTML_NAME, MARKDOWN_NAME, write_report
 
     written = 0

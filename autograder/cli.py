@@ -117,13 +117,15 @@ def level_of(args) -> int:
 def configure_logging(level: int):
     """Show the grader's log lines of `level` and above on stderr; returns what undoes it."""
     grader = logging.getLogger("autograder")  # every module's logger is below it
-    handler, previous = CurrentStderr(), grader.level
+    handler, previous = CurrentStderr(), (grader.level, grader.propagate)
     grader.addHandler(handler)
     grader.setLevel(level)
+    grader.propagate = False  # each line once, whatever a library does to the root logger
 
     def undo() -> None:  # a caller in the same process (a test, a notebook) gets its own logging back
         grader.removeHandler(handler)
-        grader.setLevel(previous)
+        grader.setLevel(previous[0])  # setLevel: the loggers' cached levels are cleared
+        grader.propagate = previous[1]
 
     return undo
 

@@ -181,10 +181,11 @@ def test_quiet_keeps_the_warnings_and_drops_the_progress(tmp_path, capsys):
     export = tmp_path / "grades.csv"
     export.write_text("github_username,student_repository_url\n"
                       "alice-gh,https://github.com/course/week2-alice-gh\ncarol-gh,\n", encoding="utf-8")
-    level = logging.getLogger("autograder").level
+    grader = logging.getLogger("autograder")
+    before = (grader.level, grader.propagate)
     for flags, info_shown in (([], True), (["-q"], False)):
         assert main(["classroom-roster", str(export), "--out", str(tmp_path / "roster.txt"), *flags]) == 0
         err = capsys.readouterr().err
         assert "carol-gh has no repository yet" in err, flags  # a warning
         assert (f"1 students in {tmp_path / 'roster.txt'}" in err) == info_shown, (flags, err)
-    assert logging.getLogger("autograder").level == level and not logging.getLogger("autograder").handlers
+    assert (grader.level, grader.propagate) == before and not grader.handlers

@@ -390,8 +390,8 @@ def main(args) -> int:
             handed_in = {name: result for name, result in results.items() if name in folders}
             status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status, args.force)
     elif gradebook is not None:
-        print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
-              file=sys.stderr)
+        logger.warning(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+                          status=status))
     if getattr(args, "similarity", False) and status in (0, 1):
         from autograder.instructor import similarity
 

@@ -3,6 +3,13 @@
 Exit status: 0 when grading completed (whatever the score), 2 for a bad command
 line (one line on stderr), 1 only when the grader itself failed.
 
+Messages: what a verb is run for (its results, tables, the report's path, a one-line error) is
+printed; its progress and diagnostics (a batch's line per student, the sandbox's tier, "wrote ..."
+lines, warnings) go through the standard library's `logging`, each module's logger under
+"autograder", shown on stderr as the bare translated line. `configure_logging` is the one place
+that sets it up: the default level shows what people read today, `-q/--quiet` only warnings,
+`-v/--verbose` the details too (a self-check's sandbox layers, a grader error's traceback).
+
 Language: grade, check, batch, report, similarity and the export verbs speak the language `i18n.resolve` picks (--lang, then
 $ATTENTION_COURSE_LANG, then, for grade and check, the submission notebook's
 metadata.course.language, then English), set once here before anything is said.
@@ -10,17 +17,24 @@ metadata.course.language, then English), set once here before anything is said.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from autograder.core.files import write_atomically
 from autograder import i18n
 from autograder.core.options import add_device_flag, add_language_flag, add_limit_flags, limits_from, resolve_device
-from autograder.core.submission import UsageError, locate, own_name, written_language
-from autograder.feedback.formats import FORMATS, render
+from autograder.core.not_graded import (COMMAND_LINE, GRADER_FAILED, NO_SANDBOX, SUBMISSION, VISIBLE_CHECKS_ONLY,
+                                        NotGraded)
+from autograder.core.submission import UsageError, locate, own_name, sections_named, written_language
+from autograder.feedback.formats import FORMATS, gradescope_json, render
 from autograder.i18n import _f
 from autograder.worker.namespaces import not_dumpable
+
+logger = logging.getLogger(__name__)
 
 
 class Parser(argparse.ArgumentParser):
@@ -54,8 +68,6 @@ def build_parser() -> Parser:
     grading_flags(grade)
     check = verbs.add_parser("check", help="self-check: run the visible checks on your notebooks")
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
-    check.add_argument("--verbose", action="store_true",
-                       help="also print the sandbox's layers and limits (the line grading prints)")
     grading_flags(check)
 
     from autograder.instructor import batch, class_report, classroom, gradescope, selfcheck_export, similarity
@@ -64,7 +76,58 @@ def build_parser() -> Parser:
         module.add_verbs(verbs)
     for name in SPOKEN_BY_INSTRUCTOR_VERBS:
         add_language_flag(verbs.choices[name])
+    for verb in verbs.choices.values():
+        add_verbosity_flags(verb)
     return parser
+
+
+def add_verbosity_flags(parser) -> None:
+    """-v / -q: how much of the progress and diagnostics is shown (never the results)."""
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="also show the details: the sandbox's layers and limits (a self-check's too), "
+                               "a grader error's whole traceback")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="show only the results, warnings and errors: no progress lines")
+
+
+class CurrentStderr(logging.StreamHandler):
+    """A handler that writes each line to sys.stderr as it is then (a redirect made later, a test's capture)."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))  # the translated line as it is: no level, no name
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler sets it; sys.stderr is read at each line instead
+        pass
+
+
+def level_of(args) -> int:
+    """The level -v / -q ask for: the default shows the progress lines people read today."""
+    if getattr(args, "verbose", False):
+        return logging.DEBUG
+    return logging.WARNING if getattr(args, "quiet", False) else logging.INFO
+
+
+def configure_logging(level: int):
+    """Show the grader's log lines of `level` and above on stderr; returns what undoes it."""
+    grader = logging.getLogger("autograder")  # every module's logger is below it
+    handler, previous = CurrentStderr(), (grader.level, grader.propagate)
+    grader.addHandler(handler)
+    grader.setLevel(level)
+    grader.propagate = False  # each line once, whatever a library does to the root logger
+
+    def undo() -> None:  # a caller in the same process (a test, a notebook) gets its own logging back
+        grader.removeHandler(handler)
+        grader.setLevel(previous[0])  # setLevel: the loggers' cached levels are cleared
+        grader.propagate = previous[1]
+
+    return undo
 
 
 # the instructor's verbs whose output people read, besides grade and check
@@ -134,9 +197,11 @@ def preload_trusted(report: bool) -> None:
 def main(argv=None) -> int:
     previous = i18n.language()
     not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
+    undo_logging = None
     try:
         args = build_parser().parse_args(argv)
         args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `batch` tells how to resume
+        undo_logging = configure_logging(level_of(args))
         choose_language(args)
         return args.main(args)
     except UsageError as error:
@@ -144,22 +209,30 @@ def main(argv=None) -> int:
         return 2
     finally:  # a caller in the same process (a test, a notebook) is spoken to in its own language again
         i18n.set_language(previous)
+        if undo_logging is not None:
+            undo_logging()
 
 
 def grade_main(args) -> int:
-    """`grade` (every check) and `check` (a student's self-check: the visible checks only)."""
-    sources = locate(args.submission, args.section)
-    spoken = i18n.language()
-    choose_language(args, written_language(sources))  # the notebook's metadata, unless --lang or the environment
-    if i18n.language() != spoken:  # its notes and cells' labels, read again in the notebook's language
+    """`grade` (every check) and `check` (a student's self-check: the visible checks only). Where
+    nothing can be graded, why is written where the JSON result would have gone, too (write_not_graded)."""
+    with not_graded_as(args, COMMAND_LINE):
+        if args.section is not None:  # an unknown section is the command's mistake, not the submission's
+            sections_named(args.section)
+        limits = limits_from(args)
+    with not_graded_as(args, SUBMISSION):
         sources = locate(args.submission, args.section)
-    limits = limits_from(args)
+        spoken = i18n.language()
+        choose_language(args, written_language(sources))  # the notebook's metadata, unless --lang or the environment
+        if i18n.language() != spoken:  # its notes and cells' labels, read again in the notebook's language
+            sources = locate(args.submission, args.section)
     from autograder.sandbox.launch import start_launcher
 
     # the zygote `python -m autograder` prestarted, its `import torch` overlapping ours (else a new one)
     launcher = start_launcher(limits)
     try:
-        device = resolve_device(args.device)
+        with not_graded_as(args, COMMAND_LINE):
+            device = resolve_device(args.device)
     except BaseException:
         launcher.close()
         raise
@@ -185,17 +258,21 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
             launcher.close()
         if launcher.sandbox is not None:
             # instructors read the sandbox's layers; a student, one plain line (the layers with --verbose)
-            if not visible_only or args.verbose:
-                print(launcher.sandbox_line(limits), file=sys.stderr)
+            logger.log(logging.DEBUG if visible_only else logging.INFO, launcher.sandbox_line(limits))
             if visible_only:
                 from autograder.sandbox.tiers import protection_line
 
-                print(protection_line(launcher.sandbox), file=sys.stderr)
+                logger.info(protection_line(launcher.sandbox))
     except (HiddenChecksMissing, SandboxRefused) as error:  # the self-check copy of the grader; no sandbox
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
-        return 2 if isinstance(error, HiddenChecksMissing) else 1
+        missing = isinstance(error, HiddenChecksMissing)
+        write_not_graded(args, NotGraded(VISIBLE_CHECKS_ONLY if missing else NO_SANDBOX, str(error)))
+        return 2 if missing else 1
     except Exception as error:  # the grader's own failure: say so, exit 1
-        print(_f("autograder: internal error: {error}", error=f"{type(error).__name__}: {error}"), file=sys.stderr)
+        what = f"{type(error).__name__}: {error}"
+        print(_f("autograder: internal error: {error}", error=what), file=sys.stderr)
+        logger.debug(traceback.format_exc().rstrip())  # the traceback, with -v
+        write_not_graded(args, NotGraded(GRADER_FAILED, _f("the grader failed: {error}", error=what)))
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
         return 1
@@ -212,4 +289,29 @@ def grade_and_write(args, sources, device, limits, launcher) -> int:
         print(_f("autograder: grader error: {error}", error=error.splitlines()[0] if error else ""), file=sys.stderr)
     if result.grader_errors and os.environ.get("AUTOGRADER_DEBUG"):
         print("\n\n".join(result.grader_errors), file=sys.stderr)
+    elif result.grader_errors:  # the whole tracebacks, with -v
+        logger.debug("\n\n".join(result.grader_errors))
     return 1 if result.grader_errors else 0
+
+
+@contextlib.contextmanager
+def not_graded_as(args, kind: str):
+    """A bad command line or submission met inside is also written as a result of `kind` (write_not_graded)."""
+    try:
+        yield
+    except UsageError as error:
+        write_not_graded(args, NotGraded(kind, str(error)))
+        raise
+
+
+def write_not_graded(args, not_graded: NotGraded) -> None:
+    """Where `grade` would have written its JSON result (--output with --format json, --json FILE),
+    the reason it has none, as data (core/not_graded): Gradescope's run_autograder reads it there."""
+    text = gradescope_json(not_graded.to_gradescope())
+    for target in ([Path(args.output)] if args.output and args.format == "json" else []) + [args.json]:
+        if target is None:
+            continue
+        try:
+            write_atomically(target, text)
+        except OSError as error:  # the line on stderr says why all the same
+            logger.warning(_f("autograder: could not write {path}: {error}", path=target, error=error))

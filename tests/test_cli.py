@@ -22,6 +22,7 @@ def run(*args, timeout=300):
     (["grade", "examples/correct", "--call-timeout", "0"], "--call-timeout must be a positive number"),
     (["grade"], "the following arguments are required: submission"),
     (["regrade", "x"], "invalid choice: 'regrade'"),
+    (["grade", "no/such/folder", "-v"], "no/such/folder: no such file or folder"),  # -v: still one line
 ])
 def test_bad_command_line_is_one_line_and_exit_2(args, says):
     done = run(*args)
@@ -152,3 +153,39 @@ def test_the_self_check_s_screen_is_quiet_one_plain_line_about_protection(tmp_pa
                              env=env, timeout=300)
     assert "sandbox: tier" in verbose.stderr or "self-check: no sandbox" in verbose.stderr, verbose.stderr
     assert "(sandbox: " in verbose.stdout.splitlines()[0], verbose.stdout[:200]
+
+
+def test_quiet_and_verbose_change_what_is_logged_not_the_result(tmp_path):
+    """-q leaves out the progress lines (here the self-check's line about the sandbox), -v adds the
+    details (the sandbox's layers); the result and the report's path are the same."""
+    argv = ["check", "examples/correct_py/01_scores.py", "--format", "json", "--report", str(tmp_path)]
+    said = {flag: run(*argv, flag) for flag in ("-q", "-v")}
+    for flag, done in said.items():
+        assert done.returncode == 0, (flag, done.stderr)
+    results = {flag: {**json.loads(done.stdout), "execution_time": None} for flag, done in said.items()}
+    assert results["-q"] == results["-v"] and results["-q"]["score"] == results["-q"]["max_score"] > 0
+    report = f"autograder: feedback report: {tmp_path / 'report.html'}"
+    logged = {flag: [line for line in done.stderr.splitlines() if line != report] for flag, done in said.items()}
+    assert all(report in done.stderr for done in said.values())  # the report's path is output, not a log line
+    assert logged["-q"] == []
+    assert [line.split(":")[0] for line in logged["-v"]] in (["sandbox", "self-check"], ["self-check"]), logged
+
+
+def test_quiet_keeps_the_warnings_and_drops_the_progress(tmp_path, capsys):
+    """In one process, as a test or a notebook calls it: -q shows a warning, not an info line, and
+    the grader's logging is as it was afterwards."""
+    import logging
+
+    from autograder.cli import main
+
+    export = tmp_path / "grades.csv"
+    export.write_text("github_username,student_repository_url\n"
+                      "alice-gh,https://github.com/course/week2-alice-gh\ncarol-gh,\n", encoding="utf-8")
+    grader = logging.getLogger("autograder")
+    before = (grader.level, grader.propagate)
+    for flags, info_shown in (([], True), (["-q"], False)):
+        assert main(["classroom-roster", str(export), "--out", str(tmp_path / "roster.txt"), *flags]) == 0
+        err = capsys.readouterr().err
+        assert "carol-gh has no repository yet" in err, flags  # a warning
+        assert (f"1 students in {tmp_path / 'roster.txt'}" in err) == info_shown, (flags, err)
+    assert (grader.level, grader.propagate) == before and not grader.handlers

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -94,28 +95,61 @@ def test_the_unzipped_grader_grades_a_submission(exported, tmp_path):
     assert data["score"] == data["max_score"] > 0 and data["tests"]
 
 
-def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
-    """Where no sandbox tier holds (here: the portable worker path), results.json carries the refusal."""
-    _, source, _ = exported
+def run_here(source: Path, tmp_path: Path, change=lambda script: script) -> tuple[subprocess.CompletedProcess, dict]:
+    """run_autograder with Gradescope's paths moved under tmp_path (the submission: examples/correct), its
+    script first changed by `change`, where no sandbox tier holds (the portable worker path); what it
+    did and the results.json it left."""
+    tmp_path.mkdir(exist_ok=True)
     script = (source / "run_autograder").read_text()
     results = tmp_path / "results" / "results.json"
     venv = Path(sys.executable).parent.parent
     script = (script.replace("/autograder/results/results.json", str(results))
               .replace("/autograder/submission", str(EXAMPLES / "correct"))
               .replace("/autograder/source", str(source)).replace("/autograder/venv", str(venv)))
-    (tmp_path / "run_autograder").write_text(script)
+    (tmp_path / "run_autograder").write_text(change(script))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     done = subprocess.run(["bash", str(tmp_path / "run_autograder")],
                           env=dict(os.environ, AUTOGRADER_WORKER="spawn", TMPDIR=str(scratch)),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    data = json.loads(results.read_text())
+    assert not list(scratch.iterdir()), "run_autograder left a file behind"
+    return done, json.loads(results.read_text())
+
+
+def says_why(data: dict, kind: str) -> str:
+    """The reason of a results.json of nothing graded, checked to be the data's: kind and reason."""
     assert data["score"] == 0 and data["tests"] == []
-    assert "could not be graded" in data["output"] and "hidden grading refused" in data["output"]
-    assert "notified" not in data["output"]
-    assert "hidden grading refused" in done.stderr
-    assert not list(scratch.iterdir()), "run_autograder left its log behind"
+    why = data["extra_data"]["not_graded"]
+    assert why["kind"] == kind, why
+    assert "could not be graded" in data["output"] and data["output"].endswith(why["reason"]), data["output"]
+    return why["reason"]
+
+
+def test_run_autograder_says_why_when_nothing_was_graded(exported, tmp_path):
+    """Where no sandbox tier holds, the grader writes results.json itself: the refusal, as data."""
+    _, source, _ = exported
+    done, data = run_here(source, tmp_path)
+    reason = says_why(data, "no_sandbox")
+    assert "hidden grading refused" in reason and "notified" not in reason
+    assert f"autograder: error: {reason}" in done.stderr  # the same line, on the grader's output
+
+
+def test_a_grader_that_fails_writes_why_and_one_that_dies_leaves_its_exit_status(exported, tmp_path):
+    """The grader's own failure is its result too (kind grader_failed, the error named); a grader that
+    stops before it writes anything leaves run_autograder its exit status alone."""
+    _, source, _ = exported
+    broken = tmp_path / "broken"
+    shutil.copytree(source, broken)
+    with open(broken / "autograder" / "core" / "grade.py", "a", encoding="utf-8") as grade:
+        grade.write("\n\ndef run_checks(*args, **kwargs):  # planted by the test\n"
+                    "    raise RuntimeError('a planted failure')\n")
+    done, data = run_here(broken, tmp_path / "fails")
+    assert "RuntimeError: a planted failure" in says_why(data, "grader_failed")
+    assert "autograder: internal error: RuntimeError: a planted failure" in done.stderr
+    _, data = run_here(source, tmp_path / "dies",
+                       lambda script: script.replace(" -m autograder grade ", " -m no_such_grader grade "))
+    assert says_why(data, "grader_failed") == "the grader stopped with exit status 1"
 
 
 def test_hidden_checks_show_after_the_due_date_and_outputs_are_text():

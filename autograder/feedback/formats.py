@@ -68,7 +68,12 @@ def render(result: GradeResult, fmt: str, student: bool = False) -> str:
 
 
 def as_json(result: GradeResult) -> str:
-    return json.dumps(result.to_gradescope(), indent=2, ensure_ascii=False) + "\n"
+    return gradescope_json(result.to_gradescope())
+
+
+def gradescope_json(data: dict) -> str:
+    """A results.json as the grader writes every one (a grade's, or a not-graded one's: core/not_graded)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 # Chinese line breaking (kinsoku, as in CLDR's and UAX #14's rules): no line starts with a closing

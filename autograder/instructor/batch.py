@@ -15,13 +15,12 @@ and a flat `<student>/<section>.ipynb` folder shaped like student_template/ are
 both accepted (submission.locate reads either). A student graded into DIR by an earlier run who
 has no folder this time handed in nothing: the run's sections are "not handed in" for them.
 
-The batch starts one zygote (torch imported and warmed once), imports the
-grader, then forks N job processes; each job grades students one at a time
-with its own copy of the zygote, and a job started later (to replace one that
-died) is a fresh interpreter (instructor/jobs.py). The parent
-hands out students, writes every result as soon as it arrives, and never stops
-for one student: a job that dies or hangs is replaced and that student gets a
-zero with a grader error (and is graded again next run).
+The batch starts one zygote (torch imported and warmed once), imports the grader, then forks N
+job processes; each job grades students one at a time with its own copy of the zygote, and a job
+started later (to replace one that died) is a fresh interpreter (instructor/jobs.py). The parent
+hands out students, writes every result as soon as it arrives, and never stops for one student: a
+job that dies or hangs is replaced and that student gets a zero with a grader error (and is graded
+again next run). Its log: a line per student; with -v, each replaced job and each whole grader error.
 
 Output, every file written atomically (temp file + os.replace):
     DIR/students/<student>.json   Gradescope results.json of the sections graded so far, the same as
@@ -48,6 +47,7 @@ Output, every file written atomically (temp file + os.replace):
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import queue
 import re
@@ -64,6 +64,7 @@ from autograder.core.record import RecordError, from_record
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
+from autograder.feedback.formats import terminal_text
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
 from autograder.i18n import _, _f, language
 from autograder.sandbox.launch import fork_path_available
@@ -78,6 +79,7 @@ from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, cur
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
                                         stored_students, the_class, to_grade)
 
+logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- students
@@ -190,6 +192,7 @@ def runner(makers: Jobs, job, index: int, tasks: queue.Queue, done: queue.Queue,
                     job = makers.start(index)
                 reply = job.grade(task.name, task.folder, task.sections, student_timeout)
             except Exception as error:  # the job hung, died or answered nonsense: replace it
+                logger.debug(_f("job {index} replaced: {error}", index=index, error=f"{type(error).__name__}: {error}"))
                 if job is not None:
                     job.close(kill=True)
                     job = None
@@ -206,6 +209,7 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
     if errors:
         first = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
         log(_f("error {name}: {first}", name=name, first=first))
+        logger.debug(terminal_text(errors[0].rstrip()))  # the whole error (a traceback), with -v
     else:
         log(_f("graded {name}: {score:g} / {max_score:g} ({seconds:.1f} s)", name=name, score=stored.grade.score,
                max_score=stored.grade.max_score, seconds=reply.get("seconds", 0)))
@@ -215,16 +219,18 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
 def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], log) -> int:
     """Write each of `count` replies as it arrives (record: reply -> Stored); returns how many had errors."""
     from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
     errors = 0
-    bar = tqdm(total=count, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True,
-               disable=None)  # a bar with ETA on a terminal; the log lines alone in CI logs
+    bar = tqdm(total=count, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True,  # on a terminal;
+               disable=None if logger.isEnabledFor(logging.INFO) else True)  # not in CI logs, nor with -q
     try:
-        for _ in range(count):
-            task, reply = done.get()
-            results[task.name] = record(task, reply)
-            errors += log_reply(log, task.name, results[task.name], reply)
-            bar.update(1)
+        with logging_redirect_tqdm([logging.getLogger("autograder")]):
+            for _ in range(count):
+                task, reply = done.get()
+                results[task.name] = record(task, reply)
+                errors += log_reply(log, task.name, results[task.name], reply)
+                bar.update(1)
     finally:
         bar.close()
     return errors
@@ -232,13 +238,10 @@ def collect(done: queue.Queue, count: int, record, results: dict[str, Stored], l
 
 def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, force: bool,
               shard: tuple[int, int] | None, student_timeout: float, sections: list[str] | None = None,
-              log=None, resume: list[str] | None = None) -> int:
+              log=logger.info, resume: list[str] | None = None) -> int:
     """Grade the run's `sections` (None: every section) of each student of the class (term.the_class:
     SUBMITTED_DIR's and the folder's) into `out`, adding to what it holds. `resume`: the command line's
     arguments, for the hint after Ctrl-C."""
-    from tqdm import tqdm
-
-    log = log or (lambda text: tqdm.write(text, file=sys.stderr))
     everyone = discover(submitted)
     if not everyone:
         raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
@@ -387,8 +390,8 @@ def main(args) -> int:
             handed_in = {name: result for name, result in results.items() if name in folders}
             status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status, args.force)
     elif gradebook is not None:
-        print(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again", status=status),
-              file=sys.stderr)
+        logger.warning(_f("gradebook: nothing recorded (the batch stopped with status {status}); run it again",
+                          status=status))
     if getattr(args, "similarity", False) and status in (0, 1):
         from autograder.instructor import similarity
 
@@ -408,7 +411,6 @@ def shard_results(submitted: Path, out: Path, shard) -> tuple[dict[str, Stored],
 
 def write_reports(out: Path, results: dict[str, Stored]) -> int:
     """`--report`: each student's report.html and report.md in OUT/feedback/<safe name>/; returns how many."""
-    from autograder.feedback.formats import terminal_text
     from autograder.feedback.report import HTML_NAME, MARKDOWN_NAME, write_report
 
     written = 0
@@ -417,16 +419,15 @@ def write_reports(out: Path, results: dict[str, Stored]) -> int:
         if results[name].grader_errors:  # a placeholder zero: nothing to hand back
             for stale in (HTML_NAME, MARKDOWN_NAME):
                 (folder / stale).unlink(missing_ok=True)
-            print(_f("autograder: no feedback report for {name}: grader error (grade again)", name=terminal_text(name)),
-                  file=sys.stderr)
+            said = terminal_text(name)
+            logger.warning(_f("autograder: no feedback report for {name}: grader error (grade again)", name=said))
             continue
         try:
             write_report(results[name].grade, folder)
             written += 1
         except Exception as error:  # the grades stand without it; the next run writes it again
-            print(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
-                     name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"),
-                  file=sys.stderr)
+            logger.warning(_f("autograder: could not write the feedback report of {name} to {folder}: {error}",
+                              name=terminal_text(name), folder=folder, error=f"{type(error).__name__}: {error}"))
     print(_f("{count} feedback report(s) in {folder}", count=written, folder=out / FEEDBACK))
     return written
 

@@ -18,6 +18,7 @@ that no student is lost silently.
 from __future__ import annotations
 
 import csv
+import logging
 import re
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ from urllib.parse import urlsplit
 from autograder.core.files import write_atomically
 from autograder.core.submission import UsageError
 from autograder.i18n import _f
+
+logger = logging.getLogger(__name__)
 
 NAME_COLUMNS = ("github_username", "roster_identifier")  # --by: which column names the student
 REPOSITORY_COLUMN = "student_repository_url"
@@ -92,8 +95,8 @@ def add_verbs(verbs) -> None:
 
 def main(args) -> int:
     def skipped(name: str) -> None:
-        print(_f("classroom-roster: {name} has no repository yet (the assignment not accepted): left out",
-                 name=name), file=sys.stderr)
+        logger.warning(_f("classroom-roster: {name} has no repository yet (the assignment not accepted): left out",
+                          name=name))
 
     lines = roster_lines(args.export, args.by, skipped)
     text = "".join(line + "\n" for line in lines)
@@ -101,5 +104,5 @@ def main(args) -> int:
         sys.stdout.write(text)
     else:
         write_atomically(args.out, text)
-        print(_f("{count} students in {path}", count=len(lines), path=args.out), file=sys.stderr)
+        logger.info(_f("{count} students in {path}", count=len(lines), path=args.out))
     return 0

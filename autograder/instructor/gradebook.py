@@ -56,7 +56,7 @@ is invented for them; an existing one is left as it is).
 """
 from __future__ import annotations
 
-import sys
+import logging
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +70,8 @@ from autograder.instructor.autograded_mark import written_by_another
 from autograder.instructor.cell_scores import cell_shares
 from autograder.instructor.student_files import Stored
 from autograder.instructor.submission_time import submission_time
+
+logger = logging.getLogger(__name__)
 
 
 class GradebookError(UsageError):
@@ -168,8 +170,8 @@ def check_sections(text: str, section_ids: list[str]) -> list[str]:
                              + f"; run `nbgrader generate_assignment {first}` in the course directory first")
     skipped = [section_id for section_id in section_ids if section_id not in present]
     if skipped:
-        print(_f("gradebook: not in the gradebook, so not recorded: {sections} (release them with "
-                 "`nbgrader generate_assignment` to record them)", sections=", ".join(skipped)), file=sys.stderr)
+        logger.warning(_f("gradebook: not in the gradebook, so not recorded: {sections} (release them with "
+                          "`nbgrader generate_assignment` to record them)", sections=", ".join(skipped)))
     return present
 
 
@@ -302,7 +304,7 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
                    log=None, force: bool = False) -> Recorded:
     """Record every student's score of each of `section_ids` (results: student -> their stored grade);
     with `force`, also over the scores nbgrader's autograde wrote after this grader's."""
-    log = log or (lambda line: print(line, file=sys.stderr))
+    log = log or logger.info
     summary = Recorded()
     course = course_directory(text, folders)
     if course is None:

@@ -16,15 +16,20 @@ zip holds:
 from __future__ import annotations
 
 import io
+import json
+import logging
 import shlex
 import zipfile
 from pathlib import Path
 
 from autograder.core.files import write_bytes_atomically
+from autograder.core.not_graded import GRADER_FAILED, NotGraded
 from autograder.core.submission import UsageError
 from autograder.i18n import _, _f
 from autograder.instructor import declared
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
+
+logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
@@ -93,38 +98,39 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 # It must leave {RESULTS}. It grades {what}.
 # The tier this machine gives: submit an empty file as a test student before the students do;
 # the autograder output then shows the line "sandbox: tier landlock: ..." (results.json's extra_data.sandbox
-# says the same), or results.json says why nothing could be graded.
+# says the same), or results.json says why nothing could be graded (extra_data.not_graded).
 set -uo pipefail
 mkdir -p "$(dirname {RESULTS})"
-log=$(mktemp)
-exec 3>&2 2>"$log"  # the grader's one-line error, if any, goes into results.json below
+rm -f {RESULTS}
 cd {SOURCE}
+# Where it cannot grade (no sandbox here, a submission it cannot read, its own failure), the grader
+# writes results.json itself, saying why.
 PYTHONPATH={SOURCE} {VENV}/bin/python {grade}
 status=$?
-exec 2>&3 3>&-
-cat "$log" >&2
 if [ ! -s {RESULTS} ]; then
-    # Nothing was graded (no sandbox here, or the grader itself failed): say why, not zero silently.
-    {VENV}/bin/python - "$log" "$status" > {RESULTS} <<'PY'
-import json, sys
-with open(sys.argv[1], encoding="utf-8", errors="replace") as handle:
-    said = [line.strip() for line in handle if line.startswith("autograder: ")]
-why = said[-1][len("autograder: "):] if said else f"the grader stopped with exit status {{sys.argv[2]}}"
-print(json.dumps({{"score": 0, "visibility": "visible", "stdout_visibility": "visible", "tests": [],
-                  "output": "This submission could not be graded, through no fault of yours. "
-                            "Please tell your instructor; the reason: " + why}}))
-PY
+    # The grader stopped before it could write even that: its exit status is all there is.
+    last_resort={last_resort}
+    printf '%s\\n' "${{last_resort//{STATUS}/$status}}" > {RESULTS}
 fi
-rm -f "$log"
 exit 0  # whatever happened is in results.json (status $status); Gradescope must still read it
 """
+# In run_autograder's last resort, where the grader's exit status goes.
+STATUS = "@STATUS@"
+
+
+def last_resort() -> str:
+    """The results.json run_autograder writes when the grader wrote none, with STATUS for its exit status."""
+    stopped = NotGraded(GRADER_FAILED, _f("the grader stopped with exit status {status}", status=STATUS))
+    return json.dumps(stopped.to_gradescope(), ensure_ascii=False)
 
 
 def run_autograder(section_ids: list[str] | None) -> str:
     """The run_autograder script of an archive that grades `section_ids` (None: every section)."""
     what = "the sections " + ", ".join(section_ids) if section_ids else "every section"
     return RUN_AUTOGRADER.format(LANDLOCK_LINUX=LANDLOCK_LINUX, RESULTS=RESULTS, SOURCE=SOURCE, VENV=VENV,
-                                 what=what, grade=shlex.join(grade_args(section_ids)))
+                                 what=what, grade=shlex.join(grade_args(section_ids)), STATUS=STATUS,
+                                 last_resort=shlex.quote(last_resort()))
+
 
 INCLUDE = ("pyproject.toml", "autograder", "solutions")
 
@@ -160,9 +166,10 @@ def export(out: Path, section_ids: list[str] | None = None) -> int:
         for name, path in members():
             _add(archive, name, path.read_bytes())
     write_bytes_atomically(out, buffer.getvalue())
-    print(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out, kib=out.stat().st_size // 1024))
-    print(_f("it grades: {sections}", sections=", ".join(section_ids) if section_ids else _("every section")))
-    print(_f("Gradescope's machine must give the sandbox's Landlock tier (Linux >= {version}), or nothing is "
+    logger.info(_f("wrote {out} ({kib} KiB): upload it as the Gradescope autograder", out=out,
+                   kib=out.stat().st_size // 1024))
+    logger.info(_f("it grades: {sections}", sections=", ".join(section_ids) if section_ids else _("every section")))
+    logger.info(_f("Gradescope's machine must give the sandbox's Landlock tier (Linux >= {version}), or nothing is "
              "graded: before the students submit, submit an empty file as a test student and look for "
              "\"sandbox: tier landlock\" in the autograder output", version=LANDLOCK_LINUX))
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import select
 import signal
@@ -22,6 +23,8 @@ from pathlib import Path
 from autograder.i18n import _, _f, language, set_language
 from autograder.core.sections import find
 from autograder.sandbox.limits import Limits
+
+logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the course's notebooks import beyond torch: the positional-encoding notebook prints its
@@ -194,7 +197,7 @@ class Jobs:
         autograder.core.grade.preload_checks()  # so the first student of each job is not the slow one
         limits = Limits(**self.limits)
         autograder.core.grade.contained_tier(self.zygote, limits, visible_only=False)
-        print(self.zygote.sandbox_line(limits), file=sys.stderr)
+        logger.info(self.zygote.sandbox_line(limits))
 
         torch.set_num_threads(1)
         gc.collect()
@@ -271,7 +274,7 @@ def grade_requests(requests, replies, zygote, device: str, limits: Limits, sessi
         reply["seconds"] = round(time.monotonic() - started, 3)
         replies.write(json.dumps(reply) + "\n")
         if not zygote.alive():  # its workers cannot be replaced from here: the batch starts a new job
-            print(_("batch job: the zygote has stopped; this job ends"), file=sys.stderr)
+            logger.warning(_("batch job: the zygote has stopped; this job ends"))
             return 1
     return 0
 

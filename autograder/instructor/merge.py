@@ -7,7 +7,7 @@ several gets each section from the best of the files that hold it (the rule in `
 """
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +17,8 @@ from autograder.i18n import _f
 from autograder.instructor.grades_table import write_table
 from autograder.instructor.student_files import GRADED, STUDENTS, Stored, grader_hash, read_student, write_student
 from autograder.instructor.term import assigned_to, held, in_course_order
+
+logger = logging.getLogger(__name__)
 
 
 def candidates(folders: list[Path]) -> dict[str, list[tuple[tuple, Path, Stored]]]:
@@ -30,7 +32,7 @@ def candidates(folders: list[Path]) -> dict[str, list[tuple[tuple, Path, Stored]
         for path in sorted((folder / STUDENTS).glob("*.json")):
             stored = read_student(path)
             if stored is None:
-                print(_f("autograder: warning: {path}: not a readable result, left out", path=path), file=sys.stderr)
+                logger.warning(_f("autograder: warning: {path}: not a readable result, left out", path=path))
                 continue
             rank = (not stored.grader_errors, stored.provenance.get("grader_sha256") == current, order)
             found.setdefault(stored.student, []).append((rank, path, stored))
@@ -53,8 +55,8 @@ def joined(name: str, files: list[tuple[tuple, Path, Stored]]) -> Stored:
     provenance = {**used[0].provenance, "student": name, "grader_errors": errors, GRADED: graded,
                   "sections": in_course_order(s for _, _, stored in files for s in assigned_to(stored))}
     picked = ", ".join(f"{k} ({path})" for k, (path, _) in chosen.items()) or str(files[0][1])
-    print(_f("autograder: warning: {name} is in several folders; keeping each section from the best one: {picked}",
-             name=name, picked=picked), file=sys.stderr)
+    logger.warning(_f("autograder: warning: {name} is in several folders; keeping each section from the best one: "
+                      "{picked}", name=name, picked=picked))
     return Stored(name, grade, provenance)
 
 

@@ -8,13 +8,15 @@ cells; one that is not still gives the student a row saying what was found);
 """
 from __future__ import annotations
 
-import sys
+import logging
 from pathlib import Path
 
 from autograder.core.sections import SECTIONS
 from autograder.core.matching import holds_anything, own_names, shown_name
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
+
+logger = logging.getLogger(__name__)
 
 
 def discover(folder: Path) -> dict[str, Path]:
@@ -28,8 +30,7 @@ def discover(folder: Path) -> dict[str, Path]:
         if entry.name.startswith(".") or not entry.is_dir():
             continue
         if entry.is_symlink():  # a roster folder is made by git or nbgrader, never a link
-            print(_f("autograder: warning: {entry}: a link, not a student's folder; left out", entry=entry),
-                  file=sys.stderr)
+            logger.warning(_f("autograder: warning: {entry}: a link, not a student's folder; left out", entry=entry))
             continue
         # a folder with a notebook under no section's name is a student's too: their row says what was found
         if any(section_file(entry, section) is not None for section in SECTIONS) or holds_anything(entry):

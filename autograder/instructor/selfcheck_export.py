@@ -23,6 +23,7 @@ import ast
 import base64
 import hashlib
 import io
+import logging
 import re
 import tomllib
 import zipfile
@@ -35,6 +36,8 @@ from autograder.core.submission import UsageError
 from autograder.i18n import _f, catalogues
 from autograder.i18n.mo import mo_bytes, mo_messages
 from autograder.instructor import declared
+
+logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "attention-course-selfcheck"
@@ -249,6 +252,6 @@ def main(args) -> int:
         target = export(args.out)
     except ExportError as error:
         raise UsageError(str(error)) from None
-    print(_f("wrote {wheel} ({kib} KiB): students install it with `pip install {name}`, then run "
-             "`python -m autograder check`", wheel=target, kib=target.stat().st_size // 1024, name=target.name))
+    logger.info(_f("wrote {wheel} ({kib} KiB): students install it with `pip install {name}`, then run "
+                   "`python -m autograder check`", wheel=target, kib=target.stat().st_size // 1024, name=target.name))
     return 0

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
 import os
 import sys
@@ -46,6 +47,8 @@ from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_code import Unit, names_given, section_units
+
+logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
@@ -320,7 +323,7 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sec
     results = compare(students, sections)
     for result in results:
         for problem in result.problems:
-            print(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]), file=sys.stderr)
+            logger.warning(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]))
     try:
         csv_path, html_path = write(results, out, str(class_dir))
     except OSError as error:

@@ -96,3 +96,12 @@ def drawn(monkeypatch):
     yield figures
     for figure in figures:
         close(figure)
+
+
+@pytest.fixture(scope="session")
+def course_build():
+    """Every generated file of the course, built once for the run (a build takes tens of seconds: the modules that
+    read its result share this one)."""
+    from course.builder import steps
+
+    return steps.build()

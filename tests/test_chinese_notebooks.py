@@ -325,8 +325,8 @@ def test_an_english_sentence_left_in_a_chinese_cell_is_found():
 
 
 @pytest.fixture(scope="module")
-def built() -> outputs.BuildResult:
-    return steps.build()
+def built(course_build) -> outputs.BuildResult:
+    return course_build
 
 
 def test_the_build_writes_and_checks_the_chinese_files(built):

@@ -6,20 +6,12 @@ pictures, notes and grader errors, whatever was graded before it.
 """
 from __future__ import annotations
 
-from support import EXAMPLES, zygote
+from support import EXAMPLES, graded, zygote
 
 from autograder.core import check_session
 from autograder.core.grade import run_checks
 from autograder.core.plugin import Grading
 from autograder.core.submission import locate
-
-
-def graded(result) -> list:
-    """Everything a grading says about a submission, without its timings."""
-    return [result.grader_errors, result.sandbox] + [
-        (section.id, section.notes, [(c.id, c.points, c.max_points, c.message, c.kind, c.mistake, len(c.figures))
-                                     for c in section.checks])
-        for section in result.sections]
 
 
 def broken_folder(tmp_path):

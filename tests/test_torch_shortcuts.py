@@ -110,3 +110,19 @@ def test_a_dispatch_mode_keeps_its_handler_only_with_the_shortcuts(monkeypatch, 
             return func(*args, **(kwargs or {}))
 
     assert lazy_torch.dispatch_as_written(Mode) is as_written
+
+
+def test_a_wrapped_function_that_keeps_no_attributes_stays_wrapped(monkeypatch):
+    def same_shape(fn, recursive=True):  # torch's wrapper as this release writes it, in short
+        def inner(*args, **kwargs):
+            return (getattr(fn, "__dynamo_disable", None) or fn)(*args, **kwargs) if recursive else None
+
+        return inner
+
+    def kernel():
+        return 1
+
+    monkeypatch.setattr(torch._compile, "_disable_dynamo", same_shape)
+    wrapped = [same_shape(kernel), same_shape(len)]  # a builtin takes no attribute: it keeps torch's path
+    assert lazy_torch.defer_dynamo() == 1
+    assert hasattr(kernel, lazy_torch.ATTRIBUTE) and wrapped[0]() == 1 and wrapped[1]([1, 2]) == 2

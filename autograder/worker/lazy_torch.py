@@ -83,11 +83,11 @@ def defer_dynamo() -> int:
             try:
                 fn = wrapper.__closure__[fn_cell].cell_contents
                 recursive = wrapper.__closure__[recursive_cell].cell_contents
-            except (TypeError, IndexError, ValueError):  # a cell not filled as expected: this one stays plain
-                continue
-            if callable(fn) and getattr(fn, ATTRIBUTE, None) is None:
-                setattr(fn, ATTRIBUTE, _stand_in(fn, recursive))
-                count += 1
+                if callable(fn) and getattr(fn, ATTRIBUTE, None) is None:
+                    setattr(fn, ATTRIBUTE, _stand_in(fn, recursive))
+                    count += 1
+            except (TypeError, IndexError, ValueError, AttributeError):  # a cell not filled as expected, or a
+                continue  # function that keeps no attributes: this one stays as torch wrapped it
     return count
 
 

@@ -16,7 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.core.grade import run_checks
 from autograder.core.submission import locate
-from autograder.sandbox.limits import minimal_env
+from autograder.sandbox.limits import Limits, minimal_env
 from autograder.sandbox.zygote import Zygote
 from autograder.worker import lazy_torch
 
@@ -46,6 +46,28 @@ def grade_all(launcher) -> list:
     return results
 
 
+COMPILER_LOADED = """
+import sys
+
+def compiler_loaded():
+    return "torch._dynamo" in sys.modules
+"""
+
+
+def compiler_loaded(launcher) -> bool:
+    """Whether a worker of `launcher` finds torch's compiler imported: what the plain paths pay for."""
+    child = launcher.spawn(Limits(), {"names": ["compiler_loaded"]})
+    try:
+        loaded, status = child.request({"op": "load", "cells": [{"label": "cell", "source": COMPILER_LOADED}]}, 60)
+        assert status == "ok" and loaded["ok"], (status, loaded)
+        reply, status = child.request({"op": "call", "target": {"name": "compiler_loaded"}, "args": [],
+                                       "kwargs": {"__dict__": []}}, 60)
+        assert status == "ok" and reply["ok"], (status, reply)
+        return reply["value"]
+    finally:
+        child.kill()
+
+
 @pytest.fixture
 def plain_torch(monkeypatch):
     """torch's plain paths in this process and in the workers it starts from now on."""
@@ -57,11 +79,13 @@ def test_the_shortcuts_and_the_plain_paths_grade_alike(plain_torch, monkeypatch)
     with monkeypatch.context() as shortcuts:  # the grader as it runs: every shortcut taken
         shortcuts.delenv(lazy_torch.SWITCH)
         with_shortcuts = grade_all(zygote())
+        assert compiler_loaded(zygote()) is False
     assert getattr(torch._check_with, "quick", False)
     monkeypatch.setattr(torch, "_check_with", torch._check_with.plain)
     plain_zygote = Zygote()  # its workers are told to take the plain paths (minimal_env passes the switch)
     try:
         plain = grade_all(plain_zygote)
+        assert compiler_loaded(plain_zygote) is True  # its workers did take the plain paths
         assert not getattr(torch._check_with, "quick", False)  # the grader's own checks took torch's too
     finally:
         plain_zygote.close()

@@ -1,6 +1,6 @@
 """One grading in several checkouts, interleaved with the floor: which change made it cheaper.
 
-    .venv/bin/python benchmarks/grade_ab.py [--rounds N] LABEL=CHECKOUT ...
+    .venv/bin/python benchmarks/grade_ab.py [--rounds N] [--env LABEL:NAME=VALUE ...] LABEL=CHECKOUT ...
 
 Runs `python -m autograder grade examples/correct` in each CHECKOUT (a copy of
 the repository: `git archive REV | tar -x -C DIR`; it is imported from there,
@@ -11,7 +11,9 @@ CPU time of each (CPU of every process the command starts, from a cpuacct cgroup
 of its own, as grade_speed.py counts it) and the medians of the per-round
 ratios to the floor. Each checkout gets its bytecode first (grade_speed's
 compile_bytecode): where PYTHONDONTWRITEBYTECODE is set, a checkout without it
-compiles the grader on every run (about 0.1 s of CPU).
+compiles the grader on every run (about 0.1 s of CPU). `--env plain:AUTOGRADER_TORCH_SHORTCUTS=off`
+runs the checkout labelled plain with that variable set (one checkout may appear under two labels):
+what grading costs on torch's plain paths (autograder/worker/lazy_torch.py).
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ from grade_speed import FLOOR, GRADE, Meter, compile_bytecode  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(checkouts: dict, rounds: int) -> dict:
-    plans = {"floor": (FLOOR, ROOT)}
+def measure(checkouts: dict, rounds: int, settings: dict) -> dict:
+    plans = {"floor": (FLOOR, ROOT, None)}
     for label, folder in checkouts.items():
-        plans[label] = (GRADE, Path(folder))
+        env = {**os.environ, **settings[label]} if label in settings else None
+        plans[label] = (GRADE, Path(folder), env)
     meter, runs = Meter(), {label: [] for label in plans}
     try:
         if meter.cgroup is None:
@@ -61,12 +64,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs="+", metavar="LABEL=CHECKOUT")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--env", action="append", default=[], metavar="LABEL:NAME=VALUE")
     args = parser.parse_args()
     checkouts = dict(item.split("=", 1) for item in args.checkouts)
+    settings: dict = {}
+    for item in args.env:
+        label, setting = item.split(":", 1)
+        name, value = setting.split("=", 1)
+        settings.setdefault(label, {})[name] = value
     for folder in checkouts.values():
         compile_bytecode(Path(folder))
     load_before = os.getloadavg()
-    runs = measure(checkouts, args.rounds)
+    runs = measure(checkouts, args.rounds, settings)
     print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}; {args.rounds} rounds")
     print(report(runs))
 

@@ -67,14 +67,14 @@ class Meter:
         self.method = "cpuacct cgroup (every process)" if self.cgroup else \
             "rusage of waited-for children (sandboxed workers not counted)"
 
-    def run(self, command: list[str], cwd: Path) -> tuple[float, float]:
+    def run(self, command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float]:
         if self.cgroup:
             usage = self.cgroup / "cpuacct.usage"
             usage.write_text("0")
             command = ["sh", "-c", f'echo $$ > {self.cgroup / "cgroup.procs"} && exec "$@"', "sh"] + command
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.waited.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))

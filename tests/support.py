@@ -121,6 +121,15 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
     return result.sections[0]
 
 
+def graded(result) -> list:
+    """Everything a grading says about a submission (a GradeResult), without its timings: what two
+    ways of grading the same submission must agree on."""
+    return [result.grader_errors, result.sandbox] + [
+        (section.id, section.notes, [(c.id, c.points, c.max_points, c.message, c.kind, c.mistake, len(c.figures))
+                                     for c in section.checks])
+        for section in result.sections]
+
+
 def failing(section_result) -> dict:
     """title -> message of every check that lost points."""
     return {c.name: c.message for c in section_result.checks if not c.passed}

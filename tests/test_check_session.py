@@ -6,7 +6,7 @@ pictures, notes and grader errors, whatever was graded before it.
 """
 from __future__ import annotations
 
-from support import EXAMPLES, zygote
+from support import EXAMPLES, graded, zygote
 
 from autograder.core import check_session
 from autograder.core.grade import run_checks
@@ -14,19 +14,18 @@ from autograder.core.plugin import Grading
 from autograder.core.submission import locate
 
 
-def graded(result) -> list:
-    """Everything a grading says about a submission, without its timings."""
-    return [result.grader_errors, result.sandbox] + [
-        (section.id, section.notes, [(c.id, c.points, c.max_points, c.message, c.kind, c.mistake, len(c.figures))
-                                     for c in section.checks])
-        for section in result.sections]
-
-
 def broken_folder(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "01_scores.ipynb").write_text("this is not JSON {", encoding="utf-8")
     return folder
+
+
+def standing(session) -> dict:
+    """The nodes pytest holds set up (the session, a module, a check) with their fixtures' finalizers. The
+    grader itself reads no private state of pytest (it tears down through the public teardown hook); only
+    this test looks at pytest's stack, to see that nothing is left of one grading for the next."""
+    return dict(session.session._setupstate.stack)
 
 
 def in_session(serve):
@@ -44,7 +43,7 @@ def test_each_grading_in_a_session_equals_a_run_of_its_own(tmp_path):
     def serve(session):
         for path, section in order:
             together.append(graded(run_checks(locate(path, section), "cpu", launcher=zygote(), session=session)))
-            left_standing.append(dict(session.session._setupstate.stack))
+            left_standing.append(standing(session))
 
     in_session(serve)
     for (path, section), got, expected in zip(order, together, alone):
@@ -80,7 +79,7 @@ def test_a_grading_whose_hook_fails_is_reported_and_the_next_grades_clean():
             for worker in workers.values():
                 worker.stop()
                 worker.close()
-        outcomes["stack"] = dict(session.session._setupstate.stack)
+        outcomes["stack"] = standing(session)
         outcomes["next"] = graded(run_checks(sources, "cpu", launcher=zygote(), session=session))
 
     in_session(serve)

@@ -44,22 +44,31 @@ class CheckSession:
         keep, _drop = grading.select(self.items)
         failed_before = self.session.testsfailed
         self.plugin.grading = grading
+        item = None
         try:
             for index, item in enumerate(keep):
                 following = keep[index + 1] if index + 1 < len(keep) else None  # None: tear everything down
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
         except Exception:  # the grader's own hooks failed: this grading reports it; the next starts clean
-            self._tear_down()
-            return 3, traceback.format_exc()[-3000:]
+            said = traceback.format_exc()[-3000:]
+            tear_down_after(item)
+            return 3, said
         finally:
             self.plugin.grading = None
         return (1 if self.session.testsfailed > failed_before else 0), ""
 
-    def _tear_down(self) -> None:
-        try:
-            self.session._setupstate.teardown_exact(None)
-        except Exception:
-            pass
+
+def tear_down_after(item) -> None:
+    """Tear down every fixture and node still set up once `item`'s protocol broke off: what pytest does
+    after a session's last check, through its public teardown hook with no next item (pytest's runner
+    then tears the whole stack down). An error while tearing down is dropped: the grading reports
+    already the one that broke it off."""
+    if item is None:  # no check ran: nothing was set up
+        return
+    try:
+        item.ihook.pytest_runtest_teardown(item=item, nextitem=None)
+    except Exception:
+        pass
 
 
 class SessionLoop:

@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.worker.lazy_torch import SWITCH as TORCH_SHORTCUTS
+
 # what a worker process runs: it loads the worker's folder alone, as a package, and starts its main
 WORKER_BOOT = Path(__file__).resolve().parents[1] / "worker" / "boot.py"
 MAX_REPLY_BYTES = 96 * 1024 * 1024
@@ -52,8 +54,9 @@ def minimal_env() -> dict:
     }
     # LD_LIBRARY_PATH: where a GPU machine's image may keep the driver's library (libcuda), which the
     # worker must load to use the GPU; the sandbox lets it read those folders (namespaces.library_folders)
+    # TORCH_SHORTCUTS: off has the worker take torch's plain paths (worker/lazy_torch), as the grader does
     for key in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "OPENBLAS_CORETYPE",
-                "OPENBLAS_L2_SIZE", "TMPDIR"):
+                "OPENBLAS_L2_SIZE", "TMPDIR", TORCH_SHORTCUTS):
         if key in os.environ:
             env[key] = os.environ[key]
     return env

@@ -8,13 +8,13 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from .lazy_torch import DispatchAsWritten
 
-class Watch(TorchDispatchMode):
-    """Sees every aten op a call dispatches: counts them, spots banned ops and device mixing."""
 
-    @classmethod
-    def _should_skip_dynamo(cls):
-        return False  # torch would import torch._dynamo (seconds) to wrap our handler; we never compile
+class Watch(DispatchAsWritten, TorchDispatchMode):
+    """Sees every aten op a call dispatches: counts them, spots banned ops and device mixing. Its
+    handler stays as written: torch would otherwise import its compiler (seconds) on the first op
+    (lazy_torch.DispatchAsWritten)."""
 
     def __init__(self, banned_ops=(), guard_devices=False):
         super().__init__()

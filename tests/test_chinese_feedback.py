@@ -130,3 +130,18 @@ def test_a_template_may_name_a_field_text():
     from autograder.i18n import _f
 
     assert _f("the text {text} ({what})", text="'x'", what="y") == "the text 'x' (y)"
+
+
+def test_no_space_is_set_beside_a_fields_full_width_bracket(chinese):
+    """'{what} 的注意力权重' where `what` ends with （…）: Chinese sets no space beside full-width
+    punctuation, so the template's space goes; the field's own text and English stay as they are."""
+    from autograder.i18n import fill
+
+    what = "scaled_dot_product_attention（查询 (5, 4)，键 (7, 4)）"
+    assert fill("{what} 的注意力权重", {"what": what}) == what + "的注意力权重"
+    assert fill("{a} 与 {b}", {"a": "x （y）", "b": "（z）"}) == "x （y）与（z）"  # the field's own space stays
+    assert fill("{a} 与 {b:.2f}", {"a": "x", "b": 0.5}) == "x 与 0.50"
+    i18n.set_language("en")
+    assert i18n._f("{what} of ({x})", what="f（x）", x=1) == "f（x） of (1)"
+    assert fill("总分：{total}   （{seconds} 秒）", {"total": "1 / 2（附加题 0 / 1）", "seconds": 3}) == \
+        "总分：1 / 2（附加题 0 / 1）   （3 秒）", "a run of spaces is a column gap"

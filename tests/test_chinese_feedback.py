@@ -18,6 +18,8 @@ from autograder.feedback.formats import display_width, table, wrap
 
 GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
 SVG = "{http://www.w3.org/2000/svg}"
+# an ASCII colon, or points in ASCII brackets, beside Chinese text (not a shape: 批次 (B, T, d))
+ENGLISH_JOIN = re.compile(r"[\u4e00-\u9fff]\**(?:: | \(\d[\d.]* / [\d.]+\))|: (?=\**[\u4e00-\u9fff])")
 
 
 def grade_partial(*flags: str) -> subprocess.CompletedProcess:
@@ -58,6 +60,10 @@ def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
     assert english == []
     markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert markdown.startswith("## 注意力机制课程反馈：")
+    # the joins around the Chinese words are Chinese too: "01_scores：标题（10 / 10）", "**检查**（0 / 1）：消息"
+    prose = [re.sub(r"```.*?```", "", markdown, flags=re.S), *page.parts]
+    joins = [hit for text in prose for hit in ENGLISH_JOIN.findall(text)]
+    assert joins == [], joins
     pictures = sorted((tmp_path / "heatmaps").glob("*.svg"))
     assert pictures, "the partial example's report has heatmaps"
     for path in pictures:  # the pictures' own words (panel titles, footer) are Chinese too

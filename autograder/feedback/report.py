@@ -240,7 +240,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
                        f'<span class="mark">&#10007;</span><strong>{all_checks(len(section.checks))}</strong>'
                        f'<span class="points">0 / {_points(section.max_score)}</span>'
                        f'<div class="message">{esc(shared)}</div><details><summary>{the_checks()}</summary><ul>'
-                       + "".join(f"<li>{esc(c.name)} ({_points(c.max_points)})</li>" for c in section.checks)
+                       + "".join(f"<li>{scored(esc(c.name), _points(c.max_points))}</li>" for c in section.checks)
                        + "</ul></details></div>")
         for check in [] if shared else section.checks:
             state = "pass" if check.passed else "fail"

@@ -16,6 +16,9 @@ say a word twice: "给出笔记本中给出的" (gives the documented ...: the v
 characters), or 的的. A two-character word said again within four characters and then followed by
 的 is such a join, unless a conjunction stands between (错误和引发错误的, 写出来而不是算出来的: two things
 compared). A colon or semicolon after a Chinese character is the full-width one (：；).
+
+Shapes. "f on a (5, 4) input" is f 作用于形状为 (5, 4) 的输入, always with 为 and always with 形状
+(not 作用于形状 (5, 4) 的, nor 作用于 (5, 4) 的): one phrasing, read the same way in every message.
 """
 from __future__ import annotations
 
@@ -78,6 +81,23 @@ def test_documented_is_what_the_notebook_gives(path):
 ])
 def test_the_rule_tells_an_index_from_a_one_based_count(text, hits):
     assert len(ordinal_indices(text)) == hits
+
+
+SHAPE_WITHOUT_WEI = re.compile(r"作用于(?:形状)? ?[({][^，。；：]*?[)}] ?的")
+
+
+@pytest.mark.parametrize("path", CATALOGUES, ids=[path.stem for path in CATALOGUES])
+def test_a_shape_is_said_one_way(path):
+    wrong = [f"{where}: {hits}" for where, _, chinese in translations(path)
+             if (hits := SHAPE_WITHOUT_WEI.findall(chinese))]
+    assert not wrong, "'on a (5, 4) input' is 作用于形状为 (5, 4) 的输入:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("text, hits", [("f 作用于形状 (5, 5) 的注意力分数", 1), ("f 作用于 (3, 5, 4) 的批次", 1),
+                                        ("f 作用于形状 {shape} 的输入", 1), ("f 作用于形状为 (5, 4) 的输入", 0),
+                                        ("f 作用于形状为 {shape} 的批次中的单独一项", 0)])
+def test_the_shape_rule_wants_wei(text, hits):
+    assert len(SHAPE_WITHOUT_WEI.findall(text)) == hits
 
 
 def awkward_joins(chinese: str) -> list[str]:

@@ -196,7 +196,8 @@ def cell_verdict(outcomes: list[tuple[str, str | None, str]]) -> str:
     every check calling it fails for that one reason), then each other failure under its check's title."""
     unwritten = list(dict.fromkeys(message for _title, message, kind in outcomes
                                    if message is not None and kind in NOT_WRITTEN))
-    failed = [f"{title}: {message}" for title, message, kind in outcomes
+    # i18n: a failing check's title, then its message, in a notebook's failing check cell
+    failed = [_f("{what}: {message}", what=title, message=message) for title, message, kind in outcomes
               if message is not None and kind not in NOT_WRITTEN]
     return "\n".join(unwritten + failed)
 

@@ -3,7 +3,8 @@
 #   docker.io, debootstrap   tests/test_container.py (the grader in a real Docker container)
 #   chromium                 tests/test_report.py's browser test (the reports render)
 #   fonts-noto-cjk           tests/test_plot_language.py (the Chinese notebooks' pictures drawn in a
-#                            font with Chinese characters; students want it too, see the README)
+#                            font with Chinese characters; students want it too, see the README) and
+#                            tests/test_report.py's Chinese report in the browser
 # Only what is missing is installed (apt-get, --no-install-recommends). No service is started:
 # tests/test_container.py starts a Docker daemon itself when none runs, without touching the
 # host's network, and stops it afterwards.

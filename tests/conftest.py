@@ -10,9 +10,15 @@ A run that collects tests/test_selfcheck_share.py ends with its line too:
 A test may record what it measured for the end of the run, one line each:
 `record_property("summary", "container as root: tier landlock ...")`.
 
-The fixture `chinese` has the grader speak Chinese for one test.
+The fixture `chinese` has the grader speak Chinese for one test; `chinese_partial_report` is
+`grade --lang zh --report` of the partial example, run once for the tests that read its report.
 """
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +111,15 @@ def course_build():
     from course.builder import steps
 
     return steps.build()
+
+
+@pytest.fixture(scope="session")
+def chinese_partial_report(tmp_path_factory):
+    """(the finished `grade examples/partial --lang zh --report DIR`, DIR), graded once per run."""
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path_factory.mktemp("chinese-report")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("ATTENTION_COURSE_LANG", None)
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "examples/partial", "--lang", "zh",
+                           "--report", str(folder)], capture_output=True, text=True, cwd=root, env=env, timeout=600)
+    return done, folder

@@ -18,6 +18,8 @@ from autograder.feedback.formats import display_width, table, wrap
 
 GOLDEN = ROOT / "tests" / "golden" / "grade-partial-zh.txt"
 SVG = "{http://www.w3.org/2000/svg}"
+# an ASCII colon, or points in ASCII brackets, beside Chinese text (not a shape: 批次 (B, T, d))
+ENGLISH_JOIN = re.compile(r"[\u4e00-\u9fff]\**(?:: | \(\d[\d.]*(?: / [\d.]+)?\))|: (?=\**[\u4e00-\u9fff])")
 
 
 def grade_partial(*flags: str) -> subprocess.CompletedProcess:
@@ -47,8 +49,8 @@ def test_the_chinese_table_of_the_partial_example_matches_its_golden_file():
     assert sandbox_latin_words(sandbox[0]) == [], sandbox[0]
 
 
-def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
-    done = grade_partial("--report", str(tmp_path))
+def test_the_chinese_html_report_shows_no_english_sentence(chinese_partial_report):
+    done, tmp_path = chinese_partial_report
     assert done.returncode == 0, done.stderr[-2000:]
     page = VisibleText()
     page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
@@ -58,6 +60,10 @@ def test_the_chinese_html_report_shows_no_english_sentence(tmp_path):
     assert english == []
     markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert markdown.startswith("## 注意力机制课程反馈：")
+    # the joins around the Chinese words are Chinese too: "01_scores：标题（10 / 10）", "**检查**（0 / 1）：消息"
+    prose = [re.sub(r"```.*?```", "", markdown, flags=re.S), *page.parts]
+    joins = [hit for text in prose for hit in ENGLISH_JOIN.findall(text)]
+    assert joins == [], joins
     pictures = sorted((tmp_path / "heatmaps").glob("*.svg"))
     assert pictures, "the partial example's report has heatmaps"
     for path in pictures:  # the pictures' own words (panel titles, footer) are Chinese too
@@ -130,3 +136,18 @@ def test_a_template_may_name_a_field_text():
     from autograder.i18n import _f
 
     assert _f("the text {text} ({what})", text="'x'", what="y") == "the text 'x' (y)"
+
+
+def test_no_space_is_set_beside_a_fields_full_width_bracket(chinese):
+    """'{what} 的注意力权重' where `what` ends with （…）: Chinese sets no space beside full-width
+    punctuation, so the template's space goes; the field's own text and English stay as they are."""
+    from autograder.i18n import fill
+
+    what = "scaled_dot_product_attention（查询 (5, 4)，键 (7, 4)）"
+    assert fill("{what} 的注意力权重", {"what": what}) == what + "的注意力权重"
+    assert fill("{a} 与 {b}", {"a": "x （y）", "b": "（z）"}) == "x （y）与（z）"  # the field's own space stays
+    assert fill("{a} 与 {b:.2f}", {"a": "x", "b": 0.5}) == "x 与 0.50"
+    i18n.set_language("en")
+    assert i18n._f("{what} of ({x})", what="f（x）", x=1) == "f（x） of (1)"
+    assert fill("总分：{total}   （{seconds} 秒）", {"total": "1 / 2（附加题 0 / 1）", "seconds": 3}) == \
+        "总分：1 / 2（附加题 0 / 1）   （3 秒）", "a run of spaces is a column gap"

@@ -10,6 +10,15 @@ letter is wrong anywhere else.
 
 "Documented". The checks' titles say the values the notebook gives ("the documented output"): in
 Chinese 笔记本中给出的 (or 示例中的 for the worked example), never 文档中的 (which document?).
+
+Joins. A message is put together from pieces (a verb, then "the documented ..."), and a join can
+say a word twice: "给出笔记本中给出的" (gives the documented ...: the verb 给出 twice in five
+characters), or 的的. A two-character word said again within four characters and then followed by
+的 is such a join, unless a conjunction stands between (错误和引发错误的, 写出来而不是算出来的: two things
+compared). A colon or semicolon after a Chinese character is the full-width one (：；).
+
+Shapes. "f on a (5, 4) input" is f 作用于形状为 (5, 4) 的输入, always with 为 and always with 形状
+(not 作用于形状 (5, 4) 的, nor 作用于 (5, 4) 的): one phrasing, read the same way in every message.
 """
 from __future__ import annotations
 
@@ -25,6 +34,9 @@ CATALOGUES = sorted((ROOT / "autograder/i18n/zh_CN/LC_MESSAGES").glob("*.po")) +
 INDEX_AFTER_DI = re.compile(r"第\s*(?:[-\d{$\[]|[A-Za-z])[^，。；：、）\s]*\s*\S{0,6}")
 ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节)|\{line\} 行|\{number\} 个(?:代码单元格|参数))")
 DOCUMENTED = ("笔记本中给出的", "示例中的")
+HAN = "\u4e00-\u9fff"
+DOUBLED = re.compile(rf"的的|([{HAN}]{{2}})(?:(?![和与或而])[{HAN}]){{0,4}}\1的")
+ASCII_JOIN = re.compile(rf"[{HAN}（）][:;]")
 
 
 def translations(path: Path) -> list[tuple[str, str, str]]:
@@ -69,3 +81,40 @@ def test_documented_is_what_the_notebook_gives(path):
 ])
 def test_the_rule_tells_an_index_from_a_one_based_count(text, hits):
     assert len(ordinal_indices(text)) == hits
+
+
+SHAPE_WITHOUT_WEI = re.compile(r"作用于(?:形状)? ?[({][^，。；：]*?[)}] ?的")
+
+
+@pytest.mark.parametrize("path", CATALOGUES, ids=[path.stem for path in CATALOGUES])
+def test_a_shape_is_said_one_way(path):
+    wrong = [f"{where}: {hits}" for where, _, chinese in translations(path)
+             if (hits := SHAPE_WITHOUT_WEI.findall(chinese))]
+    assert not wrong, "'on a (5, 4) input' is 作用于形状为 (5, 4) 的输入:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("text, hits", [("f 作用于形状 (5, 5) 的注意力分数", 1), ("f 作用于 (3, 5, 4) 的批次", 1),
+                                        ("f 作用于形状 {shape} 的输入", 1), ("f 作用于形状为 (5, 4) 的输入", 0),
+                                        ("f 作用于形状为 {shape} 的批次中的单独一项", 0)])
+def test_the_shape_rule_wants_wei(text, hits):
+    assert len(SHAPE_WITHOUT_WEI.findall(text)) == hits
+
+
+def awkward_joins(chinese: str) -> list[str]:
+    """A word said twice across a join, or an ASCII colon or semicolon after Chinese text."""
+    return [match.group(0) for pattern in (DOUBLED, ASCII_JOIN) for match in pattern.finditer(chinese)]
+
+
+@pytest.mark.parametrize("path", CATALOGUES, ids=[path.stem for path in CATALOGUES])
+def test_no_word_is_said_twice_across_a_join(path):
+    wrong = [f"{where}: {hits}" for where, _, chinese in translations(path) if (hits := awkward_joins(chinese))]
+    assert not wrong, "a word said twice (给出笔记本中给出的, 的的) or an ASCII ':' in Chinese:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("text, hits", [
+    ("dot_scores 给出笔记本中给出的注意力分数", 1), ("得到的的输出", 1), ("softmax 作用于形状为 (4, 6) 的输入: 数值不对", 1),
+    ("dot_scores 得到笔记本中给出的注意力分数", 0), ("当错误和引发错误的那一行符合", 0), ("直接写出来而不是算出来的答案", 0),
+    ("softmax(x, dim=-1)：数值不对", 0), ("总分：{total}", 0),
+])
+def test_the_join_rule_tells_a_doubled_word_from_a_comparison(text, hits):
+    assert len(awkward_joins(text)) == hits

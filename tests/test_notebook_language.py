@@ -58,3 +58,18 @@ def test_the_environment_still_chooses_the_language(monkeypatch):
     lines = run_headless(nbformat.read(CHINESE_SOURCE, as_version=4))
     assert any(line.startswith(ENGLISH_PASS) for line in lines), lines
     assert [line for line in lines if line.startswith(CHINESE_PASS)] == []
+
+
+def test_a_chinese_failing_check_cell_joins_title_and_message_in_chinese():
+    """A failing check cell's line is the check's title, then its message: with a full-width colon in
+    Chinese (as the terminal table and the report join them), never ASCII ': ' beside Chinese words."""
+    from autograder import i18n
+    from autograder.notebook import cell_verdict  # importing it sets the language: Chinese after it
+
+    i18n.set_language("zh")
+    try:
+        verdict = cell_verdict([("softmax 得到笔记本中给出的注意力权重", "softmax(x)：数值不对", "check"),
+                                ("softmax 的权重为正", None, "")])
+    finally:
+        i18n.set_language("en")
+    assert verdict == "softmax 得到笔记本中给出的注意力权重：softmax(x)：数值不对"

@@ -638,6 +638,84 @@ def test_reports_render_in_headless_chromium(tmp_path, student_report, class_pag
     record_property("summary", f"browser: both reports render in headless Chromium ({time.monotonic() - started:.1f} s)")
 
 
+HAN = re.compile(r"[\u4e00-\u9fff]")
+# Noto CJK's families for the other forms of the Han characters: a Chinese page drawn in one of
+# them shows Japanese, Korean or traditional shapes (and Japanese punctuation, centred in its box)
+OTHER_HAN_FORMS = re.compile(r" (?:JP|KR|TC|HK)$")
+
+
+def chinese_fonts() -> tuple[list[str], set[str]]:
+    """(the font files, the families) fontconfig has for Chinese text; none without fontconfig."""
+    if not shutil.which("fc-list"):
+        return [], set()
+    listed = subprocess.run(["fc-list", ":lang=zh", "file", "family"], capture_output=True, text=True).stdout
+    rows = [line.split(": ", 1) for line in listed.splitlines() if ": " in line]
+    return sorted({file.rstrip(":") for file, _ in rows}), {name for _, names in rows for name in names.split(",")}
+
+
+def how_chinese_is_drawn(browser, families: set[str]) -> list[str]:
+    """What on the loaded page is not drawn in a Chinese font's simplified forms: each element with
+    Han characters in its own text whose Han characters outnumber the glyphs its Chinese fonts drew,
+    or that a font of other forms drew. Also returns how many such elements there are, last."""
+    wrong, count = [], 0
+    for node, text in browser.texts():
+        han, fonts = len(HAN.findall(text)), browser.fonts(node)
+        if not han or not fonts:  # no Chinese, or not drawn (in a closed <details>)
+            continue
+        count += 1
+        drawn = sum(font["glyphCount"] for font in fonts if font["familyName"] in families)
+        others = [font["familyName"] for font in fonts if OTHER_HAN_FORMS.search(font["familyName"])]
+        if drawn < han or others:
+            wrong.append(f"{text[:40]!r}: {[(font['familyName'], font['glyphCount']) for font in fonts]}")
+    return wrong + [str(count)]
+
+
+def test_the_chinese_report_is_drawn_in_a_chinese_font_in_headless_chromium(tmp_path, chinese_partial_report,
+                                                                            record_property):
+    """The Chinese report (`grade --lang zh --report` of the partial example) in a real browser: every
+    element with Chinese words, on the page and in a heatmap (title, panel titles, footer), is drawn
+    in a font with the Chinese characters, in their simplified forms (Chromium says which fonts it
+    used); and with those fonts hidden from it (FONTCONFIG_FILE) the same page draws boxes instead:
+    the page's title and the first heatmap look different, and the font check fails."""
+    from chromium_devtools import Browser, hidden_fonts_config
+
+    font_files, families = chinese_fonts()
+    for missing, package in ((not os.path.exists(CHROMIUM), CHROMIUM), (not font_files, "a font for Chinese")):
+        if missing:
+            reason = f"{package} is missing (bash ci/system_deps.sh installs it); the browser check is skipped"
+            print(reason)
+            pytest.skip(reason)
+    started = time.monotonic()
+    done, folder = chinese_partial_report
+    assert done.returncode == 0, done.stderr[-2000:]
+    page, picture = (folder / "report.html").as_uri(), sorted((folder / "heatmaps").glob("*.svg"))[0].as_uri()
+    hidden = {**os.environ, "FONTCONFIG_FILE": str(hidden_fonts_config(tmp_path, font_files))}
+
+    def look(name: str, env: dict | None):
+        browser = Browser(CHROMIUM, tmp_path / f"profile-{name}", env=env)
+        try:
+            browser.open(page)
+            shots = {part: browser.screenshot(browser.box(part)) for part in ("h1", "img")}
+            (tmp_path / f"report-{name}.png").write_bytes(browser.screenshot())
+            on_page = how_chinese_is_drawn(browser, families)
+            browser.open(picture)  # the heatmap as its own document: its <text> elements can be asked about
+            return shots, on_page, how_chinese_is_drawn(browser, families)
+        finally:
+            browser.close()
+
+    # one after the other: Browser starts Chromium with a preexec_fn, which is not safe beside threads
+    (shots, on_page, in_picture), (shots_hidden, on_page_hidden, in_picture_hidden) = look("fonts", None), \
+        look("hidden", hidden)
+    assert int(on_page[-1]) > 50 and int(in_picture[-1]) >= 4, (on_page[-1], in_picture[-1])
+    assert on_page[:-1] == [] and in_picture[:-1] == [], (on_page, in_picture)
+    # the fonts hidden, the same elements are drawn without them: the check sees it, and so does the eye
+    assert len(on_page_hidden) == int(on_page[-1]) + 1 and len(in_picture_hidden) == int(in_picture[-1]) + 1
+    assert all(shots[part] != shots_hidden[part] for part in shots), "hiding the Chinese fonts changed nothing"
+    print(f"screenshots: {tmp_path / 'report-fonts.png'}, {tmp_path / 'report-hidden.png'}")
+    record_property("summary", f"browser: the Chinese report is drawn in a Chinese font "
+                               f"({time.monotonic() - started:.1f} s)")
+
+
 # ------------------------------------------------------------------ end to end
 
 

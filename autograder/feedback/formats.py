@@ -151,6 +151,21 @@ def table(result: GradeResult, student: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def titled(section_id: str, heading: str) -> str:
+    """A section's heading line: "01_scores: title" (Chinese joins them with a full-width colon)."""
+    return _f("{section}: {title}", section=section_id, title=heading)
+
+
+def scored(what: str, points: str) -> str:
+    """A check or a section with its points: "name (1 / 2)" (full-width brackets in Chinese)."""
+    return _f("{what} ({points})", what=what, points=points)
+
+
+def explained(what: str, message: str) -> str:
+    """A failing check's line with its message: "name (0 / 1): message"."""
+    return _f("{what}: {message}", what=what, message=message)
+
+
 def markdown_notices(result: GradeResult, escape=md_text, student: bool = False) -> list[str]:
     """The lines under a Markdown report's heading: the weak-sandbox warning, where the code ran, torch."""
     lines = [_f("> **Warning:** {warning}", warning=escape(_(WEAK_WARNING))), ""] if result.weak else []
@@ -170,10 +185,10 @@ def markdown(result: GradeResult, student: bool = False) -> str:
         failing = [c for c in section.checks if not c.passed]
         if not failing and not section.notes:
             continue
-        lines += ["", f"### {section.id}: {section.heading}", ""]
+        lines += ["", f"### {titled(section.id, section.heading)}", ""]
         lines += [f"> {md_text(note)}" for note in section.notes]
         for c in failing:
-            lines.append(f"- **{c.name}** (0 / {c.max_points:g}): {md_text(c.message)}")
+            lines.append("- " + explained(scored(f"**{c.name}**", f"0 / {c.max_points:g}"), md_text(c.message)))
     return "\n".join(lines) + "\n"
 
 

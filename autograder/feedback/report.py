@@ -36,7 +36,7 @@ from pathlib import Path
 from autograder.core.files import write_bytes_atomically
 from autograder.core.submission import own_name
 from autograder.feedback import heatmaps, svg
-from autograder.feedback.formats import fenced, markdown_notices, md_text, plain_text
+from autograder.feedback.formats import explained, fenced, markdown_notices, md_text, plain_text, scored, titled
 from autograder.core.results import WEAK_WARNING, CheckResult, GradeResult
 from autograder.i18n import _, _f, language
 
@@ -226,7 +226,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
     out.append("</tbody></table>")
     for section in result.sections:
         out.append(f'<section id="{esc(section.id)}">')
-        out.append(f"<h2>{esc(section.id)}: {esc(section.heading)} "
+        out.append(f"<h2>{titled(esc(section.id), esc(section.heading))} "
                    f'<span class="points">{_points(section.score)} / {_points(section.max_score)}</span></h2>')
         out += [f'<div class="note">{esc(note)}</div>' for note in section.notes]
         if section.printed.strip():
@@ -240,7 +240,7 @@ def render_html(result: GradeResult, images: dict[str, bytes] | None = None, not
                        f'<span class="mark">&#10007;</span><strong>{all_checks(len(section.checks))}</strong>'
                        f'<span class="points">0 / {_points(section.max_score)}</span>'
                        f'<div class="message">{esc(shared)}</div><details><summary>{the_checks()}</summary><ul>'
-                       + "".join(f"<li>{esc(c.name)} ({_points(c.max_points)})</li>" for c in section.checks)
+                       + "".join(f"<li>{scored(esc(c.name), _points(c.max_points))}</li>" for c in section.checks)
                        + "</ul></details></div>")
         for check in [] if shared else section.checks:
             state = "pass" if check.passed else "fail"
@@ -312,8 +312,8 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
                      f"{_points(section.max_score)} "
                      f"| {passed_of(passed, len(section.checks))} |")
     for section in result.sections:
-        lines += ["", f"### {_md(section.id)}: {_md(section.heading)} "
-                      f"({_points(section.score)} / {_points(section.max_score)})", ""]
+        lines += ["", "### " + scored(titled(_md(section.id), _md(section.heading)),
+                                      f"{_points(section.score)} / {_points(section.max_score)}"), ""]
         lines += [f"> {_md(note)}" for note in section.notes]
         if section.notes:
             lines.append("")
@@ -321,11 +321,12 @@ def render_markdown(result: GradeResult, image_dir: str = IMAGE_DIR, notices: li
             lines += [_("What your code printed while it was graded:"), "", *fenced(printed_excerpt(section)), ""]
         shared = shared_failure(section)
         if shared:
-            lines.append(f"- \u274c {all_checks(len(section.checks))} (0 / {_points(section.max_score)}): {_md(shared)}")
+            lines.append("- \u274c " + explained(scored(all_checks(len(section.checks)), f"0 / {_points(section.max_score)}"),
+                                                 _md(shared)))
         for check in [] if shared else section.checks:
             mark = "\u2705" if check.passed else "\u274c"
-            lines.append(f"- {mark} **{_md(check.name)}** ({_points(check.points)} / {_points(check.max_points)})"
-                         + (f": {_md(check.message)}" if check.message else ""))
+            line = scored(f"**{_md(check.name)}**", f"{_points(check.points)} / {_points(check.max_points)}")
+            lines.append(f"- {mark} " + (explained(line, _md(check.message)) if check.message else line))
             for figure, name in by_check.get(id(check), []):
                 lines += figure_markdown(figure, name, image_dir)
     return "\n".join(lines).rstrip("\n") + "\n"

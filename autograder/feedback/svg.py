@@ -18,6 +18,7 @@ import math
 from xml.sax.saxutils import escape
 
 from autograder.feedback.formats import plain_text
+from autograder.i18n import DEFAULT, language
 
 FONT = "DejaVu Sans, Verdana, sans-serif"  # the reader's own fonts draw what these lack (Chinese)
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
@@ -90,8 +91,11 @@ def vertical_gradient(identifier: str, colours: tuple[str, ...]) -> str:
 
 def document(width: int, height: int, body: list[str], definitions: list[str] = ()) -> bytes:
     """The whole picture as UTF-8 bytes, on a white background."""
+    # the words' language picks the fallback font's glyph forms: without it, a browser may draw
+    # Chinese in a Japanese font's shapes (the reports' pages say it with <html lang>)
     head = _head("svg", {"xmlns": "http://www.w3.org/2000/svg", "width": str(width), "height": str(height),
-                         "viewBox": f"0 0 {width} {height}", "font-family": FONT})
+                         "viewBox": f"0 0 {width} {height}", "font-family": FONT,
+                         "xml:lang": None if language() == DEFAULT else language()})
     parts = [XML_DECLARATION, f"<{head}>"]
     if definitions:
         parts.append(element("defs", {}, "".join(definitions)))

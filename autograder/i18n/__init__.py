@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import string
 from pathlib import Path
 
 # language code -> the catalogues' locale folder (None: the msgids themselves)
@@ -48,6 +49,11 @@ LANGUAGES = {"en": None, "zh": "zh_CN"}
 DEFAULT = "en"
 ENVIRONMENT = "ATTENTION_COURSE_LANG"
 HERE = Path(__file__).resolve().parent
+
+# Full-width punctuation: Chinese text sets no space beside it, so a template's space next to a
+# field whose value begins or ends with one is dropped ("{what} 的权重" with what = "f（x）").
+FULL_WIDTH = tuple("（）：，。；、！？")
+_FORMATTER = string.Formatter()
 
 _current = DEFAULT
 _translations: gettext.NullTranslations = gettext.NullTranslations()
@@ -115,7 +121,30 @@ def _(text: str) -> str:
 
 def _f(text: str, /, **fields) -> str:
     """`text` translated, then its named {fields} filled in (format specs stay in the template)."""
-    return _(text).format(**fields)
+    if _current == DEFAULT:
+        return text.format(**fields)
+    return fill(_(text), fields)
+
+
+def fill(template: str, fields: dict) -> str:
+    """template.format(**fields), less the template's single spaces that would stand beside a
+    field's full-width punctuation (a run of spaces is a column gap and stays); the fields' own
+    text is never changed."""
+    pieces: list[str] = []
+    before = ""  # the field just filled in ("" at the start and after a literal-only part)
+    for literal, name, spec, conversion in _FORMATTER.parse(template):
+        if before.endswith(FULL_WIDTH) and literal.startswith(" ") and not literal.startswith("  "):
+            literal = literal[1:]
+        if name is None:
+            pieces.append(literal)
+            break
+        value, _key = _FORMATTER.get_field(name, (), fields)
+        value = _FORMATTER.convert_field(value, conversion)
+        before = _FORMATTER.format_field(value, _FORMATTER.vformat(spec or "", (), fields))
+        if literal.endswith(" ") and not literal.endswith("  ") and before.startswith(FULL_WIDTH):
+            literal = literal[:-1]
+        pieces += [literal, before]
+    return "".join(pieces)
 
 
 def N_(text: str) -> str:

@@ -188,10 +188,14 @@ def test_causal_attention_documented(student):
 
 @check(1, "causal_mask: (T, T) bool, True strictly above the diagonal", visibility="visible", cell="causal_mask")
 def test_causal_mask(student):
-    for num_tokens in (7, 1):
+    sizes = (7, 1)
+    answers = [student.call("causal_mask", num_tokens) for num_tokens in sizes]
+    # one mask for two sizes: a written-out mask gives itself away before its values are compared
+    expect_not_hard_coded("causal_mask", answers, [future_mask(num_tokens) for num_tokens in sizes])
+    for num_tokens, got in zip(sizes, answers):
         expected = future_mask(num_tokens)
         with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
-        expect_close(student.call("causal_mask", num_tokens), expected, f"causal_mask({num_tokens})",
+        expect_close(got, expected, f"causal_mask({num_tokens})",
                      mistakes={DIAGONAL: with_diagonal,
                                INVERTED: ~expected,
                                N_("the past hidden instead of the future (True below the diagonal)"): expected.T},

@@ -58,7 +58,17 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "causal_mask creates the mask on the device"], says="is the answer hard-coded?"),
+             "causal_mask creates the mask on the device"], says="is the answer hard-coded?", hard_coded=True),
+    # the worked example's 6x6 mask written out: named in causal_mask's own cell
+    Mistake("causal_mask hard-coded", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.tensor([[False, True, True, True, True, True], [False, False, True, True, True, True],
+                                     [False, False, False, True, True, True], [False, False, False, False, True, True],
+                                     [False, False, False, False, False, True], [False] * 6], device=device)
+            """}, ["causal_mask: (T, T) bool", "causal_mask creates the mask on the device",
+                   # the two weight functions call the student's own causal_mask (see docs/instructors.md)
+                   "mask_and_renormalize zeroes", "causal_attention_weights masks before"],
+            says="is the answer hard-coded?", hard_coded=True),
     Mistake("diagonal masked", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))

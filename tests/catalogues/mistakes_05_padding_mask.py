@@ -163,7 +163,25 @@ HARD_CODED = {
 # the documented mask written out: named in key_padding_mask's own cell
 MISTAKES.append(Mistake("key_padding_mask hard-coded", {"key_padding_mask": HARD_CODED["key_padding_mask"]},
                         ["gives the documented mask", "True at padding, from a list", "raises ValueError naming a length",
-                         "on the device of the lengths"], says="is the answer hard-coded?"))
+                         "on the device of the lengths"], says="is the answer hard-coded?", hard_coded=True))
+# answers written out (a demo's printout) for the other three names: each named in its own cell
+MISTAKES.append(Mistake("mask_padded_scores hard-coded", {"mask_padded_scores": """
+            def mask_padded_scores(scores, key_padding_mask):
+                return torch.tensor([[0.5, -0.25, 1.0, -1e9, -1e9]] * 5).expand(3, 5, 5)
+            """}, ["hides the padded key columns",
+                   # padded_attention calls the student's own mask_padded_scores (see docs/instructors.md)
+                   *PADDED_ATTENTION_MASKING, "sum to 1"], says="is the answer hard-coded?", hard_coded=True))
+MISTAKES.append(Mistake("padded_attention hard-coded", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                weights = torch.tensor([[0.4, 0.35, 0.25, 0.0, 0.0]] * 5).expand(3, 5, 5)
+                return torch.full((3, 5, 4), 0.125), weights
+            """}, ["padded_attention equals softmax", "padded key columns get weight 0",
+                   "sum to 1", "padded_attention matches the reference"], says="is the answer hard-coded?", hard_coded=True))
+MISTAKES.append(Mistake("PaddedSelfAttention hard-coded", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("return self.W_out(weights @ values), weights",
+              "return torch.full((3, 4, 3), 0.5), torch.full((3, 4, 4), 0.25)")},
+    [*MODULE_VALUES, "attn_mask of shape", "outputs at real positions ignore",
+     "gradients reach W_q"], says="is the answer hard-coded?", hard_coded=True))
 
 STYLES = [
     # -1e9 through torch.where, a vectorised length check, einsum, both masks merged into one

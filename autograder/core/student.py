@@ -23,6 +23,7 @@ from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
 from autograder.core.failures import describe_failure, heard, mixing_words, place, tampering_failure, worker_message
 from autograder.core.hints import RETURNED_ELSEWHERE
+from autograder.core.call_request import call_message
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
 from autograder.worker import wire
@@ -327,6 +328,13 @@ class Student:
                                     value=repr(value)), kind="raised")
         return StudentModule(self, value, class_name)
 
+    def stand_in(self, label: str, parameters=(), linears=()) -> "StudentModule":
+        """A module built in the worker from data, no student code (worker/stand_in.py): a collaborator in place
+        of the student's own class, whose mistakes then cost its own checks only. parameters: (name, tensor);
+        linears: (name, weight, bias or None); label: what messages call it."""
+        args = ([list(pair) for pair in parameters], [list(triple) for triple in linears])
+        return StudentModule(self, self._send({"stand_in": True}, label, args, {}, culprit="").value, label)
+
     def source_of(self, name: str) -> str:
         return self.worker.source_of(name)
 
@@ -351,25 +359,6 @@ class Student:
             or "handle" in target
         check_output_devices(label, decoded.output_devices, device or self.device, has_tensor_input)
         return decoded
-
-
-def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous) -> dict:
-    """The worker's "call" request: the arguments as plain data (wire.py), never pickled."""
-    message = {
-        "op": "call",
-        "target": target,
-        "args": wire.encode_args(args),
-        "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
-        "seed": seed,
-        "mode": mode,
-        "return_args": return_args,
-        "device": device,
-    }
-    if backward is not None:
-        message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
-    if noncontiguous:
-        message["noncontiguous"] = True
-    return message
 
 
 def refuse_failed_call(label: str, reply: dict) -> None:

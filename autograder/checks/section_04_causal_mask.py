@@ -64,6 +64,13 @@ def future_mask(num_tokens):
     return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
 
 
+def right_masks(*sizes) -> dict:
+    """causal_mask's answers at `sizes`, made here from its contract: what the checks of the two weight functions
+    hand them in place of the student's own causal_mask (Student.standing_in), so that a wrong causal_mask costs
+    causal_mask's checks only."""
+    return {"causal_mask": {(size,): future_mask(size) for size in sizes}}
+
+
 def documented_scores():
     """The worked example's unscaled scores with the weights of torch.manual_seed(789); SelfAttention_v2(3, 2)."""
     projection = seeded_projections(3, 2, seed=789)
@@ -151,10 +158,10 @@ def expect_finite(value, what):
 @check(0.5, "mask_and_renormalize gives the documented masked weights", documented=True, cell="mask_and_renormalize")
 def test_mask_and_renormalize_documented(student):
     weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
-    got = student.call("mask_and_renormalize", weights)
     other = torch.softmax(randn(166, 6, 6), dim=-1)  # other weights: a written-out answer gives itself away
-    expect_not_hard_coded("mask_and_renormalize", (got, student.call("mask_and_renormalize", other)),
-                          [renormalized(w) for w in (weights, other)])
+    with student.standing_in(right_masks(6)):
+        got, got_other = (student.call("mask_and_renormalize", w) for w in (weights, other))
+    expect_not_hard_coded("mask_and_renormalize", (got, got_other), [renormalized(w) for w in (weights, other)])
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
                  mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
@@ -163,9 +170,10 @@ def test_mask_and_renormalize_documented(student):
 @check(0.5, "causal_attention_weights gives the documented masked weights", documented=True, cell="causal_attention_weights")
 def test_causal_attention_weights_documented(student):
     scores = documented_scores()
-    got = student.call("causal_attention_weights", scores, 2)
     other = randn(167, 6, 6)  # other scores: a written-out answer gives itself away
-    expect_not_hard_coded("causal_attention_weights", (got, student.call("causal_attention_weights", other, 2)),
+    with student.standing_in(right_masks(6)):
+        got, got_other = (student.call("causal_attention_weights", s, 2) for s in (scores, other))
+    expect_not_hard_coded("causal_attention_weights", (got, got_other),
                           [renormalized(torch.softmax(s / math.sqrt(2), dim=-1)) for s in (scores, other)])
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
@@ -217,7 +225,8 @@ def test_causal_mask_device(student):
            _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
     weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
     for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
-        expect_on_input_device(student, name, args)
+        with student.standing_in(right_masks(5)):
+            expect_on_input_device(student, name, args)
 
 
 def expect_on_input_device(student, name, args) -> None:
@@ -247,12 +256,12 @@ def expect_on_input_device(student, name, args) -> None:
        visibility="visible", cell="causal_attention_weights")
 def test_arguments_unchanged(student):
     """Only that the arguments are left as they were: the values are other checks' business."""
-    weights = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1)
-    reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
-    expect_unchanged(reply, [weights], "mask_and_renormalize")
-    scores = randn(422, 2, 5, 5, scale=3.0)
-    reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
-    expect_unchanged(reply, [scores], "causal_attention_weights")
+    weights, scores = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1), randn(422, 2, 5, 5, scale=3.0)
+    with student.standing_in(right_masks(5)):
+        reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
+        expect_unchanged(reply, [weights], "mask_and_renormalize")
+        reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
+        expect_unchanged(reply, [scores], "causal_attention_weights")
 
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",

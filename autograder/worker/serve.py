@@ -100,7 +100,17 @@ class Worker:
         target = self.target(request, device)
         if "reply" in target:  # nothing to call: the name is missing, or the module's parameters were asked
             return target["reply"]
-        return self.run(request, target, device, args, kwargs, wants_grad)
+        with stand_in.standing_in(self.namespace, self.stand_in_tables(request)):
+            return self.run(request, target, device, args, kwargs, wants_grad)
+
+    def stand_in_tables(self, request: dict) -> dict:
+        """The call's "stand_ins": graded name -> {(ints): tensor} (see stand_in.standing_in); only graded names."""
+        tables = {}
+        for name, rows in wire.decode(request.get("stand_ins", [])):
+            if name not in self.names:
+                raise LookupError(f"{name} is not graded in this section")
+            tables[name] = {tuple(key): value for key, value in rows}
+        return tables
 
     def arguments(self, request: dict, device, wants_grad: bool) -> tuple[list, dict]:
         """The call's arguments, decoded, on `device` (positional ones needing gradients when asked)."""

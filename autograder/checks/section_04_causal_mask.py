@@ -28,7 +28,7 @@ import torch
 from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
-                                      randn, run_unless_raised, run_where_made, seeded_projections)
+                                      randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -64,11 +64,15 @@ def future_mask(num_tokens):
     return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
 
 
+MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
+
+
 def right_masks(*sizes) -> dict:
     """causal_mask's answers at `sizes`, made here from its contract: what the checks of the two weight functions
     hand them in place of the student's own causal_mask (Student.standing_in), so that a wrong causal_mask costs
     causal_mask's checks only."""
-    return {"causal_mask": {(size,): future_mask(size) for size in sizes}}
+    return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
+                                          {"device": None})}
 
 
 def documented_scores():

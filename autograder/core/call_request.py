@@ -30,7 +30,7 @@ class Reply:
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous,
                  stand_ins=None) -> dict:
     """The worker's "call" request: the arguments as plain data (wire.py), never pickled. stand_ins: graded
-    name -> {(ints): tensor}, the answers that name gives during the call (worker/stand_in.py)."""
+    name -> its table, the answers that name gives during the call (worker/stand_in.answered_from)."""
     message = {
         "op": "call",
         "target": target,
@@ -46,8 +46,7 @@ def call_message(target, args, kwargs, *, seed, mode, return_args, device, backw
     if noncontiguous:
         message["noncontiguous"] = True
     if stand_ins:
-        message["stand_ins"] = wire.encode([[name, [[list(key), value] for key, value in table.items()]]
-                                            for name, table in stand_ins.items()])
+        message["stand_ins"] = wire.encode(stand_ins)
     return message
 
 

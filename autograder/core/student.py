@@ -284,7 +284,7 @@ class Student:
         self.worker = worker
         self.section = worker.section
         self.device = worker.device
-        self.stand_ins: dict = {}  # graded name -> {(ints): tensor}: see standing_in
+        self.stand_ins: dict = {}  # graded name -> its table: see standing_in
 
     # the graded names the notebook defines after loading
     @property
@@ -317,8 +317,9 @@ class Student:
 
     @contextlib.contextmanager
     def standing_in(self, tables: dict):
-        """Within: every call finds the graded names of `tables` (name -> {(ints): tensor}) answering from them
-        (worker/stand_in.py), not the student's own: the function checked meets right collaborators."""
+        """Within: every call finds the graded names of `tables` answering from them, not the student's own: the
+        function checked meets right collaborators. A table: {"params": the contract's parameter names, "defaults",
+        "rows": [[arguments by name, answer], ...]} (worker/stand_in.answered_from)."""
         previous, self.stand_ins = self.stand_ins, {**self.stand_ins, **tables}
         try:
             yield

@@ -104,12 +104,13 @@ class Worker:
             return self.run(request, target, device, args, kwargs, wants_grad)
 
     def stand_in_tables(self, request: dict) -> dict:
-        """The call's "stand_ins": graded name -> {(ints): tensor} (see stand_in.standing_in); only graded names."""
+        """The call's "stand_ins": graded name -> its table (see stand_in.answered_from); only graded names."""
         tables = {}
-        for name, rows in wire.decode(request.get("stand_ins", [])):
+        for name, table in wire.decode(request.get("stand_ins", {"__dict__": []})).items():
             if name not in self.names:
                 raise LookupError(f"{name} is not graded in this section")
-            tables[name] = {tuple(key): value for key, value in rows}
+            tables[name] = {"params": list(table["params"]), "defaults": dict(table.get("defaults", {})),
+                            "rows": [(dict(key), value) for key, value in table["rows"]]}
         return tables
 
     def arguments(self, request: dict, device, wants_grad: bool) -> tuple[list, dict]:

@@ -7,8 +7,9 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import randn, seeded, with_params
-from autograder.checks.section_04_causal_mask import DIAGONAL, NOT_RENORMALISED, attention_mistakes, weight_mistakes
+from autograder.checks.common import randn, seeded, stand_in_table, with_params
+from autograder.checks.section_04_causal_mask import (DIAGONAL, MASK_PARAMS, NOT_RENORMALISED, attention_mistakes,
+                                                      weight_mistakes)
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _
 from solutions import causal_mask as ref
@@ -32,7 +33,8 @@ def reference_output(reference, x, *, train_seed=None, device="cpu"):
 def reference_masks(*sizes) -> dict:
     """The reference causal_mask's answers at `sizes`: what the student's weight functions meet in place of
     their own causal_mask (Student.standing_in), so that a wrong causal_mask costs causal_mask's checks only."""
-    return {"causal_mask": {(size,): ref.causal_mask(size) for size in sizes}}
+    rows = [({"num_tokens": size}, ref.causal_mask(size)) for size in sizes]
+    return {"causal_mask": stand_in_table(MASK_PARAMS, rows, {"device": None})}
 
 
 @check(0.75, "mask_and_renormalize zeroes the future and renormalises each row")

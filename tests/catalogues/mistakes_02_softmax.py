@@ -70,14 +70,12 @@ MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.amax(dim=0, keepdim=True))
                 return exps / exps.sum(dim=0, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim",
-                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="wrong dim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="wrong dim"),
     Mistake("softmax max without keepdim", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)
                 return exps / exps.sum(dim=dim, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim",
-                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="keepdim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="keepdim"),
     Mistake("softmax without the max subtraction", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x)
@@ -116,23 +114,20 @@ MISTAKES = [
     Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
             def context_vectors(weights, inputs):
                 return (weights.unsqueeze(-1) * inputs).sum(dim=-1)
-            """}, ["context vector z(2)", "context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"], says="embedding dim"),
+            """}, ["context vector z(2)", "context_vectors: weighted"], says="embedding dim"),
     Mistake("context_vectors with transposed weights", {"context_vectors": """
             def context_vectors(weights, inputs):
                 if weights.dim() == 1:
                     return weights @ inputs
                 return weights.transpose(-2, -1) @ inputs
-            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"], says="transposed"),
+            """}, ["context_vectors: weighted"], says="transposed"),
     Mistake("context_vectors for a single query only", {"context_vectors": """
             def context_vectors(weights, inputs):
                 context = torch.zeros(inputs.shape[-1])
                 for i, x_i in enumerate(inputs):
                     context += weights[i] * x_i
                 return context
-            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"]),
+            """}, ["context_vectors: weighted"]),
     Mistake("simple_self_attention softmax over dim 0", {"simple_self_attention": """
             def simple_self_attention(inputs):
                 return context_vectors(softmax(score_matrix(inputs), dim=0), inputs)

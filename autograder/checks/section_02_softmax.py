@@ -194,7 +194,10 @@ def test_normalize_random(student):
 @check(0.5, "softmax_naive equals torch.softmax on small inputs", visibility="visible", cell="softmax_naive")
 def test_softmax_naive_random(student):
     """The first call leaves dim out: the documented default, dim=-1, is part of the contract."""
-    for x, dim in ((randn(253, 4, 6), None), (randn(254, 3, 4, 5), 1)):
+    first, other = randn(253, 4, 6), randn(270, 4, 6)  # one answer for two inputs: a written-out one shows
+    expect_not_hard_coded("softmax_naive", [student.call("softmax_naive", x) for x in (first, other)],
+                          [torch.softmax(x, -1) for x in (first, other)])
+    for x, dim in ((first, None), (randn(254, 3, 4, 5), 1)):
         exps = torch.exp(x)
         given = {} if dim is None else {"dim": dim}
         dim = -1 if dim is None else dim

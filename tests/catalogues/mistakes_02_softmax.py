@@ -49,7 +49,8 @@ MISTAKES = [
             says="is the answer hard-coded?"),
     # one function's documented answer written out, the others computed: named in that function's own cell
     Mistake("normalize_by_sum hard-coded", {"normalize_by_sum": HARD_CODED["normalize_by_sum"]},
-            ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?"),
+            ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?",
+            hard_coded=True),
     Mistake("normalize_by_sum with F.normalize", {"normalize_by_sum": """
             def normalize_by_sum(scores, dim=-1):
                 return torch.nn.functional.normalize(scores, dim=dim)
@@ -192,3 +193,8 @@ STYLES = [
             return (weights.unsqueeze(-1) * inputs.unsqueeze(-3)).sum(dim=-2)
         """},
 ]
+
+# the documented weights written out in softmax_naive alone: named in its own cell
+MISTAKES.append(Mistake("softmax_naive hard-coded", {"softmax_naive": HARD_CODED["softmax_naive"]},
+                        ["softmax_naive and softmax give the documented", "softmax_naive equals"],
+                        says="is the answer hard-coded?", hard_coded=True))

@@ -86,7 +86,8 @@ MISTAKES = [
              "gradients reach"], says="is the answer hard-coded?"),
     # the documented row written out: named in project_qkv's own cell, before the values it gets wrong
     Mistake("project_qkv hard-coded", {"project_qkv": HARD_CODED["project_qkv"]},
-            ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?"),
+            ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?",
+            hard_coded=True),
     Mistake("project_qkv returns keys first", {"project_qkv": """
             def project_qkv(x, W_query, W_key, W_value):
                 return x @ W_key, x @ W_query, x @ W_value

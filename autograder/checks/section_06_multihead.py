@@ -181,6 +181,9 @@ def test_wrapper_params(student):
     evaluated = run_unless_raised(module.run, x, mode="eval")
     if train is None or evaluated is None:
         return  # the forward raised: the value checks grade that
+    out = evaluated.value
+    if isinstance(out, torch.Tensor) and out.dim() and out.shape[0] == 2 and close(out[0], out[1]):
+        return  # both batch items get one output: not computed by the heads, which the value checks say
     expect(not close(train.value, evaluated.value),
            _f("MultiHeadAttentionWrapper(4, 3, 7, dropout=0.5, num_heads=2) gives the same output in train mode as "
               "in eval mode: this looks like {mistake}; pass dropout to each CausalAttention(d_in, d_out, "

@@ -146,10 +146,14 @@ class Mistake:
         (the mistake named in the student's terms), or "" where no name applies.
     hint: the hint of autograder/core/hints.py (its `mistake`) that the errors this mistake raises
         fit, or "": grading must give that hint and no other (a hint only where the evidence fits).
+    hard_coded: the replaced names return values written out instead of computed; the self-check must
+        then cost about what grading costs (tests/test_catalogues.py measures it).
     """
 
-    def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = ""):
+    def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = "",
+                 hard_coded: bool = False):
         self.id, self.replacements, self.loses, self.says, self.hint = id, replacements, loses, says, hint
+        self.hard_coded = hard_coded
 
     def __repr__(self):
         return self.id

@@ -88,6 +88,13 @@ def _run_or_raised(run, args, kwargs):
         return None, failure
 
 
+def stand_in_table(params, rows, defaults=None) -> dict:
+    """A collaborator's answers for Student.standing_in: params, the contract's parameter names in order (the
+    worker binds a call's arguments by them); rows, (arguments by name, the right answer) pairs; defaults, the
+    contract's defaults. A call whose arguments match no row runs the student's own function."""
+    return {"params": list(params), "defaults": dict(defaults or {}), "rows": [[dict(key), value] for key, value in rows]}
+
+
 def run_unless_raised(run, *args, **kwargs):
     """`run(*args, **kwargs)` (a student.run or module.run), or None when the student's code raised.
 

@@ -176,13 +176,17 @@ def test_additive_score(student):
     X = randn(106, 2, 5, 4)
     module = student.new("AdditiveScore", 4, seed=11)
     p = own_or_documented(module.params(), additive_layers(4, seed=11))
+    other = randn(109, 2, 5, 4)  # a second input of the same shape: a written-out answer gives itself away
     with torch.no_grad():
         W_q, W_k, w, q = p["W_q.weight"], p["W_k.weight"], p["w.weight"], p["q"]
         expected = (torch.tanh(X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)  # (B, L)
         mistakes = {N_("W_q applied to X instead of to the query q"):
                         (torch.tanh(X @ W_k.T + X @ W_q.T) @ w.T).squeeze(-1),
                     N_("no tanh"): ((X @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)}
-    expect_close(module(X), expected, _f("{call} with {seeded}", call="AdditiveScore(4)(X)",
+        expected_other = (torch.tanh(other @ W_k.T + q @ W_q.T) @ w.T).squeeze(-1)
+    got = module(X)
+    expect_not_hard_coded("AdditiveScore", (got, module(other)), (expected, expected_other))
+    expect_close(got, expected, _f("{call} with {seeded}", call="AdditiveScore(4)(X)",
                                          seeded="torch.manual_seed(11)"), mistakes=mistakes)
 
 
@@ -196,7 +200,9 @@ def test_dot_product_score(student):
               found=[(n, tuple(p.shape)) for n, p in params.items()]))
     manual_seed(12)
     q = torch.randn(5, 1)  # as documented: torch.randn(hidden_size, 1) right after the seed
-    expect_close(module(X), (X @ q).squeeze(-1), _f("{call} with {seeded}", call="DotProductScore(5)(X)",
+    got, other = module(X), randn(110, 3, 6, 5)  # a second input: a written-out answer gives itself away
+    expect_not_hard_coded("DotProductScore", (got, module(other)), ((X @ q).squeeze(-1), (other @ q).squeeze(-1)))
+    expect_close(got, (X @ q).squeeze(-1), _f("{call} with {seeded}", call="DotProductScore(5)(X)",
                                                      seeded="torch.manual_seed(12)"))
 
 
@@ -206,9 +212,13 @@ def test_self_attention_score(student):
     module = student.new("SelfAttentionScore", 6, seed=13)
     manual_seed(13)  # W_q, then W_k, as documented
     W_q, W_k = (torch.nn.Linear(6, 6, bias=False) for _ in range(2))
+    other = randn(111, 2, 5, 6)  # a second input: a written-out answer gives itself away
     with torch.no_grad():
         expected = W_q(X) @ W_k(X).transpose(-2, -1)  # (B, L, L)
-    expect_close(module(X), expected, _f("{call} with {seeded}", call="SelfAttentionScore(6)(X)",
+        expected_other = W_q(other) @ W_k(other).transpose(-2, -1)
+    got = module(X)
+    expect_not_hard_coded("SelfAttentionScore", (got, module(other)), (expected, expected_other))
+    expect_close(got, expected, _f("{call} with {seeded}", call="SelfAttentionScore(6)(X)",
                                          seeded="torch.manual_seed(13)"),
                  mistakes={N_("scores divided by sqrt(D) (this one is unscaled)"): expected / math.sqrt(6),
                            N_("keys @ queries^T (queries and keys swapped)"): expected.transpose(-2, -1)})

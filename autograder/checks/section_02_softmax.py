@@ -24,7 +24,7 @@ import torch
 
 from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_not_hard_coded, expect_sums_to_one,
                                       expect_unchanged, rand, randn,
-                                      run_unless_raised)
+                                      run_unless_raised, stand_in_table)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
 from autograder.i18n import N_, _, _f
 
@@ -127,11 +127,26 @@ def test_context_documented(student):
                  mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
 
 
+def right_helpers(*inputs, softmax=torch.softmax, context=torch.matmul) -> dict:
+    """softmax's and context_vectors' answers for what simple_self_attention passes them on each of `inputs`,
+    made here from their contracts (or by the functions given): what the checks of simple_self_attention hand it
+    in place of the student's own two (Student.standing_in), so that a mistake in either costs its own checks
+    only (score_matrix is a locked cell's already)."""
+    scores = [x @ x.transpose(-2, -1) for x in inputs]
+    weights = [softmax(s, -1) for s in scores]
+    return {"softmax": stand_in_table(("x", "dim"), [({"x": s, "dim": -1}, w) for s, w in zip(scores, weights)],
+                                      {"dim": -1}),
+            "context_vectors": stand_in_table(("weights", "inputs"), [({"weights": w, "inputs": x}, context(w, x))
+                                                                      for w, x in zip(weights, inputs)])}
+
+
 @check(1, "simple_self_attention gives the documented context vectors", documented=True, cell="simple_self_attention")
 def test_simple_attention_documented(student):
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
-    got, other = student.call("simple_self_attention", WORKED_INPUTS), randn(164, 6, 3)  # a written-out answer shows
-    expect_not_hard_coded("simple_self_attention", (got, student.call("simple_self_attention", other)),
+    other = randn(164, 6, 3)  # a written-out answer shows
+    with student.standing_in(right_helpers(WORKED_INPUTS, other)):
+        got, got_other = (student.call("simple_self_attention", x) for x in (WORKED_INPUTS, other))
+    expect_not_hard_coded("simple_self_attention", (got, got_other),
                           (torch.softmax(scores, -1) @ WORKED_INPUTS, torch.softmax(other @ other.T, -1) @ other))
     expect_close(got, DOC_CONTEXT,
                  "simple_self_attention(inputs)", atol=1e-4,
@@ -179,7 +194,10 @@ def test_normalize_random(student):
 @check(0.5, "softmax_naive equals torch.softmax on small inputs", visibility="visible", cell="softmax_naive")
 def test_softmax_naive_random(student):
     """The first call leaves dim out: the documented default, dim=-1, is part of the contract."""
-    for x, dim in ((randn(253, 4, 6), None), (randn(254, 3, 4, 5), 1)):
+    first, other = randn(253, 4, 6), randn(270, 4, 6)  # one answer for two inputs: a written-out one shows
+    expect_not_hard_coded("softmax_naive", [student.call("softmax_naive", x) for x in (first, other)],
+                          [torch.softmax(x, -1) for x in (first, other)])
+    for x, dim in ((first, None), (randn(254, 3, 4, 5), 1)):
         exps = torch.exp(x)
         given = {} if dim is None else {"dim": dim}
         dim = -1 if dim is None else dim

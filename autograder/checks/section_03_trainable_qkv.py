@@ -2,9 +2,9 @@
 
 The section's registry entry (SECTION) and its visible checks: the documented projections and outputs of the
 worked example, and the properties that need no reference (weights summing to 1 over the keys, a batch
-computed item by item, parameters created in the documented order, copy_v2_weights_into_v1 against the
-student's own v2, gradients that flow, no built-in attention, arguments left unchanged), and the attention and
-the biases of SelfAttention_v2 against torch's own F.scaled_dot_product_attention and nn.Linear layers. The
+computed item by item, parameters created in the documented order, copy_v2_weights_into_v1 between a v1 and
+a v2 built from the documented parameters, gradients that flow, no built-in attention, arguments left
+unchanged), and the attention and the biases of SelfAttention_v2 against torch's own F.scaled_dot_product_attention and nn.Linear layers. The
 self-check runs them and the students' wheel ships this module as it is, so nothing here imports `solutions`
 or holds a hidden seed's expected output. The hidden checks, which the grader runs after these, compare with
 the reference solutions on fresh inputs: they are in checks/hidden/hidden_03_trainable_qkv.py.
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
                                       expect_same_params, hint_if_written,
-                                      expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
+                                      expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
                                      expect_shape)
@@ -311,46 +311,56 @@ def test_v2_batch(student):
                  hint=hint_if_written(student, "SelfAttention_v2", r"\.T\b", TRANSPOSE_HINT))
 
 
+def copied_by_student(student, d_in: int, d_out: int, seed: int):
+    """copy_v2_weights_into_v1 called on a v1 and a v2 built from the documented parameters alone (stand-ins:
+    the student's own classes would make a mistake in SelfAttention_v1 or v2 cost this check too).
+    Returns (v2's weights by name, v1's parameters after the copy, the names that learnt before it, the
+    gradients after it: None where v1's forward raised)."""
+    v1 = student.stand_in("v1", [(name, rand(seed + i, d_in, d_out)) for i, name in enumerate(NAMES)])
+    source = {name: randn(seed + 10 * (i + 1), d_out, d_in) for i, name in enumerate(NAMES)}
+    v2 = student.stand_in("v2", linears=[(name, weight, None) for name, weight in source.items()])
+    x, grad_output = randn(seed + 350, 6, d_in), randn(seed + 450, 6, d_out)
+    before = v1.run(x, mode="train", backward=grad_output)
+    trained = {name for name in NAMES if isinstance(before.param_grads.get(name), torch.Tensor)}
+    try:
+        student.call("copy_v2_weights_into_v1", v1.arg, v2.arg)
+    except StudentFailure as failure:
+        if failure.kind == "raised" and "in-place" in failure.message:
+            raise CheckFailed(_f("{error}. Copy inside `with torch.no_grad():` so that autograd "
+                                 "does not record the copy into v1's Parameters", error=failure.message)) from None
+        raise
+    copied = v1.params()
+    after = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
+    return source, copied if isinstance(copied, dict) else {}, trained, after
+
+
 @check(1, "copy_v2_weights_into_v1 loads v2's transposed weights into v1's own Parameters", visibility="visible", cell="copy_v2_weights_into_v1")
 def test_copy_weights(student):
-    """Against the student's own v2: the copy alone is graded, not the two forwards."""
-    for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
-        v1 = student.new("SelfAttention_v1", d_in, d_out, seed=seed)
-        v2 = student.new("SelfAttention_v2", d_in, d_out, seed=seed + 1)
-        source = v2.params()  # the student's own v2 weights are what must be copied
-        source = source if isinstance(source, dict) else {}
-        missing = [f"{n}.weight" for n in NAMES if not isinstance(source.get(f"{n}.weight"), torch.Tensor)]
-        expect(not missing, _f("SelfAttention_v2 has no parameter {name}: it should have the layers {order}",
-                               name=missing[0] if missing else "", order=_(V2_ORDER)))
-        own = v1.params()  # v1's Parameters: whether it has them at all is the other checks' business
-        targets = [name for name in NAMES if isinstance(own, dict) and isinstance(own.get(name), torch.Tensor)]
-        x, grad_output = randn(seed + 350, 6, d_in), randn(seed + 450, 6, d_out)
-        before = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
-        trained = {name for name in NAMES if before is not None and isinstance(before.param_grads.get(name), torch.Tensor)}
-        try:
-            student.call("copy_v2_weights_into_v1", v1.arg, v2.arg)
-        except StudentFailure as failure:
-            if failure.kind == "raised" and "in-place" in failure.message:
-                raise CheckFailed(_f("{error}. Copy inside `with torch.no_grad():` so that autograd "
-                                     "does not record the copy into v1's Parameters", error=failure.message)) from None
-            raise
-        copied = v1.params()
-        copied = copied if isinstance(copied, dict) else {}
-        size = f"d_in={d_in}, d_out={d_out}"
-        for name in targets:
-            weight = source[f"{name}.weight"]
-            mistakes = {N_("Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))"): weight}
-            mistakes.update({MIXED_UP[other, name]: source[f"{other}.weight"].T for other in NAMES if other != name})
-            expect_close(copied.get(name), weight.T, _f("{call} with {size}",
-                                                        call=f"v1.{name} after copy_v2_weights_into_v1(v1, v2)",
-                                                        size=size), mistakes=mistakes)
-        # the parameters that were trained before the copy still are after it
-        after = run_unless_raised(v1.run, x, mode="train", backward=grad_output)
-        for name in sorted(trained):
-            expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
-                   _f("after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
-                      "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
-                      "off requires_grad)", name=name))
+    """With a v1 and a v2 built from the documented parameters (stand-ins): the copy alone is graded, not the
+    student's two classes. Two v2s of one size with different weights must leave different v1s behind."""
+    # square first: a copy without the transpose runs there (and is named), and raises at the other size
+    square, other = copied_by_student(student, 4, 4, 71), copied_by_student(student, 4, 4, 74)
+    expect_not_hard_coded("copy_v2_weights_into_v1", (square[1].get("W_query"), other[1].get("W_query")),
+                          (square[0]["W_query"].T, other[0]["W_query"].T))
+    expect_copied(4, 4, *square)
+    expect_copied(5, 3, *copied_by_student(student, 5, 3, 72))
+
+
+def expect_copied(d_in: int, d_out: int, source: dict, copied: dict, trained: set, after) -> None:
+    """v1 holds v2's transposed weights (a copied_by_student result), and what learnt before the copy still does."""
+    size = f"d_in={d_in}, d_out={d_out}"
+    for name in NAMES:
+        weight = source[name]
+        mistakes = {N_("Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))"): weight}
+        mistakes.update({MIXED_UP[other, name]: source[other].T for other in NAMES if other != name})
+        expect_close(copied.get(name), weight.T, _f("{call} with {size}",
+                                                    call=f"v1.{name} after copy_v2_weights_into_v1(v1, v2)",
+                                                    size=size), mistakes=mistakes)
+    for name in sorted(trained):
+        expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
+               _f("after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "
+                  "trainable Parameters (copy into them with .copy_ inside torch.no_grad(); do not switch "
+                  "off requires_grad)", name=name))
 
 
 @check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible", cell="SelfAttention_v2")

@@ -28,7 +28,7 @@ import torch
 from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
-                                      randn, run_unless_raised, run_where_made, seeded_projections)
+                                      randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -62,6 +62,17 @@ PAST_AND_DIAGONAL = N_("the past and the diagonal hidden instead of the future (
 def future_mask(num_tokens):
     """(T, T) bool, True strictly above the diagonal: the keys each query may not see."""
     return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+
+
+MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
+
+
+def right_masks(*sizes) -> dict:
+    """causal_mask's answers at `sizes`, made here from its contract: what the checks of the two weight functions
+    hand them in place of the student's own causal_mask (Student.standing_in), so that a wrong causal_mask costs
+    causal_mask's checks only."""
+    return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
+                                          {"device": None})}
 
 
 def documented_scores():
@@ -151,10 +162,10 @@ def expect_finite(value, what):
 @check(0.5, "mask_and_renormalize gives the documented masked weights", documented=True, cell="mask_and_renormalize")
 def test_mask_and_renormalize_documented(student):
     weights = torch.softmax(documented_scores() / math.sqrt(2), dim=-1)
-    got = student.call("mask_and_renormalize", weights)
     other = torch.softmax(randn(166, 6, 6), dim=-1)  # other weights: a written-out answer gives itself away
-    expect_not_hard_coded("mask_and_renormalize", (got, student.call("mask_and_renormalize", other)),
-                          [renormalized(w) for w in (weights, other)])
+    with student.standing_in(right_masks(6)):
+        got, got_other = (student.call("mask_and_renormalize", w) for w in (weights, other))
+    expect_not_hard_coded("mask_and_renormalize", (got, got_other), [renormalized(w) for w in (weights, other)])
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
                  mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
@@ -163,9 +174,10 @@ def test_mask_and_renormalize_documented(student):
 @check(0.5, "causal_attention_weights gives the documented masked weights", documented=True, cell="causal_attention_weights")
 def test_causal_attention_weights_documented(student):
     scores = documented_scores()
-    got = student.call("causal_attention_weights", scores, 2)
     other = randn(167, 6, 6)  # other scores: a written-out answer gives itself away
-    expect_not_hard_coded("causal_attention_weights", (got, student.call("causal_attention_weights", other, 2)),
+    with student.standing_in(right_masks(6)):
+        got, got_other = (student.call("causal_attention_weights", s, 2) for s in (scores, other))
+    expect_not_hard_coded("causal_attention_weights", (got, got_other),
                           [renormalized(torch.softmax(s / math.sqrt(2), dim=-1)) for s in (scores, other)])
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
@@ -188,10 +200,14 @@ def test_causal_attention_documented(student):
 
 @check(1, "causal_mask: (T, T) bool, True strictly above the diagonal", visibility="visible", cell="causal_mask")
 def test_causal_mask(student):
-    for num_tokens in (7, 1):
+    sizes = (7, 1)
+    answers = [student.call("causal_mask", num_tokens) for num_tokens in sizes]
+    # one mask for two sizes: a written-out mask gives itself away before its values are compared
+    expect_not_hard_coded("causal_mask", answers, [future_mask(num_tokens) for num_tokens in sizes])
+    for num_tokens, got in zip(sizes, answers):
         expected = future_mask(num_tokens)
         with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
-        expect_close(student.call("causal_mask", num_tokens), expected, f"causal_mask({num_tokens})",
+        expect_close(got, expected, f"causal_mask({num_tokens})",
                      mistakes={DIAGONAL: with_diagonal,
                                INVERTED: ~expected,
                                N_("the past hidden instead of the future (True below the diagonal)"): expected.T},
@@ -213,7 +229,8 @@ def test_causal_mask_device(student):
            _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
     weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
     for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
-        expect_on_input_device(student, name, args)
+        with student.standing_in(right_masks(5)):
+            expect_on_input_device(student, name, args)
 
 
 def expect_on_input_device(student, name, args) -> None:
@@ -243,12 +260,12 @@ def expect_on_input_device(student, name, args) -> None:
        visibility="visible", cell="causal_attention_weights")
 def test_arguments_unchanged(student):
     """Only that the arguments are left as they were: the values are other checks' business."""
-    weights = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1)
-    reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
-    expect_unchanged(reply, [weights], "mask_and_renormalize")
-    scores = randn(422, 2, 5, 5, scale=3.0)
-    reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
-    expect_unchanged(reply, [scores], "causal_attention_weights")
+    weights, scores = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1), randn(422, 2, 5, 5, scale=3.0)
+    with student.standing_in(right_masks(5)):
+        reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
+        expect_unchanged(reply, [weights], "mask_and_renormalize")
+        reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
+        expect_unchanged(reply, [scores], "causal_attention_weights")
 
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",

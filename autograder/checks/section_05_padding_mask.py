@@ -28,7 +28,8 @@ from types import SimpleNamespace
 import torch
 
 from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
+                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made,
+                                      stand_in_table)
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -163,6 +164,20 @@ def expect_pair_close(got, expected, what, mistakes, device):
                  mistakes={description: wrong[0] for description, wrong in mistakes.items()})
 
 
+SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
+
+
+def right_masked_scores(queries, keys, mask, masked=None) -> dict:
+    """mask_padded_scores' answers for the scores padded_attention(queries, keys, ...) passes it (scaled before
+    the masking, or after it), made here from its contract (or by `masked`): what the checks of padded_attention
+    hand it in place of the student's own (Student.standing_in), so a wrong mask_padded_scores costs its own
+    checks only."""
+    scores = queries @ keys.transpose(-2, -1)
+    masked = masked or (lambda s, m: s.masked_fill(m[:, None, :], INF))
+    rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
+    return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
+
+
 def largest(values):
     """The largest magnitude among `values` (NaN counts as infinite), 0 for none."""
     return values.double().abs().nan_to_num(nan=math.inf).max().item() if values.numel() else 0.0
@@ -239,7 +254,11 @@ def test_key_padding_mask_device(student):
 def test_mask_padded_scores(student):
     scores = randn(501, 3, 5, 5, scale=2.0)
     mask = lengths_mask([5, 3, 1], 5)
-    got = hidden_as_inf(student.call("mask_padded_scores", scores, mask))
+    answer = student.call("mask_padded_scores", scores, mask)
+    other = randn(530, 3, 5, 5)  # other scores, the same mask: a written-out answer gives itself away
+    expect_not_hard_coded("mask_padded_scores", (answer, student.call("mask_padded_scores", other, mask)),
+                          [s.masked_fill(mask[:, None, :], INF) for s in (scores, other)])
+    got = hidden_as_inf(answer)
     expect_close(got, scores.masked_fill(mask[:, None, :], INF), _("mask_padded_scores(scores, key_padding_mask) "
                  "(hidden entries below -1e8 are read as -inf)"), device=student.device,
                  mistakes={QUERY_SIDE: scores.masked_fill(mask[:, :, None], INF),
@@ -265,7 +284,8 @@ def test_mask_padded_scores_unchanged(student):
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
-    _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+    with student.standing_in(right_masked_scores(queries, keys, mask)):
+        _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
     expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     leaked = largest(weights.masked_select(mask[:, None, :].expand(2, 6, 6)))
     expect(not math.isinf(leaked), _("padded_attention's weights at padded keys are NaN or inf: a row whose "
@@ -280,7 +300,8 @@ def test_padded_attention_sums_to_one(student):
     """Over the queries at real positions: what a padded query sees is the other checks' business."""
     queries, keys, values = randn(509, 2, 6, 3), randn(510, 2, 6, 3), randn(511, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
-    _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+    with student.standing_in(right_masked_scores(queries, keys, mask)):
+        _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
     expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     real = ~mask
     expect_sums_to_one(weights[real], (int(real.sum()), 6),
@@ -291,7 +312,11 @@ def test_padded_attention_sums_to_one(student):
 def test_padded_attention_formula(student):
     queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
     mask = lengths_mask([5, 2, 3], 5)
-    got = student.call("padded_attention", queries, keys, values, mask)
+    other = randn(531, 3, 5, 4)  # other values: a written-out answer gives itself away
+    with student.standing_in(right_masked_scores(queries, keys, mask)):
+        got, got_other = (student.call("padded_attention", queries, keys, v, mask) for v in (values, other))
+    expect_not_hard_coded("padded_attention", (pair(got, "padded_attention")[0], pair(got_other, "padded_attention")[0]),
+                          [attend(queries, keys, v, mask[:, None, :])[0] for v in (values, other)])
     expect_pair_close(got, attend(queries, keys, values, mask[:, None, :]),
                       _("padded_attention on (3, 5, 4) inputs with lengths [5, 2, 3]"),
                       padding_mistakes(queries, keys, values, mask), student.device)
@@ -307,7 +332,7 @@ def test_padded_self_attention_params(student):
                        "PaddedSelfAttention(5)", ORDER)
 
 
-@check(1, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) holding its weights", visible=True, cell="PaddedSelfAttention")
+@check(1.5, "PaddedSelfAttention equals nn.MultiheadAttention(D, 1, bias=False) holding its weights", visible=True, cell="PaddedSelfAttention")
 def test_matches_multihead_attention(student):
     """Against torch's layer holding the student's own weights: the creation order is the parameter
     check's business."""
@@ -318,8 +343,15 @@ def test_matches_multihead_attention(student):
         layers = own_layers(module, dim, seed)
         # self-attention (q = k = v) first, then distinct queries, keys and values: each input has its projection
         q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)
-        for args, inputs in (((x, x, x), "x, x, x"), ((q, k, v), _("q, k, v (three different tensors)"))):
-            expect_pair_close(module(*args, key_padding_mask=mask),
+        cases = (((x, x, x), "x, x, x"), ((q, k, v), _("q, k, v (three different tensors)")))
+        answers = [module(*args, key_padding_mask=mask) for args, _inputs in cases]
+        # another x, the same answer: a written-out output gives itself away before its values are compared
+        other = randn(seed + 530, *x.shape)
+        expect_not_hard_coded(f"PaddedSelfAttention({dim})", [pair(answers[0], "PaddedSelfAttention")[0], pair(
+            module(other, other, other, key_padding_mask=mask), "PaddedSelfAttention")[0]],
+            [multihead_attention(layers, y, y, y, key_padding_mask=mask)[0] for y in (x, other)])
+        for (args, inputs), answer in zip(cases, answers):
+            expect_pair_close(answer,
                               multihead_attention(layers, *args, key_padding_mask=mask),
                               _f("PaddedSelfAttention({dim})({inputs}, key_padding_mask) with lengths {lengths}, "
                                  "compared with nn.MultiheadAttention({dim}, 1, bias=False) holding its weights",

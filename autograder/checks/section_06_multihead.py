@@ -27,6 +27,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 }
 
 from functools import partial
+from types import SimpleNamespace
 
 import torch
 
@@ -54,6 +55,23 @@ DOC_WRAPPER = torch.tensor(
 DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
+def documented_split(x, num_heads):
+    """The documented (B, H, T, hd) layout of x (B, T, D), made here: head h holds the features
+    [h*hd, (h+1)*hd)."""
+    b, t, d = x.shape
+    return x.reshape(b, t, num_heads, d // num_heads).transpose(1, 2).contiguous()
+
+
+def wrapper_output(x, d_in, d_out, num_heads, seed):
+    """What MultiHeadAttentionWrapper(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns: its
+    heads are CausalAttention modules made in order, each creating W_query, W_key, W_value (the public
+    creation order), their causal outputs side by side."""
+    manual_seed(seed)
+    heads = [SimpleNamespace(**{name: torch.nn.Linear(d_in, d_out, bias=False) for name in NAMES},
+                             num_heads=1, head_dim=d_out, d_out=d_out) for _ in range(num_heads)]
+    return torch.cat([attend(head, x, out_proj=False) for head in heads], dim=-1)
+
+
 def new_mha(student, *args, **kwargs):
     """The student's MultiHeadAttention (an error its forward raises on a bare .view gets its hint: core/hints.py)."""
     return student.new("MultiHeadAttention", *args, **kwargs)
@@ -76,7 +94,10 @@ def test_split_heads_documented(student):
 @check(0.75, "MultiHeadAttentionWrapper gives the documented seeded output", documented=True, cell="MultiHeadAttentionWrapper")
 def test_wrapper_documented(student):
     module = student.new("MultiHeadAttentionWrapper", 3, 2, 6, 0.0, num_heads=2, seed=123)
-    expect_close(module(WORKED_BATCH), DOC_WRAPPER.expand(2, 6, 4),
+    got, other = module(WORKED_BATCH), randn(170, 2, 6, 3)  # other inputs: a written-out answer gives itself away
+    expect_not_hard_coded("MultiHeadAttentionWrapper", (got, module(other)),
+                          [wrapper_output(x, 3, 2, 2, seed=123) for x in (WORKED_BATCH, other)])
+    expect_close(got, DOC_WRAPPER.expand(2, 6, 4),
                  "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  heatmap_labels=(TOKENS, head_columns(2, 2)))
 
@@ -106,10 +127,13 @@ def test_split_heads_error(student):
 def test_combine_inverse(student):
     """Against the documented layout, made here: split_heads' own values are another check's business."""
     x = randn(603, 2, 7, 12)
-    heads = x.reshape(2, 7, 3, 4).transpose(1, 2).contiguous()  # the documented (B, H, T, hd) of x, 3 heads
+    heads = documented_split(x, 3)
     # heads travel in the non-contiguous memory layout split_heads' transpose gives them (a bare
     # view after the transpose works there; the next check is the one about contiguous heads)
     back = student.run("combine_heads", heads, noncontiguous=True).value
+    other = randn(606, 2, 7, 12)  # other heads of the same shape: a written-out answer gives itself away
+    expect_not_hard_coded("combine_heads", (back, student.run("combine_heads", documented_split(other, 3),
+                                                              noncontiguous=True).value), (x, other))
     expect_close(back, x, _("combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)"),
                  mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device,
                  heatmap_labels=(None, head_columns(3, 4)))
@@ -157,6 +181,9 @@ def test_wrapper_params(student):
     evaluated = run_unless_raised(module.run, x, mode="eval")
     if train is None or evaluated is None:
         return  # the forward raised: the value checks grade that
+    out = evaluated.value
+    if isinstance(out, torch.Tensor) and out.dim() and out.shape[0] == 2 and close(out[0], out[1]):
+        return  # both batch items get one output: not computed by the heads, which the value checks say
     expect(not close(train.value, evaluated.value),
            _f("MultiHeadAttentionWrapper(4, 3, 7, dropout=0.5, num_heads=2) gives the same output in train mode as "
               "in eval mode: this looks like {mistake}; pass dropout to each CausalAttention(d_in, d_out, "

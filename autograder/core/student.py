@@ -13,36 +13,23 @@ in the student's terms, and the check fails with it.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import torch
 
 from autograder.core.budget import Budget
 from autograder.core.extract import Extracted, definition_source
-from autograder.core.failures import describe_failure, heard, mixing_words, place, tampering_failure, worker_message
-from autograder.core.hints import RETURNED_ELSEWHERE
+from autograder.core.call_request import (Reply, call_message, check_output_devices, decode_reply,  # noqa: F401
+                                         refuse_failed_call)
+from autograder.core.failures import heard, place, tampering_failure, worker_message
 from autograder.core.sections import Section
 from autograder.i18n import _, _f
 from autograder.worker import wire
 from autograder.core.harness import StudentFailure
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.zygote import MAX_SPAWNS, Child
-
-
-@dataclass
-class Reply:
-    """What one call observed. Only `value` comes from the student's return statement."""
-
-    value: object
-    ops: int = 0
-    args_after: list = field(default_factory=list)
-    param_grads: dict = field(default_factory=dict)
-    arg_grads: list = field(default_factory=list)
-    graph: bool = True
-    mixed_devices: list = field(default_factory=list)
-    output_devices: list = field(default_factory=list)
 
 
 MAX_NOTES = 10  # cells that raised, listed per section
@@ -297,6 +284,7 @@ class Student:
         self.worker = worker
         self.section = worker.section
         self.device = worker.device
+        self.stand_ins: dict = {}  # graded name -> its table: see standing_in
 
     # the graded names the notebook defines after loading
     @property
@@ -327,6 +315,24 @@ class Student:
                                     value=repr(value)), kind="raised")
         return StudentModule(self, value, class_name)
 
+    @contextlib.contextmanager
+    def standing_in(self, tables: dict):
+        """Within: every call finds the graded names of `tables` answering from them, not the student's own: the
+        function checked meets right collaborators. A table: {"params": the contract's parameter names, "defaults",
+        "rows": [[arguments by name, answer], ...]} (worker/stand_in.answered_from)."""
+        previous, self.stand_ins = self.stand_ins, {**self.stand_ins, **tables}
+        try:
+            yield
+        finally:
+            self.stand_ins = previous
+
+    def stand_in(self, label: str, parameters=(), linears=()) -> "StudentModule":
+        """A module built in the worker from data, no student code (worker/stand_in.py): a collaborator in place
+        of the student's own class, whose mistakes then cost its own checks only. parameters: (name, tensor);
+        linears: (name, weight, bias or None); label: what messages call it."""
+        args = ([list(pair) for pair in parameters], [list(triple) for triple in linears])
+        return StudentModule(self, self._send({"stand_in": True}, label, args, {}, culprit="").value, label)
+
     def source_of(self, name: str) -> str:
         return self.worker.source_of(name)
 
@@ -341,7 +347,8 @@ class Student:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
-                               device=device, backward=backward, noncontiguous=noncontiguous)
+                               device=device, backward=backward, noncontiguous=noncontiguous,
+                               stand_ins=self.stand_ins)
         if default_device is not None:
             message["default_device"] = default_device
         reply = self.worker.request(message, label, culprit=culprit)
@@ -351,75 +358,6 @@ class Student:
             or "handle" in target
         check_output_devices(label, decoded.output_devices, device or self.device, has_tensor_input)
         return decoded
-
-
-def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous) -> dict:
-    """The worker's "call" request: the arguments as plain data (wire.py), never pickled."""
-    message = {
-        "op": "call",
-        "target": target,
-        "args": wire.encode_args(args),
-        "kwargs": {"__dict__": [[k, v] for k, v in zip(kwargs, wire.encode_args(kwargs.values()))]},
-        "seed": seed,
-        "mode": mode,
-        "return_args": return_args,
-        "device": device,
-    }
-    if backward is not None:
-        message["backward"] = {"grad_output": wire.encode_args([backward])[0]}
-    if noncontiguous:
-        message["noncontiguous"] = True
-    return message
-
-
-def refuse_failed_call(label: str, reply: dict) -> None:
-    """StudentFailure when the call used a forbidden API or raised; nothing when it answered."""
-    seen = reply.get("forbidden") or []
-    if seen:
-        raise StudentFailure(_f("{label} calls {apis}, which this section forbids: write the computation yourself",
-                                label=label, apis=", ".join(map(str, seen[:3]))), kind="forbidden")
-    if not reply.get("ok"):
-        raise describe_failure(label, reply.get("error") or {})
-
-
-def decode_reply(label: str, reply: dict) -> Reply:
-    """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor."""
-    infos = []
-    try:
-        value = wire.decode(reply.get("value"), on_tensor=infos.append)
-        args_after = [wire.decode(a) for a in reply.get("args_after", [])]
-        grads = reply.get("grads") or {}
-        param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
-        arg_grads = wire.decode(grads.get("args", [])) if grads else []
-    except wire.WireError as error:
-        raise StudentFailure(_f("{label} returned something the grader cannot read ({error})", label=label,
-                                error=error), kind="garbled") from None
-    for info in infos:
-        if info["kind"] != "Tensor":
-            raise StudentFailure(
-                _f("{label} returned a {kind}, a subclass of torch.Tensor: return a plain tensor", label=label,
-                   kind=info["kind"]), kind="convention")
-    return Reply(
-        value=value,
-        ops=int(reply.get("ops", 0) or 0),
-        args_after=args_after,
-        param_grads=param_grads if isinstance(param_grads, dict) else {},
-        arg_grads=arg_grads if isinstance(arg_grads, list) else [],
-        graph=bool(grads.get("graph", True)),
-        mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
-        output_devices=[i["device"] for i in infos],
-    )
-
-
-def check_output_devices(label: str, devices: list, expected_device: str, has_tensor_input: bool) -> None:
-    """The convention: what a call returns lies on its inputs' device (not checked on meta)."""
-    if has_tensor_input and expected_device != "meta":
-        wrong = [d for d in devices if d != torch.device(expected_device).type]
-        if wrong:
-            raise StudentFailure(
-                _f("{label} returned a tensor on {device} while its inputs were on {expected}.", label=label,
-                   device=wrong[0], expected=torch.device(expected_device).type) + " " + _(RETURNED_ELSEWHERE),
-                kind="convention")
 
 
 class StudentModule:

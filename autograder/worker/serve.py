@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, wire
+from . import gpu, guards, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -100,7 +100,18 @@ class Worker:
         target = self.target(request, device)
         if "reply" in target:  # nothing to call: the name is missing, or the module's parameters were asked
             return target["reply"]
-        return self.run(request, target, device, args, kwargs, wants_grad)
+        with stand_in.standing_in(self.namespace, self.stand_in_tables(request)):
+            return self.run(request, target, device, args, kwargs, wants_grad)
+
+    def stand_in_tables(self, request: dict) -> dict:
+        """The call's "stand_ins": graded name -> its table (see stand_in.answered_from); only graded names."""
+        tables = {}
+        for name, table in wire.decode(request.get("stand_ins", {"__dict__": []})).items():
+            if name not in self.names:
+                raise LookupError(f"{name} is not graded in this section")
+            tables[name] = {"params": list(table["params"]), "defaults": dict(table.get("defaults", {})),
+                            "rows": [(dict(key), value) for key, value in table["rows"]]}
+        return tables
 
     def arguments(self, request: dict, device, wants_grad: bool) -> tuple[list, dict]:
         """The call's arguments, decoded, on `device` (positional ones needing gradients when asked)."""
@@ -114,8 +125,11 @@ class Worker:
         return args, kwargs
 
     def target(self, request: dict, device) -> dict:
-        """What to call: {"func", "graded_name", "module" (an nn.Module called, or None)}, or {"reply"}."""
+        """What to call: {"func", "graded_name", "module" (an nn.Module called, or None)}, or {"reply"}.
+        A target names a graded name, a module built earlier (its handle), or a stand-in to build."""
         target = request.get("target", {})
+        if "stand_in" in target:  # a module built from the call's data (stand_in.py): no student code runs
+            return {"func": stand_in.StandIn, "graded_name": "", "module": None}
         if "name" in target:
             name = str(target["name"])
             if name not in self.names:

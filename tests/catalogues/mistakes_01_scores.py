@@ -23,7 +23,7 @@ MISTAKES = [
             def dot_scores(query, inputs):
                 return torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
             """}, ["dot_scores gives the documented", "dot_scores matches the reference", "in their input's dtype"],
-            says="is the answer hard-coded?"),
+            says="is the answer hard-coded?", hard_coded=True),
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
                 return (inputs * query).sum(dim=0)
@@ -107,6 +107,38 @@ MISTAKES = [
                 def forward(self, X):
                     return (X @ self.q).squeeze(-1)
             """}, ["DotProductScore: (X @ q)"]),
+    # module outputs written out (a demo's printout): named in each module's own cell
+    Mistake("AdditiveScore hard-coded", {"AdditiveScore": """
+            class AdditiveScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.w = nn.Linear(hidden_size, 1, bias=False)
+                    self.q = nn.Parameter(torch.randn(1, hidden_size))
+                def forward(self, X):
+                    return torch.tensor([[0.31, -0.12, 0.45, 0.08, -0.27], [0.19, 0.02, -0.33, 0.41, 0.11]])
+            """}, ["AdditiveScore: w(tanh", "gradients reach every parameter"], says="is the answer hard-coded?",
+            hard_coded=True),
+    Mistake("DotProductScore hard-coded", {"DotProductScore": """
+            class DotProductScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.q = nn.Parameter(torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return torch.full((3, 6), 0.25)
+            """}, ["DotProductScore: (X @ q)", "gradients reach every parameter"], says="is the answer hard-coded?",
+            hard_coded=True),
+    Mistake("SelfAttentionScore hard-coded", {"SelfAttentionScore": """
+            class SelfAttentionScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                def forward(self, X):
+                    return torch.eye(5).expand(2, 5, 5)
+            """}, ["SelfAttentionScore: W_q(X)", "gradients reach every parameter"], says="is the answer hard-coded?",
+            hard_coded=True),
     # the keys taken out of the graph (a .detach() left from debugging): right values, W_k never learns
     Mistake("keys detached from the graph", {"SelfAttentionScore": """
             class SelfAttentionScore(nn.Module):

@@ -49,7 +49,8 @@ MISTAKES = [
             says="is the answer hard-coded?"),
     # one function's documented answer written out, the others computed: named in that function's own cell
     Mistake("normalize_by_sum hard-coded", {"normalize_by_sum": HARD_CODED["normalize_by_sum"]},
-            ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?"),
+            ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?",
+            hard_coded=True),
     Mistake("normalize_by_sum with F.normalize", {"normalize_by_sum": """
             def normalize_by_sum(scores, dim=-1):
                 return torch.nn.functional.normalize(scores, dim=dim)
@@ -70,14 +71,12 @@ MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.amax(dim=0, keepdim=True))
                 return exps / exps.sum(dim=0, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim",
-                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="wrong dim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="wrong dim"),
     Mistake("softmax max without keepdim", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)
                 return exps / exps.sum(dim=dim, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim",
-                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="keepdim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="keepdim"),
     Mistake("softmax without the max subtraction", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x)
@@ -116,23 +115,20 @@ MISTAKES = [
     Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
             def context_vectors(weights, inputs):
                 return (weights.unsqueeze(-1) * inputs).sum(dim=-1)
-            """}, ["context vector z(2)", "context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"], says="embedding dim"),
+            """}, ["context vector z(2)", "context_vectors: weighted"], says="embedding dim"),
     Mistake("context_vectors with transposed weights", {"context_vectors": """
             def context_vectors(weights, inputs):
                 if weights.dim() == 1:
                     return weights @ inputs
                 return weights.transpose(-2, -1) @ inputs
-            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"], says="transposed"),
+            """}, ["context_vectors: weighted"], says="transposed"),
     Mistake("context_vectors for a single query only", {"context_vectors": """
             def context_vectors(weights, inputs):
                 context = torch.zeros(inputs.shape[-1])
                 for i, x_i in enumerate(inputs):
                     context += weights[i] * x_i
                 return context
-            """}, ["context_vectors: weighted", "simple_self_attention gives the documented",
-                   "simple_self_attention on new"]),
+            """}, ["context_vectors: weighted"]),
     Mistake("simple_self_attention softmax over dim 0", {"simple_self_attention": """
             def simple_self_attention(inputs):
                 return context_vectors(softmax(score_matrix(inputs), dim=0), inputs)
@@ -197,3 +193,8 @@ STYLES = [
             return (weights.unsqueeze(-1) * inputs.unsqueeze(-3)).sum(dim=-2)
         """},
 ]
+
+# the documented weights written out in softmax_naive alone: named in its own cell
+MISTAKES.append(Mistake("softmax_naive hard-coded", {"softmax_naive": HARD_CODED["softmax_naive"]},
+                        ["softmax_naive and softmax give the documented", "softmax_naive equals"],
+                        says="is the answer hard-coded?", hard_coded=True))

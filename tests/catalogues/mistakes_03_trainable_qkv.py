@@ -86,7 +86,8 @@ MISTAKES = [
              "gradients reach"], says="is the answer hard-coded?"),
     # the documented row written out: named in project_qkv's own cell, before the values it gets wrong
     Mistake("project_qkv hard-coded", {"project_qkv": HARD_CODED["project_qkv"]},
-            ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?"),
+            ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?",
+            hard_coded=True),
     Mistake("project_qkv returns keys first", {"project_qkv": """
             def project_qkv(x, W_query, W_key, W_value):
                 return x @ W_key, x @ W_query, x @ W_value
@@ -154,6 +155,19 @@ MISTAKES = [
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n", bias="False")}, ["qkv_bias=True"], says="bias"),
+    # a mistake in a collaborator costs the collaborator's checks only: the copy's check copies between
+    # stand-ins built from the documented parameters, not the student's own v1 and v2
+    Mistake("v2 layers made as nn.Linear(d_out, d_in)", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n").replace("nn.Linear(d_in, d_out,", "nn.Linear(d_out, d_in,")},
+            ["SelfAttention_v2(3, 2) with torch.manual_seed(789)", "in the documented order", "works on a batch",
+             "gradients reach every parameter", "qkv_bias=True", "other seeds and sizes"]),
+    Mistake("v1 weights made (d_out, d_in)", {"SelfAttention_v1": v1_class(
+            V1_INIT.replace("torch.rand(d_in, d_out)", "torch.rand(d_out, d_in)"),
+            V1_FORWARD.replace("x @ self.W_query, x @ self.W_key, x @ self.W_value",
+                               "x @ self.W_query.T, x @ self.W_key.T, x @ self.W_value.T"))},
+            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "in the documented order", "other seeds and sizes"]),
     Mistake("copy without the transpose", {"copy_v2_weights_into_v1": copy_function(
             "    with torch.no_grad():\n"
             "        v1.W_query.copy_(v2.W_query.weight)\n"
@@ -245,3 +259,11 @@ STYLES = [
         "    v1.W_key = nn.Parameter(v2.W_key.weight.T)\n"
         "    v1.W_value = nn.Parameter(v2.W_value.weight.T)\n")},
 ]
+
+# a copy that writes out the weights it once saw instead of v2's: named in the copy's own cell
+MISTAKES.append(Mistake("copy_v2_weights_into_v1 hard-coded", {"copy_v2_weights_into_v1": copy_function(
+    "    with torch.no_grad():\n"
+    "        for name in ('W_query', 'W_key', 'W_value'):\n"
+    "            written = torch.linspace(-0.5, 0.5, v1.W_query.numel()).reshape(v1.W_query.shape)\n"
+    "            getattr(v1, name).copy_(written)\n")},
+    ["copy_v2_weights_into_v1"], says="is the answer hard-coded?", hard_coded=True))

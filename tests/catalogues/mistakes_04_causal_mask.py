@@ -38,9 +38,6 @@ def causal_attention(init=BUFFER, check=CHECK, mask=MASK, dropout=DROPOUT):
     return CAUSAL_ATTENTION.format(init=init, check=check, mask=mask, dropout=dropout)
 
 
-# the checks of the functions that call causal_mask: a wrong mask makes their values wrong too
-USES_THE_MASK = ["mask_and_renormalize gives the documented", "causal_attention_weights gives the documented",
-                 "mask_and_renormalize zeroes", "causal_attention_weights masks before"]
 OTHER_SIZES = "CausalAttention matches the reference at other sizes"
 # a forbidden API fails every check that runs the class
 EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is causal", "items of a batch",
@@ -49,6 +46,8 @@ EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is c
                                 "dropout on the attention weights as nn.Dropout"]
 
 
+# A wrong causal_mask costs causal_mask's checks only: the checks of the two weight functions, which call it,
+# hand them the right masks in its place (Student.standing_in).
 MISTAKES = [
     # the documented weights written out: named in mask_and_renormalize's own cell
     Mistake("mask_and_renormalize hard-coded", {"mask_and_renormalize": """
@@ -58,19 +57,27 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "causal_mask creates the mask on the device"], says="is the answer hard-coded?"),
+             "causal_mask creates the mask on the device"], says="is the answer hard-coded?", hard_coded=True),
+    # the worked example's 6x6 mask written out: named in causal_mask's own cell
+    Mistake("causal_mask hard-coded", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.tensor([[False, True, True, True, True, True], [False, False, True, True, True, True],
+                                     [False, False, False, True, True, True], [False, False, False, False, True, True],
+                                     [False, False, False, False, False, True], [False] * 6], device=device)
+            """}, ["causal_mask: (T, T) bool", "causal_mask creates the mask on the device"],
+            says="is the answer hard-coded?", hard_coded=True),
     Mistake("diagonal masked", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="diagonal masked"),
+            """}, ["causal_mask: (T, T) bool"], says="diagonal masked"),
     Mistake("inverted causal mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="inverted mask"),
+            """}, ["causal_mask: (T, T) bool"], says="inverted mask"),
     Mistake("float mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)
-            """}, ["causal_mask: (T, T) bool", *USES_THE_MASK], says="dtype bool"),
+            """}, ["causal_mask: (T, T) bool"], says="dtype bool"),
     Mistake("causal_mask ignores device", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()

@@ -51,9 +51,8 @@ def key_padding_mask(mask, check=CHECK_LENGTHS):
             """
 
 
-# the checks of padded_attention that judge its masking: a wrong mask_padded_scores makes them fail too
-PADDED_ATTENTION_MASKING = ["padded key columns get weight 0", "padded_attention equals softmax",
-                            "padded_attention matches the reference"]
+# A wrong mask_padded_scores costs its own checks only: the checks of padded_attention, which calls it, hand it
+# the right masked scores in its place (Student.standing_in).
 MODULE_VALUES = ["equals nn.MultiheadAttention", "matches the reference with both masks"]
 # a forbidden API fails every check that runs the class
 EVERY_MODULE_CHECK = ["created in order", *MODULE_VALUES, "attn_mask of shape", "outputs at real positions ignore",
@@ -84,15 +83,15 @@ MISTAKES = [
     Mistake("query-side padding mask", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(key_padding_mask[:, :, None], float("-inf"))
-            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="padded queries (rows)"),
+            """}, ["hides the padded key columns"], says="padded queries (rows)"),
     Mistake("inverted mask when filling", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(~key_padding_mask[:, None, :], -1e9)
-            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="inverted padding mask"),
+            """}, ["hides the padded key columns"], says="inverted padding mask"),
     Mistake("padded keys filled with 0 instead of -inf", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(key_padding_mask[:, None, :], 0)
-            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="filled with 0 instead of -inf"),
+            """}, ["hides the padded key columns"], says="filled with 0 instead of -inf"),
     Mistake("mask_padded_scores fills its argument in place", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill_(key_padding_mask[:, None, :], float("-inf"))
@@ -163,7 +162,23 @@ HARD_CODED = {
 # the documented mask written out: named in key_padding_mask's own cell
 MISTAKES.append(Mistake("key_padding_mask hard-coded", {"key_padding_mask": HARD_CODED["key_padding_mask"]},
                         ["gives the documented mask", "True at padding, from a list", "raises ValueError naming a length",
-                         "on the device of the lengths"], says="is the answer hard-coded?"))
+                         "on the device of the lengths"], says="is the answer hard-coded?", hard_coded=True))
+# answers written out (a demo's printout) for the other three names: each named in its own cell
+MISTAKES.append(Mistake("mask_padded_scores hard-coded", {"mask_padded_scores": """
+            def mask_padded_scores(scores, key_padding_mask):
+                return torch.tensor([[0.5, -0.25, 1.0, -1e9, -1e9]] * 5).expand(3, 5, 5)
+            """}, ["hides the padded key columns"], says="is the answer hard-coded?", hard_coded=True))
+MISTAKES.append(Mistake("padded_attention hard-coded", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                weights = torch.tensor([[0.4, 0.35, 0.25, 0.0, 0.0]] * 5).expand(3, 5, 5)
+                return torch.full((3, 5, 4), 0.125), weights
+            """}, ["padded_attention equals softmax", "padded key columns get weight 0",
+                   "sum to 1", "padded_attention matches the reference"], says="is the answer hard-coded?", hard_coded=True))
+MISTAKES.append(Mistake("PaddedSelfAttention hard-coded", {"PaddedSelfAttention": padded_self_attention(
+    ).replace("return self.W_out(weights @ values), weights",
+              "return torch.full((3, 4, 3), 0.5), torch.full((3, 4, 4), 0.25)")},
+    [*MODULE_VALUES, "attn_mask of shape", "outputs at real positions ignore",
+     "gradients reach W_q"], says="is the answer hard-coded?", hard_coded=True))
 
 STYLES = [
     # -1e9 through torch.where, a vectorised length check, einsum, both masks merged into one

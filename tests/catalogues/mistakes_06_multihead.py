@@ -197,7 +197,24 @@ HARD_CODED = {
 # the documented layout written out: named in split_heads's own cell
 MISTAKES.append(Mistake("split_heads hard-coded", {"split_heads": HARD_CODED["split_heads"]},
                         ["split_heads gives the documented", "split_heads raises ValueError",
-                         "split_heads matches the reference on new"], says="is the answer hard-coded?"))
+                         "split_heads matches the reference on new"], says="is the answer hard-coded?",
+                        hard_coded=True))
+# answers written out for the other names: each named in its own cell
+MISTAKES.append(Mistake("combine_heads hard-coded", {"combine_heads": """
+            def combine_heads(x):
+                return torch.linspace(-1.0, 1.0, 2 * 7 * 12).reshape(2, 7, 12)
+            """}, ["combine_heads undoes the documented split", "combine_heads works on a contiguous"], says="is the answer hard-coded?",
+                        hard_coded=True))
+MISTAKES.append(Mistake("MultiHeadAttentionWrapper hard-coded",
+                        {"MultiHeadAttentionWrapper": HARD_CODED["MultiHeadAttentionWrapper"]},
+                        ["MultiHeadAttentionWrapper gives the documented", "MultiHeadAttentionWrapper matches the reference"], says="is the answer hard-coded?",
+                        hard_coded=True))
+MISTAKES.append(Mistake("MultiHeadAttention hard-coded", {"MultiHeadAttention": HARD_CODED["MultiHeadAttention"]},
+                        ["MultiHeadAttention gives the documented", EQUALS_TORCH, "causality",
+                         "key_padding_mask hides padded keys", "batch items independent", "eval mode disables dropout",
+                         "dropout acts in train mode", "gradients reach every parameter", "no Python loop over heads",
+                         "works on any device", OTHER_SIZES], says="is the answer hard-coded?",
+                        hard_coded=True))
 
 STYLES = [
     {"MultiHeadAttention": MHA},

@@ -8,7 +8,7 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import randn
-from autograder.checks.section_02_softmax import COLUMNS, OVER_EMBEDDING, UNSCALED
+from autograder.checks.section_02_softmax import COLUMNS, OVER_EMBEDDING, UNSCALED, right_helpers
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _f
 from solutions import softmax as ref
@@ -48,5 +48,8 @@ def test_simple_attention_random(student):
             UNSCALED: torch.softmax(scores / 2.0, -1) @ x,
             N_("weights normalised by their sum instead of softmax"): ref.normalize_by_sum(scores) @ x,
         }
-        expect_close(student.call("simple_self_attention", x), ref.simple_self_attention(x),
+        # the reference softmax and context_vectors in place of the student's: their mistakes cost their own checks
+        with student.standing_in(right_helpers(x, softmax=ref.softmax, context=ref.context_vectors)):
+            got = student.call("simple_self_attention", x)
+        expect_close(got, ref.simple_self_attention(x),
                      _f("{name} on a {shape} input", name="simple_self_attention", shape=shape), mistakes=mistakes)

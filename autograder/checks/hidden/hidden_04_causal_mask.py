@@ -7,8 +7,9 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import randn, seeded, with_params
-from autograder.checks.section_04_causal_mask import DIAGONAL, NOT_RENORMALISED, attention_mistakes, weight_mistakes
+from autograder.checks.common import randn, seeded, stand_in_table, with_params
+from autograder.checks.section_04_causal_mask import (DIAGONAL, MASK_PARAMS, NOT_RENORMALISED, attention_mistakes,
+                                                      weight_mistakes)
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _
 from solutions import causal_mask as ref
@@ -29,6 +30,13 @@ def reference_output(reference, x, *, train_seed=None, device="cpu"):
     return out
 
 
+def reference_masks(*sizes) -> dict:
+    """The reference causal_mask's answers at `sizes`: what the student's weight functions meet in place of
+    their own causal_mask (Student.standing_in), so that a wrong causal_mask costs causal_mask's checks only."""
+    rows = [({"num_tokens": size}, ref.causal_mask(size)) for size in sizes]
+    return {"causal_mask": stand_in_table(MASK_PARAMS, rows, {"device": None})}
+
+
 @check(0.75, "mask_and_renormalize zeroes the future and renormalises each row")
 def test_mask_and_renormalize(student):
     single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
@@ -39,7 +47,9 @@ def test_mask_and_renormalize(student):
         future = ref.causal_mask(weights.shape[-1])
         zeroed = weights.masked_fill(future, 0.0)
         past = weights.masked_fill(~torch.tril(torch.ones_like(future), diagonal=-1), 0.0)
-        expect_close(student.call("mask_and_renormalize", weights.clone()), ref.mask_and_renormalize(weights),
+        with student.standing_in(reference_masks(weights.shape[-1])):
+            got = student.call("mask_and_renormalize", weights.clone())
+        expect_close(got, ref.mask_and_renormalize(weights),
                      what, device=student.device,
                      mistakes={NOT_RENORMALISED: zeroed,
                                N_("divided by the column sums (dim=-2) instead of the row sums"):
@@ -54,8 +64,9 @@ def test_causal_attention_weights(student):
     for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, _("causal_attention_weights on (5, 5) scores, d_k=4")),
                               (randn(404, 2, 6, 6, scale=3.0), 9,
                                _("causal_attention_weights on (2, 6, 6) scores, d_k=9"))):
-        expect_close(student.call("causal_attention_weights", scores.clone(), d_k),
-                     ref.causal_attention_weights(scores, d_k),
+        with student.standing_in(reference_masks(scores.shape[-1])):
+            got = student.call("causal_attention_weights", scores.clone(), d_k)
+        expect_close(got, ref.causal_attention_weights(scores, d_k),
                      what, mistakes=weight_mistakes(scores, d_k),
                      device=student.device)
 

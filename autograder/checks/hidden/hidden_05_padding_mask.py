@@ -8,7 +8,8 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import rand, randn, seeded, with_params
-from autograder.checks.section_05_padding_mask import expect_pair_close, module_mistakes, padding_mistakes
+from autograder.checks.section_05_padding_mask import (expect_pair_close, module_mistakes, padding_mistakes,
+                                                        right_masked_scores)
 from autograder.core.harness import check
 from autograder.i18n import _, _f
 from solutions import padding_mask as ref
@@ -18,13 +19,17 @@ from solutions import padding_mask as ref
 def test_padded_attention(student):
     queries, keys, values = randn(519, 4, 7, 5, scale=2.0), randn(520, 4, 7, 5), randn(521, 4, 7, 5)
     mask = ref.key_padding_mask([7, 2, 5, 1], 7)
-    got = student.call("padded_attention", queries, keys, values, mask)
+    # the reference mask_padded_scores in place of the student's own: a wrong one costs its own checks only
+    with student.standing_in(right_masked_scores(queries, keys, mask, masked=ref.mask_padded_scores)):
+        got = student.call("padded_attention", queries, keys, values, mask)
     expect_pair_close(got, ref.padded_attention(queries, keys, values, mask),
                       _("padded_attention on (4, 7, 5) inputs with lengths [7, 2, 5, 1]"),
                       padding_mistakes(queries, keys, values, mask), student.device)
 
 
-@check(1.5, "PaddedSelfAttention matches the reference with both masks, at another size")
+# 1 point, where the visible comparison with nn.MultiheadAttention carries 1.5: a written-out forward
+# then costs the self-check within a point of what it costs the grade
+@check(1, "PaddedSelfAttention matches the reference with both masks, at another size")
 def test_padded_self_attention_seeded(student):
     q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)  # distinct: each has its projection
     mask = ref.key_padding_mask([6, 3, 5, 1], 6)

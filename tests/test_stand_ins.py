@@ -1,0 +1,72 @@
+"""The collaborators a check hands the function it checks (autograder/worker/stand_in.py): answers from a table
+where the arguments are the ones a right caller passes, the student's own function for anything else, and the
+student's namespace as it was afterwards; modules built from documented parameters alone."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.worker.stand_in import StandIn, answered_from, standing_in
+
+TABLE = {"params": ["scores", "key_padding_mask"], "defaults": {},
+         "rows": [({"scores": torch.tensor([[1.0, 2.0]]), "key_padding_mask": torch.tensor([False, True])},
+                   torch.tensor([[1.0, float("-inf")]]))]}
+
+
+def own(scores, key_padding_mask):
+    return torch.full_like(scores, 7.0)
+
+
+def test_the_arguments_a_right_caller_passes_get_the_table_s_answer_within_float32_tolerance():
+    answer = answered_from("mask_padded_scores", TABLE, own)
+    close = torch.tensor([[1.0 + 1e-7, 2.0]])  # another order of operations: the same scores to float32 precision
+    assert torch.equal(answer(close, torch.tensor([False, True])), torch.tensor([[1.0, float("-inf")]]))
+    assert torch.equal(answer(scores=close, key_padding_mask=torch.tensor([False, True])),
+                       torch.tensor([[1.0, float("-inf")]]))
+
+
+@pytest.mark.parametrize("args", [(torch.tensor([[1.0, 2.5]]), torch.tensor([False, True])),  # other scores
+                                  (torch.tensor([[1.0, 2.0]]), torch.tensor([True, True])),  # another mask
+                                  (torch.tensor([[1.0, 2.0]]), torch.tensor([False, True]), "extra")])
+def test_any_other_call_runs_the_student_s_own_function(args):
+    answer = answered_from("mask_padded_scores", TABLE, own)
+    if len(args) > 2:  # arguments that fit no contract: the student's own function answers (here, raising)
+        with pytest.raises(TypeError):
+            answer(*args)
+    else:
+        assert torch.equal(answer(*args), torch.full_like(args[0], 7.0))
+
+
+def test_a_name_the_student_never_defined_raises_python_s_own_name_error():
+    with pytest.raises(NameError, match="name 'mask_padded_scores' is not defined"):
+        answered_from("mask_padded_scores", TABLE, None)(torch.zeros(1, 2), torch.tensor([False, False]))
+
+
+def test_an_answer_lies_on_the_device_asked_for_else_on_the_cpu():
+    masks = {"params": ["num_tokens", "device"], "defaults": {"device": None},
+             "rows": [({"num_tokens": 2}, torch.tensor([[False, True], [False, False]]))]}
+    answer = answered_from("causal_mask", masks, None)
+    assert answer(2).device.type == "cpu" and answer(2, device="meta").device.type == "meta"
+    assert answer(2, "meta").device.type == "meta"
+    answer(2)[0, 0] = True  # a copy each time: the table is not the caller's to change
+    assert not answer(2)[0, 0]
+
+
+def test_the_namespace_is_the_student_s_again_afterwards():
+    namespace = {"mask_padded_scores": own}
+    with standing_in(namespace, {"mask_padded_scores": TABLE, "causal_mask": TABLE}):
+        assert namespace["mask_padded_scores"] is not own and "causal_mask" in namespace
+    assert namespace == {"mask_padded_scores": own}
+
+
+def test_a_stand_in_module_holds_the_documented_parameters_and_a_graph_through_each():
+    weight = torch.arange(6.0).reshape(3, 2)
+    v1 = StandIn([["W_query", torch.ones(2, 3)]], [])
+    v2 = StandIn([], [["W_query", weight, None]])
+    assert isinstance(v1.W_query, torch.nn.Parameter) and torch.equal(v1.W_query, torch.ones(2, 3))
+    assert isinstance(v2.W_query, torch.nn.Linear) and torch.equal(v2.W_query.weight, weight)
+    v1.W_query = torch.nn.Parameter(v2.W_query.weight.T.clone())  # the book's way of copying: a new Parameter
+    v1(torch.ones(4, 2)).sum().backward()
+    assert v1.W_query.grad is not None
+    with pytest.raises(ValueError):
+        StandIn([["forward", torch.ones(1)]], [])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import atexit
 import errno
+import functools
 import re
 import tempfile
 import textwrap
@@ -108,7 +109,24 @@ def replace_def(source: str, name: str, new_code: str) -> str:
 def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,
                  visible_only: bool = False, scan_source: bool = True):
     """Grade one section given as Python source; returns its SectionResult.
-    scan_source=False: hostile code runs even where the tamper scan would refuse it (sandbox tests)."""
+    scan_source=False: hostile code runs even where the tamper scan would refuse it (sandbox tests).
+    A self-check (visible_only) with the default limits is graded once per run and language: several test
+    modules ask for the same catalogue mistake's self-check, and its result is read, never changed."""
+    if visible_only and limits is None and scan_source:
+        from autograder import i18n
+
+        return _self_check_once(section_id, source, device, i18n.language())
+    return _grade_source(section_id, source, device=device, limits=limits, visible_only=visible_only,
+                         scan_source=scan_source)
+
+
+@functools.cache
+def _self_check_once(section_id: str, source: str, device: str, language: str):
+    return _grade_source(section_id, source, device=device, visible_only=True)
+
+
+def _grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,
+                  visible_only: bool = False, scan_source: bool = True):
     from autograder.core.grade import run_checks
     from autograder.core.submission import locate
 

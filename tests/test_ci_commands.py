@@ -364,7 +364,13 @@ def github_student_run(tmp_path: Path, student: str, broken: str = "", lang: str
     return result, summary, artifacts
 
 
-@pytest.mark.parametrize("student", sorted(CLASS))
+# Each student's run is a whole self-check (seconds); the slow marks keep the default suite to one run of each
+# path through a job: green (alice), red (carol on GitHub, bob on GitLab, whose JUnit report has both kinds of case),
+# and a Chinese push on each platform. `pytest -m slow` runs the rest.
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("student", [pytest.param(name, marks=SLOW) if name == "bob" else name for name in sorted(CLASS)])
 def test_github_student_workflow_is_red_while_a_visible_check_fails(tmp_path, student):
     """The job fails for bob and carol and passes for alice; either way the summary holds the score
     and the failing checks, and the feedback report is uploaded before the last step decides."""
@@ -415,7 +421,7 @@ def test_github_student_workflow_is_red_when_the_self_check_cannot_run(tmp_path,
     assert not any(artifacts.iterdir())
 
 
-@pytest.mark.parametrize("student", ["alice", "carol"])
+@pytest.mark.parametrize("student", [pytest.param("alice", marks=SLOW), "carol"])
 def test_github_student_workflow_judges_a_chinese_push_as_an_english_one(tmp_path, student):
     """A Chinese student's push: the summary in Chinese, and the verdict from the self-check's JSON:
     green for alice's correct notebooks, red with its own line for carol's blank ones."""
@@ -580,7 +586,7 @@ def gitlab_coverage(pattern: str, log: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("student", sorted(CLASS))
+@pytest.mark.parametrize("student", [pytest.param(name, marks=SLOW) if name == "carol" else name for name in sorted(CLASS)])
 def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, student):
     """The job fails for bob and carol and passes for alice; the score is in the log's last lines,
     in the job's coverage and in the JUnit report, and the reports are where the artifacts are."""
@@ -618,7 +624,7 @@ def test_gitlab_student_pipeline_is_red_while_a_visible_check_fails(tmp_path, st
         f"## Attention course feedback: {total_of(text)}")
 
 
-@pytest.mark.parametrize("student", ["alice", "carol"])
+@pytest.mark.parametrize("student", ["alice", pytest.param("carol", marks=SLOW)])
 def test_gitlab_student_pipeline_judges_a_chinese_push_as_an_english_one(tmp_path, student):
     """A Chinese student's push: the log's report in Chinese, the verdict, coverage and JUnit score
     case from the self-check's JSON: green for alice, red with its own last line for carol."""

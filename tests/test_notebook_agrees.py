@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,16 +33,36 @@ def correct_variants(section_id: str) -> list[tuple[str, dict]]:
     return [("reference", {})] + [(f"style {i}: {'+'.join(style)}", style) for i, style in enumerate(styles, 1)]
 
 
+# The runner's variants are independent (each runs in a fresh namespace), so a section's list is split between
+# as many runners as the machine has CPUs, at most RUNNERS, running at once: the test process only waits for them.
+RUNNERS = 2
+
+
 @functools.cache
 def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], stubs: tuple[str, ...] = ()) -> dict:
     """{variant id: {check cell: None or the error}}, from one run of the section's notebook per variant;
     with `stubs`, one variant per name, "stub NAME": the reference answers, NAME left as its stub."""
-    payload = json.dumps([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
-                         + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
-    run = subprocess.run([sys.executable, str(RUNNER), section_id], input=payload, capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout)
+    runs = ([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
+            + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
+    count = max(1, min(RUNNERS, os.cpu_count() or 1, len(runs) // 2))
+    runners = [subprocess.Popen([sys.executable, str(RUNNER), section_id], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(count)]
+    outcomes: dict = {}
+    try:
+        for runner, chunk in zip(runners, (runs[i::count] for i in range(count))):
+            runner.stdin.write(json.dumps(chunk))
+            runner.stdin.close()
+        for runner in runners:
+            out, err = runner.communicate(timeout=300)
+            assert runner.returncode == 0, err[-3000:]
+            outcomes.update(json.loads(out))
+    finally:
+        for runner in runners:
+            if runner.poll() is None:
+                runner.kill()
+                runner.wait()
+    return outcomes
 
 
 def outcomes_of(section_id: str, variants: list[tuple[str, dict]]) -> dict:

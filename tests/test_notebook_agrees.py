@@ -7,6 +7,7 @@ grader gives the same implementations full marks (tests/test_catalogues.py).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import json
 import os
@@ -45,23 +46,17 @@ def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], st
     runs = ([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
             + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
     count = max(1, min(RUNNERS, os.cpu_count() or 1, len(runs) // 2))
-    runners = [subprocess.Popen([sys.executable, str(RUNNER), section_id], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for _ in range(count)]
+
+    def run(chunk: list) -> dict:
+        done = subprocess.run([sys.executable, str(RUNNER), section_id], input=json.dumps(chunk),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
     outcomes: dict = {}
-    try:
-        for runner, chunk in zip(runners, (runs[i::count] for i in range(count))):
-            runner.stdin.write(json.dumps(chunk))
-            runner.stdin.close()
-        for runner in runners:
-            out, err = runner.communicate(timeout=300)
-            assert runner.returncode == 0, err[-3000:]
-            outcomes.update(json.loads(out))
-    finally:
-        for runner in runners:
-            if runner.poll() is None:
-                runner.kill()
-                runner.wait()
+    with concurrent.futures.ThreadPoolExecutor(count) as pool:
+        for found in pool.map(run, (runs[i::count] for i in range(count))):
+            outcomes.update(found)
     return outcomes
 
 

@@ -25,8 +25,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
-                                      expect_same_params, hint_if_written,
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
+                                      expect_not_hard_coded, expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
@@ -236,6 +236,7 @@ def test_v1_documented(student):
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
 def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
+    expect_layer_shapes(module, "SelfAttention_v2(3, 2)", 3, 2)  # a swapped layer named before its forward fails
     got = module(WORKED_INPUTS)
     expect_module_computed(module, "SelfAttention_v2", seeded_projections(3, 2, seed=789), got)
     expect_close(got, DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
@@ -302,6 +303,7 @@ def test_parameter_order(student):
 def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
+    expect_layer_shapes(module, "SelfAttention_v2(4, 3)", 4, 3)
     got = module(batch)  # an error raised on `.T` gets its hint (core/hints.py)
     expected = stack_items([module(item) for item in batch],
                            _f("{name} on a {shape} input", name="SelfAttention_v2(4, 3)", shape=(5, 4)),
@@ -317,6 +319,7 @@ def test_copy_weights(student):
     for d_in, d_out, seed in ((4, 4, 71), (5, 3, 72)):
         v1 = student.new("SelfAttention_v1", d_in, d_out, seed=seed)
         v2 = student.new("SelfAttention_v2", d_in, d_out, seed=seed + 1)
+        expect_layer_shapes(v2, f"SelfAttention_v2({d_in}, {d_out})", d_in, d_out)  # what is copied, shaped right
         source = v2.params()  # the student's own v2 weights are what must be copied
         source = source if isinstance(source, dict) else {}
         missing = [f"{n}.weight" for n in NAMES if not isinstance(source.get(f"{n}.weight"), torch.Tensor)]
@@ -358,6 +361,8 @@ def test_gradients(student):
     for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
         x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
         module = student.new(name, 4, 3, seed=seed, **kwargs)
+        if name == "SelfAttention_v2":
+            expect_layer_shapes(module, name, 4, 3)
         params = module.params()  # which ones it should have is the parameter checks' business
         expect_grads_flow(module.run(x, mode="train", backward=grad_output), list(params or {}), name)
 

@@ -150,6 +150,14 @@ MISTAKES = [
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n")}, ["works on a batch"], says="transpose(-2, -1)", hint=BATCHED_T),
+    # the layers made as nn.Linear(d_out, d_in): named first, before the forward that fails on it
+    Mistake("v2 layers made as nn.Linear(d_out, d_in)", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n").replace("nn.Linear(d_in, d_out", "nn.Linear(d_out, d_in")},
+            ["SelfAttention_v2(3, 2) with", "in the documented order", "works on a batch", "copy_v2_weights_into_v1",
+             "gradients reach", "qkv_bias=True", "other seeds and sizes"],
+            says="stores its weight as (out_features, in_features)"),
     Mistake("v2 ignores qkv_bias", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"

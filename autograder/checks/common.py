@@ -314,6 +314,10 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
 
 
 # A catalogued mistake's name (what the class report counts): an answer written out instead of computed
+# a nan in train mode where the eval-mode forward (the same mask) gives numbers: dropout met the masked
+# scores, -inf times dropout's 0 (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
+TRAIN_ONLY_NAN = N_("nan appears in train mode only, so the mask is right: this looks like dropout applied to the "
+                    "masked scores before the softmax (-inf × 0 is nan)")
 HARD_CODED = N_("the answer is hard-coded: the same values whatever the input")
 
 

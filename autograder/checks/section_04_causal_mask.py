@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
+from autograder.checks.common import (TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections)
@@ -408,4 +408,5 @@ def test_train_dropout(student):
     expected, on_context = documented_forward(params, x, dropout=0.5, train_seed=7, device=student.device)
     expect_close(got, expected, what, device=student.device,
                  mistakes={N_("dropout on the context vectors instead of the attention weights"): on_context},
-                 hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"))
+                 hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"),
+                 nan_note=TRAIN_ONLY_NAN)

@@ -160,6 +160,10 @@ MISTAKES = [
     Mistake("dropout active in eval", {"CausalAttention": causal_attention(
         dropout="weights = nn.functional.dropout(weights, self.dropout.p, training=True)")},
         ["eval mode disables dropout"], says="dropout active in eval"),
+    Mistake("dropout on the scores before the softmax", {"CausalAttention": causal_attention(dropout="pass").replace(
+        "weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
+        "weights = torch.softmax(self.dropout(scores) / keys.shape[-1] ** 0.5, dim=-1)")},
+        ["dropout on the attention weights as nn.Dropout"], says="dropout applied to the masked scores"),
     Mistake("dropout on the context vectors", {"CausalAttention": causal_attention(dropout="pass").replace(
         "return weights @ values", "return self.dropout(weights @ values)")},
         ["dropout on the attention weights as nn.Dropout"], says="context vectors"),

@@ -59,6 +59,15 @@ MISTAKES = [
                     raise ValueError("D must be a multiple of num_heads")
                 return x.view(b, num_heads, t, d // num_heads)
             """}, ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
+    # (B, T, H, hd) returned as is: on the documented input (T = H) it looks like a bare view; named as what it is
+    Mistake("split_heads without the transpose", {"split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError("D must be a multiple of num_heads")
+                return x.reshape(b, t, num_heads, d // num_heads)
+            """}, ["split_heads gives the documented", "split_heads matches the reference"],
+            says="returned without .transpose(1, 2)"),
     Mistake("split_heads without the ValueError", {"split_heads": """
             def split_heads(x, num_heads):
                 b, t, d = x.shape
@@ -128,6 +137,9 @@ MISTAKES = [
     Mistake("no dropout in train mode",
             mha((SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)")),
             ["dropout acts in train mode"], says="no dropout applied"),
+    Mistake("dropout on the scores before the softmax", mha((SOFTMAX_LINE,
+            "weights = torch.softmax(self.dropout(scores) / self.head_dim ** 0.5, dim=-1)")),
+            ["dropout on the attention weights as nn.Dropout"], says="dropout applied to the masked scores"),
     Mistake("dropout on the context vectors", mha(
         (SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)"),
         ("context = (weights @ v).transpose(1, 2)", "context = self.dropout(weights @ v).transpose(1, 2)")),

@@ -121,6 +121,20 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
     return result.sections[0]
 
 
+_SELF_CHECKS: dict = {}
+
+
+def self_check(section_id: str, source: str):
+    """The self-check's SectionResult of `source` (the visible checks, as `check` runs them), in the language
+    spoken now: graded once per test run for each source and language, whichever test asks first."""
+    from autograder import i18n
+
+    key = (section_id, source, i18n.language())
+    if key not in _SELF_CHECKS:
+        _SELF_CHECKS[key] = grade_source(section_id, source, visible_only=True)
+    return _SELF_CHECKS[key]
+
+
 def failing(section_result) -> dict:
     """title -> message of every check that lost points."""
     return {c.name: c.message for c in section_result.checks if not c.passed}
@@ -137,10 +151,15 @@ class Mistake:
         (the mistake named in the student's terms), or "" where no name applies.
     hint: the hint of autograder/core/hints.py (its `mistake`) that the errors this mistake raises
         fit, or "": grading must give that hint and no other (a hint only where the evidence fits).
+    also: other names of the mistake (substrings) that a check may name it by ("this looks like ...").
+    asks: the kinds of the questions that guess a cause (tests/test_lines_students_read.py's QUESTIONS)
+        that fit this mistake, besides those that hold its `says`.
     """
 
-    def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = ""):
+    def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = "",
+                 also: tuple = (), asks: tuple = ()):
         self.id, self.replacements, self.loses, self.says, self.hint = id, replacements, loses, says, hint
+        self.also, self.asks = tuple(also), tuple(asks)
 
     def __repr__(self):
         return self.id

@@ -35,7 +35,7 @@ from autograder.checks.common import (TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expe
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
-from autograder.checks.multihead_mistakes import (BARE_SPLIT, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, OTHER_ORDER, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten
@@ -101,9 +101,13 @@ def test_mha_documented(student):
     if own is not None:  # other inputs, with its own weights: a written-out answer gives itself away
         other = randn(169, 2, 6, 3)
         expect_not_hard_coded("MultiHeadAttention", (got, module(other)), [attend(own, x) for x in (WORKED_BATCH, other)])
+    mistakes = {BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)}
+    if own is not None:  # the right forward with its own weights first (then the weights differ: head_dim is 1
+        # here, so an unscaled forward gives the same), then the common wrong ones
+        mistakes.update({OTHER_ORDER: attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
     expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
-                 mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)},
+                 mistakes=mistakes,
                  heatmap_labels=(TOKENS, None), show_passing=True)
 
 
@@ -248,11 +252,8 @@ def leak_hint(module, x, before) -> str:
     """What to say when the future leaks: the question "no causal mask?" only where the module's own weights
     without a mask give its outputs (an inverted mask, or heads mixed up, leak too, and have a mask)."""
     own = own_layers(module.params(), x.shape[-1], before.shape[-1], 3)
-    if own is not None and close(before, attend(own, x, causal=False)):
-        return N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
-                  "above the diagonal in every head")
-    return N_("They changed, so the future leaks into the past: hide the scores strictly above the diagonal in "
-              "every head")
+    unmasked = own is not None and close(before, attend(own, x, causal=False))
+    return NO_MASK_LEAK if unmasked else FUTURE_LEAKS
 
 
 @check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True,

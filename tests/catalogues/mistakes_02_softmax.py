@@ -71,7 +71,7 @@ MISTAKES = [
                 exps = torch.exp(x - x.amax(dim=0, keepdim=True))
                 return exps / exps.sum(dim=0, keepdim=True)
             """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim",
-                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="wrong dim"),
+                   "simple_self_attention gives the documented", "simple_self_attention on new"], says="wrong dim", also=("dim 0",)),
     Mistake("softmax max without keepdim", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)

@@ -131,7 +131,7 @@ MISTAKES = [
             "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n", V1_FORWARD)},
-            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order"),
+            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order", also=("W_key created before W_query",)),
     Mistake("v1 weights drawn with randn", {"SelfAttention_v1": v1_class(V1_INIT.replace("rand(", "randn("),
                                                                          V1_FORWARD)},
             ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),

@@ -84,7 +84,7 @@ MISTAKES = [
     Mistake("query-side padding mask", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(key_padding_mask[:, :, None], float("-inf"))
-            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="padded queries (rows)"),
+            """}, ["hides the padded key columns", *PADDED_ATTENTION_MASKING], says="padded queries (rows)", asks=("a row with every key hidden",)),
     Mistake("inverted mask when filling", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(~key_padding_mask[:, None, :], -1e9)
@@ -119,9 +119,9 @@ MISTAKES = [
             MODULE_VALUES, says="sqrt(d)"),
     Mistake("query-side padding mask in the module", {"PaddedSelfAttention": padded_self_attention(
         masks=MASKS.replace("key_padding_mask[:, None, :]", "key_padding_mask[:, :, None]"))},
-        [*MODULE_VALUES, "outputs at real positions ignore"], says="padded queries (rows)"),
+        [*MODULE_VALUES, "outputs at real positions ignore"], says="padded queries (rows)", asks=("a row with every key hidden",)),
     Mistake("key_padding_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=ATTN_MASK)},
-            ["outputs at real positions ignore", *MODULE_VALUES], says="padded keys still get weight"),
+            ["outputs at real positions ignore", *MODULE_VALUES], says="padded keys still get weight", also=("no padding mask applied",)),
     Mistake("attn_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=PADDING)},
             ["attn_mask of shape", "matches the reference with both masks"], says="attn_mask ignored"),
     Mistake("inverted attn_mask", {"PaddedSelfAttention": padded_self_attention(
@@ -163,7 +163,7 @@ HARD_CODED = {
 # the documented mask written out: named in key_padding_mask's own cell
 MISTAKES.append(Mistake("key_padding_mask hard-coded", {"key_padding_mask": HARD_CODED["key_padding_mask"]},
                         ["gives the documented mask", "True at padding, from a list", "raises ValueError naming a length",
-                         "on the device of the lengths"], says="is the answer hard-coded?"))
+                         "on the device of the lengths"], says="is the answer hard-coded?", also=("default device",)))
 
 STYLES = [
     # -1e9 through torch.where, a vectorised length check, einsum, both masks merged into one

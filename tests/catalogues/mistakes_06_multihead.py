@@ -145,9 +145,9 @@ MISTAKES = [
         ("context = (weights @ v).transpose(1, 2)", "context = self.dropout(weights @ v).transpose(1, 2)")),
         ["dropout on the attention weights as nn.Dropout"], says="context vectors"),
     Mistake("diagonal masked", mha(("torch.triu(full, diagonal=1)", "torch.triu(full, diagonal=0)")),
-            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="diagonal masked"),
+            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="diagonal masked", asks=("a row with every key hidden",)),
     Mistake("no causal mask", mha(("hidden = self.mask[:t, :t]", "hidden = torch.zeros_like(self.mask[:t, :t])")),
-            ["causality", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="causal mask"),
+            ["causality", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="causal mask", also=("no causal mask",)),
     Mistake("padding mask replaces the causal mask", mha(
         ("        hidden = self.mask[:t, :t]\n        if key_padding_mask is not None:\n"
          "            hidden = hidden | key_padding_mask[:, None, None, :]\n",
@@ -162,7 +162,7 @@ MISTAKES = [
          "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"),
         ("        self.out_proj = nn.Linear(d_out, d_out)\n        self.dropout", "        self.dropout")),
         ["MultiHeadAttention creates its parameters in the documented order", "MultiHeadAttention gives the documented"],
-        says="in exactly this order"),
+        says="in exactly this order", also=("another order",)),
     Mistake("no ValueError for d_out % num_heads", mha(
         ("        if d_out % num_heads != 0:\n            raise ValueError(f\"d_out={d_out} must be a multiple of "
          "num_heads={num_heads}\")\n", "")),

@@ -124,13 +124,6 @@ UNNAMED_FIRST = {
     "03_trainable_qkv:returns (weights, context)", "04_causal_mask:parameters created out of order",
     "04_causal_mask:softmax over the batch", "06_multihead:wrapper concatenates along the token dim",
     "06_multihead:batch dim dropped: all tokens of the batch attend to each other",
-    "07_positional_encoding:the seed's exponent 2*i/d with i the even column index",
-    "07_positional_encoding:sin and cos swapped", "07_positional_encoding:start ignored",
-    "07_positional_encoding:positions from start to num_positions",
-    "07_positional_encoding:positions counted from 1 (the seed's range(1, 7))",
-    "07_positional_encoding:the exponent i/d with i the pair number", "07_positional_encoding:base 1000",
-    "07_positional_encoding:a sine in every column", "07_positional_encoding:a cosine in every column",
-    "07_positional_encoding:each column with its own exponent j/d", "07_positional_encoding:scaled by sqrt(d_model)",
 }
 
 

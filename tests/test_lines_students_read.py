@@ -121,8 +121,7 @@ MISLEADING = {
 UNNAMED_FIRST = {
     "01_scores:transpose on the wrong side", "02_softmax:softmax max without keepdim",
     "02_softmax:softmax shifted by the mean", "03_trainable_qkv:softmax over the queries",
-    "03_trainable_qkv:returns (weights, context)", "04_causal_mask:parameters created out of order",
-    "04_causal_mask:softmax over the batch", "06_multihead:wrapper concatenates along the token dim",
+    "03_trainable_qkv:returns (weights, context)", "06_multihead:wrapper concatenates along the token dim",
     "06_multihead:batch dim dropped: all tokens of the batch attend to each other",
 }
 

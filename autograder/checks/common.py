@@ -207,6 +207,9 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
                   "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
 
 
+# the documented output missed by a forward that is right with the module's own weights: the weights differ
+OTHER_ORDER = N_("the parameters created in another order than the documented one (your forward is right with "
+                 "your own weights)")
 # a Linear layer made as nn.Linear(d_out, d_in): its weight has the shape of the other way round
 LINEAR_SWAPPED = N_("nn.Linear(d_out, d_in): in and out swapped")
 

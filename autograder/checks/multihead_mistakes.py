@@ -13,9 +13,6 @@ NO_MASK_LEAK = N_("They changed, so the future leaks into the past: no causal ma
                   "above the diagonal in every head")
 FUTURE_LEAKS = N_("They changed, so the future leaks into the past: hide the scores strictly above the diagonal in "
                   "every head")
-# the documented output missed by a forward that is right with the module's own weights: the weights differ
-OTHER_ORDER = N_("the parameters created in another order than the documented one (your forward is right with "
-                 "your own weights)")
 NO_SWAP_BACK = N_("a bare reshape to (B, T, H*hd) without swapping H and T back")
 INVERSE_HINT = N_("combine_heads must undo split_heads: split_heads reshapes to (B, T, H, hd) then swaps T and H, "
                    "so combine_heads swaps them back, then reshapes")

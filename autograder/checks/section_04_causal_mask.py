@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections)
@@ -123,6 +123,10 @@ def attention_mistakes(reference, x):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(x.shape[-1]), dim=-1) @ values
         swapped = scores.transpose(-2, -1).masked_fill(future, INF) / math.sqrt(keys.shape[-1])
         wrong[N_("queries and keys swapped (keys @ queries^T)")] = torch.softmax(swapped, dim=-1) @ values
+        # over the batch, the future filled with a large negative number (-inf gives nan there, said as nan)
+        over_batch = scores.masked_fill(future, -1e9) / math.sqrt(keys.shape[-1])
+        wrong[N_("softmax over the batch dim (dim=0) instead of the last dim: keep the batch dim apart")] = \
+            torch.softmax(over_batch, dim=0) @ values
     return wrong
 
 
@@ -179,9 +183,10 @@ def test_causal_attention_documented(student):
     got, other = module(WORKED_BATCH), randn(168, 2, 6, 3)  # other inputs: a written-out answer gives itself away
     expect_not_hard_coded("CausalAttention", (got, module(other)),
                           [causal_output(reference, x) for x in (WORKED_BATCH, other)])
+    own = documented_forward(module.params(), WORKED_BATCH)  # right with its own weights: they are not the seeded ones
     expect_close(got, torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
                  "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)", atol=1e-4,
-                 mistakes=attention_mistakes(reference, WORKED_BATCH))
+                 mistakes={**({OTHER_ORDER: own[0]} if own else {}), **attention_mistakes(reference, WORKED_BATCH)})
 
 
 # ---------------------------------------------------------------- visible: properties (5.25 points)

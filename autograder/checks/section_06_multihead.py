@@ -30,12 +30,12 @@ from functools import partial
 
 import torch
 
-from autograder.checks.common import (TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
                                       expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
-from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, OTHER_ORDER, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten

@@ -119,9 +119,9 @@ MISLEADING = {
     "05_padding_mask:attention weights detached",  # "is it used in forward?", as above
 }
 UNNAMED_FIRST = {
-    "01_scores:transpose on the wrong side", "02_softmax:softmax max without keepdim",
+    "02_softmax:softmax max without keepdim",
     "02_softmax:softmax shifted by the mean", "03_trainable_qkv:softmax over the queries",
-    "03_trainable_qkv:returns (weights, context)", "06_multihead:wrapper concatenates along the token dim",
+    "06_multihead:wrapper concatenates along the token dim",
     "06_multihead:batch dim dropped: all tokens of the batch attend to each other",
 }
 
@@ -174,3 +174,47 @@ def test_the_chinese_self_check_gives_each_mistake_the_same_hints_as_the_english
         i18n.set_language(previous)
     differ = [f"{key}:\n  en {english[key]}\n  zh {chinese[key]}" for key in english if english[key] != chinese[key]]
     assert not differ, "\n".join(differ)
+
+
+# ------------------------------------------------------------------ the evidence the `.T` hint needs
+
+
+def raised_here(code: str, **names) -> tuple[str, object]:
+    """(the line of `code` that raised, its frame): `code` run with `names` as its locals."""
+    import sys
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's own warning about a 3-D `.T`
+            exec(compile(code, "<student cell 1>", "exec"), {}, dict(names))
+    except RuntimeError:
+        tb = sys.exc_info()[2]
+    else:
+        raise AssertionError(f"{code} should raise")
+    from autograder.worker.student_code import student_cell
+    from autograder.worker.transposed import last_student_frame
+
+    return code.strip(), last_student_frame(tb, student_cell)
+
+
+def test_the_worker_measures_each_transposed_operand_of_the_raising_line():
+    import torch
+
+    from autograder.worker.transposed import transposed_dims
+
+    matrix, batch = torch.ones(4, 3), torch.ones(2, 5, 3)
+    line, frame = raised_here("matrix.T @ batch.T", matrix=matrix, batch=batch)
+    assert sorted(transposed_dims(line, frame)) == [2, 3]
+    line, frame = raised_here("torch.ones(5, 3).copy_(layer.weight.T)", torch=torch,
+                              layer=torch.nn.Linear(4, 3))
+    assert transposed_dims(line, frame) == [2]  # a module's parameter, reached through its attributes
+
+
+def test_the_batched_t_hint_needs_an_operand_that_is_not_2d():
+    from autograder.core.hints import hint_for
+
+    message, line = "The size of tensor a (3) must match the size of tensor b (5)", "v1.W.copy_(v2.W.weight.T)"
+    assert hint_for("RuntimeError", message, line, {"transposed_dims": [2]}) is None
+    assert hint_for("RuntimeError", message, line, {}) is None  # nothing measured: no guess
+    assert hint_for("RuntimeError", message, line, {"transposed_dims": [2, 3]}).mistake == BATCHED_T

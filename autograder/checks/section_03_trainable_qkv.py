@@ -65,6 +65,7 @@ MIXED_UP = {("W_key", "W_query"): N_("v2.W_key.weight copied into v1.W_query (th
 OUTPUT_ROWS = (TOKENS, None)
 
 
+WRONG_ORDER = N_("(context, weights) in the wrong order: return the context first")
 # what a projection returned in the wrong place equals: one of the other two (by index)
 WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
                     N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
@@ -195,7 +196,10 @@ def test_query_2_documented(student):
         what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
-        answers.append((what, context, attn, attention_mistakes(queries[1], keys, values), doc))
+        wrong = attention_mistakes(queries[1], keys, values)
+        # the right context returned where the weights belong: (weights, context) in the wrong order
+        wrong[WRONG_ORDER] = tuple(reversed(attend(queries[1], keys, values, math.sqrt(keys.shape[-1]))))
+        answers.append((what, context, attn, wrong, doc))
     # the two draws' documented weights differ: the same answer for both is one written out
     expect_not_hard_coded("scaled_dot_product_attention", [attn for _what, _context, attn, _wrong, _doc in answers],
                           [torch.tensor(doc["weights"]) for *_rest, doc in answers])
@@ -407,7 +411,7 @@ def expect_attention(reply_value, queries, keys, values, what):
     context, weights = unpack(reply_value, 2, what, "(context, weights)")
     expected_context, expected_weights = torch_attention(queries, keys, values)
     wrong = attention_mistakes(queries, keys, values)
-    order = N_("(context, weights) in the wrong order: return the context first")
+    order = WRONG_ORDER
     # a visible check's inputs are public: a failure shows its weights (queries x keys) and context
     expect_close(weights, expected_weights, _f("the weights of {what}", what=what),
                  mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}}, heatmap_labels=True)

@@ -127,6 +127,11 @@ MISTAKES = [
     Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             " / keys.shape[-1] ** 0.5", ""))},
             ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "other seeds and sizes"], says="no scaling"),
+    # nn.Linear's habit (x @ W.T) on a Parameter already (d_in, d_out): a 2-D `.T`, so no hint about batched `.T`
+    Mistake("v1 multiplies by the transposed weights", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
+            "x @ self.W_query, x @ self.W_key, x @ self.W_value",
+            "x @ self.W_query.T, x @ self.W_key.T, x @ self.W_value.T"))},
+            ["SelfAttention_v1(3, 2) with", "gradients reach", "other seeds and sizes"], says="x @ self.W_query.T"),
     Mistake("v1 parameters created out of order", {"SelfAttention_v1": v1_class(
             "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"

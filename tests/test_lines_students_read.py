@@ -98,7 +98,8 @@ def first_line_names(mistake, lines: list[dict]) -> bool | None:
     return any(name.lower() in first for name in (mistake.says, *mistake.also))
 
 
-def figures(judgements) -> str:
+def figures(judgements) -> tuple[str, float, float]:
+    """(the figures in words, precision, recall) of `judgements` (count, what misleads, first line named)."""
     shown_count = sum(count for count, _wrong, _named in judgements)
     wrong = [item for _count, items, _named in judgements for item in items]
     named = [hit for _count, _wrong, hit in judgements if hit is not None]

@@ -47,6 +47,7 @@ from autograder.core.failures import NOT_WRITTEN, heard, tampering_failure, warn
 from autograder.core.student import Student
 from autograder.i18n import LanguageError, _, _f, resolve, set_language
 from autograder.worker import serve, wire
+from autograder.worker.transposed import last_student_frame, transposed_dims
 
 __all__ = ["check", "check_close", "choose_language", "NotebookCheckFailed"]
 
@@ -265,7 +266,9 @@ def show_error(shell, kind, error, tb, tb_offset=None):
         shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
         return
     shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
-    hint = hint_for(kind.__name__, str(error), raising_line(tb))
+    line = raising_line(tb)
+    evidence = {"transposed_dims": transposed_dims(line, last_student_frame(tb, student_label))}
+    hint = hint_for(kind.__name__, str(error), line, evidence)
     if hint:
         print(_("Hint:"), hint.said, file=sys.stderr)
 

@@ -148,6 +148,13 @@ def graded(result) -> list:
         for section in result.sections]
 
 
+def self_check(section_id: str, source: str):
+    """The self-check's SectionResult of `source` (the visible checks, as `check` runs them), in the language
+    spoken now: graded once per test run for each source and language (grade_source keeps it), whichever test
+    asks first."""
+    return grade_source(section_id, source, visible_only=True)
+
+
 def failing(section_result) -> dict:
     """title -> message of every check that lost points."""
     return {c.name: c.message for c in section_result.checks if not c.passed}
@@ -166,12 +173,15 @@ class Mistake:
         fit, or "": grading must give that hint and no other (a hint only where the evidence fits).
     hard_coded: the replaced names return values written out instead of computed; the self-check must
         then cost about what grading costs (tests/test_catalogues.py measures it).
+    also: other names of the mistake (substrings) that a check may name it by ("this looks like ...").
+    asks: the kinds of the questions that guess a cause (tests/test_lines_students_read.py's QUESTIONS)
+        that fit this mistake, besides those that hold its `says`.
     """
 
     def __init__(self, id: str, replacements: dict, loses: list, says: str = "", hint: str = "",
-                 hard_coded: bool = False):
+                 hard_coded: bool = False, also: tuple = (), asks: tuple = ()):
         self.id, self.replacements, self.loses, self.says, self.hint = id, replacements, loses, says, hint
-        self.hard_coded = hard_coded
+        self.hard_coded, self.also, self.asks = hard_coded, tuple(also), tuple(asks)
 
     def __repr__(self):
         return self.id

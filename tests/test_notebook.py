@@ -67,13 +67,13 @@ class Shell:
         self.shown.append((exc_tuple[0].__name__, exception_only))
 
 
-def raised_by(line: str, error: Exception):
-    """An error raised from a notebook cell whose only line is `line`."""
+def raised_by(line: str, error: Exception, **names):
+    """An error raised from a notebook cell whose only line is `line`, with `names` (tensors) defined in the cell."""
     filename = "<notebook cell 7>"
     source = f"def forward(x):\n    raise error; {line}\n"  # the error comes from the line that holds `line`
     import linecache
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"error": error}
+    namespace = {"error": error, **names}
     exec(compile(source, filename, "exec"), namespace)
     try:
         namespace["forward"](None)
@@ -89,9 +89,12 @@ def raised_by(line: str, error: Exception):
     # nn.Linear(d_out, d_in) built the wrong way round: the same kind of error, but no `.T` in sight
     ("return self.W_query(x)", "mat1 and mat2 shapes cannot be multiplied (12x3 and 2x3)", None),
     ("return x.reshape(b, t, d)", "shape '[2, 6, 4]' is invalid for input of size 36", None),
+    # the `.T` of a matrix is the transpose meant (nn.Linear's habit on a (d_in, d_out) Parameter): no hint
+    ("return x @ weight.T", "mat1 and mat2 shapes cannot be multiplied (6x3 and 2x3)", None),
 ])
 def test_an_error_in_the_student_s_code_gets_a_hint_only_when_its_line_fits(line, message, hint, capsys):
-    error = raised_by(line, RuntimeError(message))
+    # the cell's tensors, which the kernel measures for the `.T` hint: keys a batch, weight a matrix
+    error = raised_by(line, RuntimeError(message), keys=torch.ones(2, 3, 4), weight=torch.ones(3, 2))
     shell = Shell()
     notebook.show_error(shell, RuntimeError, error, error.__traceback__)
     assert shell.shown == [("RuntimeError", False)], "the student's own traceback is shown in full"

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from catalogues import CATALOGUES
-from support import ROOT, grade_source
+from support import ROOT, self_check
 
 from autograder.checks import declared
 from autograder.core.sections import BY_ID, SECTIONS
@@ -106,7 +106,7 @@ def selfcheck_failures(section_id: str, mistake) -> dict[str, list[str]]:
     """graded name -> the messages of the self-check's failing checks whose notebook cell is that name's."""
     section = BY_ID[section_id]
     gradings = declared(section_id)
-    result = grade_source(section_id, mistake.source(section_id), visible_only=True)
+    result = self_check(section_id, mistake.source(section_id))
     failures: dict[str, list[str]] = {}
     for outcome in result.checks:
         if not outcome.passed:

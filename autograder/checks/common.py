@@ -206,14 +206,46 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
            _f("{name} should have the parameters {expected}; found {found}", name=name, expected=sorted(expected),
               found=sorted(got)))
     for param_name, value in expected.items():
-        expect(isinstance(got[param_name], torch.Tensor) and tuple(got[param_name].shape) == tuple(value.shape),
-               _f("{name}.{parameter} should have shape {expected}, got {got}", name=name, parameter=param_name,
-                  expected=tuple(value.shape), got=tuple(getattr(got[param_name], 'shape', ()))))
+        expect_param_shape(got[param_name], tuple(value.shape), name, param_name)
     for param_name, value in expected.items():
         # i18n: {order} lists the parameters as code, sometimes with a few words (translated by the caller)
         expect(torch.allclose(got[param_name], value.detach()),
                _f("{name}.{parameter} differs from the seeded weights: create the parameters in "
                   "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
+
+
+# the documented output missed by a forward that is right with the module's own weights: the weights differ
+OTHER_ORDER = N_("the parameters created in another order than the documented one (your forward is right with "
+                 "your own weights)")
+# a Linear layer made as nn.Linear(d_out, d_in): its weight has the shape of the other way round
+LINEAR_SWAPPED = N_("nn.Linear(d_out, d_in): in and out swapped")
+
+
+def expect_param_shape(param, shape: tuple, name: str, param_name: str) -> None:
+    """The parameter `param_name` of `name` has `shape`; where a Linear's weight has the transposed shape,
+    the message says why (the cause of every failure of the forward that follows: said first)."""
+    got = tuple(param.shape) if isinstance(param, torch.Tensor) else ()
+    if got == shape:
+        return
+    message = _f("{name}.{parameter} should have shape {expected}, got {got}", name=name, parameter=param_name,
+                 expected=shape, got=got)
+    swapped = param_name.endswith(".weight") and len(shape) == 2 and got == shape[::-1]
+    if swapped:
+        # i18n: a shape that is wrong, then why (Chinese ends the first with 。)
+        message = _f("{message}: nn.Linear(in_features, out_features) stores its weight as (out_features, "
+                     "in_features), so this layer was made as nn.Linear({d_out}, {d_in}) where nn.Linear({d_in}, "
+                     "{d_out}) belongs", message=message, d_in=shape[1], d_out=shape[0])
+    raise CheckFailed(message, LINEAR_SWAPPED if swapped else "")
+
+
+def expect_layer_shapes(module, name: str, d_in: int, d_out: int, layers=("W_query", "W_key", "W_value")) -> None:
+    """Before a forward is run: each of `layers` of the student's `module` has the weight of
+    nn.Linear(d_in, d_out), shape (d_out, d_in). A layer missing is the parameter checks' business."""
+    params = module.params()
+    for layer in layers:
+        weight = params.get(f"{layer}.weight") if isinstance(params, dict) else None
+        if isinstance(weight, torch.Tensor):
+            expect_param_shape(weight, (d_out, d_in), name, f"{layer}.weight")
 
 
 def with_params(reference: torch.nn.Module, params) -> torch.nn.Module:
@@ -292,6 +324,10 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
 
 
 # A catalogued mistake's name (what the class report counts): an answer written out instead of computed
+# a nan in train mode where the eval-mode forward (the same mask) gives numbers: dropout met the masked
+# scores, -inf times dropout's 0 (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
+TRAIN_ONLY_NAN = N_("nan appears in train mode only, so the mask is right: this looks like dropout applied to the "
+                    "masked scores before the softmax (-inf × 0 is nan)")
 HARD_CODED = N_("the answer is hard-coded: the same values whatever the input")
 
 

@@ -4,6 +4,15 @@ hints are made at import time: marked with N_ here, translated with _() where th
 from autograder.i18n import N_, _f
 
 BARE_SPLIT = N_("a bare view to (B, H, T, hd) without transpose (tokens and heads get mixed)")
+# a split into (B, T, H, hd) returned as is: on the documented input (T = H) it has the documented shape
+NO_SPLIT_SWAP = N_("the heads split off as (B, T, H, hd) and returned without .transpose(1, 2) (tokens and heads "
+                   "get mixed)")
+# the future leaks into the past: the question "no causal mask?" only where the module's own weights without a
+# mask give its output (section_06's leak_hint); an inverted mask or mixed-up heads leak too, and have a mask
+NO_MASK_LEAK = N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
+                  "above the diagonal in every head")
+FUTURE_LEAKS = N_("They changed, so the future leaks into the past: hide the scores strictly above the diagonal in "
+                  "every head")
 NO_SWAP_BACK = N_("a bare reshape to (B, T, H*hd) without swapping H and T back")
 INVERSE_HINT = N_("combine_heads must undo split_heads: split_heads reshapes to (B, T, H, hd) then swaps T and H, "
                    "so combine_heads swaps them back, then reshapes")

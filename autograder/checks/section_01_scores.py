@@ -50,6 +50,9 @@ def test_dot_scores_documented(student):
     expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
 
 
+WRONG_SIDE = N_("inputs.T @ inputs (the transpose on the wrong side)")
+
+
 @check(1, "score_matrix gives the documented 6x6 scores", documented=True, cell="score_matrix")
 def test_score_matrix_documented(student):
     got = student.call("score_matrix", WORKED_INPUTS)
@@ -57,7 +60,8 @@ def test_score_matrix_documented(student):
     expect_not_hard_coded("score_matrix", (got, student.call("score_matrix", inputs)),
                           (WORKED_INPUTS @ WORKED_INPUTS.T, inputs @ inputs.T))
     # the worked example's scores are shown in the report even when right: a picture of what was computed
-    expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS, show_passing=True)
+    expect_close(got, DOC_MATRIX, "score_matrix(inputs)", atol=1e-4, heatmap_labels=TOKENS, show_passing=True,
+                 mistakes={WRONG_SIDE: WORKED_INPUTS.T @ WORKED_INPUTS})
 
 
 # ---------------------------------------------------------------- visible: properties

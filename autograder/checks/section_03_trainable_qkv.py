@@ -25,8 +25,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
-                                      expect_same_params, hint_if_written,
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
+                                      expect_not_hard_coded, expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
@@ -65,6 +65,7 @@ MIXED_UP = {("W_key", "W_query"): N_("v2.W_key.weight copied into v1.W_query (th
 OUTPUT_ROWS = (TOKENS, None)
 
 
+WRONG_ORDER = N_("(context, weights) in the wrong order: return the context first")
 # what a projection returned in the wrong place equals: one of the other two (by index)
 WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values) in that order"),
                     N_("the keys (x @ W_key): return (queries, keys, values) in that order"),
@@ -195,7 +196,10 @@ def test_query_2_documented(student):
         what = _f("{call} with {seeded}", call="scaled_dot_product_attention(query_2, keys, values)", seeded=seeded_as)
         context, attn = unpack(student.call("scaled_dot_product_attention", queries[1], keys, values), 2, what,
                                "(context, weights)")
-        answers.append((what, context, attn, attention_mistakes(queries[1], keys, values), doc))
+        wrong = attention_mistakes(queries[1], keys, values)
+        # the right context returned where the weights belong: (weights, context) in the wrong order
+        wrong[WRONG_ORDER] = tuple(reversed(attend(queries[1], keys, values, math.sqrt(keys.shape[-1]))))
+        answers.append((what, context, attn, wrong, doc))
     # the two draws' documented weights differ: the same answer for both is one written out
     expect_not_hard_coded("scaled_dot_product_attention", [attn for _what, _context, attn, _wrong, _doc in answers],
                           [torch.tensor(doc["weights"]) for *_rest, doc in answers])
@@ -236,6 +240,7 @@ def test_v1_documented(student):
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
 def test_v2_documented(student):
     module = student.new("SelfAttention_v2", 3, 2, seed=789)
+    expect_layer_shapes(module, "SelfAttention_v2(3, 2)", 3, 2)  # a swapped layer named before its forward fails
     got = module(WORKED_INPUTS)
     expect_module_computed(module, "SelfAttention_v2", seeded_projections(3, 2, seed=789), got)
     expect_close(got, DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
@@ -302,6 +307,7 @@ def test_parameter_order(student):
 def test_v2_batch(student):
     batch = randn(371, 2, 5, 4)
     module = student.new("SelfAttention_v2", 4, 3, seed=51)
+    expect_layer_shapes(module, "SelfAttention_v2(4, 3)", 4, 3)
     got = module(batch)  # an error raised on `.T` gets its hint (core/hints.py)
     expected = stack_items([module(item) for item in batch],
                            _f("{name} on a {shape} input", name="SelfAttention_v2(4, 3)", shape=(5, 4)),
@@ -368,6 +374,8 @@ def test_gradients(student):
     for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
         x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
         module = student.new(name, 4, 3, seed=seed, **kwargs)
+        if name == "SelfAttention_v2":
+            expect_layer_shapes(module, name, 4, 3)
         params = module.params()  # which ones it should have is the parameter checks' business
         expect_grads_flow(module.run(x, mode="train", backward=grad_output), list(params or {}), name)
 
@@ -412,7 +420,7 @@ def expect_attention(reply_value, queries, keys, values, what):
     context, weights = unpack(reply_value, 2, what, "(context, weights)")
     expected_context, expected_weights = torch_attention(queries, keys, values)
     wrong = attention_mistakes(queries, keys, values)
-    order = N_("(context, weights) in the wrong order: return the context first")
+    order = WRONG_ORDER
     # a visible check's inputs are public: a failure shows its weights (queries x keys) and context
     expect_close(weights, expected_weights, _f("the weights of {what}", what=what),
                  mistakes={order: expected_context, **{k: w for k, (c, w) in wrong.items()}}, heatmap_labels=True)

@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
                                       expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
@@ -134,6 +134,10 @@ def attention_mistakes(reference, x):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(x.shape[-1]), dim=-1) @ values
         swapped = scores.transpose(-2, -1).masked_fill(future, INF) / math.sqrt(keys.shape[-1])
         wrong[N_("queries and keys swapped (keys @ queries^T)")] = torch.softmax(swapped, dim=-1) @ values
+        # over the batch, the future filled with a large negative number (-inf gives nan there, said as nan)
+        over_batch = scores.masked_fill(future, -1e9) / math.sqrt(keys.shape[-1])
+        wrong[N_("softmax over the batch dim (dim=0) instead of the last dim: keep the batch dim apart")] = \
+            torch.softmax(over_batch, dim=0) @ values
     return wrong
 
 
@@ -191,9 +195,10 @@ def test_causal_attention_documented(student):
     got, other = module(WORKED_BATCH), randn(168, 2, 6, 3)  # other inputs: a written-out answer gives itself away
     expect_not_hard_coded("CausalAttention", (got, module(other)),
                           [causal_output(reference, x) for x in (WORKED_BATCH, other)])
+    own = documented_forward(module.params(), WORKED_BATCH)  # right with its own weights: they are not the seeded ones
     expect_close(got, torch.stack((DOC_CAUSAL_ATTENTION, DOC_CAUSAL_ATTENTION)),
                  "torch.manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)", atol=1e-4,
-                 mistakes=attention_mistakes(reference, WORKED_BATCH))
+                 mistakes={**({OTHER_ORDER: own[0]} if own else {}), **attention_mistakes(reference, WORKED_BATCH)})
 
 
 # ---------------------------------------------------------------- visible: properties (5.25 points)
@@ -425,4 +430,5 @@ def test_train_dropout(student):
     expected, on_context = documented_forward(params, x, dropout=0.5, train_seed=7, device=student.device)
     expect_close(got, expected, what, device=student.device,
                  mistakes={N_("dropout on the context vectors instead of the attention weights"): on_context},
-                 hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"))
+                 hint=N_("Apply self.dropout once, to the attention weights after the softmax, before @ values"),
+                 nan_note=TRAIN_ONLY_NAN)

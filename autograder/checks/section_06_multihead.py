@@ -31,12 +31,12 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
                                       expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, own_layers)
-from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten
@@ -79,12 +79,25 @@ def new_mha(student, *args, **kwargs):
 
 # ---------------------------------------------------------------- visible: documented values (2 points)
 
+def expect_transposed_split(student) -> None:
+    """On the documented input T = H, so a split left as (B, T, H, hd) has the documented shape and the values of
+    a bare view to (B, H, T, hd): a call with T != H tells the two apart, and names the one it is."""
+    wide = torch.arange(1, 49).reshape(2, 3, 8)
+    got = student.call("split_heads", wide, 2)
+    left = wide.reshape(2, 3, 2, 4)
+    expect(not close(got, left),
+           _f("{call}: got shape {got}: this looks like {mistake}; split_heads returns (B, H, T, hd)",
+              call="split_heads(torch.arange(1, 49).reshape(2, 3, 8), 2)", got=tuple(left.shape),
+              mistake=_(NO_SPLIT_SWAP)), mistake=NO_SPLIT_SWAP)
+
+
 @check(0.5, "split_heads gives the documented layout of arange(1, 33)", documented=True, cell="split_heads")
 def test_split_heads_documented(student):
     x, other = torch.arange(1, 33).reshape(2, 2, 8), torch.arange(33, 65).reshape(2, 2, 8)
     got = student.call("split_heads", x, 2)  # and on other values: a written-out answer gives itself away
     expect_not_hard_coded("split_heads", (got, student.call("split_heads", other, 2)),
                           [v.reshape(2, 2, 2, 4).transpose(1, 2) for v in (x, other)])
+    expect_transposed_split(student)
     expect_close(got, DOC_SPLIT.reshape(2, 2, 2, 4),
                  "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2)", atol=1e-4,
                  mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)}, heatmap_labels=(head_rows(2, 2), None),
@@ -109,9 +122,13 @@ def test_mha_documented(student):
     if own is not None:  # other inputs, with its own weights: a written-out answer gives itself away
         other = randn(169, 2, 6, 3)
         expect_not_hard_coded("MultiHeadAttention", (got, module(other)), [attend(own, x) for x in (WORKED_BATCH, other)])
+    mistakes = {BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)}
+    if own is not None:  # the right forward with its own weights first (then the weights differ: head_dim is 1
+        # here, so an unscaled forward gives the same), then the common wrong ones
+        mistakes.update({OTHER_ORDER: attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
     expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
-                 mistakes={BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)},
+                 mistakes=mistakes,
                  heatmap_labels=(TOKENS, None), show_passing=True)
 
 
@@ -253,10 +270,17 @@ def test_mha_causal(student):
     expect_close(after[:, :5], before[:, :5], _("the outputs of tokens 0-4 after tokens 5-7 changed"),
                  device=student.device, heatmap_labels=True,
                  heatmap_view=(lambda out: out[1], _("batch item 1, whose tokens 5-7 changed")),
-                 hint=N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
-                         "above the diagonal in every head"))
+                 hint=leak_hint(module, x, before))
     expect(not close(after[1, 5:], before[1, 5:]),
            _("the outputs of tokens 5-7 did not change when those tokens changed: the output must depend on them"))
+
+
+def leak_hint(module, x, before) -> str:
+    """What to say when the future leaks: the question "no causal mask?" only where the module's own weights
+    without a mask give its outputs (an inverted mask, or heads mixed up, leak too, and have a mask)."""
+    own = own_layers(module.params(), x.shape[-1], before.shape[-1], 3)
+    unmasked = own is not None and close(before, attend(own, x, causal=False))
+    return NO_MASK_LEAK if unmasked else FUTURE_LEAKS
 
 
 @check(0.5, "key_padding_mask hides padded keys on top of the causal mask", visible=True,
@@ -383,7 +407,8 @@ def test_mha_train_like_dropout(student):
     torch.manual_seed(6)
     on_context = attend(own, x.to(device), context_dropout=dropout).cpu()
     expect_close(got, expected, what, device=student.device, mistakes={CONTEXT_DROPOUT: on_context},
-                 hint=N_("Apply self.dropout once, to the (B, H, T, T) attention weights after the softmax"))
+                 hint=N_("Apply self.dropout once, to the (B, H, T, T) attention weights after the softmax"),
+                 nan_note=TRAIN_ONLY_NAN)
 
 
 @check(0.5, "gradients reach every parameter, out_proj included", visible=True,

@@ -18,6 +18,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "bonus": True,
 }
 
+import math
+
 import torch
 
 from autograder.checks.common import expect_no_loop, expect_not_hard_coded
@@ -66,6 +68,47 @@ def encode(student, num_positions: int, d_model: int, start: int | None = None) 
 # ---------------------------------------------------------------- visible: documented values
 
 
+def variant(num_positions, d_model, start=0, *, base=10000.0, exponent="2i/d", first="sin", second="cos",
+            scale=1.0) -> torch.Tensor:
+    """What a common wrong encoding returns (computed in float64, returned as float32)."""
+    p = torch.arange(start, start + num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    col = torch.arange(d_model, dtype=torch.float64)  # (D,)
+    even = col - col % 2  # 2i, for both columns of pair i
+    power = {"2i/d": even / d_model, "2*(2i)/d": 2 * even / d_model, "i/d": (even / 2) / d_model,
+             "j/d": col / d_model}[exponent]
+    angles = p / base ** power  # (P, D)
+    funcs = {"sin": torch.sin, "cos": torch.cos}
+    out = torch.where(col % 2 == 0, funcs[first](angles), funcs[second](angles))
+    return (out * scale).float()
+
+
+MISTAKE_ARGS = {
+    N_("the exponent 2*i/d with i the even column index, the slip of the notes' table in the notebook "
+       "(that i is already 2i, so it gets doubled)"): {"exponent": "2*(2i)/d"},
+    N_("sin and cos swapped (the even columns take the sine, the odd ones the cosine)"): {"first": "cos", "second": "sin"},
+    N_("the exponent i/d with i the pair number (the exponent is 2i/d)"): {"exponent": "i/d"},
+    N_("the base 1000 instead of 10000"): {"base": 1000.0},
+    N_("a sine in every column (the odd columns take the cosine)"): {"second": "sin"},
+    N_("a cosine in every column (the even columns take the sine)"): {"first": "cos"},
+    N_("each column's own exponent j/d (a sine and the cosine after it share the angle of the even column)"):
+        {"exponent": "j/d"},
+}
+SCALED = N_("the encoding multiplied by sqrt(d_model) (that scale belongs to the token embeddings)")
+FROM_ONE = N_("positions counted from start + 1, as the notes' table counts them from 1 "
+            "(row r encodes position start + r, so the first row is position start)")
+
+
+def common_mistakes(num_positions, d_model, start=0) -> dict:
+    """description -> what a common wrong encoding returns for these arguments (the formula written out here,
+    with one slip each: no reference solution is needed)."""
+    wrong = {name: variant(num_positions, d_model, start, **args) for name, args in MISTAKE_ARGS.items()}
+    wrong[SCALED] = variant(num_positions, d_model, start, scale=math.sqrt(d_model))
+    wrong[FROM_ONE] = variant(num_positions, d_model, start + 1)
+    return wrong
+
+
+
+
 def written_formula(num_positions: int, d_model: int) -> torch.Tensor:
     """The notebook's formula, evaluated here: what a call other than a documented one must give."""
     angles = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1) / \
@@ -84,13 +127,14 @@ def test_documented_4x4(student):
     expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide),
                           [written_formula(4, d_model)[:, :4] for d_model in (4, 6)])
     expect_close(got, DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
-                 heatmap_labels=labels(4, 4))
+                 mistakes=common_mistakes(4, 4), heatmap_labels=labels(4, 4))
 
 
 @check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True, cell="sinusoidal_encoding")
 def test_documented_worked_example(student):
+    mistakes = {**common_mistakes(6, 3, start=1), START_IGNORED: variant(6, 3), SHORT_END: variant(5, 3, start=1)}
     expect_close(encode(student, 6, 3, start=1), DOC_WORKED, "sinusoidal_encoding(6, 3, start=1)", atol=1e-4,
-                 hint=DOC_HINT, heatmap_labels=labels(6, 3, start=1), show_passing=True)  # shown passing or not
+                 hint=DOC_HINT, mistakes=mistakes, heatmap_labels=labels(6, 3, start=1), show_passing=True)  # shown passing or not
 
 
 # ---------------------------------------------------------------- visible: properties

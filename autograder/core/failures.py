@@ -101,7 +101,7 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
                               kind="internal")
     error_type = str(error.get("type", "Exception"))
     device = device_hint(message)  # named first: it says plainly what the error says less plainly
-    hint = None if device else hint_for(error_type, message, str(error.get("line") or ""))
+    hint = None if device else hint_for(error_type, message, str(error.get("line") or ""), error)
     words = raised_words(label, error_type, where, bool(device))
     advice = device or (hint.said if hint else "")
     return StudentFailure(words(message, advice), kind="raised", error={**error, "hint": hint.mistake if hint else ""},

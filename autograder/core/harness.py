@@ -230,14 +230,14 @@ def differs_from_mistakes(actual, mistakes: dict | None, device=None, scale=None
     return None
 
 
-def _first_difference(actual, expected) -> str:
+def _first_difference(actual, expected, nan_note: str = "") -> str:
     a, e = actual.double(), expected.double()
     same = (a == e) | (a.isnan() & e.isnan())  # equal infinities and paired NaNs are no difference
     diff = (a - e).abs().nan_to_num(nan=math.inf, posinf=math.inf).masked_fill(same, 0.0)
     index = int(diff.argmax())
     position = list(torch.unravel_index(torch.tensor(index), diff.shape)) if diff.dim() else []
     got = a.flatten()[index].item()
-    note = NAN_NOTE if math.isnan(got) else INF_NOTE if math.isinf(got) else ""
+    note = (nan_note or NAN_NOTE) if math.isnan(got) else INF_NOTE if math.isinf(got) else ""
     numbers = {"difference": diff.flatten()[index].item(), "expected": e.flatten()[index].item(), "got": got}
     if position:
         text = _f("largest difference {difference:.4g} at {position} (expected {expected:.4f}, got {got:.4f})",
@@ -326,7 +326,7 @@ def _asked(labels) -> bool:
 
 def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, device: str | None = None,
                  scale: float | None = None, atol: float | None = None, hint: str = "",
-                 heatmap_labels=None, heatmap_view=None, show_passing: bool = False) -> None:
+                 heatmap_labels=None, heatmap_view=None, show_passing: bool = False, nan_note: str = "") -> None:
     """Fail unless `actual` matches `expected` in type, shape, dtype and values.
 
     device: whose tolerance applies (default: the grading's device, see `grading_device`).
@@ -342,6 +342,8 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         axes (e.g. TOKENS, or a (rows, columns) pair), or True for numbered axes.
     heatmap_view: (function, note): the 2-D matrix to draw instead of the first batch
         item's last two dims (e.g. one head per block of rows), and what it shows.
+    nan_note: where the check has seen where a nan comes from (a forward that gives numbers in eval mode and
+        nan in train mode: the dropout), what to say of a nan instead of NAN_NOTE's guess about the mask (N_).
     show_passing: on public inputs only, and where the picture helps a student who got it
         right (the worked example's weights): when the values match, the two matrices are
         kept as a passing figure of the check (take_passing_figures). Never changes a verdict.
@@ -371,7 +373,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         wrong = int((actual != expected).sum())
         detail = _f("{wrong} of {count} entries differ", wrong=wrong, count=expected.numel())
     else:
-        detail = _first_difference(actual, expected)
+        detail = _first_difference(actual, expected, nan_note)
     message = _f("{what}: wrong values, {detail}", what=what, detail=detail)
     if named:  # a mistake's description: marked for the catalogues where the check names it
         message += _f(". This looks like {mistake}", mistake=describe(named))

@@ -38,22 +38,34 @@ class Hint:
     error: str  # the exception's type name
     message: str  # a regular expression the exception's message must match
     line: str  # a regular expression the student's raising line must match
+    # the worker's measurement the hint's premise needs (an error's field, worker/transposed.py), or "":
+    # the hint fires only when that field holds a value other than `usual` (the premise seen, not guessed)
+    evidence: str = ""
+    usual: int = 0
 
     @property
     def said(self) -> str:
         """The hint's text in the reader's language."""
         return _(self.text)
 
-    def fits(self, error: str, message: str, line: str) -> bool:
+    def fits(self, error: str, message: str, line: str, evidence: dict | None = None) -> bool:
         return (error == self.error and re.search(self.message, message) is not None
-                and re.search(self.line, line) is not None)
+                and re.search(self.line, line) is not None and self.seen(evidence or {}))
+
+    def seen(self, evidence: dict) -> bool:
+        """Whether the worker's measurements show the hint's premise (always, for a hint that needs none)."""
+        if not self.evidence:
+            return True
+        measured = evidence.get(self.evidence)
+        return isinstance(measured, list) and any(value != self.usual for value in measured)
 
 
 HINTS = (
-    # q @ k.T with k of shape (B, T, d): k.T is (d, T, B), so the batch dims no longer line up
+    # q @ k.T with k of shape (B, T, d): k.T is (d, T, B), so the batch dims no longer line up; the `.T` of
+    # a matrix (v2.W_query.weight.T) is right, so the hint needs a `.T` operand the worker saw with other dims
     Hint(BATCHED_T, BATCHED_T_HINT, "RuntimeError",
          r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied",
-         r"\.T\b"),
+         r"\.T\b", evidence="transposed_dims", usual=2),
     Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
@@ -62,9 +74,10 @@ HINTS = (
 )
 
 
-def hint_for(error: str, message: str, line: str) -> Hint | None:
-    """The hint whose evidence the error fits, or None (then the error speaks for itself)."""
-    return next((hint for hint in HINTS if hint.fits(error, message, line)), None)
+def hint_for(error: str, message: str, line: str, evidence: dict | None = None) -> Hint | None:
+    """The hint whose evidence the error fits, or None (then the error speaks for itself).
+    evidence: the worker's description of the error, whose measurements some hints need (Hint.evidence)."""
+    return next((hint for hint in HINTS if hint.fits(error, message, line, evidence)), None)
 
 
 # What torch says when code made for the CPU meets a GPU, and what to do about it: these mistakes

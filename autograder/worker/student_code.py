@@ -7,6 +7,8 @@ import signal
 import threading
 import traceback
 
+from .transposed import last_student_frame, transposed_dims
+
 STUDENT_FILE_PREFIX = "<student "  # a cell's code is compiled under "<student LABEL>"
 
 
@@ -89,6 +91,9 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
         "lineno": lineno,
         "line": line,
     }
+    dims = transposed_dims(line, last_student_frame(error.__traceback__, locate)) if line else []
+    if dims:  # the evidence for the `.T` hint: numbers, which the trusted side checks (core/hints.py)
+        described["transposed_dims"] = dims
     if is_out_of_memory(error, message):  # the limit as a number: the trusted side says it (core/failures.py)
         described.update(kind="memory", limit_bytes=memory_limit_bytes())
     return described

@@ -88,10 +88,15 @@ ERROR_FIGURES = {"lineno", "limit_bytes"}
 
 def _is_error(value) -> bool:
     # cell, lineno: `where` as data (the student's cell and line), for the trusted side to word
+    # transposed_dims: the dims of each `.T` operand of the raising line (worker/transposed.py), a hint's evidence
     if not (isinstance(value, dict) and set(value) <= {"kind", "type", "message", "where", "line", "cell", "lineno",
-                                                       *ERROR_FIGURES}):
+                                                       "transposed_dims", *ERROR_FIGURES}):
         return False
-    return all(_is_count(v) if k in ERROR_FIGURES else isinstance(v, str) for k, v in value.items() if v is not None)
+    dims = value.get("transposed_dims", [])
+    if not (isinstance(dims, list) and len(dims) <= 8 and all(_is_count(d) for d in dims)):
+        return False
+    return all(_is_count(v) if k in ERROR_FIGURES else isinstance(v, str)
+               for k, v in value.items() if v is not None and k != "transposed_dims")
 
 
 def _is_count(value) -> bool:

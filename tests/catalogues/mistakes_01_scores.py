@@ -17,13 +17,13 @@ MISTAKES = [
                 return torch.zeros(6, 6)
             """}, ["dot_scores gives the documented", "dot_scores matches the reference",
                    "score_matrix gives the documented", "score_matrix matches the reference", "score_matrix on a batch",
-                   "in their input's dtype"], says="is the answer hard-coded?"),
+                   "in their input's dtype"], says="is the answer hard-coded?", also=("default dtype",)),
     # the documented scores written out, the rest computed: named in dot_scores's own cell
     Mistake("dot_scores hard-coded", {"dot_scores": """
             def dot_scores(query, inputs):
                 return torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
             """}, ["dot_scores gives the documented", "dot_scores matches the reference", "in their input's dtype"],
-            says="is the answer hard-coded?", hard_coded=True),
+            says="is the answer hard-coded?", hard_coded=True, also=("default dtype",)),
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
                 return (inputs * query).sum(dim=0)

@@ -71,7 +71,7 @@ MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.amax(dim=0, keepdim=True))
                 return exps / exps.sum(dim=0, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="wrong dim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="wrong dim", also=("dim 0",)),
     Mistake("softmax max without keepdim", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)

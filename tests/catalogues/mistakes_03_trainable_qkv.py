@@ -128,11 +128,16 @@ MISTAKES = [
     Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             " / keys.shape[-1] ** 0.5", ""))},
             ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "other seeds and sizes"], says="no scaling"),
+    # nn.Linear's habit (x @ W.T) on a Parameter already (d_in, d_out): a 2-D `.T`, so no hint about batched `.T`
+    Mistake("v1 multiplies by the transposed weights", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
+            "x @ self.W_query, x @ self.W_key, x @ self.W_value",
+            "x @ self.W_query.T, x @ self.W_key.T, x @ self.W_value.T"))},
+            ["SelfAttention_v1(3, 2) with", "gradients reach", "other seeds and sizes"], says="x @ self.W_query.T"),
     Mistake("v1 parameters created out of order", {"SelfAttention_v1": v1_class(
             "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n", V1_FORWARD)},
-            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order"),
+            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order", also=("W_key created before W_query",)),
     Mistake("v1 weights drawn with randn", {"SelfAttention_v1": v1_class(V1_INIT.replace("rand(", "randn("),
                                                                          V1_FORWARD)},
             ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),
@@ -155,14 +160,16 @@ MISTAKES = [
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n", bias="False")}, ["qkv_bias=True"], says="bias"),
-    # a mistake in a collaborator costs the collaborator's checks only: the copy's check copies between
+    # the layers made as nn.Linear(d_out, d_in): named first, before the forward that fails on it; and, a
+    # mistake in a collaborator, it costs the collaborator's checks only: the copy's check copies between
     # stand-ins built from the documented parameters, not the student's own v1 and v2
     Mistake("v2 layers made as nn.Linear(d_out, d_in)", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n").replace("nn.Linear(d_in, d_out,", "nn.Linear(d_out, d_in,")},
             ["SelfAttention_v2(3, 2) with torch.manual_seed(789)", "in the documented order", "works on a batch",
-             "gradients reach every parameter", "qkv_bias=True", "other seeds and sizes"]),
+             "gradients reach every parameter", "qkv_bias=True", "other seeds and sizes"],
+            says="stores its weight as (out_features, in_features)"),
     Mistake("v1 weights made (d_out, d_in)", {"SelfAttention_v1": v1_class(
             V1_INIT.replace("torch.rand(d_in, d_out)", "torch.rand(d_out, d_in)"),
             V1_FORWARD.replace("x @ self.W_query, x @ self.W_key, x @ self.W_value",

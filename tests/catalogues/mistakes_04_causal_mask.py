@@ -69,11 +69,11 @@ MISTAKES = [
     Mistake("diagonal masked", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool"], says="diagonal masked"),
+            """}, ["causal_mask: (T, T) bool"], says="diagonal masked", asks=("a row with every key hidden",)),
     Mistake("inverted causal mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
-            """}, ["causal_mask: (T, T) bool"], says="inverted mask"),
+            """}, ["causal_mask: (T, T) bool"], says="inverted mask", also=("instead of the future",), asks=("a row with every key hidden",)),
     Mistake("float mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)
@@ -142,7 +142,7 @@ MISTAKES = [
     Mistake("CausalAttention hides the past and the diagonal (tril)", {"CausalAttention": causal_attention(
         init=BUFFER.replace("torch.triu(", "torch.tril(").replace(", diagonal=1", ""))},
         ["with seed 123 gives the documented", "CausalAttention is causal", OTHER_SIZES],
-        says="the past and the diagonal hidden instead of the future"),
+        says="the past and the diagonal hidden instead of the future", asks=("a row with every key hidden",)),
     Mistake("parameters created out of order", {"CausalAttention": causal_attention().replace(
         "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n", "").replace(
         "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n",
@@ -153,7 +153,7 @@ MISTAKES = [
         "keys.shape[-1] ** 0.5", "x.shape[-1] ** 0.5")},
         ["with seed 123 gives the documented", OTHER_SIZES], says="sqrt(d_in)"),
     Mistake("no causal mask in forward", {"CausalAttention": causal_attention(mask="pass")},
-            ["CausalAttention is causal", "with seed 123 gives the documented", OTHER_SIZES], says="future leaks"),
+            ["CausalAttention is causal", "with seed 123 gives the documented", OTHER_SIZES], says="future leaks", also=("no causal mask",)),
     Mistake("softmax over the batch", {"CausalAttention": causal_attention(mask=MASK.replace('float("-inf")', "-1e9"))
             .replace("dim=-1)", "dim=0)")},
             ["items of a batch do not influence", "CausalAttention is causal", "with seed 123 gives the documented",
@@ -167,6 +167,10 @@ MISTAKES = [
     Mistake("dropout active in eval", {"CausalAttention": causal_attention(
         dropout="weights = nn.functional.dropout(weights, self.dropout.p, training=True)")},
         ["eval mode disables dropout"], says="dropout active in eval"),
+    Mistake("dropout on the scores before the softmax", {"CausalAttention": causal_attention(dropout="pass").replace(
+        "weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
+        "weights = torch.softmax(self.dropout(scores) / keys.shape[-1] ** 0.5, dim=-1)")},
+        ["dropout on the attention weights as nn.Dropout"], says="dropout applied to the masked scores"),
     Mistake("dropout on the context vectors", {"CausalAttention": causal_attention(dropout="pass").replace(
         "return weights @ values", "return self.dropout(weights @ values)")},
         ["dropout on the attention weights as nn.Dropout"], says="context vectors"),

@@ -83,7 +83,7 @@ MISTAKES = [
     Mistake("query-side padding mask", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(key_padding_mask[:, :, None], float("-inf"))
-            """}, ["hides the padded key columns"], says="padded queries (rows)"),
+            """}, ["hides the padded key columns"], says="padded queries (rows)", asks=("a row with every key hidden",)),
     Mistake("inverted mask when filling", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):
                 return scores.masked_fill(~key_padding_mask[:, None, :], -1e9)
@@ -118,9 +118,9 @@ MISTAKES = [
             MODULE_VALUES, says="sqrt(d)"),
     Mistake("query-side padding mask in the module", {"PaddedSelfAttention": padded_self_attention(
         masks=MASKS.replace("key_padding_mask[:, None, :]", "key_padding_mask[:, :, None]"))},
-        [*MODULE_VALUES, "outputs at real positions ignore"], says="padded queries (rows)"),
+        [*MODULE_VALUES, "outputs at real positions ignore"], says="padded queries (rows)", asks=("a row with every key hidden",)),
     Mistake("key_padding_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=ATTN_MASK)},
-            ["outputs at real positions ignore", *MODULE_VALUES], says="padded keys still get weight"),
+            ["outputs at real positions ignore", *MODULE_VALUES], says="padded keys still get weight", also=("no padding mask applied",)),
     Mistake("attn_mask ignored", {"PaddedSelfAttention": padded_self_attention(masks=PADDING)},
             ["attn_mask of shape", "matches the reference with both masks"], says="attn_mask ignored"),
     Mistake("inverted attn_mask", {"PaddedSelfAttention": padded_self_attention(
@@ -162,7 +162,8 @@ HARD_CODED = {
 # the documented mask written out: named in key_padding_mask's own cell
 MISTAKES.append(Mistake("key_padding_mask hard-coded", {"key_padding_mask": HARD_CODED["key_padding_mask"]},
                         ["gives the documented mask", "True at padding, from a list", "raises ValueError naming a length",
-                         "on the device of the lengths"], says="is the answer hard-coded?", hard_coded=True))
+                         "on the device of the lengths"], says="is the answer hard-coded?", hard_coded=True,
+                 also=("default device",)))
 # answers written out (a demo's printout) for the other three names: each named in its own cell
 MISTAKES.append(Mistake("mask_padded_scores hard-coded", {"mask_padded_scores": """
             def mask_padded_scores(scores, key_padding_mask):

@@ -59,6 +59,15 @@ MISTAKES = [
                     raise ValueError("D must be a multiple of num_heads")
                 return x.view(b, num_heads, t, d // num_heads)
             """}, ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
+    # (B, T, H, hd) returned as is: on the documented input (T = H) it looks like a bare view; named as what it is
+    Mistake("split_heads without the transpose", {"split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError("D must be a multiple of num_heads")
+                return x.reshape(b, t, num_heads, d // num_heads)
+            """}, ["split_heads gives the documented", "split_heads matches the reference"],
+            says="returned without .transpose(1, 2)"),
     Mistake("split_heads without the ValueError", {"split_heads": """
             def split_heads(x, num_heads):
                 b, t, d = x.shape
@@ -128,14 +137,17 @@ MISTAKES = [
     Mistake("no dropout in train mode",
             mha((SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)")),
             ["dropout acts in train mode"], says="no dropout applied"),
+    Mistake("dropout on the scores before the softmax", mha((SOFTMAX_LINE,
+            "weights = torch.softmax(self.dropout(scores) / self.head_dim ** 0.5, dim=-1)")),
+            ["dropout on the attention weights as nn.Dropout"], says="dropout applied to the masked scores"),
     Mistake("dropout on the context vectors", mha(
         (SOFTMAX_LINE, "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)"),
         ("context = (weights @ v).transpose(1, 2)", "context = self.dropout(weights @ v).transpose(1, 2)")),
         ["dropout on the attention weights as nn.Dropout"], says="context vectors"),
     Mistake("diagonal masked", mha(("torch.triu(full, diagonal=1)", "torch.triu(full, diagonal=0)")),
-            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="diagonal masked"),
+            [EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="diagonal masked", asks=("a row with every key hidden",)),
     Mistake("no causal mask", mha(("hidden = self.mask[:t, :t]", "hidden = torch.zeros_like(self.mask[:t, :t])")),
-            ["causality", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="causal mask"),
+            ["causality", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES], says="causal mask", also=("no causal mask",)),
     Mistake("padding mask replaces the causal mask", mha(
         ("        hidden = self.mask[:t, :t]\n        if key_padding_mask is not None:\n"
          "            hidden = hidden | key_padding_mask[:, None, None, :]\n",
@@ -150,7 +162,7 @@ MISTAKES = [
          "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"),
         ("        self.out_proj = nn.Linear(d_out, d_out)\n        self.dropout", "        self.dropout")),
         ["MultiHeadAttention creates its parameters in the documented order", "MultiHeadAttention gives the documented"],
-        says="in exactly this order"),
+        says="in exactly this order", also=("another order",)),
     Mistake("no ValueError for d_out % num_heads", mha(
         ("        if d_out % num_heads != 0:\n            raise ValueError(f\"d_out={d_out} must be a multiple of "
          "num_heads={num_heads}\")\n", "")),

@@ -50,7 +50,7 @@ RIGHT_ANGLES = "positions / 10000 ** (i / d_model)"
 
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED, [DOC_TABLE, DTYPE, RANGE, PAIRS, START, ODD, SIZES, STARTS],
-            says="is the answer hard-coded?"),
+            says="is the answer hard-coded?", also=("start ignored", "odd d_model")),
     Mistake("the seed's exponent 2*i/d with i the even column index",
             encoding_with("positions / 10000 ** (2 * i / d_model)"), EVERY_VALUE, says="slip of the notes' table"),
     Mistake("sin and cos swapped", encoding_with(RIGHT_ANGLES, fill="""
@@ -78,11 +78,11 @@ MISTAKES = [
     Mistake("a sine in every column", encoding_with(RIGHT_ANGLES, fill="""
                 encoding[:, 0::2] = torch.sin(angles)
                 encoding[:, 1::2] = torch.sin(angles[:, : d_model // 2])"""),
-            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="sine in every column"),
+            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="sine in every column", also=("not a sine and a cosine",)),
     Mistake("a cosine in every column", encoding_with(RIGHT_ANGLES, fill="""
                 encoding[:, 0::2] = torch.cos(angles)
                 encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])"""),
-            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="cosine in every column"),
+            [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="cosine in every column", also=("not a sine and a cosine",)),
     Mistake("each column with its own exponent j/d", {"sinusoidal_encoding": """
             def sinusoidal_encoding(num_positions, d_model, start=0):
                 positions = torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(1)
@@ -92,7 +92,7 @@ MISTAKES = [
                 encoding[:, 0::2] = torch.sin(angles[:, 0::2])
                 encoding[:, 1::2] = torch.cos(angles[:, 1::2])
                 return encoding
-            """}, [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="own exponent"),
+            """}, [SIZES, DOC_TABLE, DOC_WORKED, PAIRS, STARTS], says="own exponent", also=("not a sine and a cosine",)),
     Mistake("scaled by sqrt(d_model)", {"sinusoidal_encoding": """
             def sinusoidal_encoding(num_positions, d_model, start=0):
                 positions = torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(1)
@@ -102,7 +102,7 @@ MISTAKES = [
                 encoding[:, 0::2] = torch.sin(angles)
                 encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])
                 return encoding * math.sqrt(d_model)
-            """}, [SIZES, DOC_TABLE, DOC_WORKED, RANGE, PAIRS, STARTS], says="sqrt(d_model)"),
+            """}, [SIZES, DOC_TABLE, DOC_WORKED, RANGE, PAIRS, STARTS], says="sqrt(d_model)", also=("not a sine and a cosine",)),
     Mistake("a Python loop over positions (the seed's style)", {"sinusoidal_encoding": """
             def sinusoidal_encoding(num_positions, d_model, start=0):
                 rows = []

@@ -6,6 +6,7 @@ the grader runs those first, then these.
 """
 
 from autograder.checks.common import randn
+from autograder.checks.section_01_scores import WRONG_SIDE
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _f
 from solutions import scores as ref
@@ -25,4 +26,4 @@ def test_score_matrix_random(student):
         single = randn(seed, *shape)
         expect_close(student.call("score_matrix", single), ref.score_matrix(single),
                      _f("{name} on a {shape} input", name="score_matrix", shape=shape),
-                     mistakes={N_("inputs.T @ inputs (the transpose on the wrong side)"): single.T @ single})
+                     mistakes={WRONG_SIDE: single.T @ single})

@@ -7,7 +7,7 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import randn, seeded, with_params
+from autograder.checks.common import expect_layer_shapes, randn, seeded, with_params
 from autograder.checks.section_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, WRONG_PROJECTION,
                                                           module_mistakes, unpack)
 from autograder.core.harness import check, expect_close
@@ -35,6 +35,8 @@ def test_modules_random(student):
                                                 ("SelfAttention_v2", ref.SelfAttention_v2, 5, 3, 32, V2_ORDER)):
         x = randn(seed + 300, 7, d_in)
         module = student.new(name, d_in, d_out, seed=seed)
+        if name == "SelfAttention_v2":
+            expect_layer_shapes(module, name, d_in, d_out)
         # with the student's own weights where they have the reference's names and shapes:
         # forward alone is graded here, the creation order by its own check
         reference = with_params(seeded(cls, d_in, d_out, seed=seed), module.params())

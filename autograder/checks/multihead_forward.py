@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import seeded_projections
+from autograder.checks.common import manual_seed, seeded_projections
 from autograder.i18n import N_
 
 NAMES = ("W_query", "W_key", "W_value")
@@ -131,3 +131,20 @@ def causal_torch_output(own, x):
         future = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
         out, _ = torch_module.eval()(x, x, x, attn_mask=future, need_weights=False)
     return out
+
+
+def documented_split(x, num_heads):
+    """The documented (B, H, T, hd) layout of x (B, T, D), made here: head h holds the features
+    [h*hd, (h+1)*hd)."""
+    b, t, d = x.shape
+    return x.reshape(b, t, num_heads, d // num_heads).transpose(1, 2).contiguous()
+
+
+def wrapper_output(x, d_in, d_out, num_heads, seed):
+    """What MultiHeadAttentionWrapper(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns: its
+    heads are CausalAttention modules made in order, each creating W_query, W_key, W_value (the public
+    creation order), their causal outputs side by side."""
+    manual_seed(seed)
+    heads = [SimpleNamespace(**{name: torch.nn.Linear(d_in, d_out, bias=False) for name in NAMES},
+                             num_heads=1, head_dim=d_out, d_out=d_out) for _ in range(num_heads)]
+    return torch.cat([attend(head, x, out_proj=False) for head in heads], dim=-1)

@@ -23,12 +23,12 @@ import math
 from types import SimpleNamespace
 
 import torch
-import torch.nn.functional as F
 
 from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
                                       expect_not_hard_coded, expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
+from autograder.checks.qkv_forward import attend, formula_output, seeded_weights, torch_attention
 from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, expect, expect_close,
                                      expect_shape)
 from autograder.i18n import N_, _, _f
@@ -76,12 +76,6 @@ WRONG_PROJECTION = (N_("the queries (x @ W_query): return (queries, keys, values
 KIND_WORDS = {"query": N_("query"), "key": N_("key"), "value": N_("value")}
 
 
-def seeded_weights(draw, seed=123):
-    """W_query, W_key, W_value drawn one after the other, as after torch.manual_seed(seed)."""
-    generator = torch.Generator().manual_seed(seed)
-    return [draw(3, 2, generator=generator) for _ in range(3)]
-
-
 def unpack(value, count, what, names):
     """The student's returned tuple of `count` items (a list is accepted too)."""
     if not isinstance(value, (tuple, list)) or len(value) != count:
@@ -94,12 +88,6 @@ def unpack(value, count, what, names):
         raise CheckFailed(_f("{what} should return {names}, a tuple of {count} tensors; it returned {got}",
                              what=what, names=names, count=count, got=got))
     return list(value)
-
-
-def attend(queries, keys, values, scale, dim=-1):
-    """(context, weights) of softmax(queries keys^T / scale) along `dim`, computed in the grader."""
-    weights = torch.softmax(queries @ keys.transpose(-2, -1) / scale, dim=dim)
-    return weights @ values, weights
 
 
 def attention_mistakes(queries, keys, values):
@@ -209,14 +197,6 @@ def test_query_2_documented(student):
                      mistakes={k: w for k, (c, w) in wrong.items()}, heatmap_labels=QUERY_2, show_passing=index == 0)
         expect_close(context, torch.tensor(doc["context"]), _f("the context of {what}", what=what), atol=1e-4,
                      mistakes={k: c for k, (c, w) in wrong.items()}, heatmap_labels=(TOKENS[1:2], None))
-
-
-def formula_output(projections, x: torch.Tensor) -> torch.Tensor:
-    """The documented formula's output on `x` with `projections` (see seeded_projections)."""
-    with torch.no_grad():
-        queries, keys, values = ((x @ w if isinstance(w, torch.Tensor) else w(x)) for w in
-                                 (projections.W_query, projections.W_key, projections.W_value))
-    return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
 
 
 def expect_module_computed(module, name: str, projections, documented_output) -> None:
@@ -402,17 +382,6 @@ def test_inputs_unchanged(student):
 
 
 # ---------------------------------------------------------------- visible: against torch's own attention
-
-
-def torch_attention(queries, keys, values):
-    """(context, weights) as torch's own F.scaled_dot_product_attention computes them, in float64
-    (the weights are what it gives with the identity as the values); queries may be one query (d,)."""
-    single = queries.dim() == 1
-    q, k, v = (queries.unsqueeze(0) if single else queries).double(), keys.double(), values.double()
-    identity = torch.eye(k.shape[-2], dtype=torch.float64).expand(*k.shape[:-2], -1, -1)
-    context = F.scaled_dot_product_attention(q, k, v).float()
-    weights = F.scaled_dot_product_attention(q, k, identity).float()
-    return (context[0], weights[0]) if single else (context, weights)
 
 
 def expect_attention(reply_value, queries, keys, values, what):

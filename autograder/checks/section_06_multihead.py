@@ -27,7 +27,6 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 }
 
 from functools import partial
-from types import SimpleNamespace
 
 import torch
 
@@ -35,7 +34,8 @@ from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKE
                                       expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
-                                                 causal_torch_output, fill_of, mha_mistakes, own_layers)
+                                                 causal_torch_output, documented_split, fill_of, mha_mistakes,
+                                                 own_layers, wrapper_output)
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
@@ -55,23 +55,6 @@ DOC_WRAPPER = torch.tensor(
 DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
-def documented_split(x, num_heads):
-    """The documented (B, H, T, hd) layout of x (B, T, D), made here: head h holds the features
-    [h*hd, (h+1)*hd)."""
-    b, t, d = x.shape
-    return x.reshape(b, t, num_heads, d // num_heads).transpose(1, 2).contiguous()
-
-
-def wrapper_output(x, d_in, d_out, num_heads, seed):
-    """What MultiHeadAttentionWrapper(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns: its
-    heads are CausalAttention modules made in order, each creating W_query, W_key, W_value (the public
-    creation order), their causal outputs side by side."""
-    manual_seed(seed)
-    heads = [SimpleNamespace(**{name: torch.nn.Linear(d_in, d_out, bias=False) for name in NAMES},
-                             num_heads=1, head_dim=d_out, d_out=d_out) for _ in range(num_heads)]
-    return torch.cat([attend(head, x, out_proj=False) for head in heads], dim=-1)
-
-
 def new_mha(student, *args, **kwargs):
     """The student's MultiHeadAttention (an error its forward raises on a bare .view gets its hint: core/hints.py)."""
     return student.new("MultiHeadAttention", *args, **kwargs)

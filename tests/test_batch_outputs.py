@@ -71,18 +71,19 @@ def test_the_hint_after_ctrl_c_resumes_without_force():
 
 
 SLOW_CELL = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-             "source": ["import time\n", "time.sleep(8)\n"]}
+             "source": ["import time\n", "time.sleep(4)\n"]}
 
 
 def test_ctrl_c_during_a_forced_batch_says_the_command_that_resumes_and_it_does(tmp_path):
     """alice is graded, then Ctrl-C while the slow student's notebook loads: the hint's command
     grades the rest and keeps alice's grade."""
-    submitted, out = blank_class(tmp_path / "submitted", "alice", "bob"), tmp_path / "grades"
+    submitted, out = blank_class(tmp_path / "submitted", "alice"), tmp_path / "grades"
+    command = ["batch", str(submitted), "--out", str(out), "--section", SECTION, "--device", "cpu", "--jobs", "1"]
+    assert run(*command).returncode == 0  # alice graded once: the forced run grades her again
+    blank_class(submitted, "bob")  # bob hands in later, with a notebook slow to load
     notebook = json.loads(TEMPLATE.read_text(encoding="utf-8"))
     notebook["cells"].append(SLOW_CELL)
     (submitted / "bob" / TEMPLATE.name).write_text(json.dumps(notebook), encoding="utf-8")
-    command = ["batch", str(submitted), "--out", str(out), "--section", SECTION, "--device", "cpu", "--jobs", "1"]
-    assert run(*command).returncode == 0  # graded once: the forced run grades them again
     process = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--force"], cwd=ROOT,
                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
@@ -92,7 +93,7 @@ def test_ctrl_c_during_a_forced_batch_says_the_command_that_resumes_and_it_does(
     while alice.stat().st_mtime_ns == before:
         assert process.poll() is None and time.monotonic() < deadline, "alice was not graded again"
         time.sleep(0.05)
-    time.sleep(0.5)  # bob's notebook is loading (it sleeps 8 s)
+    time.sleep(0.5)  # bob's notebook is loading (it sleeps 4 s)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr

@@ -539,6 +539,7 @@ def gitlab_run(pipeline: dict, name: str, cwd: Path, env: dict, must_pass: bool 
     return {"failed": status == "failed", "log": log}
 
 
+@pytest.mark.slow  # the class graded in shards and merged, as GitHub's workflow above does by default
 def test_gitlab_instructor_pipeline_grades_the_class(tmp_path, host):
     pipeline = yaml.safe_load((CI / "gitlab" / "instructor.gitlab-ci.yml").read_text())
     env = base_env(host)

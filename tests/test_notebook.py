@@ -188,7 +188,19 @@ def test_the_notebook_runs_the_visible_checks_module_itself():
     assert all(f is getattr(sys.modules[check_module(section.id)], f.__name__) for f in checks)
 
 
-def test_the_warnings_the_student_s_code_raises_show_in_the_check_cell_once_each(capsys):
+@pytest.fixture
+def torch_warns_always():
+    """Torch raises its `.T` deprecation warning once per process: an earlier test in this process that took a
+    batch's `.T` would leave none for this one, so torch is asked to raise it every time, as in a new kernel."""
+    import torch
+
+    before = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    yield
+    torch.set_warn_always(before)
+
+
+def test_the_warnings_the_student_s_code_raises_show_in_the_check_cell_once_each(capsys, torch_warns_always):
     """Torch's own warning about the student's `.T` and the student's own warning, each once (the
     checks call the code many times), on stdout with the cell and line; nothing on stderr."""
     filename = "<notebook cell 12>"

@@ -76,7 +76,13 @@ def test_source_notebook_runs_top_to_bottom(section, timings):
     )
 
 
-@pytest.mark.parametrize("section", SECTIONS, ids=ids)
+# A kernel for each blank notebook: the first section's by default, every section's with `-m slow` (each
+# section's check cells are run against its stubs without a kernel in test_notebook_agrees.py).
+RELEASED = [section if index == 0 else pytest.param(section, marks=pytest.mark.slow)
+            for index, section in enumerate(SECTIONS)]
+
+
+@pytest.mark.parametrize("section", RELEASED, ids=ids)
 def test_released_notebook_stops_at_the_first_stub(section, timings):
     nb = generated(layout.RELEASED_NB, section)
     run = run_notebook(nb, cwd=ROOT)

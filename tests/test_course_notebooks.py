@@ -3,6 +3,7 @@ and the example submissions hold what they should."""
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import importlib
 import runpy
 import sys
@@ -62,10 +63,20 @@ def timings(request):
 # --------------------------------------------------------------------------- execution
 
 
+@pytest.fixture(scope="module")
+def source_runs() -> dict:
+    """Every section's source notebook run in a kernel of its own, two kernels at a time (the test process
+    only waits for them): section id -> its run."""
+    def run(section: Section):
+        return section.id, run_notebook(generated(layout.SOURCE_NB, section), cwd=ROOT, measure_cpu=True)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(run, SECTIONS))
+
+
 @pytest.mark.parametrize("section", SECTIONS, ids=ids)
-def test_source_notebook_runs_top_to_bottom(section, timings):
-    nb = generated(layout.SOURCE_NB, section)
-    run = run_notebook(nb, cwd=ROOT, measure_cpu=True)
+def test_source_notebook_runs_top_to_bottom(section, timings, source_runs):
+    run = source_runs[section.id]
     outcome = f"kernel CPU {run.cpu_seconds:.1f} s" if run.ok else run.ename
     timings.append((layout.SOURCE_NB.format(id=section.id), run.seconds, outcome))
     assert run.ok, f"cell {run.error_cell} raised {run.ename}: {run.evalue}"

@@ -4,6 +4,19 @@ from autograder.core.hints import BATCHED_T
 
 SECTION = "01_scores"
 
+
+def additive_score(returned: str) -> str:
+    """AdditiveScore made as documented (W_q, W_k, w, q in that order), whose forward returns `returned`."""
+    return ("class AdditiveScore(nn.Module):\n"
+            "    def __init__(self, hidden_size):\n"
+            "        super().__init__()\n"
+            "        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)\n"
+            "        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)\n"
+            "        self.w = nn.Linear(hidden_size, 1, bias=False)\n"
+            "        self.q = nn.Parameter(torch.randn(1, hidden_size))\n"
+            "    def forward(self, X):\n"
+            f"        return {returned}\n")
+
 MISTAKES = [
     Mistake("documented values hard-coded", {
         "dot_scores": """
@@ -79,17 +92,8 @@ MISTAKES = [
                 def forward(self, X):
                     return self.w(torch.tanh(self.W_k(X) + self.W_q(self.q))).squeeze(-1)
             """}, ["AdditiveScore creates W_q, W_k, w, q"], says="order"),
-    Mistake("additive score without tanh", {"AdditiveScore": """
-            class AdditiveScore(nn.Module):
-                def __init__(self, hidden_size):
-                    super().__init__()
-                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.w = nn.Linear(hidden_size, 1, bias=False)
-                    self.q = nn.Parameter(torch.randn(1, hidden_size))
-                def forward(self, X):
-                    return self.w(self.W_k(X) + self.W_q(self.q)).squeeze(-1)
-            """}, ["AdditiveScore: w(tanh"], says="no tanh"),
+    Mistake("additive score without tanh", {"AdditiveScore": additive_score(
+            "self.w(self.W_k(X) + self.W_q(self.q)).squeeze(-1)")}, ["AdditiveScore: w(tanh"], says="no tanh"),
     Mistake("self-attention scores scaled", {"SelfAttentionScore": """
             class SelfAttentionScore(nn.Module):
                 def __init__(self, hidden_size):
@@ -108,17 +112,9 @@ MISTAKES = [
                     return (X @ self.q).squeeze(-1)
             """}, ["DotProductScore: (X @ q)"]),
     # module outputs written out (a demo's printout): named in each module's own cell
-    Mistake("AdditiveScore hard-coded", {"AdditiveScore": """
-            class AdditiveScore(nn.Module):
-                def __init__(self, hidden_size):
-                    super().__init__()
-                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.w = nn.Linear(hidden_size, 1, bias=False)
-                    self.q = nn.Parameter(torch.randn(1, hidden_size))
-                def forward(self, X):
-                    return torch.tensor([[0.31, -0.12, 0.45, 0.08, -0.27], [0.19, 0.02, -0.33, 0.41, 0.11]])
-            """}, ["AdditiveScore: w(tanh", "gradients reach every parameter"], says="is the answer hard-coded?",
+    Mistake("AdditiveScore hard-coded", {"AdditiveScore": additive_score(
+            "torch.tensor([[0.31, -0.12, 0.45, 0.08, -0.27], [0.19, 0.02, -0.33, 0.41, 0.11]])")},
+            ["AdditiveScore: w(tanh", "gradients reach every parameter"], says="is the answer hard-coded?",
             hard_coded=True),
     Mistake("DotProductScore hard-coded", {"DotProductScore": """
             class DotProductScore(nn.Module):

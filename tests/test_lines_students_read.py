@@ -122,10 +122,6 @@ MISLEADING = {
     "06_multihead:MultiHeadAttention hard-coded",  # a written-out output is the same in train mode: "no dropout"
 }
 UNNAMED_FIRST = {
-    "02_softmax:softmax max without keepdim",
-    "02_softmax:softmax shifted by the mean", "03_trainable_qkv:softmax over the queries",
-    "06_multihead:wrapper concatenates along the token dim",
-    "06_multihead:batch dim dropped: all tokens of the batch attend to each other",
     "01_scores:SelfAttentionScore hard-coded",  # its gradient check comes first: "no autograd graph"
     "05_padding_mask:padded_attention hard-coded",  # its shape check comes first: the shape written out
 }

@@ -116,6 +116,10 @@ def mha_mistakes(module, x, got):
         N_("no out_proj applied to the combined heads"): attend(module, x, out_proj=False, fill=fill),
         N_("the diagonal masked too (a token must see itself)"): attend(module, x, diagonal=0, fill=fill),
         N_("no causal mask (every token sees the future)"): attend(module, x, causal=False, fill=fill),
+        # the batch flattened into one sequence of B*T tokens under one causal mask
+        N_("every token of the batch attending to the earlier tokens of every item, as one long sequence: "
+           "keep the batch dim apart (scores of shape (B, H, T, T))"):
+            attend(module, x.reshape(1, -1, x.shape[-1]), fill=fill).reshape(*x.shape[:-1], -1),
     }
 
 
@@ -140,11 +144,11 @@ def documented_split(x, num_heads):
     return x.reshape(b, t, num_heads, d // num_heads).transpose(1, 2).contiguous()
 
 
-def wrapper_output(x, d_in, d_out, num_heads, seed):
+def wrapper_output(x, d_in, d_out, num_heads, seed, dim=-1):
     """What MultiHeadAttentionWrapper(d_in, d_out, T, 0.0, num_heads) after torch.manual_seed(seed) returns: its
     heads are CausalAttention modules made in order, each creating W_query, W_key, W_value (the public
-    creation order), their causal outputs side by side."""
+    creation order), their causal outputs side by side (concatenated along `dim`: another dim is a mistake)."""
     manual_seed(seed)
     heads = [SimpleNamespace(**{name: torch.nn.Linear(d_in, d_out, bias=False) for name in NAMES},
                              num_heads=1, head_dim=d_out, d_out=d_out) for _ in range(num_heads)]
-    return torch.cat([attend(head, x, out_proj=False) for head in heads], dim=-1)
+    return torch.cat([attend(head, x, out_proj=False) for head in heads], dim=dim)

@@ -19,6 +19,7 @@ INVERSE_HINT = N_("combine_heads must undo split_heads: split_heads reshapes to 
 MHA_ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
 WRAPPER_ORDER = N_("the heads one after the other, each CausalAttention(d_in, d_out, context_length, dropout, "
                     "qkv_bias) creating W_query, W_key, W_value")
+TOKEN_DIM = N_("the heads concatenated along the token dim instead of the last dim")
 NO_WRAPPER_BIAS = N_("qkv_bias not passed on to the CausalAttention heads")
 NO_WRAPPER_DROPOUT = N_("dropout not passed on to the CausalAttention heads")
 QKV_IGNORED = N_("qkv_bias ignored (W_query, W_key, W_value built without bias)")

@@ -113,9 +113,11 @@ def test_softmax_documented(student):
                                    JOURNEY_SCORES / JOURNEY_SCORES.sum()})
     scores = WORKED_INPUTS @ WORKED_INPUTS.T
     # the worked example's weights are shown in the report, passing or not
+    # a square matrix: a max or sum taken without keepdim=True broadcasts along the wrong dim without an error
     expect_close(student.call("softmax", scores), DOC_WEIGHTS, "softmax(score_matrix(inputs))", atol=1e-4,
                  mistakes={N_("softmax over dim 0 (down the columns) instead of the last dim"):
-                               torch.softmax(scores, 0)}, heatmap_labels=TOKENS, show_passing=True)
+                               torch.softmax(scores, 0), **softmax_mistakes(scores, -1)},
+                 heatmap_labels=TOKENS, show_passing=True)
 
 
 @check(0.5, "context_vectors gives the documented context vector z(2)", documented=True, cell="context_vectors")
@@ -231,31 +233,6 @@ def test_softmax_sums_to_one(student):
                        _f("{name} on a {shape} input", name="softmax(x, dim=1)", shape=(3, 4, 5)), dim=1)
 
 
-@check(1, "softmax is stable on inputs of magnitude 1000 (subtract the max)", visibility="visible", cell="softmax")
-def test_softmax_large_inputs(student):
-    """Stability alone: large inputs give what small ones give, never inf or nan. Whether the values
-    are right (the dim, keepdim) is the other checks' business, so the student's softmax is compared
-    with itself: a constant added to every entry changes no softmax, along any dim."""
-    pair = torch.tensor([1000.0, 1001.0])
-    expect_close(student.call("softmax", pair), torch.softmax(pair, -1), "softmax([1000., 1001.])", scale=1001.0,
-                 hint=OVERFLOW_HINT, nan_note=OVERFLOW_NAN)
-    for x, dim in ((randn(261, 4, 5, scale=3.0), -1), (randn(262, 3, 2, 4, scale=3.0), 0)):
-        small = run_unless_raised(student.run, "softmax", x, dim=dim)
-        if small is None or not isinstance(small.value, torch.Tensor):
-            continue  # nothing to compare with: the checks of the values grade it
-        what = _f("{name} on a {shape} input", name=f"softmax(x + 1000, dim={dim})", shape=tuple(x.shape))
-        # the hint is already in the reader's language: _() of a sentence not in a catalogue is the sentence itself
-        expect_close(student.call("softmax", x + 1000.0, dim=dim), small.value, what, scale=1000.0,
-                     hint=_f("compared with {call}: {hint}", call=f"softmax(x, dim={dim})", hint=_(OVERFLOW_HINT)),
-                     nan_note=OVERFLOW_NAN)
-    for x, dim in ((randn(263, 4, 5, scale=1000.0), -1), (randn(264, 3, 2, 4, scale=500.0), 0)):
-        reply = run_unless_raised(student.run, "softmax", x, dim=dim)
-        if reply is not None and isinstance(reply.value, torch.Tensor):
-            expect(bool(torch.isfinite(reply.value).all()),
-                   _f("{name} on a {shape} input with entries in the hundreds gives inf or nan: {hint}",
-                      name=f"softmax(x, dim={dim})", shape=tuple(x.shape), hint=_(OVERFLOW_HINT)))
-
-
 @check(0.5, "softmax handles rows that contain -inf (masked entries get weight 0)", visibility="visible", cell="softmax")
 def test_softmax_minus_inf(student):
     """-inf entries get weight 0 and nothing becomes nan. Every slice, along any dim, keeps a finite
@@ -283,6 +260,31 @@ def test_softmax_minus_inf(student):
         expect(not bool(torch.isnan(weights).any()), _f("{what} gives nan: {hint}", what=what, hint=_(NEG_INF_HINT)))
         expect(bool((weights[hidden] == 0).all()),
                _f("{what}: the -inf entries should get weight 0: {hint}", what=what, hint=_(NEG_INF_HINT)))
+
+
+@check(1, "softmax is stable on inputs of magnitude 1000 (subtract the max)", visibility="visible", cell="softmax")
+def test_softmax_large_inputs(student):
+    """Stability alone: large inputs give what small ones give, never inf or nan. Whether the values
+    are right (the dim, keepdim) is the other checks' business, so the student's softmax is compared
+    with itself: a constant added to every entry changes no softmax, along any dim."""
+    pair = torch.tensor([1000.0, 1001.0])
+    expect_close(student.call("softmax", pair), torch.softmax(pair, -1), "softmax([1000., 1001.])", scale=1001.0,
+                 hint=OVERFLOW_HINT, nan_note=OVERFLOW_NAN)
+    for x, dim in ((randn(261, 4, 5, scale=3.0), -1), (randn(262, 3, 2, 4, scale=3.0), 0)):
+        small = run_unless_raised(student.run, "softmax", x, dim=dim)
+        if small is None or not isinstance(small.value, torch.Tensor):
+            continue  # nothing to compare with: the checks of the values grade it
+        what = _f("{name} on a {shape} input", name=f"softmax(x + 1000, dim={dim})", shape=tuple(x.shape))
+        # the hint is already in the reader's language: _() of a sentence not in a catalogue is the sentence itself
+        expect_close(student.call("softmax", x + 1000.0, dim=dim), small.value, what, scale=1000.0,
+                     hint=_f("compared with {call}: {hint}", call=f"softmax(x, dim={dim})", hint=_(OVERFLOW_HINT)),
+                     nan_note=OVERFLOW_NAN)
+    for x, dim in ((randn(263, 4, 5, scale=1000.0), -1), (randn(264, 3, 2, 4, scale=500.0), 0)):
+        reply = run_unless_raised(student.run, "softmax", x, dim=dim)
+        if reply is not None and isinstance(reply.value, torch.Tensor):
+            expect(bool(torch.isfinite(reply.value).all()),
+                   _f("{name} on a {shape} input with entries in the hundreds gives inf or nan: {hint}",
+                      name=f"softmax(x, dim={dim})", shape=tuple(x.shape), hint=_(OVERFLOW_HINT)))
 
 
 # ---------------------------------------------------------------- visible: conventions

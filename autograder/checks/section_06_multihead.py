@@ -37,7 +37,7 @@ from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, a
                                                  causal_torch_output, documented_split, fill_of, mha_mistakes,
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
-                                                  MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
+                                                  MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
@@ -95,6 +95,7 @@ def test_wrapper_documented(student):
                           [wrapper_output(x, 3, 2, 2, seed=123) for x in (WORKED_BATCH, other)])
     expect_close(got, DOC_WRAPPER.expand(2, 6, 4),
                  "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
+                 mistakes={TOKEN_DIM: wrapper_output(WORKED_BATCH, 3, 2, 2, seed=123, dim=1)},
                  heatmap_labels=(TOKENS, head_columns(2, 2)))
 
 

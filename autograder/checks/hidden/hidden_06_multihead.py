@@ -9,7 +9,7 @@ import torch
 
 from autograder.checks.common import expect_unchanged, randn, seeded, with_params
 from autograder.checks.multihead_forward import mha_mistakes
-from autograder.checks.multihead_mistakes import BARE_SPLIT, NO_SPLIT_SWAP
+from autograder.checks.multihead_mistakes import BARE_SPLIT, NO_SPLIT_SWAP, TOKEN_DIM
 from autograder.checks.section_06_multihead import new_mha
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _
@@ -47,8 +47,7 @@ def test_wrapper_random(student):
                  _("MultiHeadAttentionWrapper(4, 3, 7, 0.0, num_heads=3)(x) with torch.manual_seed(61): "
                    "expected shape (B, T, num_heads * d_out)"), device=student.device,
                  mistakes={N_("the heads concatenated in reverse order"): torch.cat(outputs[::-1], dim=-1),
-                           N_("the heads concatenated along the token dim instead of the last dim"):
-                               torch.cat(outputs, dim=1)})
+                           TOKEN_DIM: torch.cat(outputs, dim=1)})
 
 
 @check(0.75, "MultiHeadAttention matches the reference at other sizes, for T < context_length")

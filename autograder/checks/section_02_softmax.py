@@ -233,6 +233,8 @@ def test_softmax_sums_to_one(student):
                        _f("{name} on a {shape} input", name="softmax(x, dim=1)", shape=(3, 4, 5)), dim=1)
 
 
+# before the overflow check: a shift by the mean (or the min, or the sum) fails both, and only this one says
+# which shift it is (on a row with a -inf entry the three are -inf alike, so it names all three)
 @check(0.5, "softmax handles rows that contain -inf (masked entries get weight 0)", visibility="visible", cell="softmax")
 def test_softmax_minus_inf(student):
     """-inf entries get weight 0 and nothing becomes nan. Every slice, along any dim, keeps a finite

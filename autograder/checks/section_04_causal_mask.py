@@ -27,7 +27,7 @@ import torch
 
 from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
                                       expect_output,
-                                      expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
+                                      expect_raises, expect_same_params, expect_unchanged, manual_seed, meeting, rand,
                                       randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
@@ -73,6 +73,10 @@ def right_masks(*sizes) -> dict:
     causal_mask's checks only."""
     return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
                                           {"device": None})}
+
+
+# what a right CausalAttention asks of causal_mask in these checks: the T of an input, or its context_length
+MODULE_MASKS = right_masks(*range(1, 9))
 
 
 def documented_scores():
@@ -189,6 +193,7 @@ def test_causal_attention_weights_documented(student):
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causal_attention_documented(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
     reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
@@ -275,6 +280,7 @@ def test_arguments_unchanged(student):
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",
        visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causal_attention_params(student):
     module = student.new("CausalAttention", 6, 3, 8, 0.0, qkv_bias=True, seed=41)
     manual_seed(41)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
@@ -285,6 +291,7 @@ def test_causal_attention_params(student):
 
 
 @check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causality(student):
     x = randn(406, 2, 7, 4)
     changed, first_changed = x.clone(), x.clone()
@@ -305,6 +312,7 @@ def test_causality(student):
 
 
 @check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
@@ -321,6 +329,7 @@ def test_batch_independent(student):
 
 
 @check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
@@ -328,6 +337,7 @@ def test_too_long(student):
 
 
 @check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_eval_disables_dropout(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -345,6 +355,7 @@ def test_eval_disables_dropout(student):
 
 
 @check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(412, 2, 5, 4)
@@ -356,6 +367,7 @@ def test_gradients(student):
 
 
 @check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
     advice = _("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
@@ -409,6 +421,7 @@ def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, devi
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",
        visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_train_dropout(student):
     """That dropout is applied in train mode; where the eval-mode forward is the documented one with the
     student's own parameters, that it is applied as nn.Dropout on the weights does (a wrong forward costs

@@ -74,6 +74,12 @@ MISTAKES = [
             def causal_mask(num_tokens, device=None):
                 return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
             """}, ["causal_mask: (T, T) bool"], says="inverted mask", also=("instead of the future",), asks=("a row with every key hidden",)),
+    # a right CausalAttention on top of it (its mask buffer made by causal_mask): still causal_mask's checks only
+    Mistake("diagonal masked, CausalAttention right on top", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
+            """, "CausalAttention": causal_attention(init='self.register_buffer("mask", causal_mask(context_length))')},
+            ["causal_mask: (T, T) bool"], says="diagonal masked", asks=("a row with every key hidden",)),
     Mistake("float mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)

@@ -70,3 +70,14 @@ def test_a_stand_in_module_holds_the_documented_parameters_and_a_graph_through_e
     assert v1.W_query.grad is not None
     with pytest.raises(ValueError):
         StandIn([["forward", torch.ones(1)]], [])
+
+
+def test_a_pair_answer_comes_back_a_pair_of_copies_on_the_call_s_device():
+    pairs = {"params": ["queries"], "defaults": {},
+             "rows": [({"queries": torch.ones(1, 2)}, (torch.zeros(1, 2), torch.full((1, 1), 0.5)))]}
+    answer = answered_from("padded_attention", pairs, None)
+    out, weights = answer(torch.ones(1, 2, device="meta"))
+    assert out.device.type == "meta" and weights.shape == (1, 1)
+    out, weights = answer(torch.ones(1, 2))
+    out[0, 0] = 3.0  # a copy: the table is not the caller's to change
+    assert torch.equal(answer(torch.ones(1, 2))[0], torch.zeros(1, 2)) and torch.equal(weights, torch.full((1, 1), 0.5))

@@ -84,7 +84,8 @@ def answered_from(name: str, table: dict, own):
     """A graded function's stand-in while another one is called. table: "params" (the contract's parameter
     names, in order), "defaults", and "rows", each [arguments by name, the right answer] (from the trusted
     side). A call whose arguments match a row gets its answer, on the `device` it names or else its first
-    tensor's (the CPU where there is none); any other call goes to the student's own function `own`."""
+    tensor's (the CPU where there is none), a tuple of tensors as a tuple; any other call goes to the student's
+    own function `own`."""
 
     def answer(*args, **kwargs):
         bound = _bound(table["params"], table["defaults"], args, kwargs)
@@ -92,6 +93,8 @@ def answered_from(name: str, table: dict, own):
             if all(param in bound and _same(bound[param], expected) for param, expected in key.items()):
                 tensors = [a for a in bound.values() if isinstance(a, torch.Tensor)]
                 device = bound.get("device") or (tensors[0].device if tensors else "cpu")
+                if isinstance(value, tuple):  # a pair such as padded_attention's (out, weights)
+                    return tuple(part.to(device, copy=True) for part in value)
                 return value.to(device, copy=True)
         if own is None:
             raise NameError(f"name '{name}' is not defined")

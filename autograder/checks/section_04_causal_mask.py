@@ -25,10 +25,10 @@ import math
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
-                                      expect_output,
-                                      expect_raises, expect_same_params, expect_unchanged, manual_seed, meeting, rand,
-                                      randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
+                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
+                                      expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
+                                      run_where_made, seeded_projections, stand_in_table)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -68,15 +68,13 @@ MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
 
 
 def right_masks(*sizes) -> dict:
-    """causal_mask's answers at `sizes`, made here from its contract: what the checks of the two weight functions
-    hand them in place of the student's own causal_mask (Student.standing_in), so that a wrong causal_mask costs
-    causal_mask's checks only."""
+    """causal_mask's answers at `sizes`, from its contract: what the checks of its callers hand them in place of the
+    student's own (Student.standing_in, `meeting`), so that a wrong causal_mask costs its own checks only."""
     return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
                                           {"device": None})}
 
 
-# what a right CausalAttention asks of causal_mask in these checks: the T of an input, or its context_length
-MODULE_MASKS = right_masks(*range(1, 9))
+MODULE_MASKS = right_masks(*range(1, 9))  # what a right CausalAttention asks here: an input's T, its context_length
 
 
 def documented_scores():
@@ -224,10 +222,9 @@ def test_causal_mask(student):
                      hint=N_("Masks are bool and True means hidden: torch.triu(..., diagonal=1)"), heatmap_labels=True)
 
 
-@check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
-            "input's", visibility="visible", cell="causal_attention_weights")
+@check(0.25, "causal_mask creates the mask on the device it is given", visibility="visible", cell="causal_mask")
 def test_causal_mask_device(student):
-    """Only where the masks are made: their values are the other checks' business."""
+    """Only where the mask is made: its values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
     devices = reply.output_devices
     got = _f("a tensor on {device}", device=devices[0]) if devices else type(reply.value).__name__
@@ -237,6 +234,12 @@ def test_causal_mask_device(student):
     stub = reply.value  # its values and dtype are the other check's business
     expect(isinstance(stub, TensorStub) and stub.shape == (5, 5),
            _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
+
+
+@check(0.25, "mask_and_renormalize and causal_attention_weights make their masks on their input's device",
+       visibility="visible", cell="causal_attention_weights")
+def test_weights_device(student):
+    """Only where the masks are made, the right causal_mask standing in: a wrong one costs the check above."""
     weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
     for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
         with student.standing_in(right_masks(5)):

@@ -57,7 +57,7 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "causal_mask creates the mask on the device"], says="is the answer hard-coded?", hard_coded=True),
+             "make their masks on their input's device"], says="is the answer hard-coded?", hard_coded=True),
     # the worked example's 6x6 mask written out: named in causal_mask's own cell
     Mistake("causal_mask hard-coded", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
@@ -92,13 +92,13 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
                 return masked / masked.sum(dim=-1, keepdim=True)
-            """}, ["causal_mask creates the mask on the device"], says="device="),
+            """}, ["make their masks on their input's device"], says="device="),
     Mistake("causal_attention_weights makes its mask on the CPU", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
                 hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
                 return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
-            """}, ["causal_mask creates the mask on the device"], says="device="),
+            """}, ["make their masks on their input's device"], says="device="),
     Mistake("not renormalised", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
                 return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)

@@ -56,11 +56,11 @@ DOC_WRAPPER = torch.tensor(
 DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
-def new_mha(student, d_in, d_out, context_length, dropout, *, num_heads, functions=None, **kwargs):
+def new_mha(student, d_in, d_out, context_length, dropout, *, num_heads, **kwargs):
     """The student's MultiHeadAttention, its forward meeting the right split_heads and combine_heads (an error it
-    raises on a bare .view gets its hint: core/hints.py). functions: the hidden checks' split and combine."""
+    raises on a bare .view gets its hint: core/hints.py)."""
     module = student.new("MultiHeadAttention", d_in, d_out, context_length, dropout, num_heads=num_heads, **kwargs)
-    return MeetingRightHeads(module, d_in, d_out, num_heads, dropout, **(functions or {}))
+    return MeetingRightHeads(module, d_out, num_heads)
 
 
 # ---------------------------------------------------------------- visible: documented values (2 points)

@@ -70,3 +70,28 @@ def test_a_stand_in_module_holds_the_documented_parameters_and_a_graph_through_e
     assert v1.W_query.grad is not None
     with pytest.raises(ValueError):
         StandIn([["forward", torch.ones(1)]], [])
+
+
+def test_a_pair_answer_comes_back_a_pair_of_copies_on_the_call_s_device():
+    pairs = {"params": ["queries"], "defaults": {},
+             "rows": [({"queries": torch.ones(1, 2)}, (torch.zeros(1, 2), torch.full((1, 1), 0.5)))]}
+    answer = answered_from("padded_attention", pairs, None)
+    out, weights = answer(torch.ones(1, 2, device="meta"))
+    assert out.device.type == "meta" and weights.shape == (1, 1)
+    out, weights = answer(torch.ones(1, 2))
+    out[0, 0] = 3.0  # a copy: the table is not the caller's to change
+    assert torch.equal(answer(torch.ones(1, 2))[0], torch.zeros(1, 2)) and torch.equal(weights, torch.full((1, 1), 0.5))
+
+
+def test_a_layout_answer_is_the_argument_rearranged_with_its_graph_for_any_values_of_that_shape():
+    from autograder.checks.multihead_stand_ins import right_heads
+
+    split = answered_from("split_heads", right_heads(2, 3, 4, 2)["split_heads"], None)
+    x = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
+    heads = split(x, 2)
+    assert torch.equal(heads, x.detach().reshape(2, 3, 2, 2).transpose(1, 2))  # head h: features [2h, 2h + 2)
+    heads.sum().backward()
+    assert torch.equal(x.grad, torch.ones(2, 3, 4))
+    assert split(torch.zeros(2, 3, 4, device="meta"), num_heads=2).shape == (2, 2, 3, 2)
+    with pytest.raises(NameError):  # another shape, or another num_heads: the student's own (here none)
+        split(torch.zeros(2, 3, 4), 4)

@@ -6,6 +6,7 @@ shipped to students with the visible checks: it must never import `solutions`.
 """
 from __future__ import annotations
 
+import functools
 import re
 from types import SimpleNamespace
 
@@ -93,6 +94,20 @@ def stand_in_table(params, rows, defaults=None) -> dict:
     worker binds a call's arguments by them); rows, (arguments by name, the right answer) pairs; defaults, the
     contract's defaults. A call whose arguments match no row runs the student's own function."""
     return {"params": list(params), "defaults": dict(defaults or {}), "rows": [[dict(key), value] for key, value in rows]}
+
+
+def meeting(tables: dict):
+    """A check's decorator: the whole check, the student's modules built in it included, runs within
+    Student.standing_in(tables). For the checks of a module whose forward (or __init__) may call the student's
+    own graded helpers: the module then meets right ones, and a wrong helper costs the helper's checks only.
+    `tables` are made once, when the checks are imported: they must not depend on the check's inputs."""
+    def wrap(check_function):
+        @functools.wraps(check_function)
+        def within(student):
+            with student.standing_in(tables):
+                return check_function(student)
+        return within
+    return wrap
 
 
 def run_unless_raised(run, *args, **kwargs):

@@ -148,17 +148,32 @@ def test_additive_parameter_order(student):
     expect_same_params(module, additive_layers(4, seed=11), "AdditiveScore", ADDITIVE_ORDER)
 
 
-@check(1, "gradients reach every parameter of the three score modules", visibility="visible", cell="SelfAttentionScore")
-def test_gradients(student):
-    for name, seed in (("AdditiveScore", 21), ("DotProductScore", 22), ("SelfAttentionScore", 23)):
-        X = randn(seed, 2, 3, 4)
-        module = student.new(name, 4, seed=seed)
-        out = module(X)
-        expect(isinstance(out, torch.Tensor),
-               _f("{name}(4)(X) returned {kind}, not a tensor", name=name, kind=type(out).__name__))
-        params = module.params()  # which ones it should have is the other checks' business
-        reply = module.run(X, mode="train", backward=randn(seed + 100, *out.shape))
-        expect_grads_flow(reply, list(params or {}), name)
+def expect_module_gradients(student, name: str, seed: int) -> None:
+    """Every parameter of the student's `name`(4) gets a gradient: one check per module, so that a mistake in
+    one of the three costs that module's check only."""
+    X = randn(seed, 2, 3, 4)
+    module = student.new(name, 4, seed=seed)
+    out = module(X)
+    expect(isinstance(out, torch.Tensor),
+           _f("{name}(4)(X) returned {kind}, not a tensor", name=name, kind=type(out).__name__))
+    params = module.params()  # which ones it should have is the other checks' business
+    reply = module.run(X, mode="train", backward=randn(seed + 100, *out.shape))
+    expect_grads_flow(reply, list(params or {}), name)
+
+
+@check(0.5, "AdditiveScore: gradients reach every parameter", visibility="visible", cell="AdditiveScore")
+def test_additive_gradients(student):
+    expect_module_gradients(student, "AdditiveScore", 21)
+
+
+@check(0.25, "DotProductScore: gradients reach every parameter", visibility="visible", cell="DotProductScore")
+def test_dot_product_gradients(student):
+    expect_module_gradients(student, "DotProductScore", 22)
+
+
+@check(0.25, "SelfAttentionScore: gradients reach every parameter", visibility="visible", cell="SelfAttentionScore")
+def test_self_attention_gradients(student):
+    expect_module_gradients(student, "SelfAttentionScore", 23)
 
 
 # ---------------------------------------------------------------- visible: each module's formula, on the checks' side

@@ -284,8 +284,10 @@ def test_attention_batch(student):
                          hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 
-@check(0.5, "SelfAttention_v1 and v2 create W_query, W_key, W_value in the documented order", visibility="visible", cell="SelfAttention_v2")
-def test_parameter_order(student):
+# one check per module (the order, the gradients): a mistake in one of the two costs that module's checks only
+@check(0.25, "SelfAttention_v1 creates W_query, W_key, W_value in the documented order", visibility="visible",
+       cell="SelfAttention_v1")
+def test_v1_parameter_order(student):
     module = student.new("SelfAttention_v1", 4, 3, seed=41)
     params = module.params()
     tensors = [p for p in params.values() if isinstance(p, torch.Tensor)] if isinstance(params, dict) else []
@@ -294,6 +296,11 @@ def test_parameter_order(student):
                             "(uniform in [0, 1)), not torch.randn"))
     raw = seeded_projections(4, 3, seed=41, raw=True)
     expect_same_params(module, {name: getattr(raw, name) for name in NAMES}, "SelfAttention_v1", V1_ORDER)
+
+
+@check(0.25, "SelfAttention_v2 creates W_query, W_key, W_value in the documented order", visibility="visible",
+       cell="SelfAttention_v2")
+def test_v2_parameter_order(student):
     module = student.new("SelfAttention_v2", 4, 3, seed=42)
     layers = seeded_projections(4, 3, seed=42)
     expect_same_params(module, {f"{name}.weight": getattr(layers, name).weight for name in NAMES},
@@ -366,15 +373,24 @@ def expect_copied(d_in: int, d_out: int, source: dict, copied: dict, trained: se
                   "off requires_grad)", name=name))
 
 
-@check(0.5, "gradients reach every parameter of SelfAttention_v1 and SelfAttention_v2", visibility="visible", cell="SelfAttention_v2")
-def test_gradients(student):
-    for name, kwargs, seed in (("SelfAttention_v1", {}, 81), ("SelfAttention_v2", {"qkv_bias": True}, 82)):
-        x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
-        module = student.new(name, 4, 3, seed=seed, **kwargs)
-        if name == "SelfAttention_v2":
-            expect_layer_shapes(module, name, 4, 3)
-        params = module.params()  # which ones it should have is the parameter checks' business
-        expect_grads_flow(module.run(x, mode="train", backward=grad_output), list(params or {}), name)
+def expect_module_gradients(student, name: str, seed: int, **kwargs) -> None:
+    """Every parameter of the student's `name`(4, 3) gets a gradient."""
+    x, grad_output = randn(seed + 350, 5, 4), randn(seed + 450, 5, 3)
+    module = student.new(name, 4, 3, seed=seed, **kwargs)
+    if name == "SelfAttention_v2":
+        expect_layer_shapes(module, name, 4, 3)
+    params = module.params()  # which ones it should have is the parameter checks' business
+    expect_grads_flow(module.run(x, mode="train", backward=grad_output), list(params or {}), name)
+
+
+@check(0.25, "SelfAttention_v1: gradients reach every parameter", visibility="visible", cell="SelfAttention_v1")
+def test_v1_gradients(student):
+    expect_module_gradients(student, "SelfAttention_v1", 81)
+
+
+@check(0.25, "SelfAttention_v2: gradients reach every parameter", visibility="visible", cell="SelfAttention_v2")
+def test_v2_gradients(student):
+    expect_module_gradients(student, "SelfAttention_v2", 82, qkv_bias=True)
 
 
 @check(0.25, "attention is computed without F.scaled_dot_product_attention or nn.MultiheadAttention",

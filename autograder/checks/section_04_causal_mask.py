@@ -25,10 +25,10 @@ import math
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients, expect_not_hard_coded,
-                                      expect_output,
-                                      expect_raises, expect_same_params, expect_unchanged, manual_seed, rand,
-                                      randn, run_unless_raised, run_where_made, seeded_projections, stand_in_table)
+from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
+                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
+                                      expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
+                                      run_where_made, seeded_projections, stand_in_table)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -68,11 +68,13 @@ MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
 
 
 def right_masks(*sizes) -> dict:
-    """causal_mask's answers at `sizes`, made here from its contract: what the checks of the two weight functions
-    hand them in place of the student's own causal_mask (Student.standing_in), so that a wrong causal_mask costs
-    causal_mask's checks only."""
+    """causal_mask's answers at `sizes`, from its contract: what the checks of its callers hand them in place of the
+    student's own (Student.standing_in, `meeting`), so that a wrong causal_mask costs its own checks only."""
     return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
                                           {"device": None})}
+
+
+MODULE_MASKS = right_masks(*range(1, 9))  # what a right CausalAttention asks here: an input's T, its context_length
 
 
 def documented_scores():
@@ -189,6 +191,7 @@ def test_causal_attention_weights_documented(student):
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causal_attention_documented(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
     reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
@@ -219,10 +222,9 @@ def test_causal_mask(student):
                      hint=N_("Masks are bool and True means hidden: torch.triu(..., diagonal=1)"), heatmap_labels=True)
 
 
-@check(0.5, "causal_mask creates the mask on the device it is given, the two weight functions on their "
-            "input's", visibility="visible", cell="causal_attention_weights")
+@check(0.25, "causal_mask creates the mask on the device it is given", visibility="visible", cell="causal_mask")
 def test_causal_mask_device(student):
-    """Only where the masks are made: their values are the other checks' business."""
+    """Only where the mask is made: its values are the other checks' business."""
     reply = student.run("causal_mask", 5, "meta")  # device passed by position: run() has its own device=
     devices = reply.output_devices
     got = _f("a tensor on {device}", device=devices[0]) if devices else type(reply.value).__name__
@@ -232,6 +234,12 @@ def test_causal_mask_device(student):
     stub = reply.value  # its values and dtype are the other check's business
     expect(isinstance(stub, TensorStub) and stub.shape == (5, 5),
            _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
+
+
+@check(0.25, "mask_and_renormalize and causal_attention_weights make their masks on their input's device",
+       visibility="visible", cell="causal_attention_weights")
+def test_weights_device(student):
+    """Only where the masks are made, the right causal_mask standing in: a wrong one costs the check above."""
     weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
     for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
         with student.standing_in(right_masks(5)):
@@ -275,6 +283,7 @@ def test_arguments_unchanged(student):
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",
        visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causal_attention_params(student):
     module = student.new("CausalAttention", 6, 3, 8, 0.0, qkv_bias=True, seed=41)
     manual_seed(41)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
@@ -285,6 +294,7 @@ def test_causal_attention_params(student):
 
 
 @check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_causality(student):
     x = randn(406, 2, 7, 4)
     changed, first_changed = x.clone(), x.clone()
@@ -305,6 +315,7 @@ def test_causality(student):
 
 
 @check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
@@ -321,6 +332,7 @@ def test_batch_independent(student):
 
 
 @check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
@@ -328,6 +340,7 @@ def test_too_long(student):
 
 
 @check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_eval_disables_dropout(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -345,6 +358,7 @@ def test_eval_disables_dropout(student):
 
 
 @check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(412, 2, 5, 4)
@@ -356,6 +370,7 @@ def test_gradients(student):
 
 
 @check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
     advice = _("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
@@ -409,6 +424,7 @@ def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, devi
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",
        visibility="visible", cell="CausalAttention")
+@meeting(MODULE_MASKS)
 def test_train_dropout(student):
     """That dropout is applied in train mode; where the eval-mode forward is the documented one with the
     student's own parameters, that it is applied as nn.Dropout on the weights does (a wrong forward costs

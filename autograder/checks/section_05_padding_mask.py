@@ -30,6 +30,7 @@ import torch
 from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
                                       expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made,
                                       stand_in_table)
+from autograder.checks.padding_stand_ins import MeetingRightHelpers
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -176,6 +177,12 @@ def right_masked_scores(queries, keys, mask, masked=None) -> dict:
     masked = masked or (lambda s, m: s.masked_fill(m[:, None, :], INF))
     rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
     return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
+
+
+def new_padded(student, dim, *, seed, **functions):
+    """The student's PaddedSelfAttention(dim), its forward meeting the right mask_padded_scores and
+    padded_attention (functions: the hidden checks' masked and attention)."""
+    return MeetingRightHelpers(student.new("PaddedSelfAttention", dim, seed=seed), dim, **functions)
 
 
 def largest(values):
@@ -339,7 +346,7 @@ def test_matches_multihead_attention(student):
     for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
         x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
         mask = lengths_mask(seq_lens, max(seq_lens))
-        module = student.new("PaddedSelfAttention", dim, seed=seed)
+        module = new_padded(student, dim, seed=seed)
         layers = own_layers(module, dim, seed)
         # self-attention (q = k = v) first, then distinct queries, keys and values: each input has its projection
         q, k, v = x, randn(seed + 510, *x.shape), randn(seed + 520, *x.shape)
@@ -368,7 +375,7 @@ def test_attn_mask(student):
     causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
     per_item = rand(513, 3, 5, 5) > 0.6
     per_item[:, :, 0] = False  # key 0 is always allowed: no row is hidden entirely
-    module = student.new("PaddedSelfAttention", 4, seed=54)
+    module = new_padded(student, 4, seed=54)
     for attn_mask, what in ((causal, _("a causal (5, 5) attn_mask")), (per_item, _("a (3, 5, 5) attn_mask"))):
         label = _f("PaddedSelfAttention(4)(x, x, x, attn_mask) with {what}", what=what)
         _out, weights = pair(module(x, x, x, attn_mask=attn_mask), label)
@@ -397,7 +404,7 @@ def test_padding_invariance(student):
     real = ~mask
     changed = torch.where(mask[:, :, None], randn(515, 3, 5, 4, scale=5.0), x)
     other_real = torch.where(real[:, :, None], randn(516, 3, 5, 4), x)
-    module = student.new("PaddedSelfAttention", 4, seed=55)
+    module = new_padded(student, 4, seed=55)
     before, after, moved = (pair(module(v, v, v, key_padding_mask=mask), "PaddedSelfAttention")[0]
                             for v in (x, changed, other_real))
     for out in (before, after, moved):
@@ -417,7 +424,7 @@ def test_gradients(student):
     x = randn(517, 2, 4, 3)
     mask = lengths_mask([4, 2], 4)
     grad_output = randn(518, 2, 4, 3)
-    module = student.new("PaddedSelfAttention", 3, seed=56)
+    module = new_padded(student, 3, seed=56)
     params = module.params()  # which ones it should have is the parameter check's business
     names = [name for name in (params if isinstance(params, dict) else {}) if not name.startswith("W_out.")]
     reply = module.run(x, x, x, key_padding_mask=mask, mode="train", backward=grad_output)

@@ -58,6 +58,8 @@ def _same(given, expected) -> bool:
     """An argument the student's code passed against one a table row holds: tensors of one shape whose values
     are close (float32 arithmetic differs with the order of operations; on the meta device, where there are no
     values, the shape alone), anything else equal."""
+    if isinstance(expected, dict) and set(expected) == {"shape"}:  # a layout's argument: any tensor of that shape
+        return isinstance(given, torch.Tensor) and list(given.shape) == list(expected["shape"])
     if isinstance(expected, torch.Tensor):
         if not isinstance(given, torch.Tensor) or given.shape != expected.shape:
             return False
@@ -80,11 +82,27 @@ def _bound(params: list, defaults: dict, args: tuple, kwargs: dict):
     return {**defaults, **dict(zip(params, args)), **kwargs}
 
 
+LAYOUT_STEPS = {"reshape": lambda x, dims: x.reshape(dims), "transpose": lambda x, dims: x.transpose(*dims)}
+
+
+def rearranged(tensor, steps):
+    """`tensor` put through `steps`, each [op, dims], op one of LAYOUT_STEPS: a collaborator whose right answer
+    is its argument laid out anew (split_heads, combine_heads) needs no values in its table, and the answer keeps
+    the argument's autograd graph and device."""
+    for op, dims in steps:
+        if op not in LAYOUT_STEPS or not all(type(d) is int for d in dims):
+            raise ValueError(f"a stand-in cannot rearrange by {op!r} {dims!r}")
+        tensor = LAYOUT_STEPS[op](tensor, list(dims))
+    return tensor
+
+
 def answered_from(name: str, table: dict, own):
     """A graded function's stand-in while another one is called. table: "params" (the contract's parameter
     names, in order), "defaults", and "rows", each [arguments by name, the right answer] (from the trusted
     side). A call whose arguments match a row gets its answer, on the `device` it names or else its first
-    tensor's (the CPU where there is none); any other call goes to the student's own function `own`."""
+    tensor's (the CPU where there is none), a tuple of tensors as a tuple; a row's argument given as {"shape"}
+    matches any tensor of that shape, and an answer given as {"of", "steps"} is that argument rearranged
+    (`rearranged`). Any other call goes to the student's own function `own`."""
 
     def answer(*args, **kwargs):
         bound = _bound(table["params"], table["defaults"], args, kwargs)
@@ -92,6 +110,10 @@ def answered_from(name: str, table: dict, own):
             if all(param in bound and _same(bound[param], expected) for param, expected in key.items()):
                 tensors = [a for a in bound.values() if isinstance(a, torch.Tensor)]
                 device = bound.get("device") or (tensors[0].device if tensors else "cpu")
+                if isinstance(value, dict):  # {"of": a parameter, "steps": [...]}: that argument rearranged
+                    return rearranged(bound[value["of"]], value["steps"])
+                if isinstance(value, tuple):  # a pair such as padded_attention's (out, weights)
+                    return tuple(part.to(device, copy=True) for part in value)
                 return value.to(device, copy=True)
         if own is None:
             raise NameError(f"name '{name}' is not defined")

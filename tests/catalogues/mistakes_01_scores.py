@@ -114,7 +114,7 @@ MISTAKES = [
     # module outputs written out (a demo's printout): named in each module's own cell
     Mistake("AdditiveScore hard-coded", {"AdditiveScore": additive_score(
             "torch.tensor([[0.31, -0.12, 0.45, 0.08, -0.27], [0.19, 0.02, -0.33, 0.41, 0.11]])")},
-            ["AdditiveScore: w(tanh", "gradients reach every parameter"], says="is the answer hard-coded?",
+            ["AdditiveScore: w(tanh", "AdditiveScore: gradients reach"], says="is the answer hard-coded?",
             hard_coded=True),
     Mistake("DotProductScore hard-coded", {"DotProductScore": """
             class DotProductScore(nn.Module):
@@ -123,7 +123,7 @@ MISTAKES = [
                     self.q = nn.Parameter(torch.randn(hidden_size, 1))
                 def forward(self, X):
                     return torch.full((3, 6), 0.25)
-            """}, ["DotProductScore: (X @ q)", "gradients reach every parameter"], says="is the answer hard-coded?",
+            """}, ["DotProductScore: (X @ q)", "DotProductScore: gradients reach"], says="is the answer hard-coded?",
             hard_coded=True),
     Mistake("SelfAttentionScore hard-coded", {"SelfAttentionScore": """
             class SelfAttentionScore(nn.Module):
@@ -133,7 +133,7 @@ MISTAKES = [
                     self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
                 def forward(self, X):
                     return torch.eye(5).expand(2, 5, 5)
-            """}, ["SelfAttentionScore: W_q(X)", "gradients reach every parameter"], says="is the answer hard-coded?",
+            """}, ["SelfAttentionScore: W_q(X)", "SelfAttentionScore: gradients reach"], says="is the answer hard-coded?",
             hard_coded=True),
     # the keys taken out of the graph (a .detach() left from debugging): right values, W_k never learns
     Mistake("keys detached from the graph", {"SelfAttentionScore": """
@@ -144,7 +144,7 @@ MISTAKES = [
                     self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
                 def forward(self, X):
                     return self.W_q(X) @ self.W_k(X).detach().transpose(-2, -1)
-            """}, ["gradients reach every parameter"], says="W_k"),
+            """}, ["SelfAttentionScore: gradients reach"], says="W_k"),
 ]
 
 STYLES = [

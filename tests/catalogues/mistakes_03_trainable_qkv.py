@@ -82,8 +82,9 @@ MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
             ["project_qkv gives the documented", "project_qkv on new", "SelfAttention_v1(3, 2) with",
              "SelfAttention_v2(3, 2) with", "divides the scores by sqrt(d_k)", "sum to 1 over the keys",
-             "query 2 of the worked", "other seeds and sizes", "works on a batch", "qkv_bias=True", "leading batch dims",
-             "gradients reach"], says="is the answer hard-coded?"),
+             "query 2 of the worked", "SelfAttention_v1 matches the reference with other",
+             "SelfAttention_v2 matches the reference with other", "works on a batch", "qkv_bias=True", "leading batch dims",
+             "SelfAttention_v1: gradients reach", "SelfAttention_v2: gradients reach"], says="is the answer hard-coded?"),
     # the documented row written out: named in project_qkv's own cell, before the values it gets wrong
     Mistake("project_qkv hard-coded", {"project_qkv": HARD_CODED["project_qkv"]},
             ["project_qkv gives the documented", "project_qkv on new"], says="is the answer hard-coded?",
@@ -127,30 +128,30 @@ MISTAKES = [
              "leave their inputs unchanged", "query 2 of the worked example", "leading batch dims"], says="forbids"),
     Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             " / keys.shape[-1] ** 0.5", ""))},
-            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "other seeds and sizes"], says="no scaling"),
+            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "SelfAttention_v1 matches the reference with other"], says="no scaling"),
     # nn.Linear's habit (x @ W.T) on a Parameter already (d_in, d_out): a 2-D `.T`, so no hint about batched `.T`
     Mistake("v1 multiplies by the transposed weights", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             "x @ self.W_query, x @ self.W_key, x @ self.W_value",
             "x @ self.W_query.T, x @ self.W_key.T, x @ self.W_value.T"))},
-            ["SelfAttention_v1(3, 2) with", "gradients reach", "other seeds and sizes"], says="x @ self.W_query.T"),
+            ["SelfAttention_v1(3, 2) with", "SelfAttention_v1: gradients reach", "SelfAttention_v1 matches the reference with other"], says="x @ self.W_query.T"),
     Mistake("v1 parameters created out of order", {"SelfAttention_v1": v1_class(
             "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_query = nn.Parameter(torch.rand(d_in, d_out))\n"
             "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n", V1_FORWARD)},
-            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order", also=("W_key created before W_query",)),
+            ["SelfAttention_v1 creates W_query", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order", also=("W_key created before W_query",)),
     Mistake("v1 weights drawn with randn", {"SelfAttention_v1": v1_class(V1_INIT.replace("rand(", "randn("),
                                                                          V1_FORWARD)},
-            ["in the documented order", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),
+            ["SelfAttention_v1 creates W_query", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),
     Mistake("v1 weights are plain tensors", {"SelfAttention_v1": v1_class(
             "        self.W_query = torch.rand(d_in, d_out)\n"
             "        self.W_key = torch.rand(d_in, d_out)\n"
             "        self.W_value = torch.rand(d_in, d_out)\n", V1_FORWARD)},
-            ["in the documented order"], says="parameter"),
+            ["SelfAttention_v1 creates W_query"], says="parameter"),
     Mistake("v2 scaled by sqrt(d_in)", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n")},
-            ["other seeds and sizes", "SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True"],
+            ["SelfAttention_v2 matches the reference with other", "SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True"],
             says="sqrt(d_in)"),
     Mistake("v2 uses keys.T", {"SelfAttention_v2": v2_class(
             V2_LINES +
@@ -167,14 +168,14 @@ MISTAKES = [
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        return weights @ values\n").replace("nn.Linear(d_in, d_out,", "nn.Linear(d_out, d_in,")},
-            ["SelfAttention_v2(3, 2) with torch.manual_seed(789)", "in the documented order", "works on a batch",
-             "gradients reach every parameter", "qkv_bias=True", "other seeds and sizes"],
+            ["SelfAttention_v2(3, 2) with torch.manual_seed(789)", "SelfAttention_v2 creates W_query", "works on a batch",
+             "SelfAttention_v2: gradients reach", "qkv_bias=True", "SelfAttention_v2 matches the reference with other"],
             says="stores its weight as (out_features, in_features)"),
     Mistake("v1 weights made (d_out, d_in)", {"SelfAttention_v1": v1_class(
             V1_INIT.replace("torch.rand(d_in, d_out)", "torch.rand(d_out, d_in)"),
             V1_FORWARD.replace("x @ self.W_query, x @ self.W_key, x @ self.W_value",
                                "x @ self.W_query.T, x @ self.W_key.T, x @ self.W_value.T"))},
-            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "in the documented order", "other seeds and sizes"]),
+            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "SelfAttention_v1 creates W_query", "SelfAttention_v1 matches the reference with other"]),
     Mistake("copy without the transpose", {"copy_v2_weights_into_v1": copy_function(
             "    with torch.no_grad():\n"
             "        v1.W_query.copy_(v2.W_query.weight)\n"

@@ -57,7 +57,7 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "causal_mask creates the mask on the device"], says="is the answer hard-coded?", hard_coded=True),
+             "make their masks on their input's device"], says="is the answer hard-coded?", hard_coded=True),
     # the worked example's 6x6 mask written out: named in causal_mask's own cell
     Mistake("causal_mask hard-coded", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
@@ -74,6 +74,12 @@ MISTAKES = [
             def causal_mask(num_tokens, device=None):
                 return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
             """}, ["causal_mask: (T, T) bool"], says="inverted mask", also=("instead of the future",), asks=("a row with every key hidden",)),
+    # a right CausalAttention on top of it (its mask buffer made by causal_mask): still causal_mask's checks only
+    Mistake("diagonal masked, CausalAttention right on top", {"causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))
+            """, "CausalAttention": causal_attention(init='self.register_buffer("mask", causal_mask(context_length))')},
+            ["causal_mask: (T, T) bool"], says="diagonal masked", asks=("a row with every key hidden",)),
     Mistake("float mask", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
                 return torch.triu(torch.ones(num_tokens, num_tokens, device=device), diagonal=1)
@@ -86,13 +92,13 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
                 return masked / masked.sum(dim=-1, keepdim=True)
-            """}, ["causal_mask creates the mask on the device"], says="device="),
+            """}, ["make their masks on their input's device"], says="device="),
     Mistake("causal_attention_weights makes its mask on the CPU", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
                 hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
                 return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
-            """}, ["causal_mask creates the mask on the device"], says="device="),
+            """}, ["make their masks on their input's device"], says="device="),
     Mistake("not renormalised", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
                 return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)

@@ -101,6 +101,19 @@ MISTAKES = [
                 weights = torch.softmax(mask_padded_scores(queries @ keys.transpose(-2, -1), key_padding_mask), -1)
                 return weights @ values, weights
             """}, ["padded_attention equals softmax", "padded_attention matches the reference"], says="sqrt(d)"),
+    # a right PaddedSelfAttention on top of it, calling padded_attention (mask_padded_scores with an attn_mask):
+    # still padded_attention's checks only
+    Mistake("no scaling, PaddedSelfAttention right on top", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                weights = torch.softmax(mask_padded_scores(queries @ keys.transpose(-2, -1), key_padding_mask), -1)
+                return weights @ values, weights
+            """, "PaddedSelfAttention": padded_self_attention(masks=ATTN_MASK + """
+        if key_padding_mask is not None:
+            scores = mask_padded_scores(scores, key_padding_mask)""").replace(
+        "self.W_v(v)\n", "self.W_v(v)\n        if attn_mask is None and key_padding_mask is not None:\n"
+        "            out, weights = padded_attention(queries, keys, values, key_padding_mask)\n"
+        "            return self.W_out(out), weights\n")},
+            ["padded_attention equals softmax", "padded_attention matches the reference"], says="sqrt(d)"),
     Mistake("masked after softmax without renormalising", {"padded_attention": """
             def padded_attention(queries, keys, values, key_padding_mask):
                 weights = torch.softmax(queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5, dim=-1)

@@ -8,7 +8,7 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import rand, randn, seeded, with_params
-from autograder.checks.section_05_padding_mask import (expect_pair_close, module_mistakes, padding_mistakes,
+from autograder.checks.section_05_padding_mask import (expect_pair_close, module_mistakes, new_padded, padding_mistakes,
                                                         right_masked_scores)
 from autograder.core.harness import check
 from autograder.i18n import _, _f
@@ -36,7 +36,7 @@ def test_padded_self_attention_seeded(student):
     causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
     per_item = rand(523, 4, 6, 6) > 0.6
     per_item[:, :, 0] = False  # key 0 is real in every item and always allowed: no row is hidden entirely
-    module = student.new("PaddedSelfAttention", 5, seed=57)
+    module = new_padded(student, 5, seed=57, masked=ref.mask_padded_scores, attention=ref.padded_attention)
     # with the student's own weights where they have the reference's names and shapes:
     # forward alone is graded here, the creation order by its own check
     reference = with_params(seeded(ref.PaddedSelfAttention, 5, seed=57), module.params())

@@ -1,0 +1,84 @@
+"""The right mask_padded_scores and padded_attention for the checks of PaddedSelfAttention: a student's forward
+may call their own two helpers, and a mistake in either must cost that helper's checks only, not every check
+of the module on top (Student.standing_in, worker/stand_in.py).
+
+The answers are those a right forward with the module's own weights meets on the check's inputs: the scores
+(scaled or not yet, the attn_mask applied first or not) with their padded key columns at -inf, and the
+(out, weights) of the projected inputs. Made here from the contract in the visible checks (shipped to
+students: nothing here imports `solutions`), from the reference's functions in the hidden ones. The answers
+carry no autograd graph: a call that asks for gradients runs the student's own helpers."""
+import math
+
+import torch
+
+from autograder.checks.common import stand_in_table
+
+INF = float("-inf")
+LAYERS = ("W_q", "W_k", "W_v")
+
+
+def documented_masked(scores, key_padding_mask):
+    """mask_padded_scores by its contract: the padded key columns at -inf."""
+    return scores.masked_fill(key_padding_mask[:, None, :], INF)
+
+
+def documented_attention(queries, keys, values, key_padding_mask):
+    """padded_attention by its contract: softmax(q k^T / sqrt(d), padded keys at -inf), and that @ values."""
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    weights = torch.softmax(documented_masked(scores, key_padding_mask), dim=-1)
+    return weights @ values, weights
+
+
+def right_helpers(weights: dict, q, k, v, padding, attn_mask=None, masked=documented_masked,
+                  attention=documented_attention) -> dict:
+    """The two helpers' answers to the calls a right PaddedSelfAttention with `weights` (W_q, W_k, W_v by
+    name) makes on (q, k, v) with the key_padding_mask `padding` (none without one) and `attn_mask`."""
+    with torch.no_grad():
+        queries, keys, values = (torch.nn.functional.linear(x, weights[name]) for x, name in zip((q, k, v), LAYERS))
+        scores = queries @ keys.transpose(-2, -1)
+        inputs = [scores / math.sqrt(queries.shape[-1]), scores]
+        if attn_mask is not None:  # applied before the padding: the scores the helper meets have it already
+            inputs += [s.masked_fill(attn_mask, INF) for s in inputs]
+        masked_rows = [({"scores": s, "key_padding_mask": padding}, masked(s, padding)) for s in inputs]
+        pair = tuple(attention(queries, keys, values, padding))
+    arguments = {"queries": queries, "keys": keys, "values": values, "key_padding_mask": padding}
+    return {"mask_padded_scores": stand_in_table(("scores", "key_padding_mask"), masked_rows),
+            "padded_attention": stand_in_table(tuple(arguments), [(arguments, pair)] if attn_mask is None else [])}
+
+
+class MeetingRightHelpers:
+    """The student's PaddedSelfAttention (a StudentModule) whose forward meets the right mask_padded_scores and
+    padded_attention on each call with a key_padding_mask (right_helpers, with its own weights, read once).
+    Where its parameters lack the documented names or shapes (the parameter check's business), or a call asks
+    for gradients, its calls run the student's own helpers. functions: the hidden checks' masked and attention."""
+
+    def __init__(self, module, dim: int, **functions):
+        self.module, self.class_name, self.handle = module, module.class_name, module.handle
+        self.dim, self.functions, self.weights = dim, functions, None
+
+    @property
+    def arg(self):
+        return self.module.arg
+
+    def __call__(self, *args, mode="eval", seed=None, **kwargs):
+        return self.run(*args, mode=mode, seed=seed, **kwargs).value
+
+    def params(self) -> dict:
+        return self.module.params()
+
+    def run(self, *args, **kwargs):
+        tables = {} if kwargs.get("backward") is not None else self.tables(args, kwargs)
+        with self.module.student.standing_in(tables):
+            return self.module.run(*args, **kwargs)
+
+    def tables(self, args: tuple, kwargs: dict) -> dict:
+        if self.weights is None:
+            params = self.params()
+            params = params if isinstance(params, dict) else {}
+            self.weights = {name: params.get(f"{name}.weight") for name in LAYERS}
+        padding, attn_mask = kwargs.get("key_padding_mask"), kwargs.get("attn_mask")
+        if not (len(args) == 3 and isinstance(padding, torch.Tensor)
+                and all(isinstance(w, torch.Tensor) and tuple(w.shape) == (self.dim, self.dim)
+                        for w in self.weights.values())):
+            return {}
+        return right_helpers(self.weights, *args, padding, attn_mask, **self.functions)

@@ -115,19 +115,12 @@ def figures(judgements) -> tuple[str, float, float]:
 # What the lines still get wrong, as measured by the test below (each entry "section:mistake"): a line that
 # misleads (a hint, question or name of another mistake), and a mistake that the first failing line of its
 # function does not name. Each fix takes its entry out: the test fails on an entry that is fixed, and on a new one.
-MISLEADING = {
-    "01_scores:keys detached from the graph",  # "is it used in forward?" of a weight that is used, but detached
-    "05_padding_mask:keys projected from the queries' input",  # named "every projection applied to q"
-    "05_padding_mask:attention weights detached",  # "is it used in forward?", as above
-    "06_multihead:MultiHeadAttention hard-coded",  # a written-out output is the same in train mode: "no dropout"
-}
+MISLEADING: set[str] = set()
 UNNAMED_FIRST = {
     "02_softmax:softmax max without keepdim",
     "02_softmax:softmax shifted by the mean", "03_trainable_qkv:softmax over the queries",
     "06_multihead:wrapper concatenates along the token dim",
     "06_multihead:batch dim dropped: all tokens of the batch attend to each other",
-    "01_scores:SelfAttentionScore hard-coded",  # its gradient check comes first: "no autograd graph"
-    "05_padding_mask:padded_attention hard-coded",  # its shape check comes first: the shape written out
 }
 
 

@@ -149,8 +149,8 @@ def module_mistakes(layers, q, k, v, mask, attn_mask=None):
         wrong = {description: (layers.W_out(out), weights) for description, (out, weights) in wrong.items()}
         wrong[NO_W_OUT] = attend(queries, keys, values, hidden)
         # an input fed to the wrong projection: only distinct q, k, v tell these apart
-        for description, inputs in ((QK_SWAPPED, (k, q, v)), (KV_SWAPPED, (q, v, k)), (KEYS_FROM_Q, (q, q, v)),
-                                    (ALL_FROM_Q, (q, q, q))):
+        for description, inputs in ((QK_SWAPPED, (k, q, v)), (KV_SWAPPED, (q, v, k)), (ALL_FROM_Q, (q, q, q)),
+                                    (KEYS_FROM_Q, (q, q, v))):
             projected = layers.W_q(inputs[0]), layers.W_k(inputs[1]), layers.W_v(inputs[2])
             out, weights = attend(*projected, hidden)
             wrong[description] = (layers.W_out(out), weights)

@@ -115,16 +115,8 @@ def figures(judgements) -> tuple[str, float, float]:
 # What the lines still get wrong, as measured by the test below (each entry "section:mistake"): a line that
 # misleads (a hint, question or name of another mistake), and a mistake that the first failing line of its
 # function does not name. Each fix takes its entry out: the test fails on an entry that is fixed, and on a new one.
-MISLEADING = {
-    "01_scores:keys detached from the graph",  # "is it used in forward?" of a weight that is used, but detached
-    "05_padding_mask:keys projected from the queries' input",  # named "every projection applied to q"
-    "05_padding_mask:attention weights detached",  # "is it used in forward?", as above
-    "06_multihead:MultiHeadAttention hard-coded",  # a written-out output is the same in train mode: "no dropout"
-}
-UNNAMED_FIRST = {
-    "01_scores:SelfAttentionScore hard-coded",  # its gradient check comes first: "no autograd graph"
-    "05_padding_mask:padded_attention hard-coded",  # its shape check comes first: the shape written out
-}
+MISLEADING: set[str] = set()
+UNNAMED_FIRST: set[str] = set()
 
 
 def measured() -> tuple[list, dict, dict]:
@@ -228,3 +220,38 @@ def test_the_batched_t_hint_needs_an_operand_that_is_not_2d():
     assert hint_for("RuntimeError", message, line, {"transposed_dims": [2]}) is None
     assert hint_for("RuntimeError", message, line, {}) is None  # nothing measured: no guess
     assert hint_for("RuntimeError", message, line, {"transposed_dims": [2, 3]}).mistake == BATCHED_T
+
+
+# ------------------------------------------------------------------ the evidence the gradient check's question needs
+
+SCORE_MODULE = """
+class SelfAttentionScore(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+    def forward(self, X):
+        return {forward}
+"""
+
+
+def gradient_line(forward: str) -> str:
+    """The self-check's line of 01's gradient check for a SelfAttentionScore whose forward returns `forward`."""
+    from support import correct_source, replace_def
+
+    source = replace_def(correct_source("01_scores"), "SelfAttentionScore", SCORE_MODULE.format(forward=forward))
+    return next(check.message for check in self_check("01_scores", source).checks
+                if check.name.startswith("gradients reach") and not check.passed)
+
+
+def test_a_parameter_without_gradient_is_asked_about_its_use_only_where_the_output_ignores_it():
+    """W_k read through .data moves the output (the worker moves it and measures): the line names the cut
+    from the graph, no question; W_k never read leaves the output put: the question, and no cut named."""
+    from autograder.checks.common import DETACHED
+
+    through_data = gradient_line("self.W_q(X) @ (X @ self.W_k.weight.data.T).transpose(-2, -1)")
+    unused = gradient_line("self.W_q(X) @ self.W_q(X).transpose(-2, -1)")
+    assert "W_k.weight" in through_data and "cut from the autograd graph" in through_data
+    assert _(UNUSED_PARAMETER) not in through_data
+    assert "W_k.weight" in unused and _(UNUSED_PARAMETER) in unused
+    assert "cut from the autograd graph" not in unused and DETACHED not in unused

@@ -177,6 +177,8 @@ def stack_items(items, what: str, name: str) -> torch.Tensor:
 
 # Made at import time: marked here, translated with _() where they are shown
 UNUSED_PARAMETER = N_("is it used in forward? was it created as a Parameter / Linear?")
+# a parameter without a gradient whose moving moves the output: used, but through .detach(), .data or no_grad
+DETACHED = N_("a parameter used in forward but cut from the autograd graph (.detach(), .data or torch.no_grad())")
 NO_GRAPH = N_("the output has no autograd graph (no requires_grad): avoid .detach(), torch.no_grad() and .data "
               "in forward, and create the weights as nn.Parameter / nn.Linear")
 
@@ -199,11 +201,28 @@ def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER, f
     expect(reply.graph, f"{name}: {_(NO_GRAPH)}")
     for param_name in names:
         grad = reply.param_grads.get(param_name)
+        if not isinstance(grad, torch.Tensor) and moves_output(reply, param_name):
+            raise CheckFailed(_f("{what}: parameter {name} received no gradient: it is used in forward but cut from "
+                                 "the autograd graph (.detach(), .data or torch.no_grad()), so its gradient is None",
+                                 what=name, name=param_name), DETACHED)
         if not isinstance(grad, torch.Tensor):
             raise CheckFailed(_f("{what}: parameter {name} received no gradient ({unused})", what=name,
                                  name=param_name, unused=_(unused)))
         expect(not finite or bool(torch.isfinite(grad).all()),
                _f("{what}: the gradient of {name} is not finite", what=name, name=param_name))
+
+
+def moves_output(reply, param_name: str) -> bool:
+    """Whether the output moved when the worker moved `param_name` (a parameter that got no gradient): by more
+    than float32 rounding of the output's magnitude. Not measured: False (nothing is claimed)."""
+    value = reply.value[0] if isinstance(reply.value, (tuple, list)) and reply.value else reply.value
+    scale = largest_magnitude(value)
+    return reply.param_moves.get(param_name, 0.0) > 1e-4 * (1.0 + scale)
+
+
+def largest_magnitude(value) -> float:
+    finite = value.detach().double().nan_to_num(0.0, 0.0, 0.0) if isinstance(value, torch.Tensor) else None
+    return float(finite.abs().max()) if finite is not None and finite.numel() else 0.0
 
 
 def expect_same_params(module, reference, name: str, order: str) -> None:

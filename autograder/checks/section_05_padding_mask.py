@@ -53,6 +53,7 @@ ATTN_IGNORED = N_("attn_mask ignored")
 ATTN_INVERTED = N_("an inverted attn_mask (True must mean not allowed)")
 QK_SWAPPED = N_("the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)")
 KV_SWAPPED = N_("the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)")
+KEYS_FROM_Q = N_("the keys projected from q (W_k(k): the keys from their own input, k)")
 ALL_FROM_Q = N_("every projection applied to q (self-attention's shortcut: here q, k and v are separate inputs)")
 KPM_DEVICE = N_("the padding mask made on the default device instead of the lengths' device")
 
@@ -149,7 +150,8 @@ def module_mistakes(layers, q, k, v, mask, attn_mask=None):
         wrong = {description: (layers.W_out(out), weights) for description, (out, weights) in wrong.items()}
         wrong[NO_W_OUT] = attend(queries, keys, values, hidden)
         # an input fed to the wrong projection: only distinct q, k, v tell these apart
-        for description, inputs in ((QK_SWAPPED, (k, q, v)), (KV_SWAPPED, (q, v, k)), (ALL_FROM_Q, (q, q, q))):
+        for description, inputs in ((QK_SWAPPED, (k, q, v)), (KV_SWAPPED, (q, v, k)), (ALL_FROM_Q, (q, q, q)),
+                                    (KEYS_FROM_Q, (q, q, v))):
             projected = layers.W_q(inputs[0]), layers.W_k(inputs[1]), layers.W_v(inputs[2])
             out, weights = attend(*projected, hidden)
             wrong[description] = (layers.W_out(out), weights)
@@ -157,10 +159,14 @@ def module_mistakes(layers, q, k, v, mask, attn_mask=None):
 
 
 def expect_pair_close(got, expected, what, mistakes, device):
-    """The student's (out, weights) against the expected pair: the weights first, they say more."""
+    """The student's (out, weights) against the expected pair: the weights first, they say more. A mistake is
+    named by the weights only where its output is the student's too: two mistakes can give the same weights
+    (the keys from q, and every projection from q) and differ in the output (the values from v, or from q)."""
     out, weights = pair(got, what)
+    agree = {description: wrong for description, wrong in mistakes.items()
+             if not isinstance(out, torch.Tensor) or close(out, wrong[0], device)}
     expect_close(weights, expected[1], _f("{what}: the weights", what=what), device=device,
-                 mistakes={description: wrong[1] for description, wrong in mistakes.items()})
+                 mistakes={description: wrong[1] for description, wrong in agree.items()})
     expect_close(out, expected[0], _f("{what}: the output", what=what), device=device,
                  mistakes={description: wrong[0] for description, wrong in mistakes.items()})
 
@@ -291,8 +297,12 @@ def test_mask_padded_scores_unchanged(student):
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
     mask = lengths_mask([4, 6], 6)
+    other = randn(532, 2, 6, 3)  # other values: a written-out answer gives itself away before its shape is judged
     with student.standing_in(right_masked_scores(queries, keys, mask)):
-        _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+        out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
+        out_other = pair(student.call("padded_attention", queries, keys, other, mask), "padded_attention")[0]
+    expect_not_hard_coded("padded_attention", (out, out_other),
+                          [attend(queries, keys, v, mask[:, None, :])[0] for v in (values, other)])
     expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     leaked = largest(weights.masked_select(mask[:, None, :].expand(2, 6, 6)))
     expect(not math.isinf(leaked), _("padded_attention's weights at padded keys are NaN or inf: a row whose "

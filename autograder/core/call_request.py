@@ -22,6 +22,8 @@ class Reply:
     args_after: list = field(default_factory=list)
     param_grads: dict = field(default_factory=dict)
     arg_grads: list = field(default_factory=list)
+    # parameter without a gradient -> how far the output moved when it was moved (worker/param_moves.py)
+    param_moves: dict = field(default_factory=dict)
     graph: bool = True
     mixed_devices: list = field(default_factory=list)
     output_devices: list = field(default_factory=list)
@@ -69,6 +71,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         grads = reply.get("grads") or {}
         param_grads = wire.decode(grads.get("params", {"__dict__": []})) if grads else {}
         arg_grads = wire.decode(grads.get("args", [])) if grads else []
+        param_moves = wire.decode(grads.get("moves", {"__dict__": []})) if grads else {}
     except wire.WireError as error:
         raise StudentFailure(_f("{label} returned something the grader cannot read ({error})", label=label,
                                 error=error), kind="garbled") from None
@@ -83,6 +86,9 @@ def decode_reply(label: str, reply: dict) -> Reply:
         args_after=args_after,
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],
+        param_moves={name: float(move) for name, move in param_moves.items()
+                     if isinstance(move, (int, float)) and not isinstance(move, bool)}
+        if isinstance(param_moves, dict) else {},
         graph=bool(grads.get("graph", True)),
         mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],

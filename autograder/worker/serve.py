@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, stand_in, wire
+from . import gpu, guards, param_moves, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -178,7 +178,7 @@ class Worker:
                         result = target["func"](*args, **kwargs)
                     if isinstance(result, torch.nn.Module) and device.type != "meta":
                         result.to(device)
-                    grads = self.backward(request, result, module, args)
+                    grads = self.backward(request, result, target, args, kwargs)
             except BaseException as error:
                 seen = guards.stop_watching()
                 return {"ok": False, "error": describe_error(error, locate=self.locate),
@@ -196,8 +196,8 @@ class Worker:
             reply["grads"] = grads
         return reply
 
-    def backward(self, request, result, module, args):
-        spec = request.get("backward")
+    def backward(self, request, result, target, args, kwargs):
+        module, spec = target["module"], request.get("backward")
         if not spec:
             return None
         grad_output = wire.decode(spec["grad_output"]).to(result.device if torch.is_tensor(result) else self.device)
@@ -205,11 +205,15 @@ class Worker:
         if not torch.is_tensor(out) or not out.requires_grad:
             return {"params": wire.encode({}), "args": wire.encode([None for _ in args]), "graph": False}
         (out * grad_output).sum().backward()
-        params = {}
+        params, moves = {}, {}
         if module is not None:
             params = {name: p.grad for name, p in module.named_parameters()}
+            # the evidence that tells a parameter cut from the graph from one never used: does the output move?
+            moves = param_moves.output_moves(target["func"], module, args, kwargs, request.get("seed"),
+                                             [name for name, grad in params.items() if grad is None])
         arg_grads = [a.grad if torch.is_tensor(a) else None for a in args]
-        return {"params": wire.encode(params), "args": wire.encode(arg_grads), "graph": True}
+        return {"params": wire.encode(params), "args": wire.encode(arg_grads), "graph": True,
+                "moves": wire.encode(moves)}
 
 
 def seed_for_call(seed) -> None:

@@ -122,7 +122,7 @@ def _is_warning(value) -> bool:
 
 
 def _is_grads(value) -> bool:
-    return (isinstance(value, dict) and set(value) <= {"params", "args", "graph"}
+    return (isinstance(value, dict) and set(value) <= {"params", "args", "graph", "moves"}
             and isinstance(value.get("graph", True), bool))
 
 

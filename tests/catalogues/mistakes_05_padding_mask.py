@@ -142,7 +142,7 @@ MISTAKES = [
     Mistake("queries and keys projected from each other's input", {"PaddedSelfAttention": padded_self_attention(
     ).replace("self.W_q(q), self.W_k(k)", "self.W_q(k), self.W_k(q)")}, MODULE_VALUES, says="queries projected from k"),
     Mistake("keys projected from the queries' input", {"PaddedSelfAttention": padded_self_attention(
-    ).replace("self.W_k(k)", "self.W_k(q)")}, MODULE_VALUES),
+    ).replace("self.W_k(k)", "self.W_k(q)")}, MODULE_VALUES, says="keys projected from q"),
     Mistake("values projected from the keys' input", {"PaddedSelfAttention": padded_self_attention(
     ).replace("self.W_v(v)", "self.W_v(k)")}, MODULE_VALUES),
     Mistake("every projection applied to q", {"PaddedSelfAttention": padded_self_attention(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, store_grade
+from support import EXAMPLES, ROOT, cli_in_this_process, store_grade
 
 WEEKS = {"week1": ["01_scores", "02_softmax"], "week2": ["03_trainable_qkv", "04_causal_mask"],
          "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"]}
@@ -292,20 +292,12 @@ def test_grade_takes_several_sections(tmp_path):
 
 
 def refused(capsys, in_process: bool, *args) -> tuple[int, str]:
-    """(exit status, stderr) of the command line `args`: run as its own process, or by the CLI's main in this one.
-    A refusal starts no grading, so the process's start would be most of its cost: the first case of each kind
-    runs as a process (what a user's shell gets, the interpreter's own output included), the rest in this one."""
-    if not in_process:
-        done = run_cli(*args)
-        return done.returncode, done.stderr
-    from autograder.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main([str(arg) for arg in args])
-    except SystemExit as stop:  # argparse's own exit, were it the one to refuse
-        code = stop.code
-    return code, capsys.readouterr().err
+    """(exit status, stderr) of the command line `args`: as a process of its own (the first case of each kind
+    below), or in this one (support.cli_in_this_process)."""
+    if in_process:
+        return cli_in_this_process(capsys, *args)
+    done = run_cli(*args)
+    return done.returncode, done.stderr
 
 
 @pytest.mark.parametrize("text, message, in_process", [

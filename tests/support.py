@@ -58,6 +58,20 @@ def released_text(course_dir: Path, section_id: str, proc) -> str:
     return notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
 
 
+def cli_in_this_process(capsys, *args) -> tuple[int, str]:
+    """(exit status, stderr) of `python -m autograder ARGS`, run by the CLI's main in the test process: for a
+    command line the CLI refuses before grading anything, where starting a process would be most of the cost
+    (a test keeps one such case as a process of its own: what a user's shell gets)."""
+    from autograder.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(arg) for arg in args])
+    except SystemExit as stop:  # argparse's own exit, were it the one to refuse
+        code = stop.code
+    return code, capsys.readouterr().err
+
+
 def check_max_points(test: dict) -> float:
     """A results.json test's own points, as Gradescope and a workflow read them: a bonus check's test
     has `max_score` 0 (Gradescope's extra credit) and keeps its points in extra_data["max_points"]."""

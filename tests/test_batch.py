@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, store_grade, zygote
+from support import EXAMPLES, ROOT, cli_in_this_process, store_grade, zygote
 
 
 SECTION = "01_scores"  # the class is graded on one section: the mechanics, not the checks, are tested here
@@ -127,12 +127,14 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "out").exists()
 
 
-def test_missing_or_empty_folders_exit_2(tmp_path):
-    for args in (["batch", tmp_path / "nowhere"], ["batch", EXAMPLES / "correct", "--device", "cpu"],
-                 ["merge", tmp_path / "nowhere", "--out", tmp_path / "merged"]):
-        done = run_cli(*args)
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.startswith("autograder: error:") and done.stderr.count("\n") == 1
+def test_missing_or_empty_folders_exit_2(tmp_path, capsys):
+    done = run_cli("batch", tmp_path / "nowhere")  # as a process: what a user's shell gets
+    refusals = [(done.returncode, done.stderr)] + [  # the others in this one: no process start per refusal
+        cli_in_this_process(capsys, *args) for args in (["batch", EXAMPLES / "correct", "--device", "cpu"],
+                                                        ["merge", tmp_path / "nowhere", "--out", tmp_path / "merged"])]
+    for code, stderr in refusals:
+        assert code == 2, stderr
+        assert stderr.startswith("autograder: error:") and stderr.count("\n") == 1, stderr
 
 
 def one_check_grade(student: str, score: float):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import copy
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -376,11 +375,20 @@ def test_the_chinese_course_directory_has_a_course_id_of_its_own():
     assert chinese != english
 
 
-def test_nbgrader_generate_assignment_on_the_chinese_sources(tmp_path):
+@pytest.fixture(scope="module")
+def released_zh(tmp_path_factory):
+    """(a course directory, nbgrader's process): assignments/zh/'s nbgrader_config.py and source/ copied to a hub
+    of their own, every section released there by an instructor's `nbgrader generate_assignment *`, once for the
+    two tests below."""
+    course_dir = tmp_path_factory.mktemp("hub") / "attention-course-zh"
+    proc = release_course(ROOT / "assignments/zh/nbgrader_config.py", ROOT / "assignments/zh/source", course_dir)
+    return course_dir, proc
+
+
+def test_nbgrader_generate_assignment_on_the_chinese_sources(released_zh):
     """An instructor's `nbgrader generate_assignment` in assignments/zh/ releases exactly the
     committed Chinese student notebooks (the build releases the translated sources the same way)."""
-    course_dir = tmp_path / "zh"
-    proc = release_course(ROOT / "assignments/zh/nbgrader_config.py", ROOT / "assignments/zh/source", course_dir)
+    course_dir, proc = released_zh
     for sid in SECTION_IDS:
         text = released_text(course_dir, sid, proc)
         assert text == (ROOT / f"student_template/zh/{sid}.ipynb").read_text(encoding="utf-8"), sid
@@ -393,14 +401,9 @@ SECTION = "01_scores"
 
 
 @pytest.fixture(scope="module")
-def chinese_course(tmp_path_factory) -> Path:
-    """assignments/zh/ copied to a hub of its own, one section released by nbgrader."""
-    from test_nbgrader_cycle import nbgrader
-
-    course = tmp_path_factory.mktemp("hub") / "attention-course-zh"
-    shutil.copytree(ROOT / "assignments" / LANG, course, symlinks=True)
-    nbgrader(course, "generate_assignment", SECTION, "--force")
-    return course
+def chinese_course(released_zh) -> Path:
+    """The Chinese course directory with its sections released (released_zh: the release is nbgrader's either way)."""
+    return released_zh[0]
 
 
 def test_the_chinese_course_releases_autogrades_and_exports(chinese_course, tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 from catalogues import CATALOGUES
 from support import self_check
-from test_notebook_agrees import cell_name, mistake_variants, outcomes_of
+from test_notebook_agrees import cell_name, outcomes_of
 
 from autograder import i18n
 from autograder.checks import homes
@@ -59,7 +59,7 @@ def shown(section_id: str, mistake) -> list[dict]:
 
 def notebook_lines(section_id: str, mistake) -> list[dict]:
     """The failing check cells' lines of the released notebook (test_notebook_agrees' runs, reused)."""
-    outcomes = outcomes_of(section_id, mistake_variants(section_id))[mistake.id]
+    outcomes = outcomes_of(section_id, mistake.id)
     return [{"line": error, "named": "", "home": cell_name(cell), **said(error)}
             for cell, error in outcomes.items() if error]
 

@@ -34,34 +34,51 @@ def correct_variants(section_id: str) -> list[tuple[str, dict]]:
     return [("reference", {})] + [(f"style {i}: {'+'.join(style)}", style) for i, style in enumerate(styles, 1)]
 
 
-# The runner's variants are independent (each runs in a fresh namespace), so a section's list is split between
-# as many runners as the machine has CPUs, at most RUNNERS, running at once: the test process only waits for them.
+# Every run a section's notebook is asked for here (its correct styles, its catalogue's mistakes, each graded name
+# left a stub, and WRONG_COPY below) is made by one runner process: starting one costs seconds (torch, the
+# notebook's first cells), a variant a tenth of that. The first test that asks runs every section, RUNNERS at once
+# (the machine has 2 CPUs); the test process only waits for them.
 RUNNERS = 2
+
+# copying without the transpose: the runner can fail (test_a_wrong_copy_is_red_in_the_notebook)
+WRONG_COPY = ("no transpose", "03_trainable_qkv", {
+    "copy_v2_weights_into_v1": "def copy_v2_weights_into_v1(v1, v2):\n"
+                               "    with torch.no_grad():\n"
+                               "        v1.W_query.copy_(v2.W_query.weight)\n"
+                               "        v1.W_key.copy_(v2.W_key.weight)\n"
+                               "        v1.W_value.copy_(v2.W_value.weight)\n"})
+
+
+def section_runs(section_id: str) -> list[dict]:
+    """The runner's input for one section: every variant the tests of this module and
+    test_lines_students_read.py read, each id once."""
+    variants = correct_variants(section_id) + mistake_variants(section_id)
+    variants += [(WRONG_COPY[0], WRONG_COPY[2])] * (section_id == WRONG_COPY[1])
+    runs = [{"id": vid, "replacements": code} for vid, code in variants]
+    runs += [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in BY_ID[section_id].names]
+    ids = [run["id"] for run in runs]
+    assert len(set(ids)) == len(ids), f"{section_id}: two notebook variants share an id: {sorted(ids)}"
+    return runs
+
+
+def run_section(section_id: str) -> dict:
+    done = subprocess.run([sys.executable, str(RUNNER), section_id], input=json.dumps(section_runs(section_id)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
 
 
 @functools.cache
-def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], stubs: tuple[str, ...] = ()) -> dict:
-    """{variant id: {check cell: None or the error}}, from one run of the section's notebook per variant;
-    with `stubs`, one variant per name, "stub NAME": the reference answers, NAME left as its stub."""
-    runs = ([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
-            + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
-    count = max(1, min(RUNNERS, os.cpu_count() or 1, len(runs) // 2))
-
-    def run(chunk: list) -> dict:
-        done = subprocess.run([sys.executable, str(RUNNER), section_id], input=json.dumps(chunk),
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
-
-    outcomes: dict = {}
-    with concurrent.futures.ThreadPoolExecutor(count) as pool:
-        for found in pool.map(run, (runs[i::count] for i in range(count))):
-            outcomes.update(found)
-    return outcomes
+def every_section_outcomes() -> dict:
+    """{section id: {variant id: {check cell: None or the error}}}, one runner per section."""
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(RUNNERS, os.cpu_count() or 1))) as pool:
+        return dict(zip(CATALOGUES, pool.map(run_section, CATALOGUES)))
 
 
-def outcomes_of(section_id: str, variants: list[tuple[str, dict]]) -> dict:
-    return notebook_outcomes(section_id, tuple((vid, json.dumps(code, sort_keys=True)) for vid, code in variants))
+def outcomes_of(section_id: str, variant_id: str) -> dict:
+    """{check cell: None when it passed, else the error's last line} of one variant of `section_id`'s notebook
+    (a correct style's id, a mistake's id, "stub NAME", or WRONG_COPY's)."""
+    return every_section_outcomes()[section_id][variant_id]
 
 
 CASES = [pytest.param(section_id, variant_id, id=f"{section_id}:{variant_id}")
@@ -70,7 +87,7 @@ CASES = [pytest.param(section_id, variant_id, id=f"{section_id}:{variant_id}")
 
 @pytest.mark.parametrize("section_id, variant_id", CASES)
 def test_correct_implementation_passes_every_notebook_check(section_id, variant_id):
-    outcomes = outcomes_of(section_id, correct_variants(section_id))[variant_id]
+    outcomes = outcomes_of(section_id, variant_id)
     assert outcomes, f"{section_id}: the notebook has no check cells"
     red = {cell: error for cell, error in outcomes.items() if error is not None}
     assert not red, f"{variant_id} is correct, yet these notebook checks fail: {red}"
@@ -84,12 +101,7 @@ def test_the_books_exercise_answer_is_among_the_correct_ones():
 
 def test_a_wrong_copy_is_red_in_the_notebook():
     """The runner can fail: copying without the transpose fails the exercise's check cell, and only it."""
-    wrong = {"copy_v2_weights_into_v1": "def copy_v2_weights_into_v1(v1, v2):\n"
-                                        "    with torch.no_grad():\n"
-                                        "        v1.W_query.copy_(v2.W_query.weight)\n"
-                                        "        v1.W_key.copy_(v2.W_key.weight)\n"
-                                        "        v1.W_value.copy_(v2.W_value.weight)\n"}
-    outcomes = outcomes_of("03_trainable_qkv", [("no transpose", wrong)])["no transpose"]
+    outcomes = outcomes_of(WRONG_COPY[1], WRONG_COPY[0])
     red = {cell for cell, error in outcomes.items() if error is not None}
     assert red == {"test_copy_v2_weights_into_v1"}, outcomes
 
@@ -152,7 +164,7 @@ MISTAKES = [pytest.param(section_id, mistake, id=f"{section_id}:{mistake.id}")
 
 @pytest.mark.parametrize("section_id, mistake", MISTAKES)
 def test_the_notebook_fails_where_the_self_check_fails_and_names_the_same_mistake(section_id, mistake):
-    outcomes = outcomes_of(section_id, mistake_variants(section_id))[mistake.id]
+    outcomes = outcomes_of(section_id, mistake.id)
     red: dict[str, list[str]] = {}
     for cell, error in outcomes.items():
         if error is not None:
@@ -195,9 +207,8 @@ def test_every_visible_check_runs_in_a_notebook_cell(section):
 def test_each_graded_name_s_own_cell_fails_in_one_line_while_it_is_a_stub(section):
     """A student who runs a graded name's check cell with that name still the stub reads, in that cell and
     in one line, that it is not written yet: never nothing, which reads as passed."""
-    outcomes = notebook_outcomes(section.id, (), tuple(section.names))
     for name in section.names:
-        own = outcomes[f"stub {name}"][f"test_{name}"]
+        own = outcomes_of(section.id, f"stub {name}")[f"test_{name}"]
         assert own is not None, f"{section.id}: with {name} a stub, the cell check({name!r}) passes"
         said = own.removeprefix("autograder.notebook.").removeprefix("NotebookCheckFailed: ")
         assert "\n" not in said and said.startswith(f"{name} is not implemented yet: it still raises "

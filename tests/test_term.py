@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLES, ROOT, store_grade
+from support import EXAMPLES, ROOT, cli_in_this_process, store_grade
 
 WEEKS = {"week1": ["01_scores", "02_softmax"], "week2": ["03_trainable_qkv", "04_causal_mask"],
          "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"]}
@@ -291,37 +291,48 @@ def test_grade_takes_several_sections(tmp_path):
     assert result.score == 0 and result.max_score == 20.0  # both not handed in; nothing else counted
 
 
-@pytest.mark.parametrize("text, message", [
-    ('week1 = ["01_scores"\n', "assignments.toml:1: not valid TOML"),
+def refused(capsys, in_process: bool, *args) -> tuple[int, str]:
+    """(exit status, stderr) of the command line `args`: as a process of its own (the first case of each kind
+    below), or in this one (support.cli_in_this_process)."""
+    if in_process:
+        return cli_in_this_process(capsys, *args)
+    done = run_cli(*args)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("text, message, in_process", [
+    ('week1 = ["01_scores"\n', "assignments.toml:1: not valid TOML", False),
     ('# a comment\nweek1 = ["01_scores"]\nweek2 = ["03_trainable_qkv", "09_rnn"]\n',
-     "assignments.toml:3: week2: unknown section '09_rnn'"),
-    ('week1 = "01_scores"\n', "assignments.toml:1: week1: expected a list of section ids"),
-    ('week1 = []\n', "assignments.toml:1: week1: expected a list of section ids"),
-    ('week1 = ["01_scores"]\nweek1 = ["02_softmax"]\n', "assignments.toml:2: not valid TOML"),
+     "assignments.toml:3: week2: unknown section '09_rnn'", True),
+    ('week1 = "01_scores"\n', "assignments.toml:1: week1: expected a list of section ids", True),
+    ('week1 = []\n', "assignments.toml:1: week1: expected a list of section ids", True),
+    ('week1 = ["01_scores"]\nweek1 = ["02_softmax"]\n', "assignments.toml:2: not valid TOML", True),
 ])
-def test_a_mistake_in_the_assignments_file_is_one_line_naming_file_and_line(tmp_path, text, message):
+def test_a_mistake_in_the_assignments_file_is_one_line_naming_file_and_line(tmp_path, capsys, text, message,
+                                                                            in_process):
     path = tmp_path / "assignments.toml"
     path.write_text(text)
     submitted = tmp_path / "submitted"
     hand_in(submitted, "ann", "correct", ["01_scores"])
-    done = run_cli("batch", submitted, "--out", tmp_path / "out", "--device", "cpu", "--assignment", "week1",
-                   "--assignments", path)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    code, stderr = refused(capsys, in_process, "batch", submitted, "--out", tmp_path / "out", "--device", "cpu",
+                           "--assignment", "week1", "--assignments", path)
+    assert code == 2
+    assert stderr.count("\n") == 1 and message in stderr, stderr
     assert not (tmp_path / "out").exists()  # nothing graded
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--assignment", "week9"], "--assignment 'week9': not in"),
-    (["--section", "01_scores,99_nothing"], "unknown section '99_nothing'"),
-    (["--section", ","], "--section: no section named"),
-    (["--assignment", "week1", "--assignments", "nowhere.toml"], "nowhere.toml: no such file"),
+@pytest.mark.parametrize("args, message, in_process", [
+    (["--assignment", "week9"], "--assignment 'week9': not in", False),
+    (["--section", "01_scores,99_nothing"], "unknown section '99_nothing'", True),
+    (["--section", ","], "--section: no section named", True),
+    (["--assignment", "week1", "--assignments", "nowhere.toml"], "nowhere.toml: no such file", True),
 ])
-def test_a_bad_selection_is_one_line_and_exit_2(tmp_path, args, message):
+def test_a_bad_selection_is_one_line_and_exit_2(tmp_path, capsys, args, message, in_process):
     submitted = tmp_path / "submitted"
     hand_in(submitted, "ann", "correct", ["01_scores"])
-    done = run_cli("batch", submitted, "--out", tmp_path / "out", "--device", "cpu", *args)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    code, stderr = refused(capsys, in_process, "batch", submitted, "--out", tmp_path / "out", "--device", "cpu",
+                           *args)
+    assert code == 2 and stderr.count("\n") == 1 and message in stderr, stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -120,9 +120,36 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
                          scan_source=scan_source)
 
 
+# (section, source, language) -> the fields of every sentence with fields that the self-check of `source` made
+# in that language (recorded where a translation fills its template, so never for English, which has none)
+FILLED: dict[tuple[str, str, str], list[dict]] = {}
+
+
 @functools.cache
 def _self_check_once(section_id: str, source: str, device: str, language: str):
-    return _grade_source(section_id, source, device=device, visible_only=True)
+    from autograder import i18n
+
+    filled, fill = FILLED.setdefault((section_id, source, language), []), i18n.fill
+
+    def recorded(template: str, fields: dict) -> str:
+        text = fill(template, fields)
+        filled.append({"text": text, "fields": dict(fields)})
+        return text
+
+    i18n.fill = recorded
+    try:
+        return _grade_source(section_id, source, device=device, visible_only=True)
+    finally:
+        i18n.fill = fill
+
+
+def filled_fields(section_id: str, source: str) -> list[dict]:
+    """Each sentence with fields of the self-check of `source` in the language spoken now: its text and the
+    fields it was filled with (the data a sentence was given, as it was given)."""
+    from autograder import i18n
+
+    self_check(section_id, source)
+    return FILLED[(section_id, source, i18n.language())]
 
 
 def _grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,

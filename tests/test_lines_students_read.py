@@ -15,9 +15,12 @@ A mistake the self-check does not fail (the hidden checks catch it) has no line 
 """
 from __future__ import annotations
 
+import ast
+import re
+
 import pytest
 from catalogues import CATALOGUES
-from support import self_check
+from support import filled_fields, self_check
 from test_notebook_agrees import cell_name, mistake_variants, outcomes_of
 
 from autograder import i18n
@@ -188,6 +191,66 @@ def test_the_chinese_self_check_gives_each_mistake_the_same_hints_as_the_english
         i18n.set_language(previous)
     differ = [f"{key}:\n  en {english[key]}\n  zh {chinese[key]}" for key in english if english[key] != chinese[key]]
     assert not differ, "\n".join(differ)
+
+
+# ------------------------------------------------------------------ no English word in a Chinese line
+
+# The fields whose text comes into a sentence from the student, and stays as it came: the error their code
+# raised, their own line.
+STUDENTS_FIELDS = {"error", "line"}
+CHINESE = re.compile("[\u3400-\u9fff\uff08-\uff1f\u3001\u3002]")
+# an error of the student's code as Python words it ("RuntimeError: ..."), wherever a field shows it
+RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Warning): ")
+NAME = re.compile(r"[\w.\[\]]+")  # a dotted name, a file's name, a parameter's name ("heads.0.W_query.bias")
+
+
+def parses(text: str) -> bool:
+    try:
+        ast.parse(text.replace("…", ""))  # a shortened expression ("f(queri…)") is still code
+    except SyntaxError:
+        return False
+    return True
+
+
+def is_code(text: str) -> bool:
+    """Whether a field's text is code: Python as a whole or in each of its comma-separated parts
+    ("d_in=4, d_out=4"), a name, or a value as Python shows it ("<tensor bool[6, 6] on meta>")."""
+    return (parses(text) or parts_parse(text) or bool(NAME.fullmatch(text))
+            or text.startswith("<") and text.endswith(">"))
+
+
+def parts_parse(text: str) -> bool:
+    """Whether `text` is code parts joined by ", ", each part as long as it needs to be to parse
+    ("f(4, 10), d_out = 10": "f(4, 10)" and "d_out = 10")."""
+    part = ""
+    for piece in text.split(", "):
+        part = f"{part}, {piece}" if part else piece
+        if parses(part):
+            part = ""
+    return not part
+
+
+def english_fields(section_id: str, mistake) -> list[str]:
+    """The fields of the Chinese sentences a student reads that hold English that is not code: each field is
+    judged by what the code gave the sentence (never by reading the sentence back); a field with Chinese in it
+    is a translated sentence, judged where it was filled in."""
+    source = mistake.source(section_id)
+    lines = [check.message for check in self_check(section_id, source).checks if not check.passed]
+    found = []
+    for sentence in filled_fields(section_id, source):
+        if not any(sentence["text"] in line for line in lines):
+            continue  # made, but not shown: the check passed
+        found += [f"{mistake.id}: {{{field}}} = {value!r} in: {sentence['text'][:300]}"
+                  for field, value in sentence["fields"].items()
+                  if isinstance(value, str) and field not in STUDENTS_FIELDS and not CHINESE.search(value)
+                  and not RAISED.match(value) and not is_code(value)]
+    return found
+
+
+@pytest.mark.parametrize("mistakes", EVERY_MISTAKE)
+def test_a_chinese_line_holds_no_english_but_code_names_and_what_the_student_wrote(chinese, mistakes):
+    found = [item for section_id, mistake in mistakes for item in english_fields(section_id, mistake)]
+    assert not found, "\n".join(found)
 
 
 # ------------------------------------------------------------------ the evidence the `.T` hint needs

@@ -123,8 +123,9 @@ def module_mistakes(reference, x):
                  attend(keys, queries, values, math.sqrt(d_k))[0],
              BY_D_K: attend(queries, keys, values, d_k)[0]}
     if d_in != d_k:
-        wrong[f"scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
-              f"sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_in))[0]
+        wrong[Mistake(N_("scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
+                         "sqrt(keys.shape[-1]) = sqrt({d_k})"), d_in=d_in, d_k=d_k)] = \
+            attend(queries, keys, values, math.sqrt(d_in))[0]
     return wrong
 
 
@@ -339,9 +340,8 @@ def expect_copied(d_in: int, d_out: int, source: dict, copied: dict, trained: se
         weight = source[name]
         mistakes = {N_("Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))"): weight}
         mistakes.update({MIXED_UP[other, name]: source[other].T for other in NAMES if other != name})
-        expect_close(copied.get(name), weight.T, _f("{call} with {size}",
-                                                    call=f"v1.{name} after copy_v2_weights_into_v1(v1, v2)",
-                                                    size=size), mistakes=mistakes)
+        expect_close(copied.get(name), weight.T, _f("v1.{name} after copy_v2_weights_into_v1(v1, v2) with {size}",
+                                                    name=name, size=size), mistakes=mistakes)
     for name in sorted(trained):
         expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
                _f("after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "

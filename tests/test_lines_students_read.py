@@ -47,7 +47,7 @@ MISTAKES = [(section_id, mistake) for section_id, catalogue in CATALOGUES.items(
 def said(line: str) -> dict:
     """The hints and the kinds of the questions of QUESTIONS that `line` shows, in the language spoken now
     (each found by its own translated text)."""
-    return {"hints": sorted({mistake for text, mistake in HINT_TEXTS.items() if _(text) in line}),
+    return {"hints": sorted({mistake for text, mistake in HINT_TEXTS.items() if _(text).split("{")[0] in line}),
             "questions": sorted({kind for text, kind in QUESTIONS.items() if _(text) in line})}
 
 
@@ -295,3 +295,22 @@ def test_the_batched_t_hint_needs_an_operand_that_is_not_2d():
     assert hint_for("RuntimeError", message, line, {"transposed_dims": [2]}) is None
     assert hint_for("RuntimeError", message, line, {}) is None  # nothing measured: no guess
     assert hint_for("RuntimeError", message, line, {"transposed_dims": [2, 3]}).mistake == BATCHED_T
+
+
+def test_the_batched_t_hint_names_the_operand_the_line_transposes():
+    import torch
+
+    from autograder.core.hints import hint_for
+    from autograder.worker.transposed import transposed_dims
+
+    batch, layer = torch.ones(2, 5, 3), torch.nn.Linear(3, 3)
+    for code, operand in [("inputs @ inputs.T", "inputs"), ("torch.softmax(queries @ keys.T, dim=-1)", "keys"),
+                          ("inputs @ layer.weight.T @ keys.T", "keys")]:  # the matrix's .T is right
+        line, frame = raised_here(code, torch=torch, inputs=batch, queries=batch, keys=batch, layer=layer)
+        try:
+            exec(code, {}, {"torch": torch, "inputs": batch, "queries": batch, "keys": batch, "layer": layer})
+        except RuntimeError as error:
+            message = str(error)
+        evidence = {"transposed_dims": transposed_dims(line, frame)}
+        said = hint_for("RuntimeError", message, line, evidence).say(line, evidence)
+        assert f"two dims of {operand}: {operand}.transpose(-2, -1)" in said, said

@@ -60,9 +60,10 @@ def shown(section_id: str, mistake) -> list[dict]:
             for check in result.checks if not check.passed]
 
 
-def notebook_lines(section_id: str, mistake) -> list[dict]:
-    """The failing check cells' lines of the released notebook (test_notebook_agrees' runs, reused)."""
-    outcomes = outcomes_of(section_id, mistake_variants(section_id))[mistake.id]
+def notebook_lines(section_id: str, mistake, variants: list | None = None, language: str = "en") -> list[dict]:
+    """The failing check cells' lines of the released notebook (test_notebook_agrees' runs, reused; `variants`:
+    the mistakes run with it, the section's whole catalogue unless given), the cells speaking `language`."""
+    outcomes = outcomes_of(section_id, variants or mistake_variants(section_id), language)[mistake.id]
     return [{"line": error, "named": "", "home": cell_name(cell), **said(error)}
             for cell, error in outcomes.items() if error]
 
@@ -181,12 +182,16 @@ EVERY_MISTAKE = [pytest.param(MISTAKES, id="every mistake", marks=pytest.mark.sl
 
 
 @pytest.mark.parametrize("mistakes", EVERY_MISTAKE)
-def test_the_chinese_self_check_gives_each_mistake_the_same_hints_as_the_english(mistakes):
-    english = {mistake.id: signature(shown(section_id, mistake)) for section_id, mistake in mistakes}
+def test_the_chinese_self_check_and_notebook_give_each_mistake_the_same_hints_as_the_english(mistakes):
+    english = {mistake.id: signature(shown(section_id, mistake) + notebook_lines(section_id, mistake))
+               for section_id, mistake in mistakes}
     previous = i18n.language()
     i18n.set_language("zh")
-    try:
-        chinese = {mistake.id: signature(shown(section_id, mistake)) for section_id, mistake in mistakes}
+    try:  # the Chinese notebooks run only the mistakes compared here
+        chinese = {mistake.id: signature(shown(section_id, mistake) + notebook_lines(
+                       section_id, mistake, [(other.id, other.replacements) for where, other in mistakes
+                                             if where == section_id], "zh"))
+                   for section_id, mistake in mistakes}
     finally:
         i18n.set_language(previous)
     differ = [f"{key}:\n  en {english[key]}\n  zh {chinese[key]}" for key in english if english[key] != chinese[key]]

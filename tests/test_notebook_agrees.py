@@ -40,16 +40,19 @@ RUNNERS = 2
 
 
 @functools.cache
-def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], stubs: tuple[str, ...] = ()) -> dict:
+def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], stubs: tuple[str, ...] = (),
+                      language: str = "en") -> dict:
     """{variant id: {check cell: None or the error}}, from one run of the section's notebook per variant;
-    with `stubs`, one variant per name, "stub NAME": the reference answers, NAME left as its stub."""
+    with `stubs`, one variant per name, "stub NAME": the reference answers, NAME left as its stub; the check
+    cells speak `language` (as a notebook's do where the environment names one)."""
     runs = ([{"id": vid, "replacements": json.loads(code)} for vid, code in variants]
             + [{"id": f"stub {name}", "replacements": {}, "stubs": [name]} for name in stubs])
     count = max(1, min(RUNNERS, os.cpu_count() or 1, len(runs) // 2))
 
     def run(chunk: list) -> dict:
         done = subprocess.run([sys.executable, str(RUNNER), section_id], input=json.dumps(chunk),
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "ATTENTION_COURSE_LANG": language})
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
 
@@ -60,8 +63,9 @@ def notebook_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], st
     return outcomes
 
 
-def outcomes_of(section_id: str, variants: list[tuple[str, dict]]) -> dict:
-    return notebook_outcomes(section_id, tuple((vid, json.dumps(code, sort_keys=True)) for vid, code in variants))
+def outcomes_of(section_id: str, variants: list[tuple[str, dict]], language: str = "en") -> dict:
+    return notebook_outcomes(section_id, tuple((vid, json.dumps(code, sort_keys=True)) for vid, code in variants),
+                             language=language)
 
 
 CASES = [pytest.param(section_id, variant_id, id=f"{section_id}:{variant_id}")

@@ -142,6 +142,8 @@ def test_a_translation_s_own_text_spaces_chinese_from_latin():
     ("{what} 的权重", {"what": "f（x）"}, "f（x）的权重"),
     ("{what}：{detail}", {"what": "f(x)", "detail": "-inf 出现"}, "f(x)：-inf 出现"),
     ("{a}{b}", {"a": "用", "b": "x.T"}, "用 x.T"),
+    ("{what} 应返回二元组", {"what": "f(x)，其中 mask 是因果掩码"}, "f(x)，其中 mask 是因果掩码应返回二元组"),
+    ("其中 {what}", {"what": "掩码"}, "其中掩码"),
 ])
 def test_fill_joins_chinese_and_latin_with_one_space(template, fields, text):
     assert i18n.fill(template, fields) == text

@@ -130,14 +130,15 @@ def _f(text: str, /, **fields) -> str:
 
 def fill(template: str, fields: dict) -> str:
     """template.format(**fields), joined by one rule of spacing: no single space of the template beside a
-    field's full-width punctuation (a run of spaces is a column gap and stays), and one space where a
-    Chinese character of the template meets a field's Latin text, or a field's Chinese text meets the
-    template's Latin text ("是{mistake}" with mistake = "softmax 之前…" reads "是 softmax 之前…"); the
+    field's full-width punctuation or between two Chinese characters (a run of spaces is a column gap and
+    stays), and one space where a Chinese character of the template meets a field's Latin text, or a
+    field's Chinese text meets the template's Latin text ("是{mistake}" with mistake = "softmax 之前…" reads "是 softmax 之前…"); the
     fields' own text is never changed."""
     pieces: list[str] = []
     before = ""  # the field just filled in ("" at the start and after a literal-only part)
     for literal, name, spec, conversion in _FORMATTER.parse(template):
-        if before.endswith(FULL_WIDTH) and literal.startswith(" ") and not literal.startswith("  "):
+        if literal.startswith(" ") and not literal.startswith("  ") and (
+                before.endswith(FULL_WIDTH) or _is_chinese(before[-1:]) and _is_chinese(literal[1:2])):
             literal = literal[1:]
         literal = _spaced(before, literal) + literal
         if name is None:
@@ -146,7 +147,8 @@ def fill(template: str, fields: dict) -> str:
         value, _key = _FORMATTER.get_field(name, (), fields)
         value = _FORMATTER.convert_field(value, conversion)
         before = _FORMATTER.format_field(value, _FORMATTER.vformat(spec or "", (), fields))
-        if literal.endswith(" ") and not literal.endswith("  ") and before.startswith(FULL_WIDTH):
+        if literal.endswith(" ") and not literal.endswith("  ") and (
+                before.startswith(FULL_WIDTH) or _is_chinese(before[:1]) and _is_chinese(literal[-2:-1])):
             literal = literal[:-1]
         pieces += [literal, _spaced(pieces[-1][-1:] if not literal and pieces else literal, before), before]
     return "".join(pieces)
@@ -164,7 +166,7 @@ def _spaced(left: str, right: str) -> str:
 
 
 def _is_chinese(char: str) -> bool:
-    return "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf"
+    return bool(char) and ("\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf")
 
 
 def N_(text: str) -> str:

@@ -108,6 +108,15 @@ MISTAKES = [
                 return weights @ values, weights
             """}, ["each real query's weights sum to 1", "padded_attention equals softmax",
                    "padded_attention matches the reference"], says="sum to 1"),
+    # found by trying the notebook as a student: the NaN was put down to a row with every key hidden
+    Mistake("padded_attention softmax over dim 1", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                scores = queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5
+                weights = torch.softmax(mask_padded_scores(scores, key_padding_mask), dim=1)
+                return weights @ values, weights
+            """}, ["padded key columns get weight 0", "each real query's weights sum to 1",
+                   "padded_attention equals softmax", "padded_attention matches the reference"],
+            says="softmax over dim 1 (down the queries)"),
     Mistake("parameters created out of order", {"PaddedSelfAttention": padded_self_attention(init=(
         INIT.replace("        self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)", "")
         .replace("self.W_q =", "self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)\n        self.W_q =")))},

@@ -51,6 +51,8 @@ V2_ORDER = N_("W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bia
 NO_SCALING = N_("no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)")
 OVER_QUERIES = N_("softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim")
 BY_D_K = N_("scores divided by d_k instead of sqrt(d_k)")
+BY_TWICE_D_K = N_("scores divided by 2 * d_k: ** binds before /, so scores / d_k ** 1/2 is scores / d_k / 2; write "
+                  "d_k ** 0.5")
 ORDER_HINT = N_("the seeded weights depend on creating the parameters in this order: {order}")
 # the report's heatmaps of the worked example (public inputs): query 2 ("journey") against every
 # token, and the modules' outputs, one row per token, one column per output dim
@@ -94,7 +96,8 @@ def attention_mistakes(queries, keys, values):
     """description -> (context, weights) that a common wrong scaled_dot_product_attention returns."""
     d_k, d_v, num_keys = keys.shape[-1], values.shape[-1], keys.shape[-2]
     wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
-             BY_D_K: attend(queries, keys, values, d_k)}
+             BY_D_K: attend(queries, keys, values, d_k),
+             BY_TWICE_D_K: attend(queries, keys, values, 2 * d_k)}
     if d_v != d_k:
         # a template and its numbers: the mistake is recorded in English, shown in the reader's language
         wrong[Mistake(N_("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "

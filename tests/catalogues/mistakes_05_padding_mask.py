@@ -108,6 +108,12 @@ MISTAKES = [
                 return weights @ values, weights
             """}, ["each real query's weights sum to 1", "padded_attention equals softmax",
                    "padded_attention matches the reference"], says="sum to 1"),
+    # found by trying the notebook as a student: its Chinese line set a space between two Chinese words
+    Mistake("PaddedSelfAttention returns only the output", {"PaddedSelfAttention": padded_self_attention().replace(
+            "return self.W_out(weights @ values), weights", "return self.W_out(weights @ values)")},
+            ["equals nn.MultiheadAttention", "attn_mask of shape", "outputs at real positions",
+             "matches the reference with both masks"],
+            says="should return the pair (out, weights)"),
     # found by trying the notebook as a student: the NaN was put down to a row with every key hidden
     Mistake("padded_attention softmax over dim 1", {"padded_attention": """
             def padded_attention(queries, keys, values, key_padding_mask):

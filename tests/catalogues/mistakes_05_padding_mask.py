@@ -122,7 +122,7 @@ MISTAKES = [
                 return weights @ values, weights
             """}, ["padded key columns get weight 0", "each real query's weights sum to 1",
                    "padded_attention equals softmax", "padded_attention matches the reference"],
-            says="softmax over dim 1 (down the queries)"),
+            says="softmax over dim 1 (down the queries)", asks=("a row with every key hidden",)),
     Mistake("parameters created out of order", {"PaddedSelfAttention": padded_self_attention(init=(
         INIT.replace("        self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)", "")
         .replace("self.W_q =", "self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)\n        self.W_q =")))},

@@ -258,7 +258,7 @@ def hints_given(section_result) -> set[str]:
     """The hints (core/hints.py, by the mistake each names) in the messages of the failing checks."""
     from autograder.core.hints import HINTS
 
-    return {h.mistake for h in HINTS for c in section_result.checks if not c.passed and h.text in c.message}
+    return {h.mistake for h in HINTS for c in section_result.checks if not c.passed and h.start in c.message}
 
 
 def assert_full_marks(section_id: str, replacements: dict):

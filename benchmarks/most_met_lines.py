@@ -61,7 +61,7 @@ def lines_met(result, head: str | None) -> list[tuple[str, str]]:
             if check.message:
                 found.append(("message", first_sentence(check.message)))
                 found.append(("diagnosis", after_first_sentence(check.message)))
-            found += [("hint", hint.said) for hint in HINTS if hint.said in check.message]
+            found += [("hint", hint.start) for hint in HINTS if hint.start in check.message]
     found.append(("total", table(result, student=True).rstrip("\n").splitlines()[-1]))
     found.append(("report", render_markdown(result).splitlines()[0]))
     return found

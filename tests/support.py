@@ -134,9 +134,36 @@ def grade_source(section_id: str, source: str, *, device: str = "cpu", limits=No
                          scan_source=scan_source)
 
 
+# (section, source, language) -> the fields of every sentence with fields that the self-check of `source` made
+# in that language (recorded where a translation fills its template, so never for English, which has none)
+FILLED: dict[tuple[str, str, str], list[dict]] = {}
+
+
 @functools.cache
 def _self_check_once(section_id: str, source: str, device: str, language: str):
-    return _grade_source(section_id, source, device=device, visible_only=True)
+    from autograder import i18n
+
+    filled, fill = FILLED.setdefault((section_id, source, language), []), i18n.fill
+
+    def recorded(template: str, fields: dict) -> str:
+        text = fill(template, fields)
+        filled.append({"text": text, "fields": dict(fields)})
+        return text
+
+    i18n.fill = recorded
+    try:
+        return _grade_source(section_id, source, device=device, visible_only=True)
+    finally:
+        i18n.fill = fill
+
+
+def filled_fields(section_id: str, source: str) -> list[dict]:
+    """Each sentence with fields of the self-check of `source` in the language spoken now: its text and the
+    fields it was filled with (the data a sentence was given, as it was given)."""
+    from autograder import i18n
+
+    self_check(section_id, source)
+    return FILLED[(section_id, source, i18n.language())]
 
 
 def _grade_source(section_id: str, source: str, *, device: str = "cpu", limits=None,
@@ -245,7 +272,7 @@ def hints_given(section_result) -> set[str]:
     """The hints (core/hints.py, by the mistake each names) in the messages of the failing checks."""
     from autograder.core.hints import HINTS
 
-    return {h.mistake for h in HINTS for c in section_result.checks if not c.passed and h.text in c.message}
+    return {h.mistake for h in HINTS for c in section_result.checks if not c.passed and h.start in c.message}
 
 
 def assert_full_marks(section_id: str, replacements: dict):

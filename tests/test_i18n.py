@@ -122,6 +122,33 @@ def test_a_translation_has_the_fields_of_its_message():
     assert wrong == []
 
 
+# Chinese sets one space between itself and Latin text (code, numbers, names), none beside full-width
+# punctuation: a translation's own text keeps the rule, and `fill` keeps it where a field is joined in.
+CHINESE_TOUCHES_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9(\[]|[A-Za-z0-9)\]][\u4e00-\u9fff]")
+
+
+def test_a_translation_s_own_text_spaces_chinese_from_latin():
+    wrong = [(where, text) for where, _msgid, text in entries()
+             if CHINESE_TOUCHES_LATIN.search(FIELD.sub("\u3000", text))]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("template, fields, text", [
+    ("这看起来像是{mistake}", {"mistake": "softmax 之前用 0 填充"}, "这看起来像是 softmax 之前用 0 填充"),
+    ("这看起来像是{mistake}", {"mistake": "把 softmax 作用在维度 0 上"}, "这看起来像是把 softmax 作用在维度 0 上"),
+    ("{name} 处理{kind}时出错", {"name": "f", "kind": "批次"}, "f 处理批次时出错"),
+    ("{kind}形状", {"kind": "dtype"}, "dtype 形状"),
+    ("头{h}", {"h": 2}, "头 2"),
+    ("{what} 的权重", {"what": "f（x）"}, "f（x）的权重"),
+    ("{what}：{detail}", {"what": "f(x)", "detail": "-inf 出现"}, "f(x)：-inf 出现"),
+    ("{a}{b}", {"a": "用", "b": "x.T"}, "用 x.T"),
+    ("{what} 应返回二元组", {"what": "f(x)，其中 mask 是因果掩码"}, "f(x)，其中 mask 是因果掩码应返回二元组"),
+    ("其中 {what}", {"what": "掩码"}, "其中掩码"),
+])
+def test_fill_joins_chinese_and_latin_with_one_space(template, fields, text):
+    assert i18n.fill(template, fields) == text
+
+
 def english_sentence(text: str) -> str | None:
     """A run of 4 or more English words in `text`, outside `code`, {fields} and identifiers, or None."""
     text = re.sub(r"`[^`]*`|\{[^{}]*\}", " ", text)

@@ -15,10 +15,14 @@ A mistake the self-check does not fail (the hidden checks catch it) has no line 
 """
 from __future__ import annotations
 
+import ast
+import json
+import re
+
 import pytest
 from catalogues import CATALOGUES
-from support import self_check
-from test_notebook_agrees import cell_name, outcomes_of
+from support import filled_fields, self_check
+from test_notebook_agrees import cell_name, outcomes_of, spoken_outcomes
 
 from autograder import i18n
 from autograder.checks import homes
@@ -44,7 +48,7 @@ MISTAKES = [(section_id, mistake) for section_id, catalogue in CATALOGUES.items(
 def said(line: str) -> dict:
     """The hints and the kinds of the questions of QUESTIONS that `line` shows, in the language spoken now
     (each found by its own translated text)."""
-    return {"hints": sorted({mistake for text, mistake in HINT_TEXTS.items() if _(text) in line}),
+    return {"hints": sorted({mistake for text, mistake in HINT_TEXTS.items() if _(text).split("{")[0] in line}),
             "questions": sorted({kind for text, kind in QUESTIONS.items() if _(text) in line})}
 
 
@@ -57,9 +61,11 @@ def shown(section_id: str, mistake) -> list[dict]:
             for check in result.checks if not check.passed]
 
 
-def notebook_lines(section_id: str, mistake) -> list[dict]:
-    """The failing check cells' lines of the released notebook (test_notebook_agrees' runs, reused)."""
-    outcomes = outcomes_of(section_id, mistake.id)
+def notebook_lines(section_id: str, mistake, variants: list | None = None, language: str = "en") -> list[dict]:
+    """The failing check cells' lines of the released notebook: test_notebook_agrees' runs, reused; with
+    `variants` (the mistakes run with it), a run of those alone, the cells speaking `language`."""
+    outcomes = (outcomes_of(section_id, mistake.id) if variants is None else spoken_outcomes(
+        section_id, tuple((vid, json.dumps(code, sort_keys=True)) for vid, code in variants), language)[mistake.id])
     return [{"line": error, "named": "", "home": cell_name(cell), **said(error)}
             for cell, error in outcomes.items() if error]
 
@@ -166,16 +172,86 @@ EVERY_MISTAKE = [pytest.param(MISTAKES, id="every mistake", marks=pytest.mark.sl
 
 
 @pytest.mark.parametrize("mistakes", EVERY_MISTAKE)
-def test_the_chinese_self_check_gives_each_mistake_the_same_hints_as_the_english(mistakes):
-    english = {mistake.id: signature(shown(section_id, mistake)) for section_id, mistake in mistakes}
+def test_the_chinese_self_check_and_notebook_give_each_mistake_the_same_hints_as_the_english(mistakes):
+    notebooks = {mistake.id: notebook_lines(section_id, mistake) for section_id, mistake in mistakes}
+    english = {mistake.id: signature(shown(section_id, mistake) + notebooks[mistake.id])
+               for section_id, mistake in mistakes}
+    # a notebook cell's line is compared where it gives a hint or a question (a cell names no mistake of its
+    # own): the Chinese notebooks run only those mistakes, a few seconds rather than minutes
+    spoken = [(section_id, mistake) for section_id, mistake in mistakes
+              if any(line["hints"] or line["questions"] for line in notebooks[mistake.id])]
     previous = i18n.language()
     i18n.set_language("zh")
     try:
-        chinese = {mistake.id: signature(shown(section_id, mistake)) for section_id, mistake in mistakes}
+        chinese = {mistake.id: signature(shown(section_id, mistake) + (notebook_lines(
+                       section_id, mistake, [(other.id, other.replacements) for where, other in spoken
+                                             if where == section_id], "zh")
+                       if (section_id, mistake) in spoken else notebooks[mistake.id]))
+                   for section_id, mistake in mistakes}
     finally:
         i18n.set_language(previous)
     differ = [f"{key}:\n  en {english[key]}\n  zh {chinese[key]}" for key in english if english[key] != chinese[key]]
-    assert not differ, "\n".join(differ)
+    assert spoken and not differ, "\n".join(differ)
+
+
+# ------------------------------------------------------------------ no English word in a Chinese line
+
+# The fields whose text comes into a sentence from the student, and stays as it came: the error their code
+# raised, their own line.
+STUDENTS_FIELDS = {"error", "line"}
+CHINESE = re.compile("[\u3400-\u9fff\uff08-\uff1f\u3001\u3002]")
+# an error of the student's code as Python words it ("RuntimeError: ..."), wherever a field shows it
+RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Warning): ")
+NAME = re.compile(r"[\w.\[\]]+")  # a dotted name, a file's name, a parameter's name ("heads.0.W_query.bias")
+
+
+def parses(text: str) -> bool:
+    try:
+        ast.parse(text.replace("…", ""))  # a shortened expression ("f(queri…)") is still code
+    except SyntaxError:
+        return False
+    return True
+
+
+def is_code(text: str) -> bool:
+    """Whether a field's text is code: Python as a whole or in each of its comma-separated parts
+    ("d_in=4, d_out=4"), a name, or a value as Python shows it ("<tensor bool[6, 6] on meta>")."""
+    return (parses(text) or parts_parse(text) or bool(NAME.fullmatch(text))
+            or text.startswith("<") and text.endswith(">"))
+
+
+def parts_parse(text: str) -> bool:
+    """Whether `text` is code parts joined by ", ", each part as long as it needs to be to parse
+    ("f(4, 10), d_out = 10": "f(4, 10)" and "d_out = 10")."""
+    part = ""
+    for piece in text.split(", "):
+        part = f"{part}, {piece}" if part else piece
+        if parses(part):
+            part = ""
+    return not part
+
+
+def english_fields(section_id: str, mistake) -> list[str]:
+    """The fields of the Chinese sentences a student reads that hold English that is not code: each field is
+    judged by what the code gave the sentence (never by reading the sentence back); a field with Chinese in it
+    is a translated sentence, judged where it was filled in."""
+    source = mistake.source(section_id)
+    lines = [check.message for check in self_check(section_id, source).checks if not check.passed]
+    found = []
+    for sentence in filled_fields(section_id, source):
+        if not any(sentence["text"] in line for line in lines):
+            continue  # made, but not shown: the check passed
+        found += [f"{mistake.id}: {{{field}}} = {value!r} in: {sentence['text'][:300]}"
+                  for field, value in sentence["fields"].items()
+                  if isinstance(value, str) and field not in STUDENTS_FIELDS and not CHINESE.search(value)
+                  and not RAISED.match(value) and not is_code(value)]
+    return found
+
+
+@pytest.mark.parametrize("mistakes", EVERY_MISTAKE)
+def test_a_chinese_line_holds_no_english_but_code_names_and_what_the_student_wrote(chinese, mistakes):
+    found = [item for section_id, mistake in mistakes for item in english_fields(section_id, mistake)]
+    assert not found, "\n".join(found)
 
 
 # ------------------------------------------------------------------ the evidence the `.T` hint needs
@@ -255,3 +331,22 @@ def test_a_parameter_without_gradient_is_asked_about_its_use_only_where_the_outp
     assert _(UNUSED_PARAMETER) not in through_data
     assert "W_k.weight" in unused and _(UNUSED_PARAMETER) in unused
     assert "cut from the autograd graph" not in unused and DETACHED not in unused
+
+
+def test_the_batched_t_hint_names_the_operand_the_line_transposes():
+    import torch
+
+    from autograder.core.hints import hint_for
+    from autograder.worker.transposed import transposed_dims
+
+    batch, layer = torch.ones(2, 5, 3), torch.nn.Linear(3, 3)
+    for code, operand in [("inputs @ inputs.T", "inputs"), ("torch.softmax(queries @ keys.T, dim=-1)", "keys"),
+                          ("inputs @ layer.weight.T @ keys.T", "keys")]:  # the matrix's .T is right
+        line, frame = raised_here(code, torch=torch, inputs=batch, queries=batch, keys=batch, layer=layer)
+        try:
+            exec(code, {}, {"torch": torch, "inputs": batch, "queries": batch, "keys": batch, "layer": layer})
+        except RuntimeError as error:
+            message = str(error)
+        evidence = {"transposed_dims": transposed_dims(line, frame)}
+        said = hint_for("RuntimeError", message, line, evidence).say(line, evidence)
+        assert f"two dims of {operand}: {operand}.transpose(-2, -1)" in said, said

@@ -61,9 +61,12 @@ def section_runs(section_id: str) -> list[dict]:
     return runs
 
 
-def run_section(section_id: str) -> dict:
-    done = subprocess.run([sys.executable, str(RUNNER), section_id], input=json.dumps(section_runs(section_id)),
-                          capture_output=True, text=True, timeout=600)
+def run_section(section_id: str, runs: list[dict] | None = None, language: str = "en") -> dict:
+    """The runner's outcomes of `runs` (every run of the section unless given), the check cells in `language`."""
+    done = subprocess.run([sys.executable, str(RUNNER), section_id],
+                          input=json.dumps(section_runs(section_id) if runs is None else runs),
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ATTENTION_COURSE_LANG": language})
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -79,6 +82,14 @@ def outcomes_of(section_id: str, variant_id: str) -> dict:
     """{check cell: None when it passed, else the error's last line} of one variant of `section_id`'s notebook
     (a correct style's id, a mistake's id, "stub NAME", or WRONG_COPY's)."""
     return every_section_outcomes()[section_id][variant_id]
+
+
+@functools.cache
+def spoken_outcomes(section_id: str, variants: tuple[tuple[str, str], ...], language: str) -> dict:
+    """{variant id: {check cell: None or the error}} of the given variants (id, their code as JSON) alone, the
+    check cells speaking `language` (as a notebook's do where the environment names one): one runner."""
+    return run_section(section_id, [{"id": vid, "replacements": json.loads(code)} for vid, code in variants],
+                       language)
 
 
 CASES = [pytest.param(section_id, variant_id, id=f"{section_id}:{variant_id}")

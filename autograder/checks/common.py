@@ -198,7 +198,10 @@ def expect_grads_flow(reply, names, name: str, unused: str = UNUSED_PARAMETER, f
 
     Only that the gradients flow: their values follow from the forward, which other checks grade.
     """
-    expect(reply.graph, f"{name}: {_(NO_GRAPH)}")
+    value = getattr(reply, "value", None)
+    if not reply.graph and value is None:  # nothing came back: no graph to blame, a forward without a return
+        raise CheckFailed(_f("{what} returned None: does forward end with a return?", what=name))
+    expect(reply.graph, _f("{what}: {why}", what=name, why=_(NO_GRAPH)))
     for param_name in names:
         grad = reply.param_grads.get(param_name)
         if not isinstance(grad, torch.Tensor) and moves_output(reply, param_name):

@@ -47,9 +47,12 @@ def test_dot_scores_documented(student):
     inputs, query = randn(158, 6, 3), randn(159, 3)  # other inputs: a written-out answer gives itself away
     expect_not_hard_coded("dot_scores", (got, student.call("dot_scores", query, inputs)),
                           (WORKED_INPUTS @ WORKED_INPUTS[1], inputs @ query))
-    expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS))
+    expect_close(got, DOC_DOT, "dot_scores(inputs[1], inputs)", atol=1e-4, heatmap_labels=(TOKENS[1:2], TOKENS),
+                 mistakes={OVER_TOKENS: (WORKED_INPUTS * WORKED_INPUTS[1]).sum(dim=0)})
 
 
+OVER_TOKENS = N_("a sum over the tokens (dim 0) instead of over the features (the last dim): each score is one "
+                 "token's row times the query, summed along that row")
 WRONG_SIDE = N_("inputs.T @ inputs (the transpose on the wrong side)")
 
 

@@ -51,6 +51,8 @@ V2_ORDER = N_("W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bia
 NO_SCALING = N_("no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)")
 OVER_QUERIES = N_("softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim")
 BY_D_K = N_("scores divided by d_k instead of sqrt(d_k)")
+BY_TWICE_D_K = N_("scores divided by 2 * d_k: ** binds before /, so scores / d_k ** 1/2 is scores / d_k / 2; write "
+                  "d_k ** 0.5")
 ORDER_HINT = N_("the seeded weights depend on creating the parameters in this order: {order}")
 # the report's heatmaps of the worked example (public inputs): query 2 ("journey") against every
 # token, and the modules' outputs, one row per token, one column per output dim
@@ -94,7 +96,8 @@ def attention_mistakes(queries, keys, values):
     """description -> (context, weights) that a common wrong scaled_dot_product_attention returns."""
     d_k, d_v, num_keys = keys.shape[-1], values.shape[-1], keys.shape[-2]
     wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
-             BY_D_K: attend(queries, keys, values, d_k)}
+             BY_D_K: attend(queries, keys, values, d_k),
+             BY_TWICE_D_K: attend(queries, keys, values, 2 * d_k)}
     if d_v != d_k:
         # a template and its numbers: the mistake is recorded in English, shown in the reader's language
         wrong[Mistake(N_("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
@@ -123,8 +126,9 @@ def module_mistakes(reference, x):
                  attend(keys, queries, values, math.sqrt(d_k))[0],
              BY_D_K: attend(queries, keys, values, d_k)[0]}
     if d_in != d_k:
-        wrong[f"scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
-              f"sqrt(keys.shape[-1]) = sqrt({d_k})"] = attend(queries, keys, values, math.sqrt(d_in))[0]
+        wrong[Mistake(N_("scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
+                         "sqrt(keys.shape[-1]) = sqrt({d_k})"), d_in=d_in, d_k=d_k)] = \
+            attend(queries, keys, values, math.sqrt(d_in))[0]
     return wrong
 
 
@@ -363,9 +367,8 @@ def expect_copied(d_in: int, d_out: int, source: dict, copied: dict, trained: se
         weight = source[name]
         mistakes = {N_("Linear.weight copied without the transpose (nn.Linear stores it as (d_out, d_in))"): weight}
         mistakes.update({MIXED_UP[other, name]: source[other].T for other in NAMES if other != name})
-        expect_close(copied.get(name), weight.T, _f("{call} with {size}",
-                                                    call=f"v1.{name} after copy_v2_weights_into_v1(v1, v2)",
-                                                    size=size), mistakes=mistakes)
+        expect_close(copied.get(name), weight.T, _f("v1.{name} after copy_v2_weights_into_v1(v1, v2) with {size}",
+                                                    name=name, size=size), mistakes=mistakes)
     for name in sorted(trained):
         expect(after is not None and isinstance(after.param_grads.get(name), torch.Tensor),
                _f("after copy_v2_weights_into_v1, v1.{name} no longer receives a gradient: keep v1's own "

@@ -172,9 +172,13 @@ def test_mask_and_renormalize_documented(student):
     with student.standing_in(right_masks(6)):
         got, got_other = (student.call("mask_and_renormalize", w) for w in (weights, other))
     expect_not_hard_coded("mask_and_renormalize", (got, got_other), [renormalized(w) for w in (weights, other)])
+    kept = weights.masked_fill(future_mask(6), 0.0)
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
-                 mistakes={NOT_RENORMALISED: weights.masked_fill(future_mask(6), 0.0)})
+                 mistakes={NOT_RENORMALISED: kept, COLUMN_SUMS: kept / kept.sum(dim=-2, keepdim=True)})
+
+
+COLUMN_SUMS = N_("divided by the column sums (dim=-2) instead of the row sums")
 
 
 @check(0.5, "causal_attention_weights gives the documented masked weights", documented=True, cell="causal_attention_weights")

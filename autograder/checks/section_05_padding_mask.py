@@ -293,6 +293,10 @@ def test_mask_padded_scores_unchanged(student):
 
 # ---------------------------------------------------------------- visible: padded_attention (1.75 points)
 
+SOFTMAX_OVER_QUERIES = N_("softmax over dim 1 (down the queries) instead of the last dim (along the keys): a padded "
+                          "key's column is all -inf, and its softmax is NaN")
+
+
 @check(0.5, "padded_attention: padded key columns get weight 0", visible=True, cell="padded_attention")
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
@@ -305,6 +309,12 @@ def test_padded_attention_hides_padding(student):
                           [attend(queries, keys, v, mask[:, None, :])[0] for v in (values, other)])
     expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
     leaked = largest(weights.masked_select(mask[:, None, :].expand(2, 6, 6)))
+    # NaN just in the padded columns, and every real column summing to 1 down the queries: the softmax ran down
+    # the columns, where a padded key's column is all -inf, not along the rows
+    columns = weights.nan_to_num(0.0).sum(dim=-2).masked_select(~mask)
+    if math.isinf(leaked) and torch.allclose(columns, torch.ones_like(columns), atol=1e-4):
+        raise CheckFailed(_f("padded_attention's weights at padded keys are NaN: this looks like {mistake}",
+                             mistake=_(SOFTMAX_OVER_QUERIES)), SOFTMAX_OVER_QUERIES)
     expect(not math.isinf(leaked), _("padded_attention's weights at padded keys are NaN or inf: a row whose "
                                      "every key is hidden gives NaN (is the mask on the keys, mask[:, None, :]?)"))
     expect(leaked <= 1e-6, _f("padded_attention gives weight {leaked:.4g} to a padded key: padded key columns "

@@ -72,9 +72,11 @@ def expect_transposed_split(student) -> None:
     got = student.call("split_heads", wide, 2)
     left = wide.reshape(2, 3, 2, 4)
     expect(not close(got, left),
-           _f("{call}: got shape {got}: this looks like {mistake}; split_heads returns (B, H, T, hd)",
-              call="split_heads(torch.arange(1, 49).reshape(2, 3, 8), 2)", got=tuple(left.shape),
-              mistake=_(NO_SPLIT_SWAP)), mistake=NO_SPLIT_SWAP)
+           # the title quotes the documented input, where T = H: say why this line calls with another
+           _f("{call}, where T = {tokens} differs from H = {heads} (in the documented arange(1, 33), T = H): got "
+              "shape {got}: this looks like {mistake}; split_heads returns (B, H, T, hd)",
+              call="split_heads(torch.arange(1, 49).reshape(2, 3, 8), 2)", tokens=wide.shape[1], heads=2,
+              got=tuple(left.shape), mistake=_(NO_SPLIT_SWAP)), mistake=NO_SPLIT_SWAP)
 
 
 @check(0.5, "split_heads gives the documented layout of arange(1, 33)", documented=True, cell="split_heads")

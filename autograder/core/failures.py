@@ -103,7 +103,7 @@ def describe_failure(label: str, error: dict) -> StudentFailure:
     device = device_hint(message)  # named first: it says plainly what the error says less plainly
     hint = None if device else hint_for(error_type, message, str(error.get("line") or ""), error)
     words = raised_words(label, error_type, where, bool(device))
-    advice = device or (hint.said if hint else "")
+    advice = device or (hint.say(str(error.get("line") or ""), error) if hint else "")
     return StudentFailure(words(message, advice), kind="raised", error={**error, "hint": hint.mistake if hint else ""},
                           quoted=message, advice=advice, words=words)
 

@@ -165,6 +165,8 @@ def tolerance(device: str | None = None, scale: float = 1.0):
 
 
 def _as_tensor(value, what):
+    if value is None:  # what a function (or a forward) without a return gives
+        raise CheckFailed(_f("{what}: expected a torch.Tensor, got None: does it end with a return?", what=what))
     if not isinstance(value, torch.Tensor):
         raise CheckFailed(_f("{what}: expected a torch.Tensor, got {got}", what=what, got=type(value).__name__
                              + ("" if value is None else " " + shorten(repr(value), 60))))

@@ -8,15 +8,17 @@ read this one table; tests/test_catalogues.py shows that each hint is the declar
 mistake, and that grading each catalogued mistake gives exactly its declared hint (so no other).
 
 The table is made at import time, before a language is chosen: its texts are marked with N_ and
-translated where they are shown (`Hint.said`, `device_hint`); a hint's `mistake` stays as written,
+translated where they are shown (`Hint.say`, `device_hint`); a hint's `mistake` stays as written,
 the name the class report counts.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, _f
+from autograder.worker.transposed import attribute_chain
 
 BATCHED_T = N_(".T on a batched (3-D) tensor, which reverses every dim (batch included)")
 TRANSPOSE_HINT = N_("with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
@@ -26,9 +28,10 @@ ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
+# {operand}: the `.T` operand of the student's raising line, as they wrote it (`keys`, `inputs`)
 BATCHED_T_HINT = N_("This looks like .T on a batched (3-D) tensor, which reverses every dim (batch included): "
-                    "with batch dims, transpose only the last two dims of the keys: keys.transpose(-2, -1) "
-                    "(or keys.mT), not keys.T, which reverses every dim")
+                    "with batch dims, transpose only the last two dims of {operand}: {operand}.transpose(-2, -1) "
+                    "(or {operand}.mT), not {operand}.T, which reverses every dim")
 
 
 @dataclass(frozen=True)
@@ -43,10 +46,17 @@ class Hint:
     evidence: str = ""
     usual: int = 0
 
+    def say(self, line: str, evidence: dict | None = None) -> str:
+        """The hint's text in the reader's language, worded from the student's raising `line` where the
+        hint names what it holds (the `.T` operand the worker measured)."""
+        if "{operand}" not in self.text:
+            return _(self.text)
+        return _f(self.text, operand=transposed_operand(line, (evidence or {}).get(self.evidence) or []))
+
     @property
-    def said(self) -> str:
-        """The hint's text in the reader's language."""
-        return _(self.text)
+    def start(self) -> str:
+        """The words before the hint's first field, in the reader's language: what every wording of it shows."""
+        return _(self.text).split("{")[0]
 
     def fits(self, error: str, message: str, line: str, evidence: dict | None = None) -> bool:
         return (error == self.error and re.search(self.message, message) is not None
@@ -72,6 +82,20 @@ HINTS = (
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "
             "the first d_model // 2 angles"), "RuntimeError", r"must match the existing size", r"1::2|cos"),
 )
+
+
+def transposed_operand(line: str, dims: list) -> str:
+    """The `.T` operand of `line` that the worker measured with other than 2 dims, as the student wrote it
+    (the worker measures each operand written as a name or a chain of attributes, in the order of `ast.walk`);
+    the first such operand where the measurements do not pair with them, and "x" where the line holds none."""
+    try:
+        tree = ast.parse(line.strip().rstrip(":\\"), mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "x"
+    operands = [".".join(names) for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and node.attr == "T" and (names := attribute_chain(node.value))]
+    paired = [operand for operand, count in zip(operands, dims) if count != 2] if len(operands) == len(dims) else []
+    return next(iter(paired or operands), "x")
 
 
 def hint_for(error: str, message: str, line: str, evidence: dict | None = None) -> Hint | None:

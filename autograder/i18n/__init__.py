@@ -53,6 +53,8 @@ HERE = Path(__file__).resolve().parent
 # Full-width punctuation: Chinese text sets no space beside it, so a template's space next to a
 # field whose value begins or ends with one is dropped ("{what} 的权重" with what = "f（x）").
 FULL_WIDTH = tuple("（）：，。；、！？")
+# Latin text that opens or closes next to Chinese: code ("(6,)", "'journey'", "x.T"), numbers, names.
+LATIN_OPENS, LATIN_CLOSES = "([{'\"`.-", ")]}'\"`"
 _FORMATTER = string.Formatter()
 
 _current = DEFAULT
@@ -127,24 +129,44 @@ def _f(text: str, /, **fields) -> str:
 
 
 def fill(template: str, fields: dict) -> str:
-    """template.format(**fields), less the template's single spaces that would stand beside a
-    field's full-width punctuation (a run of spaces is a column gap and stays); the fields' own
-    text is never changed."""
+    """template.format(**fields), joined by one rule of spacing: no single space of the template beside a
+    field's full-width punctuation or between two Chinese characters (a run of spaces is a column gap and
+    stays), and one space where a Chinese character of the template meets a field's Latin text, or a
+    field's Chinese text meets the template's Latin text ("是{mistake}" with mistake = "softmax 之前…" reads "是 softmax 之前…"); the
+    fields' own text is never changed."""
     pieces: list[str] = []
     before = ""  # the field just filled in ("" at the start and after a literal-only part)
     for literal, name, spec, conversion in _FORMATTER.parse(template):
-        if before.endswith(FULL_WIDTH) and literal.startswith(" ") and not literal.startswith("  "):
+        if literal.startswith(" ") and not literal.startswith("  ") and (
+                before.endswith(FULL_WIDTH) or _is_chinese(before[-1:]) and _is_chinese(literal[1:2])):
             literal = literal[1:]
+        literal = _spaced(before, literal) + literal
         if name is None:
             pieces.append(literal)
             break
         value, _key = _FORMATTER.get_field(name, (), fields)
         value = _FORMATTER.convert_field(value, conversion)
         before = _FORMATTER.format_field(value, _FORMATTER.vformat(spec or "", (), fields))
-        if literal.endswith(" ") and not literal.endswith("  ") and before.startswith(FULL_WIDTH):
+        if literal.endswith(" ") and not literal.endswith("  ") and (
+                before.startswith(FULL_WIDTH) or _is_chinese(before[:1]) and _is_chinese(literal[-2:-1])):
             literal = literal[:-1]
-        pieces += [literal, before]
+        pieces += [literal, _spaced(pieces[-1][-1:] if not literal and pieces else literal, before), before]
     return "".join(pieces)
+
+
+def _spaced(left: str, right: str) -> str:
+    """" " where `left` ends with a Chinese character and `right` begins with Latin text, or the other way
+    round; else "" (Chinese sets one space between itself and Latin text, none beside punctuation)."""
+    if not left or not right:
+        return ""
+    last, first = left[-1], right[0]
+    chinese_then_latin = _is_chinese(last) and (first.isascii() and (first.isalnum() or first in LATIN_OPENS))
+    latin_then_chinese = _is_chinese(first) and (last.isascii() and (last.isalnum() or last in LATIN_CLOSES))
+    return " " if chinese_then_latin or latin_then_chinese else ""
+
+
+def _is_chinese(char: str) -> bool:
+    return bool(char) and ("\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf")
 
 
 def N_(text: str) -> str:

@@ -13,7 +13,7 @@ import sys
 MAX_OPERANDS = 8
 
 
-def _chain(node):
+def attribute_chain(node):
     """['v2', 'W_query', 'weight'] for the expression v2.W_query.weight, None for anything else."""
     names = []
     while isinstance(node, ast.Attribute):
@@ -43,7 +43,7 @@ def transposed_dims(line: str, frame) -> list:
         return []
     dims = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "T" and (names := _chain(node.value)):
+        if isinstance(node, ast.Attribute) and node.attr == "T" and (names := attribute_chain(node.value)):
             try:
                 value = _resolve(names, frame)
             except Exception:  # a property of the student's that raises: no evidence from it

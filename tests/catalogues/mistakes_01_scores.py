@@ -40,7 +40,8 @@ MISTAKES = [
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
                 return (inputs * query).sum(dim=0)
-            """}, ["dot_scores gives the documented", "dot_scores matches the reference"], says="expected shape"),
+            """}, ["dot_scores gives the documented", "dot_scores matches the reference"],
+            says="a sum over the tokens (dim 0) instead of over the features"),
     Mistake("loop over tokens", {"score_matrix": """
             def score_matrix(inputs):
                 import torch

@@ -196,6 +196,17 @@ MISTAKES = [
             "        v1.W_query.copy_(v2.W_key.weight.T)\n"
             "        v1.W_key.copy_(v2.W_query.weight.T)\n"
             "        v1.W_value.copy_(v2.W_value.weight.T)\n")}, ["copy_v2_weights_into_v1"], says="mixed up"),
+    # found by trying the notebook as a student: no name for a slip of Python's precedence
+    Mistake("scaled by d_k ** 1/2", {"scaled_dot_product_attention": attention(
+            "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 1/2, dim=-1)\n"
+            "    return weights @ values, weights\n")},
+            ["query 2 of the worked example", "divides the scores by sqrt(d_k)"], says="** binds before /"),
+    # found by trying the notebook as a student: the gradient check blamed .detach() for a None output
+    Mistake("v1 forward without a return", {"SelfAttention_v1": v1_class(
+            V1_INIT, V1_FORWARD.replace("keys.T", "keys.transpose(-2, -1)").replace("return weights @ values",
+                                                                                     "context = weights @ values"))},
+            ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "gradients reach every parameter",
+             "other seeds and sizes"], says="does it end with a return"),
 ]
 
 STYLES = [

@@ -99,6 +99,14 @@ MISTAKES = [
                 hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
                 return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
             """}, ["make their masks on their input's device"], says="device="),
+    # found by trying the notebook as a student: the values differed, with no name for why
+    Mistake("renormalised down the columns", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                mask = causal_mask(attn_weights.shape[-1], device=attn_weights.device)
+                masked = attn_weights.masked_fill(mask, 0.0)
+                return masked / masked.sum(dim=0, keepdim=True)
+            """}, ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes"],
+            says="divided by the column sums"),
     Mistake("not renormalised", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
                 return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)

@@ -121,6 +121,21 @@ MISTAKES = [
                 return weights @ values, weights
             """}, ["each real query's weights sum to 1", "padded_attention equals softmax",
                    "padded_attention matches the reference"], says="sum to 1"),
+    # found by trying the notebook as a student: its Chinese line set a space between two Chinese words
+    Mistake("PaddedSelfAttention returns only the output", {"PaddedSelfAttention": padded_self_attention().replace(
+            "return self.W_out(weights @ values), weights", "return self.W_out(weights @ values)")},
+            ["equals nn.MultiheadAttention", "attn_mask of shape", "outputs at real positions",
+             "matches the reference with both masks"],
+            says="should return the pair (out, weights)"),
+    # found by trying the notebook as a student: the NaN was put down to a row with every key hidden
+    Mistake("padded_attention softmax over dim 1", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                scores = queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5
+                weights = torch.softmax(mask_padded_scores(scores, key_padding_mask), dim=1)
+                return weights @ values, weights
+            """}, ["padded key columns get weight 0", "each real query's weights sum to 1",
+                   "padded_attention equals softmax", "padded_attention matches the reference"],
+            says="softmax over dim 1 (down the queries)", asks=("a row with every key hidden",)),
     Mistake("parameters created out of order", {"PaddedSelfAttention": padded_self_attention(init=(
         INIT.replace("        self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)", "")
         .replace("self.W_q =", "self.W_out = nn.Linear(embed_dim, embed_dim, bias=False)\n        self.W_q =")))},

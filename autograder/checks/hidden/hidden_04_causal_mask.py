@@ -8,8 +8,8 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import meeting, randn, seeded, stand_in_table, with_params
-from autograder.checks.section_04_causal_mask import (DIAGONAL, MASK_PARAMS, NOT_RENORMALISED, attention_mistakes,
-                                                      weight_mistakes)
+from autograder.checks.section_04_causal_mask import (COLUMN_SUMS, DIAGONAL, MASK_PARAMS, NOT_RENORMALISED,
+                                                      attention_mistakes, weight_mistakes)
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _
 from solutions import causal_mask as ref
@@ -52,7 +52,7 @@ def test_mask_and_renormalize(student):
         expect_close(got, ref.mask_and_renormalize(weights),
                      what, device=student.device,
                      mistakes={NOT_RENORMALISED: zeroed,
-                               N_("divided by the column sums (dim=-2) instead of the row sums"):
+                               COLUMN_SUMS:
                                    zeroed / zeroed.sum(dim=-2, keepdim=True),
                                N_("divided by the sum of all the weights instead of each row's sum"):
                                    zeroed / zeroed.sum(),

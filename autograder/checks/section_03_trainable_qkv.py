@@ -29,7 +29,9 @@ from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, exp
                                       expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
 from autograder.checks.qkv_forward import attend, formula_output, seeded_weights, torch_attention
-from autograder.core.harness import (CheckFailed, Mistake, StudentFailure, check, close, expect, expect_close,
+from autograder.checks.qkv_mistakes import (OVER_QUERIES, attention_mistakes,
+                                            module_mistakes)
+from autograder.core.harness import (CheckFailed, StudentFailure, check, close, expect, expect_close,
                                      expect_shape)
 from autograder.i18n import N_, _, _f
 
@@ -48,11 +50,6 @@ DOC_V2 = torch.tensor(
 # made at import time: marked with N_, translated with _() where they are shown
 V1_ORDER = N_("W_query, W_key, W_value, each nn.Parameter(torch.rand(d_in, d_out))")
 V2_ORDER = N_("W_query, W_key, W_value, each nn.Linear(d_in, d_out, bias=qkv_bias)")
-NO_SCALING = N_("no scaling by sqrt(d_k) (divide the scores by keys.shape[-1] ** 0.5 before the softmax)")
-OVER_QUERIES = N_("softmax over dim -2 (over the queries) instead of the last dim (over the keys): the wrong dim")
-BY_D_K = N_("scores divided by d_k instead of sqrt(d_k)")
-BY_TWICE_D_K = N_("scores divided by 2 * d_k: ** binds before /, so scores / d_k ** 1/2 is scores / d_k / 2; write "
-                  "d_k ** 0.5")
 ORDER_HINT = N_("the seeded weights depend on creating the parameters in this order: {order}")
 # the report's heatmaps of the worked example (public inputs): query 2 ("journey") against every
 # token, and the modules' outputs, one row per token, one column per output dim
@@ -90,46 +87,6 @@ def unpack(value, count, what, names):
         raise CheckFailed(_f("{what} should return {names}, a tuple of {count} tensors; it returned {got}",
                              what=what, names=names, count=count, got=got))
     return list(value)
-
-
-def attention_mistakes(queries, keys, values):
-    """description -> (context, weights) that a common wrong scaled_dot_product_attention returns."""
-    d_k, d_v, num_keys = keys.shape[-1], values.shape[-1], keys.shape[-2]
-    wrong = {NO_SCALING: attend(queries, keys, values, 1.0),
-             BY_D_K: attend(queries, keys, values, d_k),
-             BY_TWICE_D_K: attend(queries, keys, values, 2 * d_k)}
-    if d_v != d_k:
-        # a template and its numbers: the mistake is recorded in English, shown in the reader's language
-        wrong[Mistake(N_("scores divided by sqrt(d_v) = sqrt(values.shape[-1]) = sqrt({d_v}) instead of "
-                         "sqrt(d_k) = sqrt(keys.shape[-1]) = sqrt({d_k})"), d_v=d_v, d_k=d_k)] = \
-            attend(queries, keys, values, math.sqrt(d_v))
-    if num_keys != d_k:
-        wrong[N_("scores divided by the square root of the number of keys instead of sqrt(d_k)")] = \
-            attend(queries, keys, values, math.sqrt(num_keys))
-    if queries.dim() >= 2:
-        wrong[OVER_QUERIES] = attend(queries, keys, values, math.sqrt(d_k), dim=-2)
-    return wrong
-
-
-def module_mistakes(reference, x):
-    """description -> output of a common wrong forward, with the weights of `reference`
-    (a seeded reference module, or seeded_projections: anything with W_query, W_key, W_value)."""
-    with torch.no_grad():
-        if isinstance(reference.W_query, torch.nn.Linear):
-            queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
-        else:
-            queries, keys, values = x @ reference.W_query, x @ reference.W_key, x @ reference.W_value
-    d_in, d_k = x.shape[-1], keys.shape[-1]
-    wrong = {NO_SCALING: attend(queries, keys, values, 1.0)[0],
-             OVER_QUERIES: attend(queries, keys, values, math.sqrt(d_k), dim=-2)[0],
-             N_("queries and keys swapped (keys @ queries^T, or W_key created before W_query)"):
-                 attend(keys, queries, values, math.sqrt(d_k))[0],
-             BY_D_K: attend(queries, keys, values, d_k)[0]}
-    if d_in != d_k:
-        wrong[Mistake(N_("scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
-                         "sqrt(keys.shape[-1]) = sqrt({d_k})"), d_in=d_in, d_k=d_k)] = \
-            attend(queries, keys, values, math.sqrt(d_in))[0]
-    return wrong
 
 
 # ---------------------------------------------------------------- visible: documented values

@@ -25,6 +25,7 @@ import math
 
 import torch
 
+from autograder.checks.causal_forward import documented_forward, future_mask
 from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
                                       expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
@@ -57,11 +58,6 @@ PAST = N_("the past hidden instead of the future (tril where triu belongs: hide 
 NOT_RENORMALISED = N_("zeroed above the diagonal but not renormalised (divide each row by its sum)")
 PAST_AND_DIAGONAL = N_("the past and the diagonal hidden instead of the future (torch.tril where "
                      "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
-
-
-def future_mask(num_tokens):
-    """(T, T) bool, True strictly above the diagonal: the keys each query may not see."""
-    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
 
 
 MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
@@ -393,37 +389,6 @@ def test_device_portability(student):
     expect(reply.output_devices == ["meta"],
            _f("after .to(device), CausalAttention.forward returned {value} instead of one tensor "
               "on that device", value=shorten(repr(reply.value), 100)))
-
-
-def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, device: str = "cpu"):
-    """CausalAttention's forward as the notebook documents it, with the given parameters (a dict of
-    W_query/W_key/W_value weights and optional biases): scores / sqrt(d_out), the future at -inf, softmax,
-    in train mode (train_seed) dropout on the weights right after torch.manual_seed(train_seed), @ values.
-    None where the parameters are not named as documented. Returns (out, dropped context vectors):
-    the second is the slip of dropping out the context vectors instead of the weights."""
-    names = [f"{layer}.weight" for layer in ("W_query", "W_key", "W_value")]
-    if not isinstance(params, dict) or not all(isinstance(params.get(name), torch.Tensor) for name in names):
-        return None
-    device = "cpu" if device == "meta" else device  # dropout masks differ between devices: draw them on the student's
-    x = x.to(device)
-
-    def project(layer):
-        bias = params.get(f"{layer}.bias")
-        return torch.nn.functional.linear(x, params[f"{layer}.weight"].to(device),
-                                          None if bias is None else bias.to(device))
-
-    with torch.no_grad():
-        queries, keys, values = project("W_query"), project("W_key"), project("W_value")  # (b, T, d_out)
-        hidden = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=device), diagonal=1)
-        weights = torch.softmax((queries @ keys.transpose(1, 2)).masked_fill(hidden, INF) / math.sqrt(keys.shape[-1]),
-                                dim=-1)  # (b, T, T)
-        if train_seed is None:
-            return (weights @ values).cpu(), None
-        torch.manual_seed(train_seed)
-        out = torch.nn.functional.dropout(weights, dropout) @ values
-        torch.manual_seed(train_seed)
-        on_context = torch.nn.functional.dropout(weights @ values, dropout)
-    return out.cpu(), on_context.cpu()
 
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",

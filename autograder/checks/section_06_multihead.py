@@ -36,7 +36,7 @@ from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKE
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, documented_split, fill_of, mha_mistakes,
                                                  own_layers, wrapper_output)
-from autograder.checks.multihead_stand_ins import MeetingRightHeads
+from autograder.checks.multihead_stand_ins import new_mha
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
                                                   MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
@@ -56,13 +56,6 @@ DOC_WRAPPER = torch.tensor(
 DOC_MHA = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
-def new_mha(student, d_in, d_out, context_length, dropout, *, num_heads, **kwargs):
-    """The student's MultiHeadAttention, its forward meeting the right split_heads and combine_heads (an error it
-    raises on a bare .view gets its hint: core/hints.py)."""
-    module = student.new("MultiHeadAttention", d_in, d_out, context_length, dropout, num_heads=num_heads, **kwargs)
-    return MeetingRightHeads(module, d_out, num_heads)
-
-
 # ---------------------------------------------------------------- visible: documented values (2 points)
 
 def expect_transposed_split(student) -> None:

@@ -37,6 +37,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",
                                 f"autograder/checks/hidden/hidden_{number:02d}_*.py") for number in range(1, 8)},
 }
+# a section's message-holding helper modules speak for that section
+AREAS["checks_03"] += ("autograder/checks/qkv_mistakes.py",)
 # The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
 SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"
 # Babel's keyword specification: which calls carry a message, and in which argument

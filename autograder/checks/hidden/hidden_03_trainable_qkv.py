@@ -8,8 +8,8 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import expect_layer_shapes, randn, seeded, with_params
-from autograder.checks.section_03_trainable_qkv import (ORDER_HINT, V1_ORDER, V2_ORDER, WRONG_PROJECTION,
-                                                          module_mistakes, unpack)
+from autograder.checks.qkv_mistakes import module_mistakes
+from autograder.checks.section_03_trainable_qkv import ORDER_HINT, V1_ORDER, V2_ORDER, WRONG_PROJECTION, unpack
 from autograder.core.harness import check, expect_close
 from autograder.i18n import _, _f
 from solutions import trainable_qkv as ref

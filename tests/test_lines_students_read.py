@@ -317,7 +317,7 @@ def gradient_line(forward: str) -> str:
 
     source = replace_def(correct_source("01_scores"), "SelfAttentionScore", SCORE_MODULE.format(forward=forward))
     return next(check.message for check in self_check("01_scores", source).checks
-                if check.name.startswith("gradients reach") and not check.passed)
+                if check.name.startswith("SelfAttentionScore: gradients reach") and not check.passed)
 
 
 def test_a_parameter_without_gradient_is_asked_about_its_use_only_where_the_output_ignores_it():

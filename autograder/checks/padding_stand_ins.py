@@ -82,3 +82,23 @@ class MeetingRightHelpers:
                         for w in self.weights.values())):
             return {}
         return right_helpers(self.weights, *args, padding, attn_mask, **self.functions)
+
+
+SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
+
+
+def right_masked_scores(queries, keys, mask, masked=None) -> dict:
+    """mask_padded_scores' answers for the scores padded_attention(queries, keys, ...) passes it (scaled before
+    the masking, or after it), made here from its contract (or by `masked`): what the checks of padded_attention
+    hand it in place of the student's own (Student.standing_in), so a wrong mask_padded_scores costs its own
+    checks only."""
+    scores = queries @ keys.transpose(-2, -1)
+    masked = masked or (lambda s, m: s.masked_fill(m[:, None, :], INF))
+    rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
+    return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
+
+
+def new_padded(student, dim, *, seed, **functions):
+    """The student's PaddedSelfAttention(dim), its forward meeting the right mask_padded_scores and
+    padded_attention (functions: the hidden checks' masked and attention)."""
+    return MeetingRightHelpers(student.new("PaddedSelfAttention", dim, seed=seed), dim, **functions)

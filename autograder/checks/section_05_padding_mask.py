@@ -28,9 +28,8 @@ from types import SimpleNamespace
 import torch
 
 from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made,
-                                      stand_in_table)
-from autograder.checks.padding_stand_ins import MeetingRightHelpers
+                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
+from autograder.checks.padding_stand_ins import new_padded, right_masked_scores
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -169,26 +168,6 @@ def expect_pair_close(got, expected, what, mistakes, device):
                  mistakes={description: wrong[1] for description, wrong in agree.items()})
     expect_close(out, expected[0], _f("{what}: the output", what=what), device=device,
                  mistakes={description: wrong[0] for description, wrong in mistakes.items()})
-
-
-SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
-
-
-def right_masked_scores(queries, keys, mask, masked=None) -> dict:
-    """mask_padded_scores' answers for the scores padded_attention(queries, keys, ...) passes it (scaled before
-    the masking, or after it), made here from its contract (or by `masked`): what the checks of padded_attention
-    hand it in place of the student's own (Student.standing_in), so a wrong mask_padded_scores costs its own
-    checks only."""
-    scores = queries @ keys.transpose(-2, -1)
-    masked = masked or (lambda s, m: s.masked_fill(m[:, None, :], INF))
-    rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
-    return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
-
-
-def new_padded(student, dim, *, seed, **functions):
-    """The student's PaddedSelfAttention(dim), its forward meeting the right mask_padded_scores and
-    padded_attention (functions: the hidden checks' masked and attention)."""
-    return MeetingRightHelpers(student.new("PaddedSelfAttention", dim, seed=seed), dim, **functions)
 
 
 def largest(values):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.i18n import catalogues as grader_catalogues
+from autograder.i18n import fill
 from course import prose
 from course.builder.layout import ROOT, BuildError
 from course.builder.specs import common_setup
@@ -58,7 +59,7 @@ def said(message: tuple[str, dict], words: dict[str, str]) -> str:
         raise BuildError(f"the students' README quotes a message the grader does not have (or not translated): "
                          f"{msgid!r}: course/builder/quoted.py")
     values = {name: said(value, words) if isinstance(value, tuple) else value for name, value in fields.items()}
-    return words[msgid].format(**values)
+    return fill(words[msgid], values)  # joined as the grader joins it (its spacing rule for Chinese)
 
 
 def quoted_values(locale: str | None, root: Path = ROOT) -> dict[str, str]:

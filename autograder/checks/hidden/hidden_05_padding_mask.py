@@ -8,8 +8,8 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import rand, randn, seeded, with_params
-from autograder.checks.section_05_padding_mask import (expect_pair_close, module_mistakes, new_padded, padding_mistakes,
-                                                        right_masked_scores)
+from autograder.checks.padding_stand_ins import new_padded, right_masked_scores
+from autograder.checks.section_05_padding_mask import expect_pair_close, module_mistakes, padding_mistakes
 from autograder.core.harness import check
 from autograder.i18n import _, _f
 from solutions import padding_mask as ref

@@ -39,8 +39,9 @@ DOC_WORKED = torch.tensor(  # positions 1..6 in 3 dims, the rows added to the wo
      [-0.9589, 0.2837, 0.0108],
      [-0.2794, 0.9602, 0.0129]])
 
+# said where no known mistake matches the values: the formula only, naming no mistake the student may not have made
 DOC_HINT = N_("Check the formula column by column: PE[p, 2i] = sin(p / 10000^(2i/d_model)) and "
-            "PE[p, 2i+1] = cos of the same angle; 2i is the even column's own index, so it is not doubled again")
+              "PE[p, 2i+1] = cos of the same angle, where 2i is the even column's own index")
 START_IGNORED = N_("start ignored (the rows always begin at position 0)")
 SHORT_END = N_("positions from start to num_positions (the last position is start + num_positions - 1)")
 ODD_D = N_("an odd d_model not handled (it has one sine column more than cosine columns)")

@@ -89,6 +89,24 @@ def _run_or_raised(run, args, kwargs):
         return None, failure
 
 
+class MeetingModule:
+    """A student's module (a StudentModule) whose runs meet right collaborators: a subclass's run() says which
+    (Student.standing_in tables for that call); everything else is the student's module's own."""
+
+    def __init__(self, module):
+        self.module, self.class_name, self.handle = module, module.class_name, module.handle
+
+    @property
+    def arg(self):
+        return self.module.arg
+
+    def __call__(self, *args, mode="eval", seed=None, **kwargs):
+        return self.run(*args, mode=mode, seed=seed, **kwargs).value
+
+    def params(self) -> dict:
+        return self.module.params()
+
+
 def stand_in_table(params, rows, defaults=None) -> dict:
     """A collaborator's answers for Student.standing_in: params, the contract's parameter names in order (the
     worker binds a call's arguments by them); rows, (arguments by name, the right answer) pairs; defaults, the

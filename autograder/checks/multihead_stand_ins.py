@@ -7,7 +7,7 @@ Both helpers only lay their argument out anew, as the contract says (head h hold
 forward passes on the check's input gets that argument rearranged (reshape and transpose, in the worker),
 keeping its autograd graph and its device; any other call runs the student's own function. The same for the
 visible and the hidden checks: nothing of `solutions` is needed, nor any answer."""
-from autograder.checks.common import stand_in_table
+from autograder.checks.common import MeetingModule, stand_in_table
 
 
 def right_heads(batch: int, num_tokens: int, d_out: int, num_heads: int) -> dict:
@@ -22,23 +22,13 @@ def right_heads(batch: int, num_tokens: int, d_out: int, num_heads: int) -> dict
                                                       combine)])}
 
 
-class MeetingRightHeads:
+class MeetingRightHeads(MeetingModule):
     """The student's MultiHeadAttention (a StudentModule) whose forward meets the right split_heads and
     combine_heads on each call (right_heads, for the shape of the call's input)."""
 
     def __init__(self, module, d_out: int, num_heads: int):
-        self.module, self.class_name, self.handle = module, module.class_name, module.handle
+        super().__init__(module)
         self.d_out, self.num_heads = d_out, num_heads
-
-    @property
-    def arg(self):
-        return self.module.arg
-
-    def __call__(self, *args, mode="eval", seed=None, **kwargs):
-        return self.run(*args, mode=mode, seed=seed, **kwargs).value
-
-    def params(self) -> dict:
-        return self.module.params()
 
     def run(self, x, *args, **kwargs):
         shape = tuple(getattr(x, "shape", ()))

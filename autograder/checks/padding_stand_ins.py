@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from autograder.checks.common import stand_in_table
+from autograder.checks.common import MeetingModule, stand_in_table
 
 INF = float("-inf")
 LAYERS = ("W_q", "W_k", "W_v")
@@ -46,25 +46,15 @@ def right_helpers(weights: dict, q, k, v, padding, attn_mask=None, masked=docume
             "padded_attention": stand_in_table(tuple(arguments), [(arguments, pair)] if attn_mask is None else [])}
 
 
-class MeetingRightHelpers:
+class MeetingRightHelpers(MeetingModule):
     """The student's PaddedSelfAttention (a StudentModule) whose forward meets the right mask_padded_scores and
     padded_attention on each call with a key_padding_mask (right_helpers, with its own weights, read once).
     Where its parameters lack the documented names or shapes (the parameter check's business), or a call asks
     for gradients, its calls run the student's own helpers. functions: the hidden checks' masked and attention."""
 
     def __init__(self, module, dim: int, **functions):
-        self.module, self.class_name, self.handle = module, module.class_name, module.handle
+        super().__init__(module)
         self.dim, self.functions, self.weights = dim, functions, None
-
-    @property
-    def arg(self):
-        return self.module.arg
-
-    def __call__(self, *args, mode="eval", seed=None, **kwargs):
-        return self.run(*args, mode=mode, seed=seed, **kwargs).value
-
-    def params(self) -> dict:
-        return self.module.params()
 
     def run(self, *args, **kwargs):
         tables = {} if kwargs.get("backward") is not None else self.tables(args, kwargs)

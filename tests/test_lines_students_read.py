@@ -21,6 +21,7 @@ import re
 
 import pytest
 from catalogues import CATALOGUES
+from catalogues.mistakes_01_scores import self_attention_score
 from support import filled_fields, self_check
 from test_notebook_agrees import cell_name, outcomes_of, spoken_outcomes
 
@@ -300,22 +301,11 @@ def test_the_batched_t_hint_needs_an_operand_that_is_not_2d():
 
 # ------------------------------------------------------------------ the evidence the gradient check's question needs
 
-SCORE_MODULE = """
-class SelfAttentionScore(nn.Module):
-    def __init__(self, hidden_size):
-        super().__init__()
-        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-    def forward(self, X):
-        return {forward}
-"""
-
-
 def gradient_line(forward: str) -> str:
     """The self-check's line of 01's gradient check for a SelfAttentionScore whose forward returns `forward`."""
     from support import correct_source, replace_def
 
-    source = replace_def(correct_source("01_scores"), "SelfAttentionScore", SCORE_MODULE.format(forward=forward))
+    source = replace_def(correct_source("01_scores"), "SelfAttentionScore", self_attention_score(forward))
     return next(check.message for check in self_check("01_scores", source).checks
                 if check.name.startswith("SelfAttentionScore: gradients reach") and not check.passed)
 

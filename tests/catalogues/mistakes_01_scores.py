@@ -17,6 +17,18 @@ def additive_score(returned: str) -> str:
             "    def forward(self, X):\n"
             f"        return {returned}\n")
 
+
+def self_attention_score(returned: str) -> str:
+    """SelfAttentionScore made as documented (W_q, W_k in that order), whose forward returns `returned`."""
+    return ("class SelfAttentionScore(nn.Module):\n"
+            "    def __init__(self, hidden_size):\n"
+            "        super().__init__()\n"
+            "        self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)\n"
+            "        self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)\n"
+            "    def forward(self, X):\n"
+            f"        return {returned}\n")
+
+
 MISTAKES = [
     Mistake("documented values hard-coded", {
         "dot_scores": """
@@ -95,15 +107,9 @@ MISTAKES = [
             """}, ["AdditiveScore creates W_q, W_k, w, q"], says="order"),
     Mistake("additive score without tanh", {"AdditiveScore": additive_score(
             "self.w(self.W_k(X) + self.W_q(self.q)).squeeze(-1)")}, ["AdditiveScore: w(tanh"], says="no tanh"),
-    Mistake("self-attention scores scaled", {"SelfAttentionScore": """
-            class SelfAttentionScore(nn.Module):
-                def __init__(self, hidden_size):
-                    super().__init__()
-                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-                def forward(self, X):
-                    return self.W_q(X) @ self.W_k(X).transpose(-2, -1) / X.shape[-1] ** 0.5
-            """}, ["SelfAttentionScore: W_q(X)"], says="sqrt(D)"),
+    Mistake("self-attention scores scaled", {"SelfAttentionScore": self_attention_score(
+            "self.W_q(X) @ self.W_k(X).transpose(-2, -1) / X.shape[-1] ** 0.5")},
+            ["SelfAttentionScore: W_q(X)"], says="sqrt(D)"),
     Mistake("query parameter frozen", {"DotProductScore": """
             class DotProductScore(nn.Module):
                 def __init__(self, hidden_size):
@@ -126,26 +132,14 @@ MISTAKES = [
                     return torch.full((3, 6), 0.25)
             """}, ["DotProductScore: (X @ q)", "DotProductScore: gradients reach"], says="is the answer hard-coded?",
             hard_coded=True),
-    Mistake("SelfAttentionScore hard-coded", {"SelfAttentionScore": """
-            class SelfAttentionScore(nn.Module):
-                def __init__(self, hidden_size):
-                    super().__init__()
-                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-                def forward(self, X):
-                    return torch.eye(5).expand(2, 5, 5)
-            """}, ["SelfAttentionScore: W_q(X)", "SelfAttentionScore: gradients reach"], says="is the answer hard-coded?",
+    Mistake("SelfAttentionScore hard-coded", {"SelfAttentionScore": self_attention_score(
+            "torch.eye(5).expand(2, 5, 5)")},
+            ["SelfAttentionScore: W_q(X)", "SelfAttentionScore: gradients reach"], says="is the answer hard-coded?",
             hard_coded=True),
     # the keys taken out of the graph (a .detach() left from debugging): right values, W_k never learns
-    Mistake("keys detached from the graph", {"SelfAttentionScore": """
-            class SelfAttentionScore(nn.Module):
-                def __init__(self, hidden_size):
-                    super().__init__()
-                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
-                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
-                def forward(self, X):
-                    return self.W_q(X) @ self.W_k(X).detach().transpose(-2, -1)
-            """}, ["SelfAttentionScore: gradients reach"], says="W_k"),
+    Mistake("keys detached from the graph", {"SelfAttentionScore": self_attention_score(
+            "self.W_q(X) @ self.W_k(X).detach().transpose(-2, -1)")},
+            ["SelfAttentionScore: gradients reach"], says="W_k"),
 ]
 
 STYLES = [

@@ -52,7 +52,10 @@ from autograder.worker.transposed import last_student_frame, transposed_dims
 __all__ = ["check", "check_close", "choose_language", "NotebookCheckFailed"]
 
 GRADER = Path(__file__).resolve().parent
-LIBRARIES = tuple(str(Path(module.__file__).resolve().parent) for module in (torch, contextlib))
+# each as imported and as resolved: a frame names its file as imported, through any symlink (a .venv
+# linked from elsewhere)
+LIBRARIES = tuple({str(p) for module in (torch, contextlib)
+                   for p in (Path(module.__file__).parent, Path(module.__file__).resolve().parent)})
 
 
 class NotebookCheckFailed(AssertionError):
@@ -96,7 +99,7 @@ def checks_of(name: str) -> tuple[Section, list]:
 def student_label(filename: str) -> str | None:
     """How a message names the notebook cell `filename` holds (its first line), or None when the
     frame is not the student's (torch, the standard library, the grader)."""
-    if filename.startswith((*LIBRARIES, str(GRADER), "<frozen")):
+    if filename.startswith((*LIBRARIES, str(GRADER), str(Path(__file__).parent), "<frozen")):
         return None
     lines = linecache.getlines(filename)
     return cell_label("".join(lines), 0) if lines else None

@@ -129,6 +129,18 @@ def test_the_raising_line_skips_torch_s_and_the_grader_s_frames():
     assert notebook.student_label(notebook.__file__) is None
 
 
+def test_torch_reached_through_a_linked_venv_is_not_taken_for_a_notebook_cell(tmp_path):
+    """A .venv linked from elsewhere: torch's frames name its files through the link."""
+    import os
+
+    linked = tmp_path / "linked-venv"
+    linked.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    probe = "import torch; from autograder import notebook; print(notebook.student_label(torch.__file__))"
+    run = subprocess.run([str(linked / "bin" / "python"), "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "None"), run.stderr[-1000:]
+
+
 def test_without_the_self_check_the_setup_cell_runs_and_the_check_cells_say_they_skipped(monkeypatch, capsys):
     """A notebook opened where the self-check is not installed still runs top to bottom."""
     real_import = builtins.__import__

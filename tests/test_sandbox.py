@@ -189,6 +189,21 @@ def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
     assert not hidden(site / "torch", covers, keep)
 
 
+def test_a_venv_reached_through_a_symlink_still_imports_inside_the_sandbox(tmp_path):
+    """A .venv linked from elsewhere (into a folder the sandbox covers: the repository, /tmp): the cover
+    cuts the link, so a module imported only during grading (pandas in 07's notebook) must still be
+    found through the link made again in the cover."""
+    linked = tmp_path / "linked-venv"
+    linked.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    run = subprocess.run([str(linked / "bin" / "python"), "-m", "autograder", "grade", "examples/correct",
+                          "--section", "07_positional_encoding", "--format", "json", "--sandbox", "on"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout)
+    assert "No module named" not in run.stdout, [t.get("output") for t in result["tests"]]
+    assert result["tests"] and all(t["status"] == "passed" for t in result["tests"])
+
+
 # A worker readied for the GPU starts CUDA before the filters hold: on a real GPU the driver opens a
 # socket of its own when it starts (seccomp refuses socket()), and it fails under Landlock too. Here
 # `ready` stands in for the GPU's start: it must still be able to open a socket, the student's code after

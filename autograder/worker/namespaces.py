@@ -169,6 +169,32 @@ def plan(workdir: str, repo: str, search_path: list[str]) -> tuple[list[str], li
     return covers, keep
 
 
+def links_on_the_way(covers: list[str], entries: list[str]) -> list[tuple[str, str]]:
+    """(link, its real target) for each symlink inside a covered folder on the way to an import path
+    entry: a .venv linked into the repository from elsewhere would be cut off by the cover, though
+    `plan` keeps the real folder it leads to."""
+    links = {}
+    for entry in entries:
+        if not entry or not os.path.isabs(entry):
+            continue
+        path = "/"
+        for part in os.path.normpath(entry).split("/")[1:]:
+            path = os.path.join(path, part)
+            if os.path.islink(path) and any(_inside(path, folder) for folder in covers):
+                links[path] = os.path.realpath(path)
+    return sorted(links.items())
+
+
+def _put_back(links: list[tuple[str, str]]) -> None:
+    """Each link of links_on_the_way made again in the cover (only the link, with its parent folders
+    empty), so the import path reaches its kept folder as it did before."""
+    for link, target in links:
+        if os.path.lexists(link):
+            continue
+        os.makedirs(os.path.dirname(link), mode=0o755, exist_ok=True)
+        os.symlink(target, link)
+
+
 # LD_LIBRARY_PATH: a GPU image often finds the driver's library (libcuda) there, in
 # /usr/local/nvidia/lib64, say, rather than in the system's library folders. Both tiers keep these
 # folders readable (this one, and landlock.plan), except one that holds the course's answer packages
@@ -282,8 +308,10 @@ def _build_view(workdir: str, repo: str, layers: list, missing: list) -> None:
         # a tmpfs of its own: capped in size, writable when the rest is not, gone with the namespace
         mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={WORKDIR_BYTES},mode=700")
         covers, keep = plan(workdir, repo, sys.path)
+        links = links_on_the_way(covers, [*sys.path, sys.prefix, sys.exec_prefix])
         for folder in covers:
             _cover(folder, keep)
+        _put_back(links)
         layers.append({"id": "answers_hidden", "folders": list(covers)})
         layers.append({"id": "private_tmpfs", "mib": WORKDIR_BYTES // 1024**2})
     except OSError as error:

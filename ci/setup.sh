@@ -73,8 +73,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want_stamp" ] || [ -z "$(instal
     if ! pip_install --quiet -e ".[test]"; then
         # The linters of the CI files ship binaries for the common platforms only: the
         # course and the instructor's tools must still install (the linters' tests then skip, saying why).
-        echo "ci/setup.sh: the [test] extras did not install; installing the course with [instructor]" >&2
-        pip_install --quiet -e ".[instructor]"
+        echo "ci/setup.sh: the [test] extras did not install; installing the course with [suite] (no linters)" >&2
+        pip_install --quiet -e ".[suite]"
     fi
     echo "$want_stamp" > "$stamp"
 fi

@@ -4,11 +4,12 @@ A test module may set `SUMMARY_LINE = "label"`: the run then ends with one line
 for it, "label: N/M contained" (passed / collected), plus how many tests were
 skipped as degraded (their reason starts with "degraded") and how many failed.
 
-A run that collects tests/test_selfcheck_share.py ends with its line too:
-"self-check flags N/M catalogue mistakes (P%); K named mistakes in the catalogue".
-
 A test may record what it measured for the end of the run, one line each:
-`record_property("summary", "container as root: tier landlock ...")`.
+`record_property("summary", "container as root: tier landlock ...")` (the self-check's share of
+the catalogue: "self-check flags N/M catalogue mistakes (P%); ...").
+
+Both travel in the test reports' user_properties, so the lines are the same whether the suite runs
+in one process or on several (pytest-xdist, `-n 2`, where the controller collects nothing itself).
 
 The fixture `chinese` has the grader speak Chinese for one test; `chinese_partial_report` is
 `grade --lang zh --report` of the partial example, run once for the tests that read its report.
@@ -22,25 +23,18 @@ from pathlib import Path
 
 import pytest
 
-_labels: dict = {}  # nodeid -> label, for the modules that ask for a summary line
-_share: list = []  # the self-check's share of the catalogue is printed when its test module was collected
+SUMMARY_LABEL = "summary_label"  # the user property naming a test's summary line (its module's SUMMARY_LINE)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    _share[:] = [True] if any(item.nodeid.split("::")[0].endswith("test_selfcheck_share.py") for item in items) else []
     for item in items:
         label = getattr(getattr(item, "module", None), "SUMMARY_LINE", None)
         if label:
-            _labels[item.nodeid] = label
+            item.user_properties.append((SUMMARY_LABEL, label))
 
 
-def _share_line(terminalreporter):
-    try:
-        from test_selfcheck_share import summary_line
-
-        terminalreporter.write_line(summary_line())
-    except Exception as error:  # the line is a report: its test says what is wrong
-        terminalreporter.write_line(f"self-check share not measured: {type(error).__name__}: {error}")
+def _property(report, name: str):
+    return next((value for key, value in getattr(report, "user_properties", ()) if key == name), None)
 
 
 def _recorded_lines(terminalreporter) -> list:
@@ -49,16 +43,12 @@ def _recorded_lines(terminalreporter) -> list:
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _share:
-        _share_line(terminalreporter)
     for line in _recorded_lines(terminalreporter):
         terminalreporter.write_line(str(line))
-    if not _labels:
-        return
     counts: dict = {}
     for outcome in ("passed", "failed", "error", "skipped"):
         for report in terminalreporter.stats.get(outcome, []):
-            label = _labels.get(getattr(report, "nodeid", ""))
+            label = _property(report, SUMMARY_LABEL)
             if not label or (outcome == "passed" and report.when != "call"):
                 continue
             tally = counts.setdefault(label, {"passed": 0, "failed": 0, "degraded": 0, "skipped": 0})

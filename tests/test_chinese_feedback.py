@@ -9,6 +9,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from support import QUOTED_ERROR, ROOT, VisibleText, sandbox_latin_words
 from test_i18n import english_sentence
 
@@ -94,11 +96,18 @@ def test_the_chinese_table_lines_up_by_display_width():
     assert max(display_width(piece) for piece in wrap("数值不对" * 40, 96)) <= 96
 
 
-def test_english_text_is_wrapped_as_textwrap_does():
+@pytest.mark.parametrize("columns", range(28, 97, 4))  # the longest word fits
+def test_english_text_is_wrapped_as_textwrap_does_but_never_inside_a_shape_or_an_index(columns):
     import textwrap
 
-    text = "softmax(x): wrong values, largest difference 0.2 at [0, 1] " * 4
-    assert wrap(text, 96) == textwrap.wrap(text, 96)
+    text = ("causal_attention_weights on (5, 5) scores, d_k=4: wrong values, largest difference 0.2545 at [4, "
+            "3] (expected 0.5066, got 0.7612) on a (b, T, d_out) output")
+    lines = wrap(text, columns)
+    assert " ".join(lines) == text and max(map(len, lines)) <= columns, lines
+    for group in ("(5, 5)", "[4, 3]", "(b, T, d_out)"):
+        assert any(group in line for line in lines), (group, lines)
+    plain = "softmax(x): wrong values, largest difference 0.2 at index 4 of row 1 " * 4
+    assert wrap(plain, columns) == textwrap.wrap(plain, columns)
 
 
 def test_a_mistake_with_numbers_is_recorded_in_english_and_shown_in_chinese():

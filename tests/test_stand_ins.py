@@ -95,3 +95,19 @@ def test_a_layout_answer_is_the_argument_rearranged_with_its_graph_for_any_value
     assert split(torch.zeros(2, 3, 4, device="meta"), num_heads=2).shape == (2, 2, 3, 2)
     with pytest.raises(NameError):  # another shape, or another num_heads: the student's own (here none)
         split(torch.zeros(2, 3, 4), 4)
+
+
+def test_a_computed_answer_is_the_contract_s_weights_of_the_call_s_own_scores_and_d_k_with_their_graph():
+    from autograder.checks.section_04_causal_mask import right_weights
+    from solutions import causal_mask as ref
+
+    weights = answered_from("causal_attention_weights", right_weights()["causal_attention_weights"], None)
+    for shape, d_k in (((5, 5), 4), ((2, 6, 6), 9), ((3, 4, 4), 2.0)):
+        scores = torch.randn(*shape, generator=torch.Generator().manual_seed(7)).requires_grad_()
+        got = weights(scores, d_k=d_k)
+        assert torch.allclose(got, ref.causal_attention_weights(scores.detach(), d_k))
+        got[..., 0].sum().backward()  # a graph back to the scores the caller made
+        assert scores.grad is not None and scores.grad.abs().sum() > 0
+    assert weights(torch.zeros(2, 3, 3, device="meta"), 2).shape == (2, 3, 3)
+    with pytest.raises(NameError):  # a rank the contract does not take: the student's own (here none)
+        weights(torch.zeros(2, 2, 3, 3), 2)

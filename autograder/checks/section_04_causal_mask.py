@@ -70,7 +70,21 @@ def right_masks(*sizes) -> dict:
                                           {"device": None})}
 
 
-MODULE_MASKS = right_masks(*range(1, 9))  # what a right CausalAttention asks here: an input's T, its context_length
+WEIGHTS_PARAMS = ("attn_scores", "d_k")  # causal_attention_weights', in the contract's order
+
+
+def right_weights() -> dict:
+    """causal_attention_weights as its contract computes it, from each call's own scores and d_k, in the worker
+    (a module's scores come from its own weights: no table could hold them), for a (T, T) or (B, T, T) call:
+    a CausalAttention that calls the student's causal_attention_weights meets a right one, so that a wrong
+    causal_attention_weights costs its own checks only (a wrong d_k passed to it is still the module's)."""
+    answer = {"of": "attn_scores", "steps": [["causal_softmax", ["d_k"]]]}
+    rows = [({"attn_scores": {"shape": [-1] * rank}}, answer) for rank in (2, 3)]
+    return {"causal_attention_weights": stand_in_table(WEIGHTS_PARAMS, rows)}
+
+
+# what a right CausalAttention may ask here: causal_mask at an input's T or its context_length, the weights
+MODULE_HELPERS = {**right_masks(*range(1, 9)), **right_weights()}
 
 
 def documented_scores():
@@ -191,7 +205,7 @@ def test_causal_attention_weights_documented(student):
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_causal_attention_documented(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=123)
     reference = seeded_projections(3, 2, seed=123)  # the Dropout created after them draws nothing
@@ -283,7 +297,7 @@ def test_arguments_unchanged(student):
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",
        visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_causal_attention_params(student):
     module = student.new("CausalAttention", 6, 3, 8, 0.0, qkv_bias=True, seed=41)
     manual_seed(41)  # the documented creation order, with torch's own layers (the Dropout draws nothing)
@@ -294,7 +308,7 @@ def test_causal_attention_params(student):
 
 
 @check(0.5, "CausalAttention is causal: later tokens do not change earlier outputs", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_causality(student):
     x = randn(406, 2, 7, 4)
     changed, first_changed = x.clone(), x.clone()
@@ -315,7 +329,7 @@ def test_causality(student):
 
 
 @check(0.5, "CausalAttention: the items of a batch do not influence each other", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_batch_independent(student):
     x = randn(408, 3, 5, 4)
     module = student.new("CausalAttention", 4, 3, 6, 0.0, seed=43)
@@ -332,7 +346,7 @@ def test_batch_independent(student):
 
 
 @check(0.5, "CausalAttention raises ValueError naming both numbers when T > context_length", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_too_long(student):
     module = student.new("CausalAttention", 3, 2, 5, 0.0, seed=44)
     expect_raises(lambda: module(randn(409, 1, 8, 3)), "ValueError",
@@ -340,7 +354,7 @@ def test_too_long(student):
 
 
 @check(0.5, "CausalAttention: eval mode disables dropout", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_eval_disables_dropout(student):
     """Against the student's own module built with dropout=0.0 under the same seed (the same weights):
     in eval mode the output must not depend on the dropout rate, whatever the forward computes."""
@@ -358,7 +372,7 @@ def test_eval_disables_dropout(student):
 
 
 @check(0.5, "CausalAttention: gradients reach every parameter", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_gradients(student):
     """Only that the gradients flow: their values follow from the forward, which other checks grade."""
     x = randn(412, 2, 5, 4)
@@ -370,7 +384,7 @@ def test_gradients(student):
 
 
 @check(0.5, "CausalAttention works on any device: no tensor created on the CPU in forward", visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_device_portability(student):
     module = student.new("CausalAttention", 3, 2, 6, 0.0, seed=48)
     advice = _("register the mask with self.register_buffer in __init__ (so .to(device) moves it), "
@@ -393,7 +407,7 @@ def test_device_portability(student):
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",
        visibility="visible", cell="CausalAttention")
-@meeting(MODULE_MASKS)
+@meeting(MODULE_HELPERS)
 def test_train_dropout(student):
     """That dropout is applied in train mode; where the eval-mode forward is the documented one with the
     student's own parameters, that it is applied as nn.Dropout on the weights does (a wrong forward costs

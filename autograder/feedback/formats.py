@@ -83,14 +83,26 @@ NO_LINE_START = frozenset("\uff09\u3011\u300d\u300f\u300b\u3009\u201d\u2019\uff3
 NO_LINE_END = frozenset("\uff08\u3010\u300c\u300e\u300a\u3008\u201c\u2018\uff3b\uff5b([{")
 
 
+# a short bracketed group of tokens (a shape "(2, 6, 6)", an index "[4, 3]") reads as one word: no line
+# ends inside it; its spaces are held by a word joiner (not whitespace, one column) while lines are made
+TOKEN_GROUP = re.compile(r"[\[(][^\s()\[\],]+(?:, [^\s()\[\],]+)+[\])]")
+JOINER = "\u2060"
+
+
 def wrap(text: str, columns: int) -> list[str]:
     """`text` in lines of at most `columns` display columns: textwrap's lines where every character
     is narrow (English), else lines broken at spaces or between wide characters, which Chinese
     writes without spaces, each wide character counted as two columns, never before a closing mark
-    or after an opening one (such a mark goes to the next line with its neighbour)."""
+    or after an opening one (such a mark goes to the next line with its neighbour); in both, never
+    inside a short bracketed group of tokens (TOKEN_GROUP)."""
+    held = TOKEN_GROUP.sub(lambda group: group.group().replace(" ", JOINER), " ".join(text.split()))
+    return [line.replace(JOINER, " ") for line in _wrapped(held, columns)]
+
+
+def _wrapped(text: str, columns: int) -> list[str]:
     if display_width(text) == len(text):
         return textwrap.wrap(text, columns)
-    lines, rest = [], " ".join(text.split())
+    lines, rest = [], text
     while display_width(rest) > columns:
         end, width = 0, 0
         while width + display_width(rest[end]) <= columns:

@@ -59,7 +59,9 @@ def _same(given, expected) -> bool:
     are close (float32 arithmetic differs with the order of operations; on the meta device, where there are no
     values, the shape alone), anything else equal."""
     if isinstance(expected, dict) and set(expected) == {"shape"}:  # a layout's argument: any tensor of that shape
-        return isinstance(given, torch.Tensor) and list(given.shape) == list(expected["shape"])
+        sizes = list(expected["shape"])  # -1: any size there
+        return (isinstance(given, torch.Tensor) and given.dim() == len(sizes)
+                and all(want in (-1, got) for want, got in zip(sizes, given.shape)))
     if isinstance(expected, torch.Tensor):
         if not isinstance(given, torch.Tensor) or given.shape != expected.shape:
             return False
@@ -85,14 +87,33 @@ def _bound(params: list, defaults: dict, args: tuple, kwargs: dict):
 LAYOUT_STEPS = {"reshape": lambda x, dims: x.reshape(dims), "transpose": lambda x, dims: x.transpose(*dims)}
 
 
-def rearranged(tensor, steps):
-    """`tensor` put through `steps`, each [op, dims], op one of LAYOUT_STEPS: a collaborator whose right answer
-    is its argument laid out anew (split_heads, combine_heads) needs no values in its table, and the answer keeps
-    the argument's autograd graph and device."""
+def causal_softmax(scores, scale):
+    """The softmax over the last dim of scores / sqrt(scale), the keys after each query hidden (-inf above the
+    diagonal): the contract's causal_attention_weights, whose scores depend on a module's own weights and
+    input, so that no table could hold them."""
+    size = scores.shape[-1]
+    future = torch.triu(torch.ones(size, size, dtype=torch.bool, device=scores.device), diagonal=1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")) / scale ** 0.5, dim=-1)
+
+
+# steps whose argument is another of the call's arguments, by its parameter name
+ARGUMENT_STEPS = {"causal_softmax": causal_softmax}
+
+
+def rearranged(tensor, steps, bound=None):
+    """`tensor` put through `steps`, each [op, dims]: op one of LAYOUT_STEPS with ints for dims, or one of
+    ARGUMENT_STEPS with the parameter name of the call's argument it takes. A collaborator whose right answer
+    is its argument laid out anew (split_heads, combine_heads) or computed from its arguments
+    (causal_attention_weights) needs no values in its table, and the answer keeps the argument's autograd
+    graph and device."""
+    bound = bound or {}
     for op, dims in steps:
-        if op not in LAYOUT_STEPS or not all(type(d) is int for d in dims):
+        if op in LAYOUT_STEPS and all(type(d) is int for d in dims):
+            tensor = LAYOUT_STEPS[op](tensor, list(dims))
+        elif op in ARGUMENT_STEPS and len(dims) == 1 and dims[0] in bound:
+            tensor = ARGUMENT_STEPS[op](tensor, bound[dims[0]])
+        else:
             raise ValueError(f"a stand-in cannot rearrange by {op!r} {dims!r}")
-        tensor = LAYOUT_STEPS[op](tensor, list(dims))
     return tensor
 
 
@@ -101,8 +122,8 @@ def answered_from(name: str, table: dict, own):
     names, in order), "defaults", and "rows", each [arguments by name, the right answer] (from the trusted
     side). A call whose arguments match a row gets its answer, on the `device` it names or else its first
     tensor's (the CPU where there is none), a tuple of tensors as a tuple; a row's argument given as {"shape"}
-    matches any tensor of that shape, and an answer given as {"of", "steps"} is that argument rearranged
-    (`rearranged`). Any other call goes to the student's own function `own`."""
+    matches any tensor of that shape (-1: any size there), and an answer given as {"of", "steps"} is that
+    argument rearranged or computed (`rearranged`). Any other call goes to the student's own function `own`."""
 
     def answer(*args, **kwargs):
         bound = _bound(table["params"], table["defaults"], args, kwargs)
@@ -111,7 +132,7 @@ def answered_from(name: str, table: dict, own):
                 tensors = [a for a in bound.values() if isinstance(a, torch.Tensor)]
                 device = bound.get("device") or (tensors[0].device if tensors else "cpu")
                 if isinstance(value, dict):  # {"of": a parameter, "steps": [...]}: that argument rearranged
-                    return rearranged(bound[value["of"]], value["steps"])
+                    return rearranged(bound[value["of"]], value["steps"], bound)
                 if isinstance(value, tuple):  # a pair such as padded_attention's (out, weights)
                     return tuple(part.to(device, copy=True) for part in value)
                 return value.to(device, copy=True)

@@ -38,6 +38,12 @@ def causal_attention(init=BUFFER, check=CHECK, mask=MASK, dropout=DROPOUT):
     return CAUSAL_ATTENTION.format(init=init, check=check, mask=mask, dropout=dropout)
 
 
+# CausalAttention whose weights come from the student's own causal_attention_weights
+CALLING_THE_WEIGHTS = causal_attention().replace(
+    MASK + "\n        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
+    "weights = causal_attention_weights(scores, keys.shape[-1])")
+assert "causal_attention_weights(scores" in CALLING_THE_WEIGHTS
+
 OTHER_SIZES = "CausalAttention matches the reference at other sizes"
 # a forbidden API fails every check that runs the class
 EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is causal", "items of a batch",
@@ -133,6 +139,17 @@ MISTAKES = [
                 return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="sqrt(d_k)"),
+    # a right CausalAttention that calls it meets a right one during its checks: still the weights' checks only
+    Mistake("no scaling, CausalAttention calling it", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
+            """, "CausalAttention": CALLING_THE_WEIGHTS},
+            ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
+            says="sqrt(d_k)"),
+    # ... and a wrong d_k handed to it is the module's mistake
+    Mistake("CausalAttention hands d_in to causal_attention_weights as d_k",
+            {"CausalAttention": CALLING_THE_WEIGHTS.replace("(scores, keys.shape[-1])", "(scores, x.shape[-1])")},
+            ["with seed 123 gives the documented", OTHER_SIZES], says="sqrt(d_in)"),
     Mistake("scaled by sqrt(T)", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
@@ -227,6 +244,8 @@ HARD_CODED = {
         "[-0.5526, -0.0981], [-0.5299, -0.1081]]).expand(b, 6, 2)"),
 }
 STYLES = [
+    # the module's weights from causal_attention_weights
+    {"CausalAttention": CALLING_THE_WEIGHTS},
     # -1e9 instead of -inf, masks from tril, the mask made in forward with device=x.device, F.dropout
     {"causal_mask": """
         def causal_mask(num_tokens, device=None):

@@ -9,7 +9,7 @@ import torch
 
 from autograder.checks.common import meeting, randn, seeded, stand_in_table, with_params
 from autograder.checks.section_04_causal_mask import (COLUMN_SUMS, DIAGONAL, MASK_PARAMS, NOT_RENORMALISED,
-                                                      attention_mistakes, weight_mistakes)
+                                                      attention_mistakes, right_weights, weight_mistakes)
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _
 from solutions import causal_mask as ref
@@ -72,7 +72,7 @@ def test_causal_attention_weights(student):
 
 
 @check(0.5, "CausalAttention matches the reference at other sizes, for T < context_length")
-@meeting(reference_masks(*range(1, 9)))  # T = 5 or context_length = 8: the calls a right module makes
+@meeting({**reference_masks(*range(1, 9)), **right_weights()})  # T = 5 or context_length = 8, the weights
 def test_causal_attention_seeded(student):
     x = randn(405, 2, 5, 6)
     module = student.new("CausalAttention", 6, 3, 8, 0.0, seed=40)

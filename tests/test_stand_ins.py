@@ -111,3 +111,6 @@ def test_a_computed_answer_is_the_contract_s_weights_of_the_call_s_own_scores_an
     assert weights(torch.zeros(2, 3, 3, device="meta"), 2).shape == (2, 3, 3)
     with pytest.raises(NameError):  # a rank the contract does not take: the student's own (here none)
         weights(torch.zeros(2, 2, 3, 3), 2)
+    renormalized = answered_from("mask_and_renormalize", right_weights()["mask_and_renormalize"], None)
+    softmaxed = torch.softmax(torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(8)), dim=-1)
+    assert torch.allclose(renormalized(softmaxed), ref.mask_and_renormalize(softmaxed))

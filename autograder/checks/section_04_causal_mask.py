@@ -74,13 +74,17 @@ WEIGHTS_PARAMS = ("attn_scores", "d_k")  # causal_attention_weights', in the con
 
 
 def right_weights() -> dict:
-    """causal_attention_weights as its contract computes it, from each call's own scores and d_k, in the worker
-    (a module's scores come from its own weights: no table could hold them), for a (T, T) or (B, T, T) call:
-    a CausalAttention that calls the student's causal_attention_weights meets a right one, so that a wrong
-    causal_attention_weights costs its own checks only (a wrong d_k passed to it is still the module's)."""
-    answer = {"of": "attn_scores", "steps": [["causal_softmax", ["d_k"]]]}
-    rows = [({"attn_scores": {"shape": [-1] * rank}}, answer) for rank in (2, 3)]
-    return {"causal_attention_weights": stand_in_table(WEIGHTS_PARAMS, rows)}
+    """causal_attention_weights and mask_and_renormalize as their contract computes them, from each call's own
+    arguments, in the worker (a module's scores come from its own weights: no table could hold them), for a
+    (T, T) or (B, T, T) call: a CausalAttention that calls the student's own meets right ones, so that a wrong
+    weight function costs its own checks only (a wrong d_k, or wrong weights, handed to it are the module's)."""
+    ranks = (2, 3)
+    computed = {"of": "attn_scores", "steps": [["causal_softmax", ["d_k"]]]}
+    renormalized = {"of": "attn_weights", "steps": [["causal_renormalize", []]]}
+    return {"causal_attention_weights": stand_in_table(
+                WEIGHTS_PARAMS, [({"attn_scores": {"shape": [-1] * rank}}, computed) for rank in ranks]),
+            "mask_and_renormalize": stand_in_table(
+                ("attn_weights",), [({"attn_weights": {"shape": [-1] * rank}}, renormalized) for rank in ranks])}
 
 
 # what a right CausalAttention may ask here: causal_mask at an input's T or its context_length, the weights

@@ -96,22 +96,31 @@ def causal_softmax(scores, scale):
     return torch.softmax(scores.masked_fill(future, float("-inf")) / scale ** 0.5, dim=-1)
 
 
-# steps whose argument is another of the call's arguments, by its parameter name
-ARGUMENT_STEPS = {"causal_softmax": causal_softmax}
+def causal_renormalize(weights):
+    """weights with the keys after each query zeroed, each row divided by its sum: the contract's
+    mask_and_renormalize."""
+    size = weights.shape[-1]
+    future = torch.triu(torch.ones(size, size, dtype=torch.bool, device=weights.device), diagonal=1)
+    kept = weights.masked_fill(future, 0.0)
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+# steps computed from the argument and the call's other arguments they name, by parameter name
+ARGUMENT_STEPS = {"causal_softmax": causal_softmax, "causal_renormalize": causal_renormalize}
 
 
 def rearranged(tensor, steps, bound=None):
     """`tensor` put through `steps`, each [op, dims]: op one of LAYOUT_STEPS with ints for dims, or one of
-    ARGUMENT_STEPS with the parameter name of the call's argument it takes. A collaborator whose right answer
+    ARGUMENT_STEPS with the parameter names of the call's other arguments it takes. A collaborator whose right answer
     is its argument laid out anew (split_heads, combine_heads) or computed from its arguments
-    (causal_attention_weights) needs no values in its table, and the answer keeps the argument's autograd
+    (causal_attention_weights, mask_and_renormalize) needs no values in its table, and the answer keeps the argument's autograd
     graph and device."""
     bound = bound or {}
     for op, dims in steps:
         if op in LAYOUT_STEPS and all(type(d) is int for d in dims):
             tensor = LAYOUT_STEPS[op](tensor, list(dims))
-        elif op in ARGUMENT_STEPS and len(dims) == 1 and dims[0] in bound:
-            tensor = ARGUMENT_STEPS[op](tensor, bound[dims[0]])
+        elif op in ARGUMENT_STEPS and all(type(d) is str and d in bound for d in dims):
+            tensor = ARGUMENT_STEPS[op](tensor, *(bound[d] for d in dims))
         else:
             raise ValueError(f"a stand-in cannot rearrange by {op!r} {dims!r}")
     return tensor

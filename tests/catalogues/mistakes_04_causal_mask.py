@@ -43,6 +43,11 @@ CALLING_THE_WEIGHTS = causal_attention().replace(
     MASK + "\n        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
     "weights = causal_attention_weights(scores, keys.shape[-1])")
 assert "causal_attention_weights(scores" in CALLING_THE_WEIGHTS
+# ... or from its mask_and_renormalize of the unmasked softmax (the simple way)
+RENORMALISING = causal_attention().replace(
+    MASK + "\n        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
+    "weights = mask_and_renormalize(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))")
+assert "mask_and_renormalize(torch.softmax" in RENORMALISING
 
 OTHER_SIZES = "CausalAttention matches the reference at other sizes"
 # a forbidden API fails every check that runs the class
@@ -117,6 +122,12 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
             """}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
+            says="not renormalised"),
+    # a right CausalAttention that calls it meets a right one during its checks: still its own checks only
+    Mistake("not renormalised, CausalAttention calling it", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
+            """, "CausalAttention": RENORMALISING}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
             says="not renormalised"),
     Mistake("mask_and_renormalize fills its argument in place", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
@@ -246,6 +257,7 @@ HARD_CODED = {
 STYLES = [
     # the module's weights from causal_attention_weights
     {"CausalAttention": CALLING_THE_WEIGHTS},
+    {"CausalAttention": RENORMALISING},
     # -1e9 instead of -inf, masks from tril, the mask made in forward with device=x.device, F.dropout
     {"causal_mask": """
         def causal_mask(num_tokens, device=None):

@@ -157,6 +157,14 @@ MISTAKES = [
             """, "CausalAttention": CALLING_THE_WEIGHTS},
             ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="sqrt(d_k)"),
+    # ... but the gradient check runs the module with the student's own weight functions, as training would:
+    # one that cuts the graph costs that point (its own checks do not follow the graph)
+    Mistake("causal_attention_weights detached, CausalAttention calling it", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                hidden = causal_mask(attn_scores.shape[-1], attn_scores.device)
+                return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf) / d_k ** 0.5, dim=-1).detach()
+            """, "CausalAttention": CALLING_THE_WEIGHTS}, ["CausalAttention: gradients reach every parameter"],
+            says="cut from the autograd graph"),
     # ... and a wrong d_k handed to it is the module's mistake
     Mistake("CausalAttention hands d_in to causal_attention_weights as d_k",
             {"CausalAttention": CALLING_THE_WEIGHTS.replace("(scores, keys.shape[-1])", "(scores, x.shape[-1])")},

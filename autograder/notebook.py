@@ -56,6 +56,7 @@ GRADER = Path(__file__).resolve().parent
 # linked from elsewhere)
 LIBRARIES = tuple({str(p) for module in (torch, contextlib)
                    for p in (Path(module.__file__).parent, Path(module.__file__).resolve().parent)})
+NOT_THE_STUDENTS = (*LIBRARIES, str(GRADER), str(Path(__file__).parent), "<frozen")  # frames' file prefixes
 
 
 class NotebookCheckFailed(AssertionError):
@@ -99,7 +100,7 @@ def checks_of(name: str) -> tuple[Section, list]:
 def student_label(filename: str) -> str | None:
     """How a message names the notebook cell `filename` holds (its first line), or None when the
     frame is not the student's (torch, the standard library, the grader)."""
-    if filename.startswith((*LIBRARIES, str(GRADER), str(Path(__file__).parent), "<frozen")):
+    if filename.startswith(NOT_THE_STUDENTS):
         return None
     lines = linecache.getlines(filename)
     return cell_label("".join(lines), 0) if lines else None

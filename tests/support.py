@@ -9,7 +9,9 @@ import ast
 import atexit
 import errno
 import functools
+import os
 import re
+import sys
 import tempfile
 import textwrap
 from html.parser import HTMLParser
@@ -56,6 +58,13 @@ def released_text(course_dir: Path, section_id: str, proc) -> str:
     released = course_dir / "release" / section_id / f"{section_id}.ipynb"
     assert released.is_file(), f"nbgrader released no notebook for {section_id}:\n{proc.stderr}"
     return notebooks.notebook_text(nbgrader_release.clean_released(nbformat.read(released, as_version=4)))
+
+
+def linked_venv(folder: Path) -> Path:
+    """`folder`/linked-venv: a link to this interpreter's venv, as a .venv linked from elsewhere would be."""
+    linked = folder / "linked-venv"
+    linked.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    return linked
 
 
 def cli_in_this_process(capsys, *args) -> tuple[int, str]:

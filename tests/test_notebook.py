@@ -10,7 +10,7 @@ import sys
 import nbformat
 import pytest
 import torch
-from support import ROOT
+from support import ROOT, linked_venv
 
 from autograder import notebook
 from autograder.core.hints import BARE_VIEW_HINT, BATCHED_T
@@ -131,12 +131,8 @@ def test_the_raising_line_skips_torch_s_and_the_grader_s_frames():
 
 def test_torch_reached_through_a_linked_venv_is_not_taken_for_a_notebook_cell(tmp_path):
     """A .venv linked from elsewhere: torch's frames name its files through the link."""
-    import os
-
-    linked = tmp_path / "linked-venv"
-    linked.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
     probe = "import torch; from autograder import notebook; print(notebook.student_label(torch.__file__))"
-    run = subprocess.run([str(linked / "bin" / "python"), "-c", probe], cwd=ROOT, capture_output=True,
+    run = subprocess.run([str(linked_venv(tmp_path) / "bin" / "python"), "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert (run.returncode, run.stdout.strip()) == (0, "None"), run.stderr[-1000:]
 

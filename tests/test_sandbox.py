@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import pytest
-from support import ROOT, zygote
+from support import ROOT, linked_venv, zygote
 
 from autograder.sandbox import tiers
 from autograder.cli import build_parser
@@ -193,9 +193,7 @@ def test_a_venv_reached_through_a_symlink_still_imports_inside_the_sandbox(tmp_p
     """A .venv linked from elsewhere (into a folder the sandbox covers: the repository, /tmp): the cover
     cuts the link, so a module imported only during grading (pandas in 07's notebook) must still be
     found through the link made again in the cover."""
-    linked = tmp_path / "linked-venv"
-    linked.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
-    run = subprocess.run([str(linked / "bin" / "python"), "-m", "autograder", "grade", "examples/correct",
+    run = subprocess.run([str(linked_venv(tmp_path) / "bin" / "python"), "-m", "autograder", "grade", "examples/correct",
                           "--section", "07_positional_encoding", "--format", "json", "--sandbox", "on"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -31,7 +31,7 @@ def documented_forward(params, x, *, dropout: float = 0.0, train_seed=None, devi
 
     with torch.no_grad():
         queries, keys, values = project("W_query"), project("W_key"), project("W_value")  # (b, T, d_out)
-        hidden = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=device), diagonal=1)
+        hidden = future_mask(x.shape[1]).to(device)
         weights = torch.softmax((queries @ keys.transpose(1, 2)).masked_fill(hidden, INF) / math.sqrt(keys.shape[-1]),
                                 dim=-1)  # (b, T, T)
         if train_seed is None:

@@ -15,6 +15,7 @@ from autograder.checks.common import MeetingModule, stand_in_table
 
 INF = float("-inf")
 LAYERS = ("W_q", "W_k", "W_v")
+SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
 
 
 def documented_masked(scores, key_padding_mask):
@@ -42,7 +43,7 @@ def right_helpers(weights: dict, q, k, v, padding, attn_mask=None, masked=docume
         masked_rows = [({"scores": s, "key_padding_mask": padding}, masked(s, padding)) for s in inputs]
         pair = tuple(attention(queries, keys, values, padding))
     arguments = {"queries": queries, "keys": keys, "values": values, "key_padding_mask": padding}
-    return {"mask_padded_scores": stand_in_table(("scores", "key_padding_mask"), masked_rows),
+    return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, masked_rows),
             "padded_attention": stand_in_table(tuple(arguments), [(arguments, pair)] if attn_mask is None else [])}
 
 
@@ -74,16 +75,13 @@ class MeetingRightHelpers(MeetingModule):
         return right_helpers(self.weights, *args, padding, attn_mask, **self.functions)
 
 
-SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
-
-
 def right_masked_scores(queries, keys, mask, masked=None) -> dict:
     """mask_padded_scores' answers for the scores padded_attention(queries, keys, ...) passes it (scaled before
     the masking, or after it), made here from its contract (or by `masked`): what the checks of padded_attention
     hand it in place of the student's own (Student.standing_in), so a wrong mask_padded_scores costs its own
     checks only."""
     scores = queries @ keys.transpose(-2, -1)
-    masked = masked or (lambda s, m: s.masked_fill(m[:, None, :], INF))
+    masked = masked or documented_masked
     rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
     return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
 

@@ -87,21 +87,23 @@ def _bound(params: list, defaults: dict, args: tuple, kwargs: dict):
 LAYOUT_STEPS = {"reshape": lambda x, dims: x.reshape(dims), "transpose": lambda x, dims: x.transpose(*dims)}
 
 
+def _future(square):
+    """(T, T) bool on `square`'s device for its last dim T, True above the diagonal: the keys after each query."""
+    size = square.shape[-1]
+    return torch.triu(torch.ones(size, size, dtype=torch.bool, device=square.device), diagonal=1)
+
+
 def causal_softmax(scores, scale):
     """The softmax over the last dim of scores / sqrt(scale), the keys after each query hidden (-inf above the
     diagonal): the contract's causal_attention_weights, whose scores depend on a module's own weights and
     input, so that no table could hold them."""
-    size = scores.shape[-1]
-    future = torch.triu(torch.ones(size, size, dtype=torch.bool, device=scores.device), diagonal=1)
-    return torch.softmax(scores.masked_fill(future, float("-inf")) / scale ** 0.5, dim=-1)
+    return torch.softmax(scores.masked_fill(_future(scores), float("-inf")) / scale ** 0.5, dim=-1)
 
 
 def causal_renormalize(weights):
     """weights with the keys after each query zeroed, each row divided by its sum: the contract's
     mask_and_renormalize."""
-    size = weights.shape[-1]
-    future = torch.triu(torch.ones(size, size, dtype=torch.bool, device=weights.device), diagonal=1)
-    kept = weights.masked_fill(future, 0.0)
+    kept = weights.masked_fill(_future(weights), 0.0)
     return kept / kept.sum(dim=-1, keepdim=True)
 
 
@@ -111,10 +113,10 @@ ARGUMENT_STEPS = {"causal_softmax": causal_softmax, "causal_renormalize": causal
 
 def rearranged(tensor, steps, bound=None):
     """`tensor` put through `steps`, each [op, dims]: op one of LAYOUT_STEPS with ints for dims, or one of
-    ARGUMENT_STEPS with the parameter names of the call's other arguments it takes. A collaborator whose right answer
-    is its argument laid out anew (split_heads, combine_heads) or computed from its arguments
-    (causal_attention_weights, mask_and_renormalize) needs no values in its table, and the answer keeps the argument's autograd
-    graph and device."""
+    ARGUMENT_STEPS with the parameter names of the call's other arguments it takes. A collaborator whose right
+    answer is its argument laid out anew (split_heads, combine_heads) or computed from its arguments
+    (causal_attention_weights, mask_and_renormalize) needs no values in its table, and the answer keeps the
+    argument's autograd graph and device."""
     bound = bound or {}
     for op, dims in steps:
         if op in LAYOUT_STEPS and all(type(d) is int for d in dims):

@@ -49,6 +49,16 @@ RENORMALISING = causal_attention().replace(
     "weights = mask_and_renormalize(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))")
 assert "mask_and_renormalize(torch.softmax" in RENORMALISING
 
+# two weight functions wrong alone and under a CausalAttention that calls them
+UNSCALED_WEIGHTS = """
+            def causal_attention_weights(attn_scores, d_k):
+                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
+            """
+UNRENORMALISED = """
+            def mask_and_renormalize(attn_weights):
+                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
+            """
+
 OTHER_SIZES = "CausalAttention matches the reference at other sizes"
 # a forbidden API fails every check that runs the class
 EVERY_CAUSAL_ATTENTION_CHECK = ["in the documented order", "CausalAttention is causal", "items of a batch",
@@ -118,17 +128,12 @@ MISTAKES = [
                 return masked / masked.sum(dim=0, keepdim=True)
             """}, ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes"],
             says="divided by the column sums"),
-    Mistake("not renormalised", {"mask_and_renormalize": """
-            def mask_and_renormalize(attn_weights):
-                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
-            """}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
-            says="not renormalised"),
+    Mistake("not renormalised", {"mask_and_renormalize": UNRENORMALISED},
+            ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"], says="not renormalised"),
     # a right CausalAttention that calls it meets a right one during its checks: still its own checks only
-    Mistake("not renormalised, CausalAttention calling it", {"mask_and_renormalize": """
-            def mask_and_renormalize(attn_weights):
-                return attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
-            """, "CausalAttention": RENORMALISING}, ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"],
-            says="not renormalised"),
+    Mistake("not renormalised, CausalAttention calling it",
+            {"mask_and_renormalize": UNRENORMALISED, "CausalAttention": RENORMALISING},
+            ["mask_and_renormalize zeroes", "mask_and_renormalize gives the documented"], says="not renormalised"),
     Mistake("mask_and_renormalize fills its argument in place", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
                 attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
@@ -145,18 +150,12 @@ MISTAKES = [
                 return weights.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), 0.0)
             """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
             says="after the softmax without renormalising"),
-    Mistake("no scaling", {"causal_attention_weights": """
-            def causal_attention_weights(attn_scores, d_k):
-                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
-            """}, ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
-            says="sqrt(d_k)"),
+    Mistake("no scaling", {"causal_attention_weights": UNSCALED_WEIGHTS},
+            ["causal_attention_weights masks before", "causal_attention_weights gives the documented"], says="sqrt(d_k)"),
     # a right CausalAttention that calls it meets a right one during its checks: still the weights' checks only
-    Mistake("no scaling, CausalAttention calling it", {"causal_attention_weights": """
-            def causal_attention_weights(attn_scores, d_k):
-                return torch.softmax(attn_scores.masked_fill(causal_mask(attn_scores.shape[-1], attn_scores.device), -torch.inf), dim=-1)
-            """, "CausalAttention": CALLING_THE_WEIGHTS},
-            ["causal_attention_weights masks before", "causal_attention_weights gives the documented"],
-            says="sqrt(d_k)"),
+    Mistake("no scaling, CausalAttention calling it",
+            {"causal_attention_weights": UNSCALED_WEIGHTS, "CausalAttention": CALLING_THE_WEIGHTS},
+            ["causal_attention_weights masks before", "causal_attention_weights gives the documented"], says="sqrt(d_k)"),
     # ... but the gradient check runs the module with the student's own weight functions, as training would:
     # one that cuts the graph costs that point (its own checks do not follow the graph)
     Mistake("causal_attention_weights detached, CausalAttention calling it", {"causal_attention_weights": """

@@ -51,24 +51,24 @@ SOFTMAX_LINE = "weights = self.dropout(torch.softmax(scores / self.head_dim ** 0
 EQUALS_TORCH = "equals nn.MultiheadAttention run with its own weights"
 OTHER_SIZES = "MultiHeadAttention matches the reference at other sizes"
 
+# split_heads with a bare view: (B, T, D) read as (B, H, T, hd) without the transpose
+BARE_VIEW_SPLIT = """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError("D must be a multiple of num_heads")
+                return x.view(b, num_heads, t, d // num_heads)
+            """
+
 MISTAKES = [
-    Mistake("split_heads with a bare view", {"split_heads": """
-            def split_heads(x, num_heads):
-                b, t, d = x.shape
-                if d % num_heads:
-                    raise ValueError("D must be a multiple of num_heads")
-                return x.view(b, num_heads, t, d // num_heads)
-            """}, ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
+    Mistake("split_heads with a bare view", {"split_heads": BARE_VIEW_SPLIT},
+            ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
     # a right MultiHeadAttention on top of it, calling split_heads and combine_heads: still split_heads' checks only
-    Mistake("split_heads with a bare view, MultiHeadAttention right on top", {"split_heads": """
-            def split_heads(x, num_heads):
-                b, t, d = x.shape
-                if d % num_heads:
-                    raise ValueError("D must be a multiple of num_heads")
-                return x.view(b, num_heads, t, d // num_heads)
-            """, **mha(("split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))",
-                        "(split_heads(y, self.num_heads) for y in (self.W_query(x), self.W_key(x), self.W_value(x)))"),
-                       ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)", "combine_heads(weights @ v)"))},
+    Mistake("split_heads with a bare view, MultiHeadAttention right on top", {
+            "split_heads": BARE_VIEW_SPLIT,
+            **mha(("split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))",
+                   "(split_heads(y, self.num_heads) for y in (self.W_query(x), self.W_key(x), self.W_value(x)))"),
+                  ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)", "combine_heads(weights @ v)"))},
             ["split_heads matches the reference", "split_heads gives the documented"], says="bare view"),
     # (B, T, H, hd) returned as is: on the documented input (T = H) it looks like a bare view; named as what it is
     Mistake("split_heads without the transpose", {"split_heads": """

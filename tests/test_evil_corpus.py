@@ -347,7 +347,7 @@ def test_memory_bomb():
 def test_fork_bomb_and_processes_left_behind(layers):
     marker = f"{987 + os.getpid() % 1000}.{int(time.time() * 1000) % 1000000:06d}"
     hostile = with_cell(f"""
-        import os
+        import os, sys
         forked = 0
         for _ in range(2000):
             try:
@@ -358,7 +358,7 @@ def test_fork_bomb_and_processes_left_behind(layers):
                 try:
                     os.setsid()
                     if os.fork() == 0:
-                        os.execv("/bin/sleep", ["sleep", "{marker}"])
+                        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", "{marker}"])  # (no /bin in the sandbox)
                 finally:
                     os._exit(0)
             forked += 1

@@ -327,7 +327,7 @@ def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monke
     """A GPU image may find libcuda through LD_LIBRARY_PATH: the worker gets the variable, and both
     tiers keep its folders readable, but never one holding the answers or the grader."""
     from autograder.sandbox.limits import minimal_env
-    from autograder.worker import landlock, namespaces
+    from autograder.worker import allowed, landlock
 
     driver = tmp_path / "nvidia" / "lib64"
     driver.mkdir(parents=True)
@@ -338,11 +338,11 @@ def test_the_drivers_library_folders_stay_readable_in_both_tiers(tmp_path, monke
     here = str(ROOT / "autograder" / "worker")
     monkeypatch.setenv("LD_LIBRARY_PATH", f"{driver}:{answers}:relative/lib:/:{ROOT}")
     assert minimal_env()["LD_LIBRARY_PATH"] == f"{driver}:{answers}:relative/lib:/:{ROOT}"
-    assert namespaces.library_folders(here) == [str(driver.resolve())]
-    read = landlock.plan(str(workdir), [], [sys.prefix], here)["read"]
+    assert allowed.library_folders(here) == [str(driver.resolve())]
+    read = landlock.plan(str(workdir), str(ROOT), [], [sys.prefix], here)["read"]
     assert str(driver.resolve()) in read and str(answers.resolve()) not in read
-    _, keep = namespaces.plan(str(workdir), str(ROOT), [])
-    assert str(driver.resolve()) in keep and str(answers.resolve()) not in keep
+    granted = allowed.plan(str(workdir), str(ROOT), [], [sys.prefix], here)["read"]  # the new root's
+    assert str(driver.resolve()) in granted and str(answers.resolve()) not in granted
 
 
 def test_the_students_uid_keeps_only_the_group_that_opens_a_restricted_gpu(monkeypatch):

@@ -27,7 +27,7 @@ import pytest
 from support import EXAMPLES, ROOT
 
 import platforms
-from hunting import SECRET, hunting_source, loopback_listeners, sleepers
+from hunting import SECRET, hunting_source, interpreter_roots, loopback_listeners, plant, sleepers, walking_source
 
 CONTAINED = ["runner", "container-root", "container-user"]
 
@@ -107,6 +107,37 @@ def test_probes_find_nothing_and_nothing_survives(platform, shared):
     finally:
         tcp.close()
         udp.close()
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """Copies of the answers, a classmate's work and a gradebook at random paths no code names."""
+    import random
+    import shutil
+
+    files, homes = plant(random.Random())
+    yield files
+    for home in homes:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("platform", CONTAINED)
+def test_nothing_outside_the_allow_list_is_readable(platform, shared, planted):
+    """The landlock tier grants the same allow-list as the namespaces tier's new root
+    (tests/test_allow_list.py): the planted copies, and every file outside the interpreter's own
+    folders, stay unreadable, whoever the grader runs as."""
+    folder = shared / f"walk-{platform}"
+    folder.mkdir()
+    path = folder / "01_scores.py"
+    path.write_text(walking_source(planted, interpreter_roots()), encoding="utf-8")
+    os.chmod(folder, 0o755)
+    os.chmod(path, 0o644)
+    done = grade(platform, path, "--section", "01_scores")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert tier_line(done.stderr).startswith("sandbox: tier landlock: ")
+    data = json.loads(done.stdout)
+    dot = [t["output"] for t in data["tests"] if t["name"].startswith("01_scores: dot_scores gives")]
+    assert dot and not any(dot), dot
 
 
 EVIL_SUMMARY = re.compile(r"evil corpus: (\d+)/(\d+) contained(?: \((\d+) degraded\))?")

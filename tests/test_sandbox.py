@@ -160,33 +160,40 @@ def worker_sandbox():
     return namespaces
 
 
-def test_plan_covers_the_checkout_and_installed_answers(tmp_path):
-    plan = worker_sandbox().plan
+def test_the_allow_list_grants_the_packages_but_never_the_answers(tmp_path):
+    """allowed.plan, which both tiers take: an import path folder is read but for the answer
+    packages in it; the repository and any folder above it are never read, a .venv inside it is."""
+    from autograder.worker import allowed
+
     site = tmp_path / "venv" / "site-packages"
-    for name in ("solutions", "autograder/checks", "torch"):
+    for name in ("solutions", "autograder/checks", "autograder/worker", "torch"):
         (site / name).mkdir(parents=True)
-    repo = tmp_path / "course"
-    for name in ("solutions", "autograder/worker", ".git"):
+    repo = tmp_path / "attention-course"
+    for name in ("solutions", "autograder/worker", ".git", ".venv/lib/site-packages/numpy"):
         (repo / name).mkdir(parents=True)
     workdir = tmp_path / "work" / "attn-grade-1"
     workdir.mkdir(parents=True)
-    def hidden(path, covers, keep):
-        """The innermost covered or kept folder around `path` decides whether it is visible."""
-        under = lambda p, folder: p == folder or p.startswith(folder + "/")  # noqa: E731
-        around = [(len(c), "cover") for c in covers if under(str(path), c)]
-        around += [(len(k), "keep") for k in keep if under(str(path), k)]
-        return bool(around) and max(around)[1] == "cover"
 
-    # a checkout (editable install: the repository itself is on the path)
-    covers, keep = plan(str(workdir), str(repo), [str(site), str(repo)])
-    for path in (repo / "solutions", repo / ".git", site / "solutions", site / "autograder" / "checks"):
-        assert hidden(path, covers, keep), path
-    for path in (site / "torch", workdir):
-        assert not hidden(path, covers, keep), path
-    # the course installed into site-packages: only its answer packages are hidden
-    covers, keep = plan(str(workdir), str(site), [str(site)])
-    assert hidden(site / "solutions", covers, keep) and hidden(site / "autograder" / "checks", covers, keep)
-    assert not hidden(site / "torch", covers, keep)
+    def readable(path, plan):
+        """The innermost granted folder or hole around `path` decides (the new root binds them in
+        that order; Landlock carves the holes out of what holds them)."""
+        around = [(len(h), False) for h in plan["holes"] if allowed.inside(str(path), h)]
+        around += [(len(os.path.realpath(r)), True) for r in plan["read"] + plan["keep"]
+                   if allowed.inside(str(path), os.path.realpath(r))]
+        return bool(around) and max(around)[1]
+
+    # a checkout (an editable install puts the repository itself, and the folder above it, on the path)
+    venv_site = repo / ".venv" / "lib" / "site-packages"
+    plan = allowed.plan(str(workdir), str(repo), [str(site), str(repo), str(tmp_path), str(venv_site)], [],
+                        str(repo / "autograder" / "worker"))
+    for path in (repo / "solutions", repo / ".git", site / "solutions", site / "autograder" / "checks", workdir.parent):
+        assert not readable(path, plan), path
+    for path in (site / "torch", venv_site / "numpy", repo / "autograder" / "worker"):
+        assert readable(path, plan), path
+    # the course installed into site-packages: its answer packages are holes, its worker kept
+    plan = allowed.plan(str(workdir), str(site), [str(site)], [], str(site / "autograder" / "worker"))
+    assert not readable(site / "solutions", plan) and not readable(site / "autograder" / "checks", plan)
+    assert readable(site / "torch", plan) and readable(site / "autograder" / "worker", plan)
 
 
 def test_a_venv_reached_through_a_symlink_still_imports_inside_the_sandbox(tmp_path):

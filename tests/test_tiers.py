@@ -18,7 +18,7 @@ def ids(*names: str) -> list[dict]:
     return [{"id": name} for name in names]
 
 
-NAMESPACE_LAYERS = ids("process_group", "network_namespace", "mount_namespace", "answers_hidden",
+NAMESPACE_LAYERS = ids("process_group", "network_namespace", "mount_namespace", "allowed_root",
                        "read_only_filesystem", "pid_namespace", "private_proc", "unprivileged_user", "no_new_privs",
                        "seccomp")
 LANDLOCK_LAYERS = ids("process_group", "subreaper", "unprivileged_user", "no_new_privs", "landlock_filesystem",
@@ -51,7 +51,7 @@ def without(layers: list[dict], *names: str) -> list[dict]:
      [{"id": "unprivileged_user", "why": "unreadable", "folder": "/root"}], tiers.NONE),
     ([], [{"id": "sandbox", "why": "turned_off"}], tiers.NONE),
     # words are never read as layers: a worker that reports sentences gets no tier
-    (["network namespace", "answers hidden (/ covered)", "read-only filesystem", "PID namespace", "private /proc"],
+    (["network namespace", "filesystem: only what the interpreter needs (27 paths, read-only)", "read-only filesystem", "PID namespace", "private /proc"],
      [], tiers.NONE),
 ])
 def test_tier_of_a_report(layers, missing, expected):

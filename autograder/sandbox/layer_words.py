@@ -21,7 +21,7 @@ IN_FORCE = {
     "user_namespace": N_("user namespace"),
     "network_namespace": N_("network namespace"),
     "mount_namespace": N_("mount namespace"),
-    "answers_hidden": N_("answers hidden ({folders} covered)"),
+    "allowed_root": N_("filesystem: only what the interpreter needs ({paths} paths, read-only)"),
     "private_tmpfs": N_("private directory on tmpfs ({mib} MiB)"),
     "read_only_filesystem": N_("read-only filesystem"),
     "pid_namespace": N_("PID namespace"),
@@ -30,8 +30,8 @@ IN_FORCE = {
     "no_new_privs": "no_new_privs",  # the kernel's own name, in every language
     "subreaper": N_("subreaper"),
     "private_directory": N_("private directory"),
-    "landlock_filesystem": N_("landlock filesystem (ABI {abi}: Python and the worker read-only, its directory "
-                              "read-write, nothing else)"),
+    "landlock_filesystem": N_("landlock filesystem (ABI {abi}: only what the interpreter needs read-only, its "
+                              "directory read-write, nothing else)"),
     "landlock_network": N_("landlock network (no TCP bind or connect)"),
     "landlock_scope": N_("landlock scope (no signal or abstract socket outside)"),
     "seccomp": N_("seccomp (no sockets, no ptrace, no namespaces)"),
@@ -42,7 +42,7 @@ IN_FORCE = {
 NAMES = {
     "namespaces": N_("namespaces"),
     "sandbox": N_("sandbox"),
-    "hidden_repository": N_("hidden repository"),
+    "allowed_root": N_("allow-listed filesystem"),
     "private_dev_shm": N_("private /dev/shm"),
     "landlock_filesystem": N_("landlock filesystem"),
     "landlock_scope": N_("landlock scope"),

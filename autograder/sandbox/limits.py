@@ -53,7 +53,7 @@ def minimal_env() -> dict:
         "MKL_NUM_THREADS": "1",
     }
     # LD_LIBRARY_PATH: where a GPU machine's image may keep the driver's library (libcuda), which the
-    # worker must load to use the GPU; the sandbox lets it read those folders (namespaces.library_folders)
+    # worker must load to use the GPU; the sandbox lets it read those folders (allowed.library_folders)
     # TORCH_SHORTCUTS: off has the worker take torch's plain paths (worker/lazy_torch), as the grader does
     for key in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "OPENBLAS_CORETYPE",
                 "OPENBLAS_L2_SIZE", "TMPDIR", TORCH_SHORTCUTS):

@@ -4,8 +4,8 @@ A worker child reports the layers in force and the ones the machine refused
 (worker/confine.py; the portable path reports none). This module reads that
 report as one of three tiers:
 
-- ``namespaces``: network, mount and PID namespaces, the answers covered, the
-  filesystem read-only, a private /proc;
+- ``namespaces``: network, mount and PID namespaces, a new root holding only
+  what the interpreter needs (the allow-list), read-only, a private /proc;
 - ``landlock``: no privilege needed: a Landlock allow-list, a seccomp filter
   without sockets, a subreaper (or PID namespace), and signals scoped to the
   student's processes (Landlock ABI 6) or a uid of their own;
@@ -27,7 +27,7 @@ GIB, MIB = 1024**3, 1024**2
 
 NAMESPACES, LANDLOCK, NONE = "namespaces", "landlock", "none"
 # the worker reports its layers by id (layer_words.py turns them into words)
-NAMESPACES_NEEDS = ("network_namespace", "answers_hidden", "read_only_filesystem", "pid_namespace", "private_proc")
+NAMESPACES_NEEDS = ("network_namespace", "allowed_root", "read_only_filesystem", "pid_namespace", "private_proc")
 # each entry: any one of these layers will do
 LANDLOCK_NEEDS = (("landlock_filesystem",), ("seccomp",), ("subreaper", "pid_namespace"),
                   ("landlock_scope", "unprivileged_user"))  # signals: a user namespace is no help (same kuid)
@@ -35,7 +35,7 @@ LANDLOCK_NEEDS = (("landlock_filesystem",), ("seccomp",), ("subreaper", "pid_nam
 # a guarantee a test may need -> layers that each give it (either tier)
 GUARANTEES = {
     "network": ("network_namespace", "seccomp"),
-    "hidden": ("answers_hidden", "landlock_filesystem"),
+    "hidden": ("allowed_root", "landlock_filesystem"),
     "readonly": ("read_only_filesystem", "landlock_filesystem"),
     "pid": ("pid_namespace", "subreaper"),
     "proc": ("private_proc", "landlock_filesystem"),

@@ -4,11 +4,13 @@ The zygote forks a child per section and calls `start` in it. The child starts
 its own session, then confines itself in one of two tiers, the strongest the
 machine allows:
 
-- **namespaces** (`namespaces.py`): network, mount and PID namespaces, the
-  answers covered by empty tmpfs, everything read-only but a private tmpfs.
-  Needs root, or unprivileged user namespaces with capabilities inside.
-- **landlock**, for containers and restricted hosts, needs no privilege: a
-  Landlock allow-list (`landlock.py`), a subreaper supervisor that kills
+- **namespaces** (`namespaces.py`): network, mount and PID namespaces, a new
+  root that holds only what the allow-list grants (`allowed.py`, `new_root.py`),
+  everything read-only but a private tmpfs, and the same allow-list stacked on
+  it as Landlock rules where the kernel has Landlock. Needs root, or
+  unprivileged user namespaces with capabilities inside.
+- **landlock**, for containers and restricted hosts, needs no privilege: the
+  same allow-list as Landlock rules (`landlock.py`), a subreaper supervisor that kills
   everything the student's process starts, a uid of its own when the grader
   is root. Where namespaces were only partly granted, what was granted stays
   and this tier is added on top.
@@ -77,7 +79,7 @@ def start(limits: dict, conn_fd: int, out_fd: int, report_fd: int, ready=None) -
         os.chdir(workdir)
     if _fork_keeper(state, unprivileged_tier, supervisor, (conn_fd, out_fd, report_fd), layers, missing):
         layers, missing = [], []  # the keeper reported those
-    report = _confine_self(state, limits, workdir, supervisor, confined, unprivileged_tier, out_fd, ready)
+    report = _confine_self(state, limits, workdir, supervisor, (confined, unprivileged_tier), out_fd, ready)
     report["layers"], report["missing"] = layers + report["layers"], missing + report["missing"]
     _report(report_fd, report)
     os.close(report_fd)
@@ -128,14 +130,24 @@ def _fork_keeper(state: dict, unprivileged_tier: bool, supervisor: int, fds: tup
     return False
 
 
-def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, confined: bool,
-                  unprivileged_tier: bool, out_fd: int, ready) -> dict:
+def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, tiers: tuple, out_fd: int,
+                  ready) -> dict:
     """The layers the student's own process takes, the seccomp filter last; returns its report:
     layers, missing, and `unreadable`, the folder of Python or the grader that other users cannot
-    read when that kept student code running as root ("" otherwise), as data for the trusted side."""
+    read when that kept student code running as root ("" otherwise), as data for the trusted side.
+    `tiers`: (confined at all, in the landlock tier)."""
+    confined, unprivileged_tier = tiers
     layers, missing, unreadable = [], [], ""
+    stacked = {}
     if state:
-        more, lacking = namespaces.as_init(state, workdir, namespaces.student_uid(supervisor))
+        def stack():  # the new root's allow-list again, as Landlock rules (an independent layer)
+            if state.get("plan") and not unprivileged_tier:
+                try:
+                    stacked["ruleset"] = landlock.prepare(landlock.rules(state["plan"], shm=True))
+                except OSError as error:
+                    missing.append(namespaces.refused("landlock_filesystem", error))
+
+        more, lacking = namespaces.as_init(state, workdir, namespaces.student_uid(supervisor), stack)
         layers += more
         missing += lacking
     if confined:
@@ -143,9 +155,10 @@ def _confine_self(state: dict, limits: dict, workdir: str, supervisor: int, conf
             layers.append({"id": "no_new_privs"})
         else:
             missing.append({"id": "no_new_privs"})
-    ruleset = None
+    ruleset = stacked.get("ruleset")
     if unprivileged_tier:
-        more, lacking, unreadable, ruleset = _unprivileged(state, workdir, namespaces.student_uid(supervisor))
+        repo = limits.get("repo") or REPO
+        more, lacking, unreadable, ruleset = _unprivileged(state, workdir, repo, namespaces.student_uid(supervisor))
         layers += more
         missing += lacking
     landlock_at = len(layers)  # its layers are listed here, where they were always listed
@@ -232,7 +245,7 @@ def readable_by_others(path: str) -> bool:
     return True
 
 
-def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, str, tuple | None]:
+def _unprivileged(state: dict, workdir: str, repo: str, uid: int) -> tuple[list, list, str, tuple | None]:
     """The landlock tier's first half, in the student's process: the Landlock ruleset built, then its
     own uid (when root). The ruleset is built first: after the uid change a path under a folder only
     root may enter (pytest's temporary folders, say) could no longer be opened. Returns (layers,
@@ -240,7 +253,7 @@ def _unprivileged(state: dict, workdir: str, uid: int) -> tuple[list, list, str,
     for `_restrict_files` or None)."""
     layers, missing, unreadable = [], [], ""
     try:
-        prepared = landlock.prepare(landlock.plan(workdir, sys.path, [sys.base_prefix, sys.prefix], HERE))
+        prepared = landlock.prepare(landlock.plan(workdir, repo, sys.path, [sys.base_prefix, sys.prefix], HERE))
     except OSError as error:
         prepared = None
         missing.append(namespaces.refused("landlock_filesystem", error))

@@ -4,9 +4,10 @@ Used where namespaces are not to be had (containers without CAP_SYS_ADMIN,
 hosts whose AppArmor policy strips user namespaces of their capabilities).
 Once restricted, the child and everything it starts can:
 
-- read and run the Python install, the virtual environment's packages (except
-  the course's answer packages, when the course is installed there), this
-  folder, the system's libraries and a few files of /etc the C library reads;
+- read and run what `allowed.plan` grants: the Python install, the import
+  path's packages (except the course's answer packages, when the course is
+  installed there), this folder, the system's libraries and a few files of
+  /etc the C library reads, /sys;
 - read and write its private working directory, /dev/null and, for CUDA, the
   GPU's device files;
 - nothing else: not the course repository, not /tmp, not the home folders,
@@ -15,17 +16,18 @@ Once restricted, the child and everything it starts can:
   and no abstract UNIX socket outside its own domain. A Landlock domain can
   never ptrace a process outside it, whatever the ABI.
 
-The rules are paths: a folder that holds an answer package is carved up into
-its other entries, since a rule always covers a whole subtree.
+The rules are paths: a folder that holds a hole of the plan (an answer package,
+the repository) is carved up into its other entries, since a rule always covers
+a whole subtree. In the namespaces tier the same rules are stacked on the new
+root, a second layer that does not depend on the first.
 """
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 import stat
 
-from . import namespaces
+from . import allowed, namespaces
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1
@@ -41,14 +43,7 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
 READ = EXECUTE | READ_FILE | READ_DIR
 DEVICE = READ_FILE | WRITE_FILE | IOCTL_DEV
 
-ANSWER_PACKAGES = ("solutions", "autograder", "course", "tests")  # as guards.BLOCKED_PACKAGES
-SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/sys",
-               "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-               "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/fonts",
-               "/proc/cpuinfo", "/proc/meminfo", "/proc/driver/nvidia",
-               "/dev/urandom", "/dev/random", "/dev/zero")
-DEVICES = ("/dev/null", "/dev/full", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-           "/dev/nvidia-modeset", "/dev/kfd", "/dev/dri")
+PROC = ("/proc/cpuinfo", "/proc/meminfo", "/proc/driver/nvidia")  # the rest of /proc: only its own entry
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -93,34 +88,26 @@ def carve(root: str, holes: list[str]) -> list[str]:
     return parts
 
 
-def answer_folders(search_path: list[str]) -> list[str]:
-    """Where an installed copy of the course's answer packages lies on the import path."""
-    found = []
-    for place in search_path:
-        if place and os.path.isabs(place) and os.path.isdir(place):
-            found += [os.path.join(os.path.realpath(place), name) for name in ANSWER_PACKAGES
-                      if os.path.isdir(os.path.join(place, name))]
-    return found
+def plan(workdir: str, repo: str, search_path: list[str], prefixes: list[str], here: str) -> dict:
+    """{"read": [...], "write": [...], "device": [...]}: the paths each kind of rule covers, from the
+    allow-list (`allowed.plan`)."""
+    return rules(allowed.plan(workdir, repo, search_path, prefixes, here))
 
 
-def plan(workdir: str, search_path: list[str], prefixes: list[str], here: str) -> dict:
-    """{"read": [...], "write": [...], "device": [...]}: the paths each kind of rule covers."""
-    holes = answer_folders(search_path)
-    roots = {os.path.realpath(p) for p in prefixes if p}
-    roots |= {os.path.realpath(p) for p in search_path if p and os.path.isabs(p) and os.path.isdir(p)}
-    roots |= set(SYSTEM_READ)
-    roots |= set(namespaces.library_folders(here))  # the driver's library, on a GPU image
+def rules(granted: dict, shm: bool = False) -> dict:
+    """The rules of an allow-list (`allowed.plan`), its holes carved out; `shm`: /dev/shm is the
+    child's own (the namespaces tier's fresh tmpfs), so it may write there too."""
+    read = []
+    for root in granted["read"]:
+        read += carve(os.path.realpath(root), granted["holes"])
+    read += [p for p in PROC if os.path.exists(p)]
     try:
-        roots.add(os.path.realpath("/proc/self"))  # its own /proc entry, no other process's
+        read.append(os.path.realpath("/proc/self"))  # its own /proc entry, no other process's
     except OSError:
         pass
-    read = []
-    for root in sorted(roots):
-        if os.path.lexists(root):
-            read += carve(root, holes)
-    read.append(os.path.realpath(here))
-    devices = [d for d in DEVICES if os.path.exists(d)] + sorted(glob.glob("/dev/nvidia[0-9]*"))
-    return {"read": sorted(set(read)), "write": [workdir], "device": devices}
+    read += [os.path.realpath(k) for k in granted["keep"]]
+    write = granted["write"] + (["/dev/shm"] if shm and os.path.isdir("/dev/shm") else [])
+    return {"read": sorted(set(read)), "write": write, "device": granted["device"]}
 
 
 def _add(ruleset: int, path: str, rights: int, handled: int) -> bool:

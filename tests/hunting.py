@@ -167,15 +167,17 @@ def walking_source(planted: list[str], roots: list[str]) -> str:
     return correct_source("01_scores") + "\n\n# %% walking\n" + walk
 
 
-def plant(rng) -> tuple[list[str], list[str]]:
+def plant(rng, bases: tuple = ()) -> tuple[list[str], list[str]]:
     """Copies of the solutions, the hidden checks, a classmate's submission and a gradebook at random
-    paths no code of the grader names (under /usr/local/share, nbgrader's exchange there, /var/lib,
-    a new top-level folder), readable by everyone. Returns (the files, the top folders made, to
-    remove)."""
+    paths no code of the grader names (as root: under /usr/local/share, nbgrader's exchange there,
+    /var/lib, a new top-level folder; else under `bases`, folders the user may write), readable by
+    everyone. Returns (the files, the top folders made, to remove)."""
     root = Path(__file__).resolve().parents[1]
     tag = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
     homes = [Path(f"/usr/local/share/{tag}"), Path(f"/usr/local/share/nbgrader-{tag}"), Path(f"/var/lib/{tag}"),
              Path(f"/data-{tag}")]
+    if bases:
+        homes = [Path(bases[number % len(bases)]) / f"{tag}-{number}" for number in range(len(homes))]
     copies = {
         homes[0] / "course" / "solutions" / "softmax.py": (root / "solutions" / "softmax.py").read_bytes(),
         homes[0] / "course" / "autograder" / "checks" / "hidden" / "hidden_02_softmax.py":

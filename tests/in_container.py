@@ -11,6 +11,10 @@ Steps (each one key of the JSON):
               dot_scores kept its points (nothing found), what reached the listeners, what survived
     unconfined  the same probe graded with --sandbox off: the control, where the hunt must succeed
     refusal   `grade examples/correct_py/01_scores.py`: the exit status and what stderr said
+    walk      copies of the answers, a classmate's work and a gradebook placed at random paths
+              (hunting.plant: as root across the filesystem, as a user in /tmp and /var/tmp), then
+              tests/hunting.py's walking submission graded: whether dot_scores kept its points
+              (nothing outside the interpreter's folders was read), and what it said if not
 
 --unreadable-python first makes a Python the grader's root cannot share: a virtual environment
 with its own copy of the interpreter under /root/.pyenv (a 0700 home, as pyenv installs Python),
@@ -26,7 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from hunting import SECRET, hunting_source, loopback_listeners, sleepers
+import random
+
+from hunting import SECRET, hunting_source, interpreter_roots, loopback_listeners, plant, sleepers, walking_source
 from support import EXAMPLES, ROOT
 
 UNREADABLE_HOME = Path("/root/.pyenv/versions/course")
@@ -119,7 +125,25 @@ def refusal(python: str) -> dict:
             "stderr": [line for line in done.stderr.splitlines() if line.strip()]}
 
 
-STEPS = {"tier": tier, "correct": correct, "probe": probe, "refusal": refusal,
+def walk(python: str) -> dict:
+    planted, _ = plant(random.Random(), () if os.getuid() == 0 else ("/tmp", "/var/tmp"))
+    folder = Path(tempfile.mkdtemp(prefix="submission-"))
+    path = folder / "01_scores.py"
+    path.write_text(walking_source(planted, interpreter_roots()), encoding="utf-8")
+    os.chmod(folder, 0o755)
+    os.chmod(path, 0o644)
+    done = run(python, "-m", "autograder", "grade", str(path), "--section", "01_scores", "--format", "json")
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return {"returncode": done.returncode, "said": done.stderr[-3000:]}
+    dot = [t for t in data["tests"] if t["name"].startswith("01_scores: dot_scores gives")]
+    return {"returncode": done.returncode, "planted": planted, "dot_checks": len(dot),
+            "dot_passed": bool(dot) and all(t["status"] == "passed" for t in dot),
+            "said": [t["output"] for t in dot if t["output"]], "sandbox": data["extra_data"]["sandbox"]}
+
+
+STEPS = {"tier": tier, "walk": walk, "correct": correct, "probe": probe, "refusal": refusal,
          "unconfined": lambda python: probe(python, "--sandbox", "off")}
 
 

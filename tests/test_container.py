@@ -97,18 +97,26 @@ def assert_contained(report: dict) -> None:
     assert probe["failed"] == [], probe
     assert probe["reached"] == [], f"student code reached a loopback listener: {probe}"
     assert probe["survivors"] == [], f"a process of the submission outlived its grading: {probe}"
+    assert_walk_read_nothing(report["walk"], "landlock")
+
+
+def assert_walk_read_nothing(walk: dict, tier: str) -> None:
+    """The copies planted at random paths, and every file outside the interpreter's folders, were
+    unreadable from the submission (tests/hunting.py's walking_source)."""
+    assert walk["returncode"] == 0 and walk["sandbox"] == tier, walk
+    assert walk["dot_checks"] == 1 and walk["dot_passed"], f"the walk read something: {walk}"
 
 
 @pytest.fixture(scope="module")
 def as_root(image):
-    return in_container(image, "tier", "correct", "probe", "unconfined")
+    return in_container(image, "tier", "correct", "probe", "unconfined", "walk")
 
 
 def test_default_container_as_root(image, as_root, record_property):
     assert as_root["uid"] == 0
     assert_contained(as_root)
     record_property("summary", f"container (Docker {image['daemon']}, image {image['how']}) as root: tier "
-                               f"{as_root['tier']['tier']}, full marks, the hunt found nothing "
+                               f"{as_root['tier']['tier']}, full marks, the hunt and the walk found nothing "
                                f"({as_root['seconds']:.0f} s)")
 
 
@@ -122,21 +130,22 @@ def test_the_hunt_finds_what_an_unconfined_grading_exposes(as_root):
 
 
 def test_default_container_as_a_user(image, record_property):
-    report = in_container(image, "tier", "correct", "probe", options=("--user", "1000:1000"))
+    report = in_container(image, "tier", "correct", "probe", "walk", options=("--user", "1000:1000"))
     assert report["uid"] == 1000
     assert_contained(report)
     record_property("summary", f"container as uid 1000: tier {report['tier']['tier']}, full marks, "
-                               f"the hunt found nothing ({report['seconds']:.0f} s)")
+                               f"the hunt and the walk found nothing ({report['seconds']:.0f} s)")
 
 
 def test_sys_admin_and_seccomp_unconfined_give_namespaces(image, record_property):
     options = ["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined"]
     if apparmor_enabled():  # Docker's AppArmor profile denies mount() whatever the capabilities
         options += ["--security-opt", "apparmor=unconfined"]
-    report = in_container(image, "tier", options=tuple(options))
+    report = in_container(image, "tier", "walk", options=tuple(options))
     assert report["tier"]["returncode"] == 0 and report["tier"]["tier"] == "namespaces", report["tier"]["said"]
-    record_property("summary", f"container with {' '.join(options[1::2])}: tier {report['tier']['tier']} "
-                               f"({report['seconds']:.0f} s)")
+    assert_walk_read_nothing(report["walk"], "namespaces")
+    record_property("summary", f"container with {' '.join(options[1::2])}: tier {report['tier']['tier']}, "
+                               f"the walk found nothing ({report['seconds']:.0f} s)")
 
 
 def test_a_python_other_users_cannot_read_is_refused_with_its_fix(image, record_property):

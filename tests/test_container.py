@@ -141,11 +141,13 @@ def test_sys_admin_and_seccomp_unconfined_give_namespaces(image, record_property
     options = ["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined"]
     if apparmor_enabled():  # Docker's AppArmor profile denies mount() whatever the capabilities
         options += ["--security-opt", "apparmor=unconfined"]
-    report = in_container(image, "tier", "walk", options=tuple(options))
+    report = in_container(image, "tier", "correct", "walk", options=tuple(options))
     assert report["tier"]["returncode"] == 0 and report["tier"]["tier"] == "namespaces", report["tier"]["said"]
+    correct = report["correct"]
+    assert correct["returncode"] == 0 and correct["failed"] == [] and correct["sandbox"] == "namespaces", correct
     assert_walk_read_nothing(report["walk"], "namespaces")
     record_property("summary", f"container with {' '.join(options[1::2])}: tier {report['tier']['tier']}, "
-                               f"the walk found nothing ({report['seconds']:.0f} s)")
+                               f"full marks, the walk found nothing ({report['seconds']:.0f} s)")
 
 
 def test_a_python_other_users_cannot_read_is_refused_with_its_fix(image, record_property):

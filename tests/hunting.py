@@ -133,13 +133,15 @@ def walking_source(planted: list[str], roots: list[str]) -> str:
                 raise RuntimeError(f"read {{len(found)}} files outside the allow-list (walk finished: "
                                    f"{{bool(walked)}}): " + "; ".join(found[:4]))
             return _honest(query, inputs)
-        for path in {planted!r}:
+        def _try(path):
             try:
-                with open(path, "rb") as planted_file:
-                    planted_file.read(16)
+                with open(path, "rb") as some_file:
+                    some_file.read(1)
                 found.append(path)
             except OSError:
                 pass
+        for path in {planted!r}:
+            _try(path)
         allowed = {roots!r} + [os.path.realpath(os.getcwd())]
         def _allowed(path):
             path = os.path.realpath(path)
@@ -153,14 +155,8 @@ def walking_source(planted: list[str], roots: list[str]) -> str:
                 continue
             for name in files:
                 path = os.path.join(folder, name)
-                if _allowed(path) or len(found) > 50:
-                    continue
-                try:
-                    with open(path, "rb") as some_file:
-                        some_file.read(1)
-                    found.append(path)
-                except OSError:
-                    pass
+                if not _allowed(path) and len(found) <= 50:
+                    _try(path)
         else:
             walked.append(True)
         """)

@@ -45,16 +45,19 @@ def originals(section) -> dict[str, list[tuple[str, str]]]:
     return {"a": reference_blocks(section), **{family: blocks_of(hand[section.id]) for family, hand in HANDS.items()}}
 
 
+TEMPLATES = {"en": ROOT / "student_template", "zh": ROOT / "student_template" / "zh"}  # the releases, by language
+
+
 @functools.cache
-def released_text(notebook: str) -> str:
-    return (ROOT / "student_template" / notebook).read_text(encoding="utf-8")
+def released_text(notebook: str, language: str = "en") -> str:
+    return (TEMPLATES[language] / notebook).read_text(encoding="utf-8")
 
 
-def write_notebook(folder: Path, section, blocks) -> None:
-    """The released notebook with each solution cell holding the student's block for that name (its JSON
-    edited as data: reading and validating it with nbformat for each of the classes' 700 notebooks took
-    most of the tests' time)."""
-    notebook = json.loads(released_text(section.notebook))
+def write_notebook(folder: Path, section, blocks, language: str = "en") -> None:
+    """The released notebook (of `language`) with each solution cell holding the student's block for that
+    name (its JSON edited as data: reading and validating it with nbformat for each of the classes' 700
+    notebooks took most of the tests' time)."""
+    notebook = json.loads(released_text(section.notebook, language))
     answers = dict(blocks)
     for cell in notebook["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")

@@ -47,11 +47,10 @@ from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_code import Unit, names_given, section_units
+from autograder.instructor.similarity_release import cell_text, course_releases, released
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
 K = 24  # characters per fingerprinted k-gram of the normalised text (a short statement)
 COMMON_SHARE, COMMON_FLOOR = 0.2, 10  # a fragment more students share than both is an idiom
 GROUP_EVIDENCE = 100  # fragments a group of students shares only among them, past which it is not an idiom
@@ -110,30 +109,6 @@ def fingerprint(text: str, boilerplate=None):
     return CodeFingerprint("code.py", K, 1, boilerplate=boilerplate, filter=False, fp=io.StringIO(text))
 
 
-def template_code(section: Section) -> list:
-    """The code cells of the released notebook of `section` (none if it has no notebook)."""
-    path = TEMPLATE / section.notebook
-    if not path.is_file():
-        return []
-    return extract(path.name, path.read_bytes()).cells
-
-
-def released_sources(section: Section) -> frozenset[str]:
-    """The source of every code cell of the released notebook, as the notebook holds it."""
-    path = TEMPLATE / section.notebook
-    return frozenset(_cell_text(cell) for cell in _code_cells(path.read_bytes())) if path.is_file() else frozenset()
-
-
-def _code_cells(data: bytes) -> list:
-    notebook = json.loads(data)
-    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict) and cell.get("cell_type") == "code"]
-
-
-def _cell_text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else str(source)
-
-
 def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
     """A notebook's bytes without the code cells the student left exactly as released (the setup,
     the given code): boilerplate, and most of the cost of extracting. Anything unreadable is left
@@ -141,7 +116,7 @@ def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
     try:
         notebook = json.loads(data)
         notebook["cells"] = [cell for cell in notebook["cells"] if not (
-            isinstance(cell, dict) and cell.get("cell_type") == "code" and _cell_text(cell) in released)]
+            isinstance(cell, dict) and cell.get("cell_type") == "code" and cell_text(cell) in released)]
         return json.dumps(notebook).encode("utf-8")
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return data
@@ -166,22 +141,26 @@ def read_code(folder: Path, section: Section, released: frozenset[str] = frozens
                                 error=f"{type(error).__name__}: {error}"))
 
 
-def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:
-    """Every student's normalised code of `section`, fingerprinted once, the released code subtracted.
+def section_submissions(section: Section, students: dict[str, Path], code=None,
+                        courses: tuple[Path, ...] = ()) -> SectionResult:
+    """Every student's normalised code of `section`, fingerprinted once, the code of every release the class
+    may have been given subtracted (similarity_release.py: English, Chinese, the course's own release/).
 
     `code(student, section)` gives their extracted cells (default: read_code on their folder)."""
     import numpy as np
     from copydetect.utils import get_document_fingerprints
 
-    released = template_code(section)
-    given = names_given(released)
-    template_units = section_units(released, section.names, given)
-    stub_texts = {unit.compared for unit in template_units}
-    boilerplate = np.array(sorted(fingerprint("\n\n".join(u.compared for u in template_units)).hashes))
+    given_code = released(section, courses)
+    given = frozenset().union(*(names_given(list(cells)) for cells in given_code.cells))
+    per_release = [section_units(list(cells), section.names, given) for cells in given_code.cells]
+    stub_texts = {unit.compared for units in per_release for unit in units}
+    hashes = set()
+    for units in per_release:  # each release on its own: no fragment made across two of them
+        hashes.update(fingerprint("\n\n".join(unit.compared for unit in units)).hashes)
+    boilerplate = np.array(sorted(hashes))
     result = SectionResult(section, {}, boilerplate)
-    released_cells = released_sources(section)
     for student, folder in students.items():
-        extracted = code(student, section) if code else read_code(folder, section, released_cells)
+        extracted = code(student, section) if code else read_code(folder, section, given_code.sources)
         if extracted is None:
             continue
         if extracted.problem:
@@ -268,26 +247,30 @@ def score_pairs(result: SectionResult) -> list[Pair]:
     return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
 
 
-def compare_section(section: Section, students: dict[str, Path], code=None) -> SectionResult:
-    result = section_submissions(section, students, code)
+def compare_section(section: Section, students: dict[str, Path], code=None,
+                    courses: tuple[Path, ...] = ()) -> SectionResult:
+    result = section_submissions(section, students, code, courses)
     result.pairs = score_pairs(result)
     return result
 
 
-def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None) -> list[SectionResult]:
+def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None,
+            courses: tuple[Path, ...] = ()) -> list[SectionResult]:
     """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
-    one per CPU) when the students' code is read from their folders."""
+    one per CPU) when the students' code is read from their folders. `courses`: the release/ folders of
+    the class's nbgrader course (similarity_release.course_releases), whose code is given too."""
     import threading
 
     jobs = min(jobs or os.cpu_count() or 1, len(sections))
     if jobs < 2 or code is not None or threading.active_count() > 1:  # forking a threaded process is unsafe
-        return [compare_section(section, students, code) for section in sections]
+        return [compare_section(section, students, code, courses) for section in sections]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # forked: the children start with the grader imported, and read only files (no student code runs)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(compare_section, sections, [students] * len(sections)))
+        return list(pool.map(compare_section, sections, [students] * len(sections), [None] * len(sections),
+                             [courses] * len(sections)))
 
 
 # --------------------------------------------------------------------------- output
@@ -320,7 +303,7 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sec
     if not students:
         raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
                             folder=class_dir))
-    results = compare(students, sections)
+    results = compare(students, sections, courses=course_releases(class_dir))
     for result in results:
         for problem in result.problems:
             logger.warning(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]))

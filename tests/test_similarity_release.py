@@ -112,3 +112,51 @@ def test_the_verb_finds_the_courses_release_beside_submitted(tmp_path):
     assert similarity.run(tmp_path / "submitted", tmp_path / "out", sections=[section]) == 0
     rows = (tmp_path / "out" / similarity.CSV_NAME).read_text().strip().splitlines()
     assert rows == ["section,student_a,student_b,similarity,share_a,share_b"]
+
+
+# --------------------------------------------------------------------------- a term in one folder
+
+
+def write_week(root, sections, plan) -> None:
+    for student, blocks in plan.items():
+        for section in sections:
+            write_notebook(root / student, section, blocks[section.id])
+
+
+def test_each_weeks_run_keeps_the_other_weeks_pairs(tmp_path):
+    # week 1 (01), week 2 (02), then a late rerun of week 1: week 2's pairs stay, week 1's are replaced
+    week_1, week_2 = [find("01_scores")], [find("02_softmax")]
+    plan = class_plan(["rename"])
+    plan = {s: blocks for s, blocks in plan.items() if s.endswith("_original") or s in ("a_rename", "c_rename")}
+    out = tmp_path / "grades"
+    write_week(tmp_path / "class", week_1, plan)
+    assert similarity.run(tmp_path / "class", out, sections=week_1) == 0
+    write_week(tmp_path / "class", week_2, plan)
+    assert similarity.run(tmp_path / "class", out, sections=week_2) == 0
+    import pandas as pd
+
+    after_two = pd.read_csv(out / similarity.CSV_NAME)
+    assert set(after_two["section"]) == {"01_scores", "02_softmax"}
+    write_notebook(tmp_path / "class" / "c_rename", week_1[0], plan["b_original"]["01_scores"])  # c's late fix: b's
+    assert similarity.run(tmp_path / "class", out, sections=week_1) == 0
+    table = pd.read_csv(out / similarity.CSV_NAME)
+    week_2_rows = table[table["section"] == "02_softmax"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(week_2_rows, after_two[after_two["section"] == "02_softmax"].reset_index(drop=True))
+    week_1_pairs = {(a, b) for a, b in table[table["section"] == "01_scores"][["student_a", "student_b"]].values}
+    assert ("b_original", "c_rename") in week_1_pairs and ("c_original", "c_rename") not in week_1_pairs
+    page = (out / similarity.HTML_NAME).read_text(encoding="utf-8")
+    assert 'id="s-01_scores"' in page and 'id="s-02_softmax"' in page and "earlier run" in page
+
+
+def test_an_unreadable_term_record_is_set_aside_with_one_line(tmp_path, caplog):
+    section = find("01_scores")
+    for family, blocks in list(originals(section).items())[:2]:
+        write_notebook(tmp_path / "class" / family, section, blocks)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "similarity.json").write_text("{ not json")
+    assert similarity.run(tmp_path / "class", out, sections=[section]) == 0
+    said = [r.getMessage() for r in caplog.records if "similarity.json" in r.getMessage()]
+    assert len(said) == 1 and "could not be read" in said[0], said
+    assert (out / "similarity.json.unreadable").read_text() == "{ not json"
+    assert json.loads((out / "similarity.json").read_text())["sections"].keys() == {"01_scores"}

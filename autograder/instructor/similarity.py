@@ -91,6 +91,8 @@ class SectionResult:
     boilerplate: object = None  # numpy array: the released code's fingerprints
     pairs: list[Pair] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line per student left out, and why
+    earlier: str | None = None  # when an earlier run compared it (its pairs kept, no code: similarity_term.py)
+    counted: int = 0  # how many students that earlier run compared
 
     def fingerprint(self, student: str):
         """copydetect's full fingerprint of a student's code (with the positions of each fragment, for
@@ -288,9 +290,13 @@ def csv_text(results: list[SectionResult]) -> str:
 
 
 def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, Path]:
+    """The report of `results` joined with the sections earlier runs compared into `out` (similarity_term.py)."""
     from autograder.instructor.similarity_report import render
+    from autograder.instructor.similarity_term import joined, record
 
     out.mkdir(parents=True, exist_ok=True)
+    results = joined(results, out, Pair, SectionResult)
+    record(results, out)
     # "replace": a lone surrogate a notebook's JSON may hold is written as "?"
     write_bytes_atomically(out / CSV_NAME, csv_text(results).encode("utf-8", "replace"))
     write_bytes_atomically(out / HTML_NAME, render(results, source).encode("utf-8", "replace"))

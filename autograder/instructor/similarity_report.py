@@ -179,7 +179,13 @@ def course_table(pairs: list[CoursePair], detailed: set) -> str:
 
 def section_html(result) -> list[str]:
     section = result.section
-    parts = [f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(_(section.title))}</h2>',
+    heading = f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(_(section.title))}</h2>'
+    if result.earlier:  # kept from an earlier run into this folder: its pairs, not its code
+        return [heading, "<p>" + _f("Compared by an earlier run ({when}): {submissions} submissions, {pairs} "
+                                    "pair(s) at or above the floor; run it again to see the code.",
+                                    when=html.escape(result.earlier), submissions=result.counted,
+                                    pairs=len(result.pairs)) + "</p>", pair_table(result.pairs, link=False)]
+    parts = [heading,
              "<p>" + _f("{submissions} submissions compared; {pairs} pair(s) at or above the floor.",
                         submissions=len(result.submissions), pairs=len(result.pairs)) + "</p>",
              pair_table(result.pairs, link=True)]
@@ -207,7 +213,7 @@ def render(results, source: str) -> str:
         f'<p class="note">{html.escape(_(MEANING))}</p>',
         '<h2 id="course">' + _("Across sections: pairs alike in several sections") + "</h2>",
         course_table(course_pairs(results), {(p.section, p.student_a, p.student_b)
-                                             for r in results for p in r.pairs[:DETAILED]})]
+                                             for r in results if not r.earlier for p in r.pairs[:DETAILED]})]
     for result in results:
         body += section_html(result)
     body += ["</body>", "</html>"]

@@ -172,7 +172,8 @@ def test_the_verb_writes_the_csv_and_the_page(class_dir, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["similarity", str(class_dir), "--out", str(out)]) == 0
     table = pd.read_csv(out / "similarity.csv")
-    assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b"]
+    assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text",
+                                   "computation"]
     assert table["similarity"].between(0, 1).all() and table["share_a"].between(0, 1).all()
     for _, group in table.groupby("section", sort=False):
         assert list(group["similarity"]) == sorted(group["similarity"], reverse=True)
@@ -295,14 +296,21 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_pa
 
 
 def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(classes, monkeypatch):
-    # without the normalisation (names, layout, comments, dead code as the student wrote them), the
-    # disguised copies fall among the independent pairs: the two ranking tests above would fail
+    # without the normalisation (names, layout, comments, dead code as the student wrote them) and without
+    # the computation's view, the disguised copies fall among the independent pairs: the two ranking tests
+    # above would fail
     from autograder.instructor.similarity_code import Unit
 
     def as_written(cells, graded, kept=frozenset()):
         return [Unit(cell["label"], (0, index, ""), cell["source"], cell["source"]) for index, cell in enumerate(cells)]
 
+    def as_written_units(statements, kept, graded):  # one unit per cell, as written
+        cells = {label: source for label, _, source in statements}
+        return [Unit(label, (0, index, ""), source, source) for index, (label, source) in enumerate(cells.items())]
+
     monkeypatch.setattr(similarity, "section_units", as_written)
+    monkeypatch.setattr(similarity, "units_of", as_written_units)
+    monkeypatch.setattr(similarity, "computation_fingerprints", lambda *args: set())  # the text view alone
     raw = {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
     lowest_copy = min(separation(course_scores(results))[0] for results in raw.values())
     highest_other = max(separation(course_scores(results))[1] for results in raw.values())

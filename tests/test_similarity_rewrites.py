@@ -1,0 +1,93 @@
+"""Copies rewritten to do the same in other code (similarity_rewrites.py: paraphrased, padded with
+live-looking statements, both) are still found, by the computation's view (similarity_graph.py).
+
+Issue 52's bar, on the test classes (similarity_class.py, one class per rewrite): across the whole
+course every rewritten copy above every independent pair; per section, an AUC of at least 0.9 for the
+paraphrased and the padded copies in sections 03 to 06. The text view alone fails that bar
+(test_the_text_view_alone_misses_rewrites), so these tests can fail.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from similarity_class import REWRITTEN, auc, disguise_classes, every_pair, separation, write_class
+
+from autograder.core.sections import SECTIONS
+from autograder.instructor import similarity
+from autograder.instructor.roster import discover
+from autograder.instructor.similarity_report import course_pairs
+
+BAR_SECTIONS = ("03_trainable_qkv", "04_causal_mask", "05_padding_mask", "06_multihead")
+
+
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory) -> dict[str, Path]:
+    return {how: write_class(tmp_path_factory.mktemp(how.replace(" ", "-")), plan)
+            for how, plan in disguise_classes(REWRITTEN).items()}
+
+
+def compare_all(classes) -> dict[str, list]:
+    return {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
+
+
+@pytest.fixture(scope="module")
+def compared(classes):
+    return compare_all(classes)
+
+
+def section_auc(results, index: int, view: str = "similarity") -> float:
+    result = results[index]
+    scores = every_pair(result.submissions, {(p.student_a, p.student_b): getattr(p, view) for p in result.pairs})
+    return auc(scores)
+
+
+def course_separation(results) -> tuple[float, float]:
+    scores = every_pair(results[0].submissions, {(p.student_a, p.student_b): p.total for p in course_pairs(results)})
+    return separation(scores)
+
+
+@pytest.mark.parametrize("how", REWRITTEN)
+def test_every_rewritten_copy_is_above_every_independent_pair_across_the_course(compared, how):
+    lowest_copy, highest_other = course_separation(compared[how])
+    print(f"{how}: lowest copy {lowest_copy:.2f}, highest independent {highest_other:.2f}")
+    assert lowest_copy > highest_other
+
+
+@pytest.mark.parametrize("how", ["paraphrase", "live padding"])
+@pytest.mark.parametrize("section", BAR_SECTIONS)
+def test_rewritten_copies_rank_above_independent_pairs_in_the_longer_sections(compared, how, section):
+    index = [s.id for s in SECTIONS].index(section)
+    value = section_auc(compared[how], index)
+    print(f"{how} {section}: AUC {value:.3f}")
+    assert value >= 0.9
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s.id for s in SECTIONS])
+def test_padding_that_looks_live_leaves_the_computation_as_it_was(section):
+    # a recomputation overwritten, a clone used downstream, .to(x.device), view_as itself, shape checks that
+    # raise, an unused name another function reads: every hand's padded copy computes what its source does
+    from similarity_class import originals
+    from similarity_rewrites import live_padding
+
+    from autograder.instructor.similarity_code import cleaned
+    from autograder.instructor.similarity_graph import computation_fingerprints
+
+    def computation(blocks):
+        statements, kept = cleaned([{"label": name, "source": source} for name, source in blocks], section.names)
+        return computation_fingerprints(statements, section.names, kept)
+
+    for family, blocks in originals(section).items():
+        source = computation(blocks)
+        assert source and computation(live_padding(blocks, set(section.names))) == source, family
+
+
+def test_the_text_view_alone_misses_rewrites(classes, monkeypatch):
+    # the same classes without the computation's view: the bar above is not met
+    monkeypatch.setattr(similarity, "computation_fingerprints", lambda *args: set())
+    text_only = compare_all(classes)
+    failures = [how for how in REWRITTEN if course_separation(text_only[how])[0] <= course_separation(text_only[how])[1]]
+    worst = min(section_auc(text_only[how], [s.id for s in SECTIONS].index(section))
+                for how in ("paraphrase", "live padding") for section in BAR_SECTIONS)
+    print(f"text alone: disguises not separated across the course {failures}, worst AUC in 03-06 {worst:.3f}")
+    assert failures or worst < 0.9

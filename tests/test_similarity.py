@@ -413,9 +413,34 @@ def test_the_chinese_page_has_no_untranslated_word(tmp_path, lang):
     out = tmp_path / "out"
     assert main(["similarity", str(tmp_path / "class"), "--out", str(out), "--lang", lang]) == 0
     page = (out / "similarity.html").read_text(encoding="utf-8")
-    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 3 * 6, "the three tables and a pair's code are on the page"
+    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 6 + 2 * 8, "the three tables and a pair's code are on the page"
     words = latin_words(page)
     if lang == "en":
         assert {"student", "share", "similarity", "sections"} <= set(words), words
     else:
         assert words == [], sorted(set(words))
+
+
+def test_a_view_without_evidence_says_so_rather_than_zero(compared, tmp_path):
+    # in 02 the reference's computation is what D also computes: an idiom of this class, so the computation's
+    # view has nothing to say about the reference's renamed copy, which the text view finds
+    result = compared["rename"][1]
+    pair = next(p for p in result.pairs if (p.student_a, p.student_b) == ("a_original", "a_rename"))
+    assert pair.text == 1.0 and pair.computation is None
+    similarity.write(compared["rename"], tmp_path, "class")
+    page = (tmp_path / "similarity.html").read_text(encoding="utf-8")
+    assert "<td>no evidence</td>" in page
+    rows = pd.read_csv(tmp_path / "similarity.csv")
+    row = rows[(rows.section == "02_softmax") & (rows.student_a == "a_original") & (rows.student_b == "a_rename")]
+    assert row["computation"].isna().all() and (row["text"] == 1.0).all()
+
+
+def test_a_section_everyone_writes_alike_is_said_to_hold_little_evidence(tmp_path):
+    # twelve students hand in the reference alike: every fragment is an idiom, no pair can be told apart
+    section = SECTIONS[0]
+    for index in range(12):
+        write_notebook(tmp_path / "class" / f"s{index:02d}", section, reference_blocks(section))
+    result = similarity.compare(discover(tmp_path / "class"), [section], jobs=1)[0]
+    assert result.carrying == {"text": 0, "computation": 0} and result.pairs == []
+    similarity.write([result], tmp_path / "out", "class")
+    assert "Little evidence in this section" in (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")

@@ -93,8 +93,8 @@ class Pair:
     similarity: float
     share_a: float
     share_b: float
-    text: float = 0.0  # the text view's similarity
-    computation: float = 0.0  # the computation's view (similarity_graph.py)
+    text: float | None = 0.0  # the text view's similarity; None: no evidence (a side holds no rare fragment)
+    computation: float | None = 0.0  # the computation's view (similarity_graph.py); None: no evidence
 
 
 @dataclass
@@ -105,6 +105,7 @@ class SectionResult:
     pairs: list[Pair] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line per student left out, and why
     earlier: str | None = None  # when an earlier run compared it (its pairs kept, no code: similarity_term.py)
+    carrying: dict[str, int] = field(default_factory=dict)  # view -> submissions with evidence enough (evidence())
     counted: int = 0  # how many students that earlier run compared
 
     def fingerprint(self, student: str):
@@ -292,6 +293,8 @@ def score_pairs(result: SectionResult) -> list[Pair]:
     text = view_scores([s.hashes for s in submissions], EVIDENCE, GROUP_EVIDENCE)
     graph = view_scores([s.graph if s.graph is not None else np.zeros(0, dtype=np.int64) for s in submissions],
                         GRAPH_EVIDENCE, GRAPH_GROUP_EVIDENCE)
+    result.carrying = {"text": sum(size >= EVIDENCE for size in text.sizes),
+                       "computation": sum(size >= GRAPH_EVIDENCE for size in graph.sizes)}
     pairs = []
     for key in sorted(set(text.similarity) | set(graph.similarity)):
         a, b = divmod(key, count)
@@ -301,8 +304,15 @@ def score_pairs(result: SectionResult) -> list[Pair]:
             number = text.shared.get(key, 0)
             pairs.append(Pair(result.section.id, submissions[a].student, submissions[b].student,
                               round(similarity, 4), round(number / max(text.sizes[a], 1), 4),
-                              round(number / max(text.sizes[b], 1), 4), round(by_text, 4), round(by_graph, 4)))
+                              round(number / max(text.sizes[b], 1), 4), evidence(by_text, text, a, b),
+                              evidence(by_graph, graph, a, b)))
     return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
+
+
+def evidence(value: float, view: View, a: int, b: int) -> float | None:
+    """A view's figure for a pair, or None where it has no evidence: one side holds no fragment that is not an
+    idiom of the class (a short correct function many hands write alike), so 0 would claim a difference."""
+    return None if min(view.sizes[a], view.sizes[b]) == 0 else round(value, 4)
 
 
 def compare_section(section: Section, students: dict[str, Path], code=None,

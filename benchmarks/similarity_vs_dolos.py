@@ -80,7 +80,7 @@ def ours(folder: Path, out: Path) -> dict[str, dict[str, dict[tuple[str, str], f
     subprocess.run([sys.executable, "-m", "autograder", "similarity", str(folder), "--out", str(out)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     record = json.loads((out / "similarity.json").read_text(encoding="utf-8"))["sections"]
-    return {view: {section.id: {tuple(sorted((p["student_a"], p["student_b"]))): p[view]
+    return {view: {section.id: {tuple(sorted((p["student_a"], p["student_b"]))): p[view] or 0.0  # None: no evidence
                                 for p in record.get(section.id, {}).get("pairs", [])} for section in SECTIONS}
             for view in VIEWS}
 

@@ -91,3 +91,26 @@ def test_the_text_view_alone_misses_rewrites(classes, monkeypatch):
                 for how in ("paraphrase", "live padding") for section in BAR_SECTIONS)
     print(f"text alone: disguises not separated across the course {failures}, worst AUC in 03-06 {worst:.3f}")
     assert failures or worst < 0.9
+
+
+@pytest.mark.parametrize("section_id", ["03_trainable_qkv", "05_padding_mask"])
+def test_a_copy_paraphrased_by_hand_is_above_every_independent_pair(tmp_path, section_id):
+    # the paraphrase class with B's copy of the section written out by hand (similarity_by_hand.py)
+    from similarity_by_hand import BY_HAND
+    from similarity_class import blocks_of, write_notebook
+
+    from autograder.core.sections import find
+
+    section = find(section_id)
+    plan = disguise_classes(["paraphrase"])["paraphrase"]
+    for student, sections in plan.items():
+        blocks = blocks_of(BY_HAND[section_id]) if student == "b_paraphrase" else sections[section_id]
+        write_notebook(tmp_path / student, section, blocks)
+    result = similarity.compare(discover(tmp_path), [section], jobs=1)[0]
+    listed = {(p.student_a, p.student_b): p for p in result.pairs}
+    scores = every_pair(result.submissions, {pair: p.similarity for pair, p in listed.items()})
+    copy = ("b_original", "b_paraphrase")
+    highest = max(score for pair, score in scores.items() if pair[0][0] != pair[1][0])
+    views = (listed[copy].text, listed[copy].computation) if copy in listed else ()
+    print(f"{section_id}: by hand {scores[copy]:.2f} (text, computation: {views}), highest independent {highest:.2f}")
+    assert scores[copy] > highest

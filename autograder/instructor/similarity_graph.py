@@ -52,6 +52,8 @@ class Runner(Spellings):
         self.graph, self.functions, self.methods, self.kept = graph, functions, methods, kept
         self.depth = 0
         self.current_owner: str | None = None  # the class whose method runs: self.helper() is its method
+        self.lambdas: dict[int, tuple] = {}  # a lambda's node -> (its tree, the names it closes over)
+        self.effects: list[int] = []  # the running function's outputs, for those made inside an expression
 
     # ----------------------------------------------------------------------- a function
 
@@ -83,7 +85,11 @@ class Runner(Spellings):
                 env[extra.arg] = g.node(f"p:{extra.arg if extra in args.kwonlyargs else '*'}")
         state = dict(self_state or {})
         outputs: list[int] = []
-        self.block(function.node.body, env, outputs, state, function.owner)
+        saved, self.effects = self.effects, outputs  # setattr(...) inside an expression adds to this run's
+        try:
+            self.block(function.node.body, env, outputs, state, function.owner)
+        finally:
+            self.effects = saved
         return outputs, state
 
     def call_own(self, function: Function, arguments: list[int], keywords: dict[str, int], state: dict) -> int:
@@ -128,6 +134,11 @@ class Runner(Spellings):
             self.effect(node.value, env, outputs, state)
         elif isinstance(node, ast.If):
             self.branch(node, env, outputs, state, owner)
+        elif isinstance(node, ast.For) and literal_items(node.iter) is not None:  # unrolled: a loop over names
+            for element in literal_items(node.iter):
+                self.assign(node.target, self.expr(element, env, state), element, env, outputs, state)
+                if self.block(node.body, env, outputs, state, owner):
+                    return True
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             before = dict(env)
             self.assign(node.target, g.node("each", self.expr(node.iter, env, state)), None, env, outputs, state)
@@ -233,8 +244,8 @@ class Runner(Spellings):
                                             *[self.expr(a, env, state) for a in call.args])
                 return
         value = self.expr(call, env, state)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):  # super().__init__()
-            return
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) or value == g.node("none"):
+            return  # super().__init__(), or a call whose effect is already an output (setattr)
         outputs.append(g.node("out:call", value))
 
     # ----------------------------------------------------------------------- expressions
@@ -286,13 +297,24 @@ class Runner(Spellings):
         if isinstance(node, ast.Starred):
             return self.expr(node.value, env, state)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            unrolled = literal_items(node.generators[0].iter) if len(node.generators) == 1 \
+                and not node.generators[0].ifs else None
+            if unrolled is not None:  # (x @ W for W in (W_q, W_k)) is (x @ W_q, x @ W_k)
+                found = []
+                for element in unrolled:
+                    inner = dict(env)
+                    self.assign(node.generators[0].target, self.expr(element, env, state), element, inner, [], state)
+                    found.append(self.expr(node.elt, inner, state))
+                return g.node("tuple", *found)
             inner = dict(env)
             for generator in node.generators:
                 self.assign(generator.target, g.node("each", self.expr(generator.iter, inner, state)), None,
                             inner, [], state)
             return g.node("each-of", self.expr(node.elt, inner, state))
-        if isinstance(node, ast.Lambda):
-            return g.node("lambda")
+        if isinstance(node, ast.Lambda):  # kept to be called: make = lambda: nn.Linear(...) ... make()
+            key = g.node("lambda", g.const(len(self.lambdas)))
+            self.lambdas[key] = (node, dict(env))
+            return key
         return g.node(f"ast:{type(node).__name__}")
 
     def attribute(self, node: ast.Attribute, env, state) -> int:
@@ -321,6 +343,19 @@ class Runner(Spellings):
         func = node.func
         positional = [self.expr(a, env, state) for a in node.args]
         keywords = {k.arg: self.expr(k.value, env, state) for k in node.keywords if k.arg is not None}
+        if isinstance(func, ast.Name) and env.get(func.id) in self.lambdas:
+            lambda_node, closure = self.lambdas[env[func.id]]
+            inner = {**closure, **{a.arg: value for a, value in zip(lambda_node.args.args, positional)}}
+            return self.expr(lambda_node.body, inner, state)
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr") and len(node.args) >= 2:
+            name = g.value_of(positional[1])
+            if isinstance(name, str) and name.isidentifier():  # getattr(v1, "W_query") is v1.W_query
+                target = ast.Attribute(node.args[0], name, ast.Load())
+                if func.id == "getattr":
+                    return self.attribute(target, env, state)
+                target.ctx = ast.Store()
+                self.assign(target, positional[2], None, env, self.effects, state)
+                return g.node("none")
         if isinstance(func, ast.Name):
             own = self.functions.get(func.id)
             if own is not None:
@@ -345,6 +380,17 @@ class Runner(Spellings):
             return self.canonical_call(func.attr, [receiver, *positional], keywords, receiver=True)
         callee = self.expr(func, env, state)
         return g.node("call", callee, *positional)
+
+UNROLL = 8  # a loop or comprehension over a literal tuple of at most this many items is written out
+
+
+def literal_items(node) -> list | None:
+    """The items of a literal tuple or list short enough to unroll over, else None."""
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) <= UNROLL \
+            and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return list(node.elts)
+    return None
+
 
 def dotted_name(node) -> str | None:
     parts = []

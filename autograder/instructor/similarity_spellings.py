@@ -92,6 +92,11 @@ class Spellings:
 
     def item(self, base: int, index: int) -> int:
         g = self.graph
+        op, children = g.nodes[base]
+        position = g.value_of(index)
+        if op == "tuple" and isinstance(position, float) and position.is_integer() \
+                and -len(children) <= position < len(children):
+            return children[int(position)]  # (q, k, v)[1] is k
         if g.nodes[base][0] == "shape":  # x.shape[-1] is x.size(-1); b, t, d = x.shape too
             return g.node("dim", g.nodes[base][1][0], index)
         return g.node("item", base, index)
@@ -177,6 +182,8 @@ class Spellings:
         keywords = {k: v for k, v in keywords.items() if k not in NOISE_KEYWORDS}
         if name in IDENTITY and args:
             return args[0]
+        if name in ("tuple", "list") and len(args) == 1 and g.nodes[args[0]][0] == "tuple":
+            return args[0]  # tuple(x for x in (a, b)) is (a, b)
         if name == "einsum" and args:
             return self.einsum(args, keywords)
         if name in MATMUL and len(args) == 2:
@@ -230,11 +237,12 @@ class Spellings:
         x.softmax(dim=-1)."""
         g = self.graph
         names = PARAMETERS.get(name)
+        first = 0 if name[:1].isupper() else 1  # nn.Linear(d_in, d_out): no tensor first, every argument named
         if names is not None and args:
-            for index, value in enumerate(args[1:]):
+            for index, value in enumerate(args[first:]):
                 if index < len(names):
                     keywords.setdefault(names[index], value)
-            args = args[:1] if len(args) - 1 <= len(names) else args
+            args = args[:first] if len(args) - first <= len(names) else args
         return g.node(f"call:{name}", *args, *[g.node(f"kw:{k}", v) for k, v in sorted(keywords.items())])
 
     def einsum(self, args: list[int], keywords) -> int:

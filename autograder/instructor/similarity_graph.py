@@ -30,7 +30,8 @@ import ast
 import builtins
 import math
 
-from autograder.instructor.similarity_spellings import INF, SPELLINGS, Budget, Graph, Spellings
+from autograder.instructor.similarity_spellings import (INF, SPELLINGS, Budget, Graph, Spellings, dotted_name,
+                                                        literal_items)
 
 DEPTH = 4  # fingerprinted subtree depths: 1 .. DEPTH
 INLINE_DEPTH = 4  # calls of the student's own functions followed this deep
@@ -297,25 +298,29 @@ class Runner(Spellings):
         if isinstance(node, ast.Starred):
             return self.expr(node.value, env, state)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            unrolled = literal_items(node.generators[0].iter) if len(node.generators) == 1 \
-                and not node.generators[0].ifs else None
-            if unrolled is not None:  # (x @ W for W in (W_q, W_k)) is (x @ W_q, x @ W_k)
-                found = []
-                for element in unrolled:
-                    inner = dict(env)
-                    self.assign(node.generators[0].target, self.expr(element, env, state), element, inner, [], state)
-                    found.append(self.expr(node.elt, inner, state))
-                return g.node("tuple", *found)
-            inner = dict(env)
-            for generator in node.generators:
-                self.assign(generator.target, g.node("each", self.expr(generator.iter, inner, state)), None,
-                            inner, [], state)
-            return g.node("each-of", self.expr(node.elt, inner, state))
+            return self.comprehension(node, env, state)
         if isinstance(node, ast.Lambda):  # kept to be called: make = lambda: nn.Linear(...) ... make()
             key = g.node("lambda", g.const(len(self.lambdas)))
             self.lambdas[key] = (node, dict(env))
             return key
         return g.node(f"ast:{type(node).__name__}")
+
+    def comprehension(self, node, env, state) -> int:
+        g = self.graph
+        unrolled = literal_items(node.generators[0].iter) if len(node.generators) == 1 \
+            and not node.generators[0].ifs else None
+        if unrolled is not None:  # (x @ W for W in (W_q, W_k)) is (x @ W_q, x @ W_k)
+            found = []
+            for element in unrolled:
+                inner = dict(env)
+                self.assign(node.generators[0].target, self.expr(element, env, state), element, inner, [], state)
+                found.append(self.expr(node.elt, inner, state))
+            return g.node("tuple", *found)
+        inner = dict(env)
+        for generator in node.generators:
+            self.assign(generator.target, g.node("each", self.expr(generator.iter, inner, state)), None,
+                        inner, [], state)
+        return g.node("each-of", self.expr(node.elt, inner, state))
 
     def attribute(self, node: ast.Attribute, env, state) -> int:
         g = self.graph
@@ -380,30 +385,6 @@ class Runner(Spellings):
             return self.canonical_call(func.attr, [receiver, *positional], keywords, receiver=True)
         callee = self.expr(func, env, state)
         return g.node("call", callee, *positional)
-
-UNROLL = 8  # a loop or comprehension over a literal tuple of at most this many items is written out
-
-
-def literal_items(node) -> list | None:
-    """The items of a literal tuple or list short enough to unroll over, else None."""
-    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) <= UNROLL \
-            and not any(isinstance(e, ast.Starred) for e in node.elts):
-        return list(node.elts)
-    return None
-
-
-def dotted_name(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return None
-
-
-# --------------------------------------------------------------------------- a section's fingerprints
-
 
 def own_functions(statements: list) -> tuple[dict[str, Function], dict[tuple[str, str], Function]]:
     """The student's top-level functions, and the methods of their classes by (class, method)."""

@@ -326,3 +326,27 @@ def canonical_spec(spec: str) -> str:
     """An einsum spec with its letters renamed in order of appearance: `bqd,bkd->bqk` is `abc,adc->abd`."""
     letters: dict[str, str] = {}
     return "".join(letters.setdefault(ch, chr(97 + len(letters))) if ch.isalpha() else ch for ch in spec)
+
+
+UNROLL = 8  # a loop or comprehension over a literal tuple of at most this many items is written out
+
+
+def literal_items(node) -> list | None:
+    """The items of a literal tuple or list short enough to unroll over, else None."""
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) <= UNROLL \
+            and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return list(node.elts)
+    return None
+
+
+def dotted_name(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+# --------------------------------------------------------------------------- a section's fingerprints

@@ -114,3 +114,25 @@ def test_a_copy_paraphrased_by_hand_is_above_every_independent_pair(tmp_path, se
     views = (listed[copy].text, listed[copy].computation) if copy in listed else ()
     print(f"{section_id}: by hand {scores[copy]:.2f} (text, computation: {views}), highest independent {highest:.2f}")
     assert scores[copy] > highest
+
+
+@pytest.mark.parametrize("source", [
+    # loops over literal tuples are written out: eight of them nested would be 16 million statements (each
+    # making no new node: the node budget alone would not stop them)
+    "def dot_scores(query, inputs):\n    acc = query\n"
+    + "".join("    " * (d + 1) + f"for w{d} in (1, 2, 3, 4, 5, 6, 7, 8):\n" for d in range(8))
+    + "    " * 9 + "acc = query + w0\n    return acc\n",
+    # functions calling each other for ever
+    "def dot_scores(query, inputs):\n    return helper(query, inputs)\n\n"
+    "def helper(a, b):\n    return dot_scores(b, a) + helper(a, b)\n",
+], ids=["nested-loops", "mutual-recursion"])
+def test_hostile_code_is_cut_short_by_the_computations_view(source):
+    import time
+
+    from autograder.instructor.similarity_code import cleaned
+    from autograder.instructor.similarity_graph import computation_fingerprints
+
+    started = time.process_time()
+    statements, kept = cleaned([{"label": "code cell 1", "source": source}], ("dot_scores",))
+    computation_fingerprints(statements, ("dot_scores",), kept)
+    assert time.process_time() - started < 5

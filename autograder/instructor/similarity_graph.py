@@ -20,7 +20,7 @@ buffer it registers, an argument it changes in place):
 
 A node is identified by a hash of its operation and its children's hashes
 (hash-consing), so equal computations are equal nodes. The fingerprints are the
-hashes of every kept node's subtree cut at depths 1 to DEPTH: a copy shares its
+hashes of every kept node's subtree cut at depths 1 to 4 (fingerprints()): a copy shares its
 source's rare subcomputations whatever it was rewritten into. As in the text
 view, similarity.py weighs each fingerprint by how rare it is in the class.
 """
@@ -31,10 +31,10 @@ import builtins
 import math
 
 from autograder.instructor.similarity_spellings import (INF, SPELLINGS, Budget, Graph, Spellings, dotted_name,
-                                                        literal_items)
+                                                        fingerprints, literal_items)
 
-DEPTH = 4  # fingerprinted subtree depths: 1 .. DEPTH
 INLINE_DEPTH = 4  # calls of the student's own functions followed this deep
+STEP_BUDGET = 5000  # statements run per student and section (the course's code runs a few hundred)
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 class Function:
@@ -53,6 +53,7 @@ class Runner(Spellings):
         self.graph, self.functions, self.methods, self.kept = graph, functions, methods, kept
         self.depth = 0
         self.current_owner: str | None = None  # the class whose method runs: self.helper() is its method
+        self.steps = 0  # statements run so far, for all the section's functions together
         self.lambdas: dict[int, tuple] = {}  # a lambda's node -> (its tree, the names it closes over)
         self.effects: list[int] = []  # the running function's outputs, for those made inside an expression
 
@@ -109,6 +110,12 @@ class Runner(Spellings):
 
     # ----------------------------------------------------------------------- statements
 
+    def step(self) -> None:
+        """One more statement run: loops written out inside loops stop at STEP_BUDGET, not in hours."""
+        self.steps += 1
+        if self.steps > STEP_BUDGET:
+            raise Budget
+
     def block(self, body: list, env: dict, outputs: list, state: dict, owner) -> bool:
         """Run the statements; True when the block ends (return or raise)."""
         for statement in body:
@@ -118,6 +125,7 @@ class Runner(Spellings):
 
     def statement(self, node, env, outputs, state, owner) -> bool:
         g = self.graph
+        self.step()
         if isinstance(node, ast.Return):
             outputs.append(self.expr(node.value, env, state) if node.value is not None else g.node("none"))
             return True
@@ -312,6 +320,7 @@ class Runner(Spellings):
         if unrolled is not None:  # (x @ W for W in (W_q, W_k)) is (x @ W_q, x @ W_k)
             found = []
             for element in unrolled:
+                self.step()
                 inner = dict(env)
                 self.assign(node.generators[0].target, self.expr(element, env, state), element, inner, [], state)
                 found.append(self.expr(node.elt, inner, state))
@@ -415,29 +424,6 @@ def outputs_of(statements: list, graded: tuple[str, ...], kept: frozenset[str]) 
             continue  # what code this odd cannot be read as a computation; the text view still compares it
         found[label] = outputs
     return graph, found
-
-
-def fingerprints(graph: Graph, outputs: dict[str, list[int]]) -> set[int]:
-    """The hashes of every output-reaching node's subtree cut at depths 1..DEPTH (leaves alone are left out:
-    a parameter or a constant is no evidence)."""
-    reached: list[int] = []
-    seen: set[int] = set()
-    stack = [key for keys in outputs.values() for key in keys]
-    while stack:
-        key = stack.pop()
-        if key in seen or key not in graph.nodes:
-            continue
-        seen.add(key)
-        reached.append(key)
-        stack.extend(graph.nodes[key][1])
-    cut: dict[int, int] = {key: hash(graph.nodes[key][0]) for key in seen}  # depth 0: the operation alone
-    found: set[int] = set()
-    for depth in range(1, DEPTH + 1):
-        deeper = {key: hash((graph.nodes[key][0], tuple(cut[c] for c in graph.nodes[key][1]), depth))
-                  for key in seen}
-        found.update(value for key, value in deeper.items() if graph.nodes[key][1])
-        cut = deeper
-    return found
 
 
 def computation_fingerprints(statements: list, graded: tuple[str, ...], kept: frozenset[str]) -> set[int]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+DEPTH = 4  # fingerprinted subtree depths: 1 .. DEPTH
+FLAT_TERMS = 16  # operands of a sum or a product gathered into one node at most
 NODE_BUDGET = 20000  # nodes per student and section: hostile code stops here
 
 IDENTITY = frozenset({"clone", "contiguous", "to", "detach", "type_as", "cpu", "cuda", "requires_grad_"})
@@ -131,8 +133,10 @@ class Spellings:
         return kept[0] if len(kept) == 1 else g.node("add", *kept)
 
     def flat(self, op: str, key: int) -> tuple[int, ...]:
+        """The operands of `key` where it is itself an `op` (a + (b + c) is a + b + c), up to FLAT_TERMS of them:
+        a sum grown in a loop written out stays linear in time."""
         node = self.graph.nodes[key]
-        return node[1] if node[0] == op else (key,)
+        return node[1] if node[0] == op and len(node[1]) < FLAT_TERMS else (key,)
 
     def product(self, factors: list[int]) -> int:
         """A product with any quotient among its factors made one quotient: a * (b / c) is (a * b) / c."""
@@ -350,3 +354,26 @@ def dotted_name(node) -> str | None:
 
 
 # --------------------------------------------------------------------------- a section's fingerprints
+
+
+def fingerprints(graph: Graph, outputs: dict[str, list[int]]) -> set[int]:
+    """The hashes of every output-reaching node's subtree cut at depths 1..DEPTH (leaves alone are left out:
+    a parameter or a constant is no evidence)."""
+    reached: list[int] = []
+    seen: set[int] = set()
+    stack = [key for keys in outputs.values() for key in keys]
+    while stack:
+        key = stack.pop()
+        if key in seen or key not in graph.nodes:
+            continue
+        seen.add(key)
+        reached.append(key)
+        stack.extend(graph.nodes[key][1])
+    cut: dict[int, int] = {key: hash(graph.nodes[key][0]) for key in seen}  # depth 0: the operation alone
+    found: set[int] = set()
+    for depth in range(1, DEPTH + 1):
+        deeper = {key: hash((graph.nodes[key][0], tuple(cut[c] for c in graph.nodes[key][1]), depth))
+                  for key in seen}
+        found.update(value for key, value in deeper.items() if graph.nodes[key][1])
+        cut = deeper
+    return found

@@ -2,18 +2,21 @@
 
     .venv/bin/python benchmarks/similarity_vs_dolos.py [--dolos-dir benchmarks/.dolos]
 
-Builds the classes tests/test_similarity.py uses (tests/similarity_class.py: six
-independent hands, and in one class per disguise a copy of each under that
-disguise; eight classes of twelve), then scores every pair of every section
-twice: with `python -m autograder similarity CLASS --out DIR`, run as an
-instructor runs it (its similarity.csv read back, 0 for a pair it does not
-list), and with Dolos (@dodona/dolos-lib, DOLOS_VERSION, its default settings,
+Builds the classes tests/test_similarity.py and tests/test_similarity_rewrites.py
+use (tests/similarity_class.py: six independent hands, and in one class per
+disguise a copy of each under that disguise: the text's disguises, and the
+rewrites that keep the computation; eleven classes of twelve), then scores every
+pair of every section twice: with `python -m autograder similarity CLASS --out
+DIR`, run as an instructor runs it (its similarity.json read, each view's
+figure and the pair's similarity; 0 for a pair it does not list), and with Dolos (@dodona/dolos-lib, DOLOS_VERSION, its default settings,
 the language set to Python), given the same code cells (core.extract) of each
 notebook, one file per student, and the released notebook's code as its
-template to ignore. Prints, for both, each section's AUC (the chance that a
-copied pair outscores an independent one, over the eight classes' pairs) and
+template to ignore. Prints, for every disguise, each section's AUC (the chance
+that a copied pair outscores an independent one, in that disguise's class) and
 the whole-course separation (a pair's similarities summed over the sections:
-the lowest copied pair and the highest independent pair of any class).
+the lowest copied pair and the highest independent pair), for `similarity`,
+each of its two views alone, and Dolos; then the same over all the classes.
+`--no-dolos` leaves Dolos out (no Node.js needed).
 
 Dolos is installed from npm into --dolos-dir on the first run (Node.js and npm
 needed: `npm install @dodona/dolos-lib@DOLOS_VERSION`; the folder is ignored by
@@ -28,12 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the classes the tests build
 
-from similarity_class import HOWS, auc, disguise_classes, every_pair, separation, write_class  # noqa: E402
+from similarity_class import HOWS, REWRITTEN, auc, disguise_classes, every_pair, separation, write_class  # noqa: E402
 
 from autograder.core.extract import extract  # noqa: E402
 from autograder.core.sections import SECTIONS  # noqa: E402
@@ -71,15 +72,17 @@ def code_of(notebook: Path) -> str:
     return "\n\n".join(cell["source"] for cell in extract(notebook.name, notebook.read_bytes()).cells)
 
 
-def ours(folder: Path, out: Path) -> dict[str, dict[tuple[str, str], float]]:
-    """section id -> (student a, student b) -> similarity, from the command's similarity.csv."""
+VIEWS = ("similarity", "text", "computation")  # the pair's figure, and each view's alone
+
+
+def ours(folder: Path, out: Path) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
+    """view -> section id -> (student a, student b) -> its figure, from the command's similarity.json."""
     subprocess.run([sys.executable, "-m", "autograder", "similarity", str(folder), "--out", str(out)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    table = pd.read_csv(out / "similarity.csv", dtype={"student_a": str, "student_b": str})
-    found: dict[str, dict[tuple[str, str], float]] = {section.id: {} for section in SECTIONS}
-    for row in table.itertuples():
-        found[row.section][tuple(sorted((row.student_a, row.student_b)))] = row.similarity
-    return found
+    record = json.loads((out / "similarity.json").read_text(encoding="utf-8"))["sections"]
+    return {view: {section.id: {tuple(sorted((p["student_a"], p["student_b"]))): p[view] or 0.0  # None: no evidence
+                                for p in record.get(section.id, {}).get("pairs", [])} for section in SECTIONS}
+            for view in VIEWS}
 
 
 def dolos_jobs(classes: dict[str, Path], work: Path) -> list[dict]:
@@ -115,7 +118,7 @@ def dolos(classes: dict[str, Path], work: Path, dolos_dir: Path) -> dict[str, di
 
 
 def summary(scores: dict[str, dict[str, dict]], students: dict[str, list[str]]) -> tuple[list[float], tuple]:
-    """(each section's AUC over every class's pairs, the whole-course separation over the classes)."""
+    """(each section's AUC over the pairs of every class in `scores`, the whole-course separation over them)."""
     aucs = []
     for section in SECTIONS:
         pooled = {(*pair, how): value for how in scores
@@ -133,30 +136,44 @@ def summary(scores: dict[str, dict[str, dict]], students: dict[str, list[str]]) 
     return aucs, (min(lows), max(highs))
 
 
+def table(title: str, rows: dict[str, tuple[list[float], tuple]]) -> None:
+    print(f"\n{title}")
+    print(f"{'AUC':<26}" + "".join(f"{tool:>14}" for tool in rows))
+    for index, section in enumerate(SECTIONS):
+        print(f"{section.id:<26}" + "".join(f"{aucs[index]:>14.3f}" for aucs, _ in rows.values()))
+    print(f"{'whole course: lowest copy':<26}" + "".join(f"{low:>14.3f}" for _, (low, _) in rows.values()))
+    print(f"{'  highest independent':<26}" + "".join(f"{high:>14.3f}" for _, (_, high) in rows.values()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dolos-dir", type=Path, default=DOLOS_DIR, help="where Dolos is (or is installed)")
+    parser.add_argument("--no-dolos", action="store_true", help="score with `similarity` only")
     args = parser.parse_args()
-    install_dolos(args.dolos_dir)
+    if not args.no_dolos:
+        install_dolos(args.dolos_dir)
+    hows = [*HOWS, *REWRITTEN]
     with tempfile.TemporaryDirectory(prefix="similarity-vs-dolos-") as tmp:
         work = Path(tmp)
         classes = {how: write_class(work / "classes" / how.replace(" ", "-"), plan)
-                   for how, plan in disguise_classes().items()}
+                   for how, plan in disguise_classes(hows).items()}
         students = {how: sorted(p.name for p in folder.iterdir()) for how, folder in classes.items()}
         started = time.perf_counter()
         mine = {how: ours(folder, work / "out" / how.replace(" ", "-")) for how, folder in classes.items()}
         ours_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        theirs = dolos(classes, work / "dolos", args.dolos_dir.resolve())
+        theirs = {} if args.no_dolos else dolos(classes, work / "dolos", args.dolos_dir.resolve())
         dolos_seconds = time.perf_counter() - started
-    rows = {"similarity": summary(mine, students), f"Dolos {DOLOS_VERSION}": summary(theirs, students)}
-    print(f"{len(classes)} classes of {len(students[HOWS[0]])} students ({', '.join(HOWS)}), {len(SECTIONS)} sections")
-    print(f"{'AUC':<24}" + "".join(f"{tool:>18}" for tool in rows))
-    for index, section in enumerate(SECTIONS):
-        print(f"{section.id:<24}" + "".join(f"{aucs[index]:>18.3f}" for aucs, _ in rows.values()))
-    print(f"{'whole course: lowest copy':<24}" + "".join(f"{low:>18.3f}" for _, (low, _) in rows.values()))
-    print(f"{'  highest independent':<24}" + "".join(f"{high:>18.3f}" for _, (_, high) in rows.values()))
-    print(f"time: similarity {ours_seconds:.1f} s (8 runs of the command), Dolos {dolos_seconds:.1f} s")
+    tools = {view: {how: mine[how][view] for how in hows} for view in VIEWS}
+    if theirs:
+        tools[f"Dolos {DOLOS_VERSION}"] = theirs
+    print(f"{len(classes)} classes of {len(students[hows[0]])} students, {len(SECTIONS)} sections")
+    for how in hows:
+        table(f"{how}: the six hands and a copy of each ({how})",
+              {tool: summary({how: scores[how]}, students) for tool, scores in tools.items()})
+    table(f"all {len(hows)} classes", {tool: summary(scores, students) for tool, scores in tools.items()})
+    print(f"\ntime: similarity {ours_seconds:.1f} s ({len(classes)} runs of the command)"
+          + (f", Dolos {dolos_seconds:.1f} s" if theirs else ""))
 
 
 if __name__ == "__main__":

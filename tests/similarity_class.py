@@ -20,12 +20,14 @@ from pathlib import Path
 from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
 from similarity_more_hands import FAMILY_E, FAMILY_F
+from similarity_rewrites import REWRITES
 
 from autograder.core.sections import SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDS = {"b": FAMILY_B, "c": FAMILY_C, "d": FAMILY_D, "e": FAMILY_E, "f": FAMILY_F}  # besides the reference, "a"
-HOWS = [*DISGUISES, "combined"]
+HOWS = [*DISGUISES, "combined"]  # the text's disguises
+REWRITTEN = [*REWRITES]  # rewrites that keep the computation (similarity_rewrites.py)
 
 
 def blocks_of(source: str) -> list[tuple[str, str]]:
@@ -45,16 +47,19 @@ def originals(section) -> dict[str, list[tuple[str, str]]]:
     return {"a": reference_blocks(section), **{family: blocks_of(hand[section.id]) for family, hand in HANDS.items()}}
 
 
+TEMPLATES = {"en": ROOT / "student_template", "zh": ROOT / "student_template" / "zh"}  # the releases, by language
+
+
 @functools.cache
-def released_text(notebook: str) -> str:
-    return (ROOT / "student_template" / notebook).read_text(encoding="utf-8")
+def released_text(notebook: str, language: str = "en") -> str:
+    return (TEMPLATES[language] / notebook).read_text(encoding="utf-8")
 
 
-def write_notebook(folder: Path, section, blocks) -> None:
-    """The released notebook with each solution cell holding the student's block for that name (its JSON
-    edited as data: reading and validating it with nbformat for each of the classes' 700 notebooks took
-    most of the tests' time)."""
-    notebook = json.loads(released_text(section.notebook))
+def write_notebook(folder: Path, section, blocks, language: str = "en") -> None:
+    """The released notebook (of `language`) with each solution cell holding the student's block for that
+    name (its JSON edited as data: reading and validating it with nbformat for each of the classes' 700
+    notebooks took most of the tests' time)."""
+    notebook = json.loads(released_text(section.notebook, language))
     answers = dict(blocks)
     for cell in notebook["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
@@ -74,18 +79,20 @@ def class_plan(hows=None) -> dict[str, dict[str, list]]:
         for family, blocks in originals(section).items():
             plan.setdefault(f"{family}_original", {})[section.id] = blocks
             for how in hows:
-                disguise = DISGUISES.get(how, combined)
+                disguise = {**DISGUISES, **REWRITES}.get(how, combined)
                 plan.setdefault(f"{family}_{how.replace(' ', '-')}", {})[section.id] = disguise(blocks, graded)
     return plan
 
 
-def disguise_classes() -> dict[str, dict[str, dict[str, list]]]:
-    """One class per disguise (and one for all combined): the six originals and a copy of each under it.
-    Copies stay a minority, as in a real class: in one class of every copy, the nine students of a family
-    would share each fragment the family has, and the idiom filter would see a different class."""
-    plan = class_plan()
+def disguise_classes(hows=None) -> dict[str, dict[str, dict[str, list]]]:
+    """One class per disguise of `hows` (default: the text's, and all combined): the six originals and a copy
+    of each under it. Copies stay a minority, as in a real class: in one class of every copy, the nine
+    students of a family would share each fragment the family has, and the idiom filter would see a
+    different class."""
+    hows = HOWS if hows is None else hows
+    plan = class_plan(hows)
     return {how: {student: sections for student, sections in plan.items()
-                  if student.endswith(("_original", f"_{how.replace(' ', '-')}"))} for how in HOWS}
+                  if student.endswith(("_original", f"_{how.replace(' ', '-')}"))} for how in hows}
 
 
 def write_class(folder: Path, plan: dict[str, dict[str, list]]) -> Path:

@@ -172,7 +172,8 @@ def test_the_verb_writes_the_csv_and_the_page(class_dir, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["similarity", str(class_dir), "--out", str(out)]) == 0
     table = pd.read_csv(out / "similarity.csv")
-    assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b"]
+    assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text",
+                                   "computation"]
     assert table["similarity"].between(0, 1).all() and table["share_a"].between(0, 1).all()
     for _, group in table.groupby("section", sort=False):
         assert list(group["similarity"]) == sorted(group["similarity"], reverse=True)
@@ -295,14 +296,21 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_1(tmp_pa
 
 
 def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(classes, monkeypatch):
-    # without the normalisation (names, layout, comments, dead code as the student wrote them), the
-    # disguised copies fall among the independent pairs: the two ranking tests above would fail
+    # without the normalisation (names, layout, comments, dead code as the student wrote them) and without
+    # the computation's view, the disguised copies fall among the independent pairs: the two ranking tests
+    # above would fail
     from autograder.instructor.similarity_code import Unit
 
     def as_written(cells, graded, kept=frozenset()):
         return [Unit(cell["label"], (0, index, ""), cell["source"], cell["source"]) for index, cell in enumerate(cells)]
 
+    def as_written_units(statements, kept, graded):  # one unit per cell, as written
+        cells = {label: source for label, _, source in statements}
+        return [Unit(label, (0, index, ""), source, source) for index, (label, source) in enumerate(cells.items())]
+
     monkeypatch.setattr(similarity, "section_units", as_written)
+    monkeypatch.setattr(similarity, "units_of", as_written_units)
+    monkeypatch.setattr(similarity, "computation_fingerprints", lambda *args: set())  # the text view alone
     raw = {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
     lowest_copy = min(separation(course_scores(results))[0] for results in raw.values())
     highest_other = max(separation(course_scores(results))[1] for results in raw.values())
@@ -405,9 +413,34 @@ def test_the_chinese_page_has_no_untranslated_word(tmp_path, lang):
     out = tmp_path / "out"
     assert main(["similarity", str(tmp_path / "class"), "--out", str(out), "--lang", lang]) == 0
     page = (out / "similarity.html").read_text(encoding="utf-8")
-    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 3 * 6, "the three tables and a pair's code are on the page"
+    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 6 + 2 * 8, "the three tables and a pair's code are on the page"
     words = latin_words(page)
     if lang == "en":
         assert {"student", "share", "similarity", "sections"} <= set(words), words
     else:
         assert words == [], sorted(set(words))
+
+
+def test_a_view_without_evidence_says_so_rather_than_zero(compared, tmp_path):
+    # in 02 the reference's computation is what D also computes: an idiom of this class, so the computation's
+    # view has nothing to say about the reference's renamed copy, which the text view finds
+    result = compared["rename"][1]
+    pair = next(p for p in result.pairs if (p.student_a, p.student_b) == ("a_original", "a_rename"))
+    assert pair.text == 1.0 and pair.computation is None
+    similarity.write(compared["rename"], tmp_path, "class")
+    page = (tmp_path / "similarity.html").read_text(encoding="utf-8")
+    assert "<td>no evidence</td>" in page
+    rows = pd.read_csv(tmp_path / "similarity.csv")
+    row = rows[(rows.section == "02_softmax") & (rows.student_a == "a_original") & (rows.student_b == "a_rename")]
+    assert row["computation"].isna().all() and (row["text"] == 1.0).all()
+
+
+def test_a_section_everyone_writes_alike_is_said_to_hold_little_evidence(tmp_path):
+    # twelve students hand in the reference alike: every fragment is an idiom, no pair can be told apart
+    section = SECTIONS[0]
+    for index in range(12):
+        write_notebook(tmp_path / "class" / f"s{index:02d}", section, reference_blocks(section))
+    result = similarity.compare(discover(tmp_path / "class"), [section], jobs=1)[0]
+    assert result.carrying == {"text": 0, "computation": 0} and result.pairs == []
+    similarity.write([result], tmp_path / "out", "class")
+    assert "Little evidence in this section" in (tmp_path / "out" / "similarity.html").read_text(encoding="utf-8")

@@ -5,8 +5,8 @@
 
 CLASS_DIR is what `batch` grades (one folder per student, or an nbgrader course
 folder). For each section, every student's graded code (the code cells batch
-extracts) is normalised (similarity_code.py), the released notebook's code is
-subtracted as boilerplate, and copydetect fingerprints what is left, once per
+extracts) is normalised (similarity_code.py), the code of every release the class
+may have been given (similarity_release.py) subtracted as boilerplate, and copydetect fingerprints what is left, once per
 submission: every k-gram of the normalised text, hashed. An inverted index from
 fingerprint to submissions finds the pairs that share any fragment at all; no
 pair is compared in full. A fragment that many students of the section share
@@ -15,15 +15,22 @@ little else: idioms()) is an idiom of the exercise, not evidence, and is left ou
 the others weigh by how rare they are (log(1 + students / students sharing it)),
 so a fragment two students share counts far more than one ten share.
 
-A pair's similarity is the weighted share of the smaller side's fingerprints that
+That is the text view. The computation's view (similarity_graph.py) fingerprints
+what each graded function computes, whatever it was rewritten into, and is scored
+the same way (GRAPH_EVIDENCE); a pair's `similarity` is the text's, raised part of
+the way towards the computation's where that is higher (combined()).
+
+A view's similarity is the weighted share of the smaller side's fingerprints that
 the other side has (0 to 1), scaled down in proportion when the two share fewer
 than EVIDENCE fingerprints (one common line is not a copied section);
 `share_a`/`share_b` are the plain share of each side's fingerprints found in the
 other. Written to DIR (default ./similarity; `batch
 --similarity`: its --out folder, beside grades.csv):
 
-    similarity.csv    section, student_a, student_b, similarity, share_a, share_b: one row per pair and
-                      section at or above FLOOR, strongest first (ids spreadsheet-safe, as in grades.csv)
+    similarity.csv    section, student_a, student_b, similarity, share_a, share_b, text, computation: one row
+                      per pair and section at or above FLOOR, strongest first (ids spreadsheet-safe, as in
+                      grades.csv); text and computation are each view's similarity
+    similarity.json   the same pairs as data, every section compared into DIR so far (similarity_term.py)
     similarity.html   the pairs ranked, per section and across sections (similarity_report.py)
 
 Evidence, never a verdict: nothing here changes a score, and nothing of it goes
@@ -46,16 +53,18 @@ from autograder.core.sections import SECTIONS, Section
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _f
 from autograder.instructor.roster import discover
-from autograder.instructor.similarity_code import Unit, names_given, section_units
+from autograder.instructor.similarity_code import Unit, cleaned, names_given, section_units, units_of
+from autograder.instructor.similarity_graph import computation_fingerprints
+from autograder.instructor.similarity_release import cell_text, course_releases, released
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "student_template"  # the released notebooks: their code is everyone's
 K = 24  # characters per fingerprinted k-gram of the normalised text (a short statement)
 COMMON_SHARE, COMMON_FLOOR = 0.2, 10  # a fragment more students share than both is an idiom
 GROUP_EVIDENCE = 100  # fragments a group of students shares only among them, past which it is not an idiom
 EVIDENCE = 100  # shared fragments (about four statements) below which a pair's similarity is scaled down
+GRAPH_EVIDENCE, GRAPH_GROUP_EVIDENCE = 80, 30  # the same for the computation's fingerprints (fewer, larger)
+COMPUTATION = 0.5  # how far a computation alike raises a pair's similarity from its text's towards its own
 FLOOR = 0.2  # pairs below this similarity are left out of the CSV and the report
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 
@@ -65,6 +74,7 @@ class Submission:
     student: str
     units: list[Unit]
     hashes: object = None  # numpy int64 array: the compared text's fingerprints, sorted, without boilerplate
+    graph: object = None  # numpy int64 array: the computation's fingerprints (similarity_graph.py), sorted
 
     @property
     def shown(self) -> str:
@@ -83,6 +93,8 @@ class Pair:
     similarity: float
     share_a: float
     share_b: float
+    text: float | None = 0.0  # the text view's similarity; None: no evidence (a side holds no rare fragment)
+    computation: float | None = 0.0  # the computation's view (similarity_graph.py); None: no evidence
 
 
 @dataclass
@@ -92,6 +104,9 @@ class SectionResult:
     boilerplate: object = None  # numpy array: the released code's fingerprints
     pairs: list[Pair] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line per student left out, and why
+    earlier: str | None = None  # when an earlier run compared it (its pairs kept, no code: similarity_term.py)
+    carrying: dict[str, int] = field(default_factory=dict)  # view -> submissions with evidence enough (evidence())
+    counted: int = 0  # how many students that earlier run compared
 
     def fingerprint(self, student: str):
         """copydetect's full fingerprint of a student's code (with the positions of each fragment, for
@@ -110,30 +125,6 @@ def fingerprint(text: str, boilerplate=None):
     return CodeFingerprint("code.py", K, 1, boilerplate=boilerplate, filter=False, fp=io.StringIO(text))
 
 
-def template_code(section: Section) -> list:
-    """The code cells of the released notebook of `section` (none if it has no notebook)."""
-    path = TEMPLATE / section.notebook
-    if not path.is_file():
-        return []
-    return extract(path.name, path.read_bytes()).cells
-
-
-def released_sources(section: Section) -> frozenset[str]:
-    """The source of every code cell of the released notebook, as the notebook holds it."""
-    path = TEMPLATE / section.notebook
-    return frozenset(_cell_text(cell) for cell in _code_cells(path.read_bytes())) if path.is_file() else frozenset()
-
-
-def _code_cells(data: bytes) -> list:
-    notebook = json.loads(data)
-    return [cell for cell in notebook.get("cells", []) if isinstance(cell, dict) and cell.get("cell_type") == "code"]
-
-
-def _cell_text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(part for part in source if isinstance(part, str)) if isinstance(source, list) else str(source)
-
-
 def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
     """A notebook's bytes without the code cells the student left exactly as released (the setup,
     the given code): boilerplate, and most of the cost of extracting. Anything unreadable is left
@@ -141,7 +132,7 @@ def without_released_cells(data: bytes, released: frozenset[str]) -> bytes:
     try:
         notebook = json.loads(data)
         notebook["cells"] = [cell for cell in notebook["cells"] if not (
-            isinstance(cell, dict) and cell.get("cell_type") == "code" and _cell_text(cell) in released)]
+            isinstance(cell, dict) and cell.get("cell_type") == "code" and cell_text(cell) in released)]
         return json.dumps(notebook).encode("utf-8")
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return data
@@ -166,31 +157,42 @@ def read_code(folder: Path, section: Section, released: frozenset[str] = frozens
                                 error=f"{type(error).__name__}: {error}"))
 
 
-def section_submissions(section: Section, students: dict[str, Path], code=None) -> SectionResult:
-    """Every student's normalised code of `section`, fingerprinted once, the released code subtracted.
+def section_submissions(section: Section, students: dict[str, Path], code=None,
+                        courses: tuple[Path, ...] = ()) -> SectionResult:
+    """Every student's normalised code of `section`, fingerprinted once, the code of every release the class
+    may have been given subtracted (similarity_release.py: English, Chinese, the course's own release/).
 
     `code(student, section)` gives their extracted cells (default: read_code on their folder)."""
     import numpy as np
     from copydetect.utils import get_document_fingerprints
 
-    released = template_code(section)
-    given = names_given(released)
-    template_units = section_units(released, section.names, given)
-    stub_texts = {unit.compared for unit in template_units}
-    boilerplate = np.array(sorted(fingerprint("\n\n".join(u.compared for u in template_units)).hashes))
+    given_code = released(section, courses)
+    given = frozenset().union(*(names_given(list(cells)) for cells in given_code.cells))
+    given_graph: set[int] = set()
+    for cells in given_code.cells:
+        statements, kept = cleaned(list(cells), section.names, given)
+        given_graph |= computation_fingerprints(statements, section.names, kept)
+    per_release = [section_units(list(cells), section.names, given) for cells in given_code.cells]
+    stub_texts = {unit.compared for units in per_release for unit in units}
+    hashes = set()
+    for units in per_release:  # each release on its own: no fragment made across two of them
+        hashes.update(fingerprint("\n\n".join(unit.compared for unit in units)).hashes)
+    boilerplate = np.array(sorted(hashes))
     result = SectionResult(section, {}, boilerplate)
-    released_cells = released_sources(section)
     for student, folder in students.items():
-        extracted = code(student, section) if code else read_code(folder, section, released_cells)
+        extracted = code(student, section) if code else read_code(folder, section, given_code.sources)
         if extracted is None:
             continue
         if extracted.problem:
             result.problems.append(f"{student}: {section.id}: {extracted.problem}")
             continue
-        units = [u for u in section_units(extracted.cells, section.names, given) if u.compared not in stub_texts]
+        statements, kept = cleaned(extracted.cells, section.names, given)
+        computation = computation_fingerprints(statements, section.names, kept) - given_graph  # before units_of
+        units = [u for u in units_of(statements, kept, section.names) if u.compared not in stub_texts]
         submission = Submission(student, units)
         hashes, _ = get_document_fingerprints(submission.compared, K, 1, boilerplate)  # copydetect's, as fingerprint()
         submission.hashes = np.array(sorted(hashes), dtype=np.int64)
+        submission.graph = np.array(sorted(computation), dtype=np.int64)
         if len(submission.hashes):
             result.submissions[student] = submission
     return result
@@ -199,27 +201,28 @@ def section_submissions(section: Section, students: dict[str, Path], code=None) 
 # --------------------------------------------------------------------------- the index
 
 
-def idioms(holders: dict[int, list[int]], count: int) -> set[int]:
+def idioms(holders: dict[int, list[int]], count: int, group_evidence: int = GROUP_EVIDENCE) -> set[int]:
     """The fingerprints that are idioms of the exercise: shared by more than COMMON_SHARE of the `count`
     students, and either by more than COMMON_FLOOR of them, or by a group of students who share little else
-    (fewer than GROUP_EVIDENCE fingerprints held by exactly that group). In a class of ten an obvious line
+    (fewer than `group_evidence` fingerprints held by exactly that group). In a class of ten an obvious line
     three students wrote is an idiom; three students who copied a whole section are not."""
     widely = {value: tuple(where) for value, where in holders.items() if len(where) > COMMON_SHARE * count}
     together: dict[tuple, int] = {}
     for group in widely.values():
         together[group] = together.get(group, 0) + 1
     return {value for value, group in widely.items()
-            if len(group) > COMMON_FLOOR or together[group] < GROUP_EVIDENCE}
+            if len(group) > COMMON_FLOOR or together[group] < group_evidence}
 
 
-def rare_fingerprints(submissions: list[Submission]) -> tuple[dict[int, list[int]], dict[int, float]]:
-    """(fingerprint -> the submissions holding it, fingerprint -> its weight), idioms left out."""
+def rare_fingerprints(hashes: list, group_evidence: int = GROUP_EVIDENCE) -> tuple[dict[int, list[int]], dict[int, float]]:
+    """(fingerprint -> the submissions holding it, fingerprint -> its weight), idioms left out; `hashes`: each
+    submission's fingerprints."""
     holders: dict[int, list[int]] = {}
-    for index, submission in enumerate(submissions):
-        for value in submission.hashes.tolist():
+    for index, held in enumerate(hashes):
+        for value in held.tolist():
             holders.setdefault(value, []).append(index)
-    count = len(submissions)
-    common = idioms(holders, count)
+    count = len(hashes)
+    common = idioms(holders, count, group_evidence)
     rare = {value: where for value, where in holders.items() if value not in common}
     weights = {value: math.log(1 + count / len(where)) for value, where in rare.items()}
     return rare, weights
@@ -245,49 +248,97 @@ def shared_weights(rare: dict[int, list[int]], weights: dict[int, float], count:
     return pairs, np.bincount(inverse, weights=values), np.bincount(inverse)
 
 
+@dataclass
+class View:
+    """One view's scores of a section's pairs: pair key a * count + b -> its similarity, and each side's
+    rare fingerprints shared with the other (for the text view's shares)."""
+    similarity: dict[int, float]
+    shared: dict[int, int]
+    sizes: list[int]
+
+
+def view_scores(hashes: list, evidence: int, group_evidence: int) -> View:
+    """Each pair's weighted share of the smaller side's rare fingerprints that the other holds, scaled down in
+    proportion where the two share fewer than `evidence` of them (too little code to tell)."""
+    count = len(hashes)
+    rare, weights = rare_fingerprints(hashes, group_evidence)
+    totals = [sum(weights.get(value, 0.0) for value in held.tolist()) for held in hashes]
+    sizes = [sum(1 for value in held.tolist() if value in rare) for held in hashes]
+    keys, shared, matched = shared_weights(rare, weights, count)
+    scores, numbers = {}, {}
+    for key, weight, number in zip(keys.tolist(), shared.tolist(), matched.tolist()):
+        a, b = divmod(key, count)
+        smaller = min(totals[a], totals[b])
+        scores[key] = min(weight / smaller * min(1.0, number / evidence), 1.0) if smaller > 0 else 0.0
+        numbers[key] = number
+    return View(scores, numbers, sizes)
+
+
+def combined(text: float, computation: float) -> float:
+    """A pair's similarity: never below its text's; a computation alike raises it, in part only (COMPUTATION
+    of the way), since independent hands often compute a short exercise alike and the text can still tell
+    them apart."""
+    return max(text, COMPUTATION * computation + (1 - COMPUTATION) * text)
+
+
 def score_pairs(result: SectionResult) -> list[Pair]:
-    """Every pair of the section at or above FLOOR, strongest first (ties: by the ids)."""
+    """Every pair of the section at or above FLOOR in either view, strongest first (ties: by the ids): its
+    similarity is the stronger of the text's and the computation's."""
+    import numpy as np
+
     submissions = [result.submissions[name] for name in sorted(result.submissions)]
     count = len(submissions)
     if count < 2:
         return []
-    rare, weights = rare_fingerprints(submissions)
-    totals = [sum(weights.get(value, 0.0) for value in s.hashes.tolist()) for s in submissions]
-    sizes = [sum(1 for value in s.hashes.tolist() if value in rare) for s in submissions]
-    keys, shared, matched = shared_weights(rare, weights, count)
+    text = view_scores([s.hashes for s in submissions], EVIDENCE, GROUP_EVIDENCE)
+    graph = view_scores([s.graph if s.graph is not None else np.zeros(0, dtype=np.int64) for s in submissions],
+                        GRAPH_EVIDENCE, GRAPH_GROUP_EVIDENCE)
+    result.carrying = {"text": sum(size >= EVIDENCE for size in text.sizes),
+                       "computation": sum(size >= GRAPH_EVIDENCE for size in graph.sizes)}
     pairs = []
-    for key, weight, number in zip(keys.tolist(), shared.tolist(), matched.tolist()):
+    for key in sorted(set(text.similarity) | set(graph.similarity)):
         a, b = divmod(key, count)
-        smaller = min(totals[a], totals[b])
-        # the weighted share of the smaller side, less where the two share too little code to tell
-        similarity = weight / smaller * min(1.0, number / EVIDENCE) if smaller > 0 else 0.0
+        by_text, by_graph = text.similarity.get(key, 0.0), graph.similarity.get(key, 0.0)
+        similarity = combined(by_text, by_graph)
         if similarity >= FLOOR:
+            number = text.shared.get(key, 0)
             pairs.append(Pair(result.section.id, submissions[a].student, submissions[b].student,
-                              round(min(similarity, 1.0), 4), round(number / max(sizes[a], 1), 4),
-                              round(number / max(sizes[b], 1), 4)))
+                              round(similarity, 4), round(number / max(text.sizes[a], 1), 4),
+                              round(number / max(text.sizes[b], 1), 4), evidence(by_text, text, a, b),
+                              evidence(by_graph, graph, a, b)))
     return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
 
 
-def compare_section(section: Section, students: dict[str, Path], code=None) -> SectionResult:
-    result = section_submissions(section, students, code)
+def evidence(value: float, view: View, a: int, b: int) -> float | None:
+    """A view's figure for a pair, or None where it has no evidence: one side holds no fragment that is not an
+    idiom of the class (a short correct function many hands write alike), so 0 would claim a difference."""
+    return None if min(view.sizes[a], view.sizes[b]) == 0 else round(value, 4)
+
+
+def compare_section(section: Section, students: dict[str, Path], code=None,
+                    courses: tuple[Path, ...] = ()) -> SectionResult:
+    result = section_submissions(section, students, code, courses)
     result.pairs = score_pairs(result)
     return result
 
 
-def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None) -> list[SectionResult]:
+def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None,
+            courses: tuple[Path, ...] = ()) -> list[SectionResult]:
     """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
-    one per CPU) when the students' code is read from their folders."""
+    one per CPU) when the students' code is read from their folders. `courses`: the release/ folders of
+    the class's nbgrader course (similarity_release.course_releases), whose code is given too."""
     import threading
 
     jobs = min(jobs or os.cpu_count() or 1, len(sections))
     if jobs < 2 or code is not None or threading.active_count() > 1:  # forking a threaded process is unsafe
-        return [compare_section(section, students, code) for section in sections]
+        return [compare_section(section, students, code, courses) for section in sections]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # forked: the children start with the grader imported, and read only files (no student code runs)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(compare_section, sections, [students] * len(sections)))
+        return list(pool.map(compare_section, sections, [students] * len(sections), [None] * len(sections),
+                             [courses] * len(sections)))
 
 
 # --------------------------------------------------------------------------- output
@@ -299,15 +350,20 @@ def csv_text(results: list[SectionResult]) -> str:
 
     rows = [{"section": p.section, "student_a": spreadsheet_safe(p.student_a),
              "student_b": spreadsheet_safe(p.student_b), "similarity": p.similarity,
-             "share_a": p.share_a, "share_b": p.share_b} for r in results for p in r.pairs]
-    columns = ["section", "student_a", "student_b", "similarity", "share_a", "share_b"]
+             "share_a": p.share_a, "share_b": p.share_b, "text": p.text, "computation": p.computation}
+            for r in results for p in r.pairs]
+    columns = ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text", "computation"]
     return pd.DataFrame(rows, columns=columns).to_csv(index=False)
 
 
 def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, Path]:
+    """The report of `results` joined with the sections earlier runs compared into `out` (similarity_term.py)."""
     from autograder.instructor.similarity_report import render
+    from autograder.instructor.similarity_term import joined, record
 
     out.mkdir(parents=True, exist_ok=True)
+    results = joined(results, out, Pair, SectionResult)
+    record(results, out)
     # "replace": a lone surrogate a notebook's JSON may hold is written as "?"
     write_bytes_atomically(out / CSV_NAME, csv_text(results).encode("utf-8", "replace"))
     write_bytes_atomically(out / HTML_NAME, render(results, source).encode("utf-8", "replace"))
@@ -320,7 +376,7 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sec
     if not students:
         raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
                             folder=class_dir))
-    results = compare(students, sections)
+    results = compare(students, sections, courses=course_releases(class_dir))
     for result in results:
         for problem in result.problems:
             logger.warning(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]))

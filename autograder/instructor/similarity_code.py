@@ -337,10 +337,20 @@ def _cleaned(parsed: list, aliases: dict[str, str], kept: frozenset[str]) -> lis
 
 def section_units(cells: list, graded: tuple[str, ...], kept: frozenset[str] = frozenset()) -> list[Unit]:
     """The units of a section's extracted code cells (core.extract), in canonical order."""
+    return units_of(*cleaned(cells, graded, kept), graded)
+
+
+def cleaned(cells: list, graded: tuple[str, ...], kept: frozenset[str] = frozenset()) -> tuple[list, frozenset[str]]:
+    """((label, top-level statement or None, source) of the section's code cleaned, the names kept as they are):
+    what both the text view (units_of) and the computation's view (similarity_graph.py) read."""
     parsed = _parse(cells)
     aliases = import_aliases([tree for _, tree, _ in parsed if tree is not None])
     kept = kept | frozenset(graded) | {name.split(".")[0] for name in aliases.values()} | MODULES
-    statements = _cleaned(parsed, aliases, kept)
+    return _cleaned(parsed, aliases, kept), kept
+
+
+def units_of(statements: list, kept: frozenset[str], graded: tuple[str, ...]) -> list[Unit]:
+    """The units of cleaned statements, in canonical order (their trees are changed: read them before)."""
     helpers = small_helpers([node for _, node, _ in statements if node is not None], frozenset(graded))
     units = []
     for label, node, source in statements:

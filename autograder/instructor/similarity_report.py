@@ -137,7 +137,13 @@ def pair_detail(result, pair, index: int) -> str:
 
 
 # the tables' column headers, translated where the page is written
-PAIR_COLUMNS = ("#", N_("student A"), N_("student B"), N_("similarity"), N_("share of A"), N_("share of B"))
+PAIR_COLUMNS = ("#", N_("student A"), N_("student B"), N_("similarity"), N_("share of A"), N_("share of B"),
+                N_("text"), N_("computation"))
+NO_EVIDENCE = N_("no evidence")  # a view where one side holds only what the class writes alike
+
+
+def view_figure(value) -> str:
+    return html.escape(_(NO_EVIDENCE)) if value is None else f"{value:.2f}"
 COURSE_COLUMNS = ("#", N_("student A"), N_("student B"), N_("sections"), N_("sum of similarities"),
                   N_("each section"))
 
@@ -153,7 +159,8 @@ def pair_table(pairs, link: bool) -> str:
         number = f'<a href="#{anchor(pair.section, pair.student_a, pair.student_b)}">{index}</a>' \
             if link and index <= DETAILED else str(index)
         rows.append(f"<tr><td>{number}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
-                    f"<td>{pair.similarity:.2f}</td><td>{pair.share_a:.0%}</td><td>{pair.share_b:.0%}</td></tr>")
+                    f"<td>{pair.similarity:.2f}</td><td>{pair.share_a:.0%}</td><td>{pair.share_b:.0%}</td>"
+                    f"<td>{view_figure(pair.text)}</td><td>{view_figure(pair.computation)}</td></tr>")
     return '<table class="data">' + "".join(rows) + "</table>" if pairs else "<p>" + _("No pair above the floor.") + "</p>"
 
 
@@ -177,12 +184,34 @@ def course_table(pairs: list[CoursePair], detailed: set) -> str:
     return '<table class="data">' + "".join(rows) + "</table>"
 
 
+def separating(result) -> str:
+    """Whether this section's code can tell a copy in this class: how many submissions hold enough code that
+    the class does not write alike, in each view (SectionResult.carrying)."""
+    count = len(result.submissions)
+    text, computation = result.carrying.get("text", 0), result.carrying.get("computation", 0)
+    if count and 2 * max(text, computation) < count:
+        return '<p class="note">' + _f(
+            "Little evidence in this section: only {text} of {count} submissions (text) and {computation} "
+            "(computation) hold enough code that the class does not write alike. A copy here can look like "
+            "independent work and the other way round; rely on the other sections.",
+            text=text, computation=computation, count=count) + "</p>"
+    return "<p>" + _f("{text} of {count} submissions (text) and {computation} (computation) hold enough code "
+                      "that the class does not write alike to tell a copy.", text=text, computation=computation,
+                      count=count) + "</p>"
+
+
 def section_html(result) -> list[str]:
     section = result.section
-    parts = [f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(_(section.title))}</h2>',
+    heading = f'<h2 id="s-{html.escape(section.id)}">{html.escape(section.id)}: {html.escape(_(section.title))}</h2>'
+    if result.earlier:  # kept from an earlier run into this folder: its pairs, not its code
+        return [heading, "<p>" + _f("Compared by an earlier run ({when}): {submissions} submissions, {pairs} "
+                                    "pair(s) at or above the floor; run it again to see the code.",
+                                    when=html.escape(result.earlier), submissions=result.counted,
+                                    pairs=len(result.pairs)) + "</p>", pair_table(result.pairs, link=False)]
+    parts = [heading,
              "<p>" + _f("{submissions} submissions compared; {pairs} pair(s) at or above the floor.",
                         submissions=len(result.submissions), pairs=len(result.pairs)) + "</p>",
-             pair_table(result.pairs, link=True)]
+             separating(result), pair_table(result.pairs, link=True)]
     if result.problems:
         parts.append("<p>" + _("Left out:") + "</p><ul>" + "".join(f"<li>{html.escape(p.splitlines()[0])}</li>"
                                                       for p in result.problems) + "</ul>")
@@ -207,7 +236,7 @@ def render(results, source: str) -> str:
         f'<p class="note">{html.escape(_(MEANING))}</p>',
         '<h2 id="course">' + _("Across sections: pairs alike in several sections") + "</h2>",
         course_table(course_pairs(results), {(p.section, p.student_a, p.student_b)
-                                             for r in results for p in r.pairs[:DETAILED]})]
+                                             for r in results if not r.earlier for p in r.pairs[:DETAILED]})]
     for result in results:
         body += section_html(result)
     body += ["</body>", "</html>"]

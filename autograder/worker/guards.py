@@ -64,7 +64,9 @@ def _wrap(api, original):
 class _BlockAnswers(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname.split(".")[0] in BLOCKED_PACKAGES:
-            raise ImportError(f"{fullname} cannot be imported while grading")
+            error = ImportError(f"{fullname} cannot be imported while grading", name=fullname)
+            error.blocked_while_grading = True  # the trusted side words it (core/failures.py), from the name
+            raise error
         return None
 
 

@@ -41,6 +41,10 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not argparse's usage dump
         raise UsageError(message)
 
+    def format_help(self):
+        """argparse's help, each group's heading ended as its language ends one (argparse writes ':')."""
+        return argparse_words.headed(super().format_help())
+
 
 def build_parser() -> Parser:
     """Every verb's parser; each sets `main`, the function that runs it (no dispatch on names)."""
@@ -139,12 +143,14 @@ def spoken_early(typed: list[str]) -> None:
     """Before the command line is parsed (its --help, its errors): speak its --lang, else the environment's,
     else that of the notebooks in the current folder (a student's `check`); a code the grader does not know
     is left for choose_language to name, after the parse."""
-    flag = next((value for index, value in enumerate(typed[:-1]) if typed[index] == "--lang"), None)
+    flag = next((typed[index + 1] for index in range(len(typed) - 1) if typed[index] == "--lang"), None)
     flag = flag or next((item.split("=", 1)[1] for item in typed if item.startswith("--lang=")), None)
-    try:
-        i18n.set_language(i18n.resolve(flag, None if flag else folder_language(Path.cwd())))
-    except i18n.LanguageError:
-        pass
+    for explicit in dict.fromkeys((flag, None)):  # a flag naming no language: argparse says so, in the next one
+        try:
+            i18n.set_language(i18n.resolve(explicit, None if explicit else folder_language(Path.cwd())))
+            return
+        except i18n.LanguageError:
+            continue
 
 
 def choose_language(args, notebook_language: str | None = None) -> None:

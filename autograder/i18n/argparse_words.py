@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 from contextlib import contextmanager
 
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, _f
 
+# i18n: argparse's headings of a command's help
+HEADINGS = (N_("positional arguments"), N_("options"), N_("optional arguments"))
 WORDS = (
     # i18n: argparse's usage line begins with this (keep the space at its end)
     N_("usage: "),
-    # i18n: argparse's headings of a command's help
-    N_("positional arguments"), N_("options"), N_("optional arguments"),
+    *HEADINGS,
     # i18n: the help of -h/--help
     N_("show this help message and exit"),
     # i18n: argparse's errors; %s and %(name)s are filled in by argparse (an option, a value, a list)
@@ -37,6 +38,15 @@ WORDS = (
     N_("invalid %(type)s value: %(value)r"),
     N_("invalid choice: %(value)r (choose from %(choices)s)"),
 )
+
+
+def headed(help_text: str) -> str:
+    """argparse's help with its headings' colons as the current language writes them ("选项：", not "选项:"):
+    argparse ends a heading with ':' itself, outside the words it translates."""
+    for title in map(_, HEADINGS):
+        # i18n: a heading of a command's help, e.g. "options:"
+        help_text = help_text.replace(f"\n{title}:\n", "\n" + _f("{title}:", title=title) + "\n")
+    return help_text
 
 
 def _plural(singular: str, plural: str, count: int) -> str:

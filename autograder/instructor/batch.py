@@ -330,7 +330,6 @@ def add_verbs(verbs) -> None:
                        help=_("grade again even the unchanged submissions; with --gradebook, also replace the scores "
                             "nbgrader's autograde wrote after this grader's"))
     batch.add_argument("--shard", help=_("grade only shard K of N (K/N) of the sorted students"))
-    # i18n: a verb, as in "grade only these sections"
     add_selection_flags(batch, N_("grade"))
     batch.add_argument("--student-timeout", type=float, default=900.0,
                        help=_("seconds one student's whole grading may take (default %(default)s)"))

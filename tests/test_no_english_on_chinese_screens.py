@@ -191,3 +191,23 @@ def test_the_chinese_grader_says_no_english_sentence(grader_screens):
     assert "通过" in shown["check"] and "用法：" in shown["check --help"] and "无法识别的参数" in shown["a bad argument"]
     assert "有公开检查未通过" in shown["the github verdict"]
     assert "全部检查" in shown["grade --section report.html"]  # the notice after --section names the earlier run's kind
+
+
+def test_a_blocked_import_is_said_in_chinese():
+    """A notebook that imports the grader or the reference while graded: the worker sends the package's name
+    (data), the trusted side words it; its English exception text never reaches a Chinese screen."""
+    from autograder import i18n
+    from autograder.core.failures import worker_message
+    from autograder.worker.guards import _BlockAnswers
+    from autograder.worker.student_code import describe_error
+
+    with pytest.raises(ImportError) as raised:
+        _BlockAnswers().find_spec("solutions.multihead")
+    described = describe_error(raised.value)
+    i18n.set_language("zh")
+    try:
+        said = worker_message(described)
+    finally:
+        i18n.set_language("en")
+    assert said == "评分时不能导入 solutions.multihead" and english_sentences(said) == []
+    assert worker_message(described) == "solutions.multihead cannot be imported while grading"

@@ -198,11 +198,11 @@ def test_a_blocked_import_is_said_in_chinese():
     (data), the trusted side words it; its English exception text never reaches a Chinese screen."""
     from autograder import i18n
     from autograder.core.failures import worker_message
-    from autograder.worker.guards import _BlockAnswers
+    from autograder.worker.guards import BlockAnswers
     from autograder.worker.student_code import describe_error
 
     with pytest.raises(ImportError) as raised:
-        _BlockAnswers().find_spec("solutions.multihead")
+        BlockAnswers().find_spec("solutions.multihead")
     described = describe_error(raised.value)
     i18n.set_language("zh")
     try:

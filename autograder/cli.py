@@ -29,9 +29,9 @@ from autograder import i18n
 from autograder.core.options import add_device_flag, add_language_flag, add_limit_flags, limits_from, resolve_device
 from autograder.core.not_graded import (COMMAND_LINE, GRADER_FAILED, NO_SANDBOX, SUBMISSION, VISIBLE_CHECKS_ONLY,
                                         NotGraded)
-from autograder.core.submission import UsageError, locate, own_name, sections_named, written_language
+from autograder.core.submission import UsageError, folder_language, locate, own_name, sections_named, written_language
 from autograder.feedback.formats import FORMATS, gradescope_json, render
-from autograder.i18n import _f
+from autograder.i18n import _, _f, argparse_words
 from autograder.worker.namespaces import not_dumpable
 
 logger = logging.getLogger(__name__)
@@ -41,32 +41,36 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not argparse's usage dump
         raise UsageError(message)
 
+    def format_help(self):
+        """argparse's help, each group's heading ended as its language ends one (argparse writes ':')."""
+        return argparse_words.headed(super().format_help())
+
 
 def build_parser() -> Parser:
     """Every verb's parser; each sets `main`, the function that runs it (no dispatch on names)."""
-    parser = Parser(prog="python -m autograder", description="Grade the attention course.")
+    parser = Parser(prog="python -m autograder", description=_("Grade the attention course."))
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
 
     def grading_flags(p):
         p.add_argument("--section", action="append", metavar="ID[,ID...]",
-                       help="grade only these sections (e.g. 02_softmax, or 01_scores,02_softmax; repeatable)")
+                       help=_("grade only these sections (e.g. 02_softmax, or 01_scores,02_softmax; repeatable)"))
         add_device_flag(p)
         add_language_flag(p)
         p.add_argument("--format", default="table", choices=FORMATS)
-        p.add_argument("--output", help="write the report to this file instead of stdout")
+        p.add_argument("--output", help=_("write the report to this file instead of stdout"))
         p.add_argument("--json", type=Path, metavar="FILE",
-                       help="also write the result as JSON (--format json's: score, max_score, tests) to FILE, "
-                            "for a CI job to read, whatever --format shows")
+                       help=_("also write the result as JSON (--format json's: score, max_score, tests) to FILE, "
+                            "for a CI job to read, whatever --format shows"))
         p.add_argument("--report", type=Path, metavar="DIR",
-                       help="also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
-                            "(check writes ./feedback/ by default)")
+                       help=_("also write a feedback report with heatmaps to DIR/report.html and DIR/report.md "
+                            "(check writes ./feedback/ by default)"))
         add_limit_flags(p)
         p.set_defaults(main=grade_main)
 
-    grade = verbs.add_parser("grade", help="grade a submission with the hidden checks")
+    grade = verbs.add_parser("grade", help=_("grade a submission with the hidden checks"))
     grade.add_argument("submission", type=Path)
     grading_flags(grade)
-    check = verbs.add_parser("check", help="self-check: run the visible checks on your notebooks")
+    check = verbs.add_parser("check", help=_("self-check: run the visible checks on your notebooks"))
     check.add_argument("submission", type=Path, nargs="?", default=Path("."))
     grading_flags(check)
 
@@ -85,10 +89,10 @@ def add_verbosity_flags(parser) -> None:
     """-v / -q: how much of the progress and diagnostics is shown (never the results)."""
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
-                          help="also show the details: the sandbox's layers and limits (a self-check's too), "
-                               "a grader error's whole traceback")
+                          help=_("also show the details: the sandbox's layers and limits (a self-check's too), "
+                               "a grader error's whole traceback"))
     loudness.add_argument("-q", "--quiet", action="store_true",
-                          help="show only the results, warnings and errors: no progress lines")
+                          help=_("show only the results, warnings and errors: no progress lines"))
 
 
 class CurrentStderr(logging.StreamHandler):
@@ -133,6 +137,20 @@ def configure_logging(level: int):
 # the instructor's verbs whose output people read, besides grade and check
 SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck",
                               "classroom-roster")
+
+
+def spoken_early(typed: list[str]) -> None:
+    """Before the command line is parsed (its --help, its errors): speak its --lang, else the environment's,
+    else that of the notebooks in the current folder (a student's `check`); a code the grader does not know
+    is left for choose_language to name, after the parse."""
+    flag = next((typed[index + 1] for index in range(len(typed) - 1) if typed[index] == "--lang"), None)
+    flag = flag or next((item.split("=", 1)[1] for item in typed if item.startswith("--lang=")), None)
+    for explicit in dict.fromkeys((flag, None)):  # a flag naming no language: argparse says so, in the next one
+        try:
+            i18n.set_language(i18n.resolve(explicit, None if explicit else folder_language(Path.cwd())))
+            return
+        except i18n.LanguageError:
+            continue
 
 
 def choose_language(args, notebook_language: str | None = None) -> None:
@@ -199,8 +217,11 @@ def main(argv=None) -> int:
     not_dumpable()  # before anything secret is read: the hidden checks, a token in the environment
     undo_logging = None
     try:
-        args = build_parser().parse_args(argv)
-        args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `batch` tells how to resume
+        typed = list(sys.argv[1:] if argv is None else argv)
+        spoken_early(typed)  # the help and argparse's own errors in the language the command line asks for
+        with argparse_words.speaking():
+            args = build_parser().parse_args(typed)
+        args.argv = typed  # as typed: `batch` tells how to resume
         undo_logging = configure_logging(level_of(args))
         choose_language(args)
         return args.main(args)

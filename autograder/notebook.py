@@ -274,7 +274,8 @@ def show_error(shell, kind, error, tb, tb_offset=None):
     evidence = {"transposed_dims": transposed_dims(line, last_student_frame(tb, student_label))}
     hint = hint_for(kind.__name__, str(error), line, evidence)
     if hint:
-        print(_("Hint:"), hint.say(line, evidence), file=sys.stderr)
+        # i18n: the hint line under a traceback in Jupyter (one line: "Hint: " then the hint)
+        print(_f("Hint: {hint}", hint=hint.say(line, evidence)), file=sys.stderr)
 
 
 def _install_display() -> None:

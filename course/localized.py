@@ -49,6 +49,7 @@ from course.builder.layout import HELPER_NAME, LANGUAGES, NBGRADER_CONFIG, READM
 from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
 from course.builder.outputs import BuildResult
+from course.builder.reference import STUB_LINES
 from course.builder.quoted import GRADER_CATALOGUES, quoted_values, stand_in_line  # core.po words the sections' titles
 from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.builder.readme import TABLE_WORDS, notebook_table
@@ -169,6 +170,11 @@ def table_messages() -> list[Message]:
 
 SECTION_NOTE = Message(f"{README}/section note", ENGLISH_SECTION_NOTE,
                        "note under the README's title, in a folder released through nbgrader")
+# nbgrader's code stub as the course's configuration writes it (a Python literal: "\n" between its lines)
+ENGLISH_STUB = "\\n".join(STUB_LINES)
+CODE_STUB = Message("nbgrader_config.py/code_stub", STUB_LINES[0],
+                    "the comment nbgrader puts in every task cell, above raise NotImplementedError()")
+STUB_COMMENT = re.compile(r"# [^\"'\\\n]+")  # one comment line, nothing that would end the config's literal
 
 
 def readme_messages(root: Path = ROOT) -> list[Message]:
@@ -198,6 +204,18 @@ def helper_messages(root: Path = ROOT) -> list[Message]:
     return [helper_message(word) for word in english_words(helper_text(root))]
 
 
+def language_config(english_config: str, lang: str, cat: catalogue.Catalogue) -> str:
+    """The course's nbgrader configuration for `lang`: its own course id, and the code stub nbgrader
+    writes in every task cell with its comment in `lang` (a Chinese student reads 在这里写你的代码)."""
+    if ENGLISH_STUB not in english_config:
+        raise LocalizationError(f"{NBGRADER_CONFIG}: the code stub {ENGLISH_STUB!r} is missing")
+    comment = cat.lookup(CODE_STUB)
+    if not STUB_COMMENT.fullmatch(comment):
+        raise LocalizationError(f"{cat.rel}: {CODE_STUB.context}: {comment!r} must be one comment line, '# ...'")
+    config = english_config.replace(COURSE_ID_LINE, COURSE_ID_LINE[:-1] + f'-{lang}"')
+    return config.replace(ENGLISH_STUB, "\\n".join((comment, *STUB_LINES[1:])))
+
+
 def language_helper(english_helper: str, lang: str, cat: catalogue.Catalogue) -> str:
     """The plotting helper with its words in `cat`'s language."""
     return translated_helper(english_helper, lang, lambda word: cat.lookup(helper_message(word)))
@@ -206,7 +224,7 @@ def language_helper(english_helper: str, lang: str, cat: catalogue.Catalogue) ->
 def english_messages(root: Path = ROOT, sources=None) -> list[Message]:
     """Every prose unit of the course, in the order a reader meets it."""
     return (notebook_messages(sources if sources is not None else english_sources(root)) + readme_messages(root)
-            + helper_messages(root))
+            + helper_messages(root) + [CODE_STUB])
 
 
 # --------------------------------------------------------------------------- one language
@@ -280,8 +298,8 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
         except catalogue.MissingTranslation as missing:
             raise LocalizationError(f"the {lang} notebooks are not written: {len(missing.problems)} unit(s) "
                                    "without a translation:\n  " + "\n  ".join(missing.problems)) from None
-        result.files[CONFIG.format(lang=lang)] = english_config.replace(
-            COURSE_ID_LINE, COURSE_ID_LINE[:-1] + f'-{lang}"')
+        config = language_config(english_config, lang, cat)
+        result.files[CONFIG.format(lang=lang)] = config
         readme = translated_readme(cat, root)
         helper = language_helper(english_helper, lang, cat)
         template = TEMPLATE_DIR.format(lang=lang)
@@ -291,7 +309,7 @@ def add_languages(result: BuildResult, sources: dict, root: Path = ROOT) -> None
             result.blobs[f"{template}/grader/{Path(rel).name}"] = data
         translated = {sid: translated_notebook(nb, sid, cat, lang, root) for sid, nb in sources.items()}
         try:
-            released = release(translated, root)
+            released = release(translated, root, config)
         except BuildError as error:
             raise LocalizationError(f"the {lang} notebooks: {error}") from None
         for section in SECTIONS:

@@ -191,9 +191,10 @@ PICTURE_WORDS = ("title", "labels")  # the keywords of show_weights(...) that ho
 
 
 def _shown_strings(node: ast.Call) -> list[ast.expr]:
-    """The strings a call shows: print's first argument; show_weights's title= and labels=[...]."""
+    """The strings a call shows: print's first argument, an exception's message (ValueError("...")), what a
+    student reads when the provided code refuses an input; show_weights's title= and labels=[...]."""
     name = node.func.id if isinstance(node.func, ast.Name) else None
-    if name == "print":
+    if name == "print" or name and name.endswith(("Error", "Exception")):
         return node.args[:1]
     if name == "show_weights":
         values = [keyword.value for keyword in node.keywords if keyword.arg in PICTURE_WORDS]

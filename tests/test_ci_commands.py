@@ -416,7 +416,7 @@ def test_github_student_workflow_is_red_when_the_self_check_cannot_run(tmp_path,
     assert outcomes["Upload the feedback report"] == "success"  # ran, found no report, warned
     assert outcomes["Every visible check passes"] == "failure"
     assert f"::error title=Self-check could not run::{says}" in result["log"]
-    assert says in summary.read_text(encoding="utf-8")
+    assert says in summary.read_text(encoding="utf-8") and "自检无法运行" in summary.read_text(encoding="utf-8")
     assert not SCORE_LINE.search(summary.read_text(encoding="utf-8"))
     assert not any(artifacts.iterdir())
 
@@ -433,11 +433,14 @@ def test_github_student_workflow_judges_a_chinese_push_as_an_english_one(tmp_pat
     assert CHINESE_SCORE_LINE in text and not SCORE_LINE.search(text) and "could not run" not in text
     score, best = json_score(tmp_path / student)
     assert_visible_score(student, score, best)
+    # the verdict in Chinese too: the same sentences, from the grader's catalogue
     if student == "alice":
-        assert f"::notice title=Self-check::{score:g} / {best:g}: every visible check passes" in result["log"]
+        assert f"::notice title=自检::{score:g} / {best:g}：所有公开检查都通过了" in result["log"]
     else:
-        verdict = f"{score:g} / {best:g}: some visible checks fail, so this commit is red"
-        assert f"::error title=Visible checks fail::{verdict}" in result["log"]
+        verdict = f"{score:g} / {best:g}：有公开检查未通过，所以这次提交标为红色"
+        assert f"::error title=公开检查未通过::{verdict}" in result["log"]
+        assert text.rstrip().endswith("完整的报告在工件 feedback-ubuntu-latest 中。**")
+    assert "visible check" not in result["log"]
 
 
 def test_github_os_matrix_asserts_the_examples_scores(tmp_path):
@@ -637,9 +640,11 @@ def test_gitlab_student_pipeline_judges_a_chinese_push_as_an_english_one(tmp_pat
     assert_visible_score(student, score, best)
     percent = 100 * score / best
     last = log.rstrip().splitlines()[-3:]
-    assert f"Self-check score: {percent:.2f}% of the visible points ({score:g} / {best:g})" in last, last
-    assert last[-1] == "Every visible check passes." if student == "alice" else \
-        last[-1].startswith("Some visible checks fail, so this commit is red"), last
+    # GitLab reads the English line's number (coverage); the student reads the same line in Chinese under it
+    assert last[:2] == [f"Self-check score: {percent:.2f}% of the visible points ({score:g} / {best:g})",
+                        f"自检得分：公开检查总分的 {percent:.2f}%（{score:g} / {best:g}）"], last
+    assert last[-1] == "所有公开检查都通过了。" if student == "alice" else \
+        last[-1].startswith("有公开检查未通过，所以这次提交标为红色。"), last
     assert gitlab_coverage(job["coverage"], log) == f"{percent:.2f}"
 
 
@@ -652,7 +657,7 @@ def test_gitlab_student_pipeline_is_red_when_the_self_check_cannot_run(tmp_path,
     of the log and no score, even for alice's correct notebooks."""
     result, job, repo = gitlab_student_run(tmp_path, "alice", broken=broken)
     assert result["failed"]
-    tail = "\n".join(result["log"].rstrip().splitlines()[-2:])
-    assert says in tail, result["log"][-2000:]
+    tail = "\n".join(result["log"].rstrip().splitlines()[-3:])
+    assert says in tail and "自检无法运行" in tail, result["log"][-2000:]  # the grader's words are not there: both
     assert gitlab_coverage(job["coverage"], result["log"]) is None
     assert not (repo / "feedback").exists()

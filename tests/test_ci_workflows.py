@@ -318,8 +318,8 @@ def test_actionlint_passes_every_github_workflow():
      "pytorch"),  # a matrix axis that does not exist
     ("github-student", "(inputs.all_os ||", "(inputs.all_systems ||", "all_systems"),  # an undeclared input
     ("github-student", "steps.install.outcome", "steps.installed.outcome", "installed"),  # no such step id
-    ("github-student", "printf '\\n**%s**\\n' \"$line\" >> \"$GITHUB_STEP_SUMMARY\"",
-     "printf '\\n**%s**\\n' \"$line\" >> $GITHUB_STEP_SUMMARY", "SC2086"),  # shellcheck, through actionlint
+    ("github-student", "printf '\\n**%s**\\n\\n**%s**\\n' \"$line\" \"$zh\" >> \"$GITHUB_STEP_SUMMARY\"",
+     "printf '\\n**%s**\\n\\n**%s**\\n' \"$line\" \"$zh\" >> $GITHUB_STEP_SUMMARY", "SC2086"),  # shellcheck, through actionlint
 ])
 def test_actionlint_catches_a_broken_workflow(tmp_path, name, before, after, says):
     broken = tmp_path / FILES[name].name

@@ -2,7 +2,14 @@
 that docs/glossary.md's table "One term for one thing" lists as not to be used."""
 from __future__ import annotations
 
+import base64
+import html
+import io
+import json
 import re
+import subprocess
+import sys
+import tokenize
 from pathlib import Path
 
 from babel.messages.pofile import read_po
@@ -68,3 +75,70 @@ def test_a_variant_in_a_translation_is_found(tmp_path):
     banned = {"章节": "节", "notebook": "笔记本"}
     assert [line.split(": ", 1)[1] for line in findings(po, banned)] == [
         "'章节' (the glossary's term: 节) in '未知的章节 {s}'"]
+
+
+# ---------------------------------------------------------------- what a Chinese student reads, as shown
+# The catalogues hold each message alone; a printed label in a notebook's code and a heatmap's caption are
+# read as the build and the report put them together (a caption's {what} filled with a check's own words).
+
+ZH_NOTEBOOKS = sorted((ROOT / "student_template/zh").glob("*.ipynb"))
+SVG = re.compile(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
+SHOWN_IN_A_PICTURE = re.compile(r"<figcaption>(.*?)</figcaption>|alt=\"([^\"]*)\"|<text\b[^>]*>(.*?)</text>", re.S)
+
+
+def code_words(source: str) -> list[str]:
+    """The comments and strings of a code cell: its printed labels, its plots' titles, its comments."""
+    try:
+        return [token.string for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                if token.type in (tokenize.COMMENT, tokenize.STRING)]
+    except (tokenize.TokenError, IndentationError):
+        return [source]
+
+
+def notebook_texts() -> list[tuple[str, str]]:
+    texts = []
+    for path in ZH_NOTEBOOKS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            pieces = [source] if cell["cell_type"] == "markdown" else code_words(source)
+            texts += [(f"{path.name} {cell.get('id', '?')}", piece) for piece in pieces]
+    return texts
+
+
+def picture_texts(page: str) -> list[str]:
+    """A report's captions and alt texts, and the words drawn in its heatmaps (SVG text)."""
+    pictures = [base64.b64decode(data).decode("utf-8") for data in SVG.findall(page)]
+    return [html.unescape(next(group for group in match.groups() if group is not None))
+            for text in [page, *pictures] for match in SHOWN_IN_A_PICTURE.finditer(text)]
+
+
+def text_findings(texts: list[tuple[str, str]], banned: dict[str, str]) -> list[str]:
+    return [f"{where}: {variant!r} (the glossary's term: {term}) in {text[:80]!r}"
+            for where, text in texts for variant, term in banned.items() if uses(text, variant)]
+
+
+def test_no_chinese_notebook_prints_or_draws_a_variant():
+    assert len(ZH_NOTEBOOKS) == 7
+    found = text_findings(notebook_texts(), variants(GLOSSARY.read_text(encoding="utf-8")))
+    assert found == [], "\n".join(found)
+
+
+def test_no_heatmap_caption_of_a_chinese_report_uses_a_variant(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", str(ROOT / "examples/partial"), "--lang", "zh",
+                           "--report", str(tmp_path)], capture_output=True, text=True, encoding="utf-8", timeout=600)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    texts = picture_texts(page)
+    assert any(text.startswith("图中是") for text in texts) and "期望值" in texts, done.stderr[-2000:]  # caption, panel
+    found = text_findings([("report.html", text) for text in texts], variants(GLOSSARY.read_text(encoding="utf-8")))
+    assert found == [], "\n".join(found)
+
+
+def test_a_variant_in_a_caption_or_a_printed_label_is_found():
+    planted = ('<figure><img src="data:image/svg+xml;base64,'
+               + base64.b64encode('<svg><text x="1">批次中索引为 0 的项</text></svg>'.encode()).decode()
+               + '" alt="热力图"><figcaption>图中是章节 2 的期望值。</figcaption></figure>')
+    texts = [("report.html", text) for text in picture_texts(planted)]
+    banned = {"章节": "节", "的项": "样本"}
+    assert [line.split(": ", 1)[1][:4] for line in text_findings(texts, banned)] == ["'章节'", "'的项'"]
+    label = code_words('print("split_heads，索引为 0 的项:\\n", x)  # 批次中的各项\n')
+    assert len(text_findings([("cell", text) for text in label], {"的项": "样本", "中的各项": "样本"})) == 2

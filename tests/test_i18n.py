@@ -249,7 +249,7 @@ def test_a_chinese_message_of_the_grader_reads_as_chinese(monkeypatch):
     monkeypatch.setattr(tiers.sys, "platform", "linux")
     lines = [tiers.protection_line(None), tiers.protection_line({"layers": [{"id": "landlock_filesystem"}], "missing": []}),
              Budget(60).which(), _f("{what}: wrong values, {detail}", what="softmax(x)", detail="…")]
-    assert lines[0] == "自检：这台机器上没有沙箱：公开检查以你自己的身份运行你的代码"
+    assert lines[0] == "自检：这台机器上没有沙箱，公开检查以你自己的身份运行你的代码"
     assert lines[2] == "本节 60 秒的时间预算"
     assert [line for line in lines if english_sentence(line)] == []
 

@@ -61,8 +61,9 @@ def test_the_environment_still_chooses_the_language(monkeypatch):
 
 
 def test_a_chinese_failing_check_cell_joins_title_and_message_in_chinese():
-    """A failing check cell's line is the check's title, then its message: with a full-width colon in
-    Chinese (as the terminal table and the report join them), never ASCII ': ' beside Chinese words."""
+    """A failing check cell's line is the check's title, then its message: joined in Chinese by one
+    separator of its own, a dash (as the report's Markdown joins them), so the colons inside the
+    message are not read as a third and fourth level; never ASCII ': ' beside Chinese words."""
     from autograder import i18n
     from autograder.notebook import cell_verdict  # importing it sets the language: Chinese after it
 
@@ -72,4 +73,4 @@ def test_a_chinese_failing_check_cell_joins_title_and_message_in_chinese():
                                 ("softmax 的权重为正", None, "")])
     finally:
         i18n.set_language("en")
-    assert verdict == "softmax 得到笔记本中给出的注意力权重：softmax(x)：数值不对"
+    assert verdict == "softmax 得到笔记本中给出的注意力权重——softmax(x)：数值不对"

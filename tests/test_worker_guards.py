@@ -20,7 +20,7 @@ from worker import guards
 guards.install()
 wrapped = torch.softmax
 guards.install()
-finders = [f for f in sys.meta_path if type(f).__name__ == "_BlockAnswers"]
+finders = [f for f in sys.meta_path if type(f).__name__ == "BlockAnswers"]
 print(torch.softmax is wrapped, len(finders))
 """
 

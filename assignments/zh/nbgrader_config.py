@@ -19,6 +19,6 @@ c.CourseDirectory.feedback_directory = "feedback"
 # c.Exchange.root = "/srv/nbgrader/exchange"  # for instance
 
 # What a student sees in place of each solution region.
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.code_stub = {"python": "# 在这里写你的代码\nraise NotImplementedError()"}
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"

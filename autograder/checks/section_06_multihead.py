@@ -418,7 +418,7 @@ def test_mha_no_loop(student):
         reply = module.run(x)
         expect_output(reply.value, (2, 5, heads), f"MultiHeadAttention(4, {heads}, 6, 0.0, num_heads={heads})")
         counts[heads] = reply.ops
-    expect_no_loop(counts, "MultiHeadAttention", "heads")
+    expect_no_loop(counts, "MultiHeadAttention", N_("heads"))
 
 
 @check(0.5, "MultiHeadAttention works on any device: no tensor created on the CPU in forward", visible=True, cell="MultiHeadAttention")

@@ -225,4 +225,4 @@ def test_no_loop(student):
     counts = {}
     for num_positions in (4, 9):
         counts[num_positions] = student.run("sinusoidal_encoding", num_positions, 8).ops
-    expect_no_loop(counts, "sinusoidal_encoding", "positions")
+    expect_no_loop(counts, "sinusoidal_encoding", N_("positions"))

@@ -68,6 +68,9 @@ def worker_message(error: dict) -> str:
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
             return _f("your code tried to allocate more than the {limit} limit", limit=memory_size(limit))
         return _("your code tried to allocate more memory than the machine has")
+    if isinstance(error.get("blocked_module"), str):
+        # i18n: a package of the course (the grader, the reference solutions) that graded code may not import
+        return _f("{module} cannot be imported while grading", module=error["blocked_module"])
     return shorten(error.get("message", ""), 500)
 
 

@@ -17,39 +17,39 @@ GPU_DRIVER_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version", "/dev/kfd",
 def add_limit_flags(parser) -> None:
     """The limit flags, with the defaults of `Limits`."""
     parser.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
-                        help="seconds one call of student code may take (default %(default)s)")
+                        help=_("seconds one call of student code may take (default %(default)s)"))
     parser.add_argument("--cell-timeout", type=float, default=Limits.cell_seconds,
-                        help="seconds one notebook cell may run; a cell past it is interrupted and the rest "
-                             "of the notebook still runs, as nbgrader does (default %(default)s)")
+                        help=_("seconds one notebook cell may run; a cell past it is interrupted and the rest "
+                             "of the notebook still runs, as nbgrader does (default %(default)s)"))
     parser.add_argument("--load-timeout", type=float, default=Limits.load_seconds,
-                        help="seconds all of a notebook's cells may take to run (default %(default)s)")
+                        help=_("seconds all of a notebook's cells may take to run (default %(default)s)"))
     parser.add_argument("--memory-limit", type=float, default=Limits.memory_bytes / 1024**3,
-                        help="GiB of address space for student code (default %(default)s)")
+                        help=_("GiB of address space for student code (default %(default)s)"))
     parser.add_argument("--gpu-memory-limit", type=float, default=Limits.gpu_memory_bytes / 1024**3,
-                        help="GiB of GPU memory one worker may take with --device cuda; 0: no cap "
-                             "(default %(default)s)")
+                        help=_("GiB of GPU memory one worker may take with --device cuda; 0: no cap "
+                             "(default %(default)s)"))
     parser.add_argument("--cpu-limit", type=float, default=Limits.cpu_seconds,
-                        help="CPU seconds per section's worker (default %(default)s)")
+                        help=_("CPU seconds per section's worker (default %(default)s)"))
     parser.add_argument("--file-limit", type=float, default=Limits.file_bytes / 1024**2,
-                        help="MiB: largest file student code may write (default %(default)s)")
+                        help=_("MiB: largest file student code may write (default %(default)s)"))
     parser.add_argument("--process-limit", type=int, default=Limits.processes,
-                        help="processes student code may run (default %(default)s)")
+                        help=_("processes student code may run (default %(default)s)"))
     parser.add_argument("--section-budget", type=float, default=Limits.section_seconds,
-                        help="seconds all of one section's loading and calls may take together "
-                             "(default %(default)s)")
+                        help=_("seconds all of one section's loading and calls may take together "
+                             "(default %(default)s)"))
     parser.add_argument("--submission-budget", type=float, default=Limits.submission_seconds,
-                        help="seconds all sections of a submission may take together (default %(default)s)")
+                        help=_("seconds all sections of a submission may take together (default %(default)s)"))
     parser.add_argument("--sandbox", default="on", choices=("on", "weak", "off"),
-                        help="'on': hidden grading refuses to run where no sandbox tier holds; 'weak': "
-                             "grade anyway, every output marked; 'off': no confinement, for debugging only")
+                        help=_("'on': hidden grading refuses to run where no sandbox tier holds; 'weak': "
+                             "grade anyway, every output marked; 'off': no confinement, for debugging only"))
 
 
 def add_language_flag(parser) -> None:
     """--lang: the language of what the grader says (default: $ATTENTION_COURSE_LANG, then the
     notebook's metadata.course.language, then English; autograder/i18n.resolve)."""
     parser.add_argument("--lang", choices=tuple(LANGUAGES), default=None,
-                        help=f"language of the grader's messages (default: ${ENVIRONMENT}, then the notebook's "
-                             "metadata.course.language, then en)")
+                        help=_f("language of the grader's messages (default: ${environment}, then the notebook's "
+                                "metadata.course.language, then en)", environment=ENVIRONMENT))
 
 
 def add_device_flag(parser) -> None:

@@ -7,11 +7,12 @@ one notebook, or one Python file.
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.extract import NOT_HANDED_IN, Extracted, banned_uses, extract, tampering
+from autograder.core.extract import NOT_HANDED_IN, Extracted, banned_uses, extract, notebook_language, tampering
 from autograder.core.files import Refused, read_inside
 from autograder.core.matching import MAX_ENTRIES, MAX_NOTEBOOKS, Found, find_section, shown_name
 from autograder.core.sections import SECTIONS, Section, find
@@ -150,3 +151,19 @@ def written_language(sources: list[SectionSource]) -> str | None:
     """The language the submission's notebooks ask for (metadata.course.language of the first
     notebook that names one), or None; i18n.resolve checks the code."""
     return next((src.extracted.language for src in sources if src.extracted.language), None)
+
+
+def folder_language(folder: Path) -> str | None:
+    """The language the notebooks of `folder` named as sections (01_scores.ipynb, ...) ask for, or None:
+    read before a command line is parsed, so that a student's `check --help` and its errors speak it.
+    Nothing here is an error: a file that cannot be read or is not a notebook says nothing."""
+    for section in SECTIONS:
+        relative = f"{section.id}.ipynb"
+        try:
+            notebook = json.loads(read_inside(folder, relative))
+        except (Refused, OSError, ValueError):
+            continue
+        language = notebook_language(notebook) if isinstance(notebook, dict) else None
+        if language:
+            return language
+    return None

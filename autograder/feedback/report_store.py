@@ -21,7 +21,7 @@ import torch
 
 from autograder.core import record
 from autograder.core.results import CheckResult, GradeResult, SectionResult
-from autograder.i18n import _, _f
+from autograder.i18n import N_, _, _f
 
 DATA_NAME = "report-data.json"
 FORMAT = 2  # the data file's layout (2: each check with its id); a file of another layout is not merged
@@ -103,6 +103,20 @@ def read(folder: Path):
 
 # ---------------------------------------------------------------- merging
 
+# the kind of run a report's data records ("visible" or "all"), as the notice words it: data, worded here
+CHECK_KINDS = {
+    # i18n: the kind of an earlier run, shown as "({path}, {checks} checks)": a grade's run (every check)
+    "all": N_("all"),
+    # i18n: the kind of an earlier run, shown as "({path}, {checks} checks)": a self-check's run
+    "visible": N_("visible"),
+}
+
+
+def checks_kind(stored) -> str:
+    """The kind of run an earlier report's data records, in the reader's language ("?" if unknown)."""
+    return _(CHECK_KINDS[stored]) if stored in CHECK_KINDS else "?"
+
+
 
 def merge(result: GradeResult, folder: Path, key: dict, update: bool) -> tuple[GradeResult, list[str]]:
     """The result the report shows, and the notices about it: with `update` (a run of some sections),
@@ -123,7 +137,7 @@ def merge(result: GradeResult, folder: Path, key: dict, update: bool) -> tuple[G
                 _("the other kind of run (`check` runs the visible checks, `grade` every check)"))
         return result, [_f("The report that was in this folder was for {what} ({path}, {checks} checks): it was "
                            "replaced, not merged. This report shows only the sections of this run ({graded}).",
-                           what=what, path=earlier.get("path", "?"), checks=earlier.get("checks", "?"),
+                           what=what, path=earlier.get("path", "?"), checks=checks_kind(earlier.get("checks")),
                            graded=graded)]
     new = {s.id: s for s in result.sections}
     kept = [s for s in sections_from(data) if s.id not in new]

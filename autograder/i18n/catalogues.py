@@ -31,7 +31,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "core": ("autograder/core/*.py", "autograder/sandbox/*.py", "autograder/notebook.py"),
     "feedback": ("autograder/feedback/*.py",),
     "instructor": ("autograder/instructor/*.py",),
-    "cli": ("autograder/cli.py", "autograder/__main__.py", "autograder/i18n/__init__.py"),
+    "cli": ("autograder/cli.py", "autograder/__main__.py", "autograder/i18n/__init__.py", "autograder/i18n/argparse_words.py"),
     "checks_common": ("autograder/checks/common.py", "autograder/checks/multihead_*.py"),
     # a section's visible checks' module and its hidden checks' module
     **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",

@@ -106,10 +106,10 @@ def chosen_sections(assignment_names, section_values, path: Path | None = None) 
 def add_selection_flags(parser, what: str) -> None:
     """--assignment, --section and --assignments FILE, for a verb that grades some sections only."""
     parser.add_argument("--assignment", action="append", metavar="NAME[,NAME...]",
-                        help=f"{what} only the sections of these assignments (named in the assignments file; "
-                             "repeatable)")
+                        help=_f("{what} only the sections of these assignments (named in the assignments file; "
+                                "repeatable)", what=_(what)))
     parser.add_argument("--section", action="append", metavar="ID[,ID...]",
-                        help=f"{what} only these sections (e.g. 02_softmax, or 01_scores,02_softmax; repeatable; "
-                             "an nbgrader assignment is one section)")
+                        help=_f("{what} only these sections (e.g. 02_softmax, or 01_scores,02_softmax; repeatable; "
+                                "an nbgrader assignment is one section)", what=_(what)))
     parser.add_argument("--assignments", type=Path, metavar="FILE", default=None,
-                        help="the assignments file (default: assignments.toml at the top of the course repository)")
+                        help=_("the assignments file (default: assignments.toml at the top of the course repository)"))

@@ -66,7 +66,7 @@ from autograder.core.sections import SECTIONS
 from autograder.core.submission import UsageError, section_named
 from autograder.feedback.formats import terminal_text
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
-from autograder.i18n import _, _f, language
+from autograder.i18n import N_, _, _f, language
 from autograder.sandbox.launch import fork_path_available
 from autograder.instructor import merge as merge_verb
 from autograder.instructor.grades_table import write_table
@@ -320,28 +320,28 @@ def grade_planned(out: Path, results: dict[str, Stored], todo: list[Task], jobs:
 
 
 def add_verbs(verbs) -> None:
-    batch = verbs.add_parser("batch", help="grade every student in a folder of submissions")
-    batch.add_argument("submitted", type=Path, help="nbgrader's submitted/ folder, or one folder per student")
+    batch = verbs.add_parser("batch", help=_("grade every student in a folder of submissions"))
+    batch.add_argument("submitted", type=Path, help=_("nbgrader's submitted/ folder, or one folder per student"))
     batch.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                       help="students graded at once (default %(default)s)")
+                       help=_("students graded at once (default %(default)s)"))
     add_device_flag(batch)
-    batch.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default %(default)s)")
+    batch.add_argument("--out", type=Path, default=Path("grades"), help=_("output folder (default %(default)s)"))
     batch.add_argument("--force", action="store_true",
-                       help="grade again even the unchanged submissions; with --gradebook, also replace the scores "
-                            "nbgrader's autograde wrote after this grader's")
-    batch.add_argument("--shard", help="grade only shard K of N (K/N) of the sorted students")
-    add_selection_flags(batch, "grade")
+                       help=_("grade again even the unchanged submissions; with --gradebook, also replace the scores "
+                            "nbgrader's autograde wrote after this grader's"))
+    batch.add_argument("--shard", help=_("grade only shard K of N (K/N) of the sorted students"))
+    add_selection_flags(batch, N_("grade"))
     batch.add_argument("--student-timeout", type=float, default=900.0,
-                       help="seconds one student's whole grading may take (default %(default)s)")
+                       help=_("seconds one student's whole grading may take (default %(default)s)"))
     batch.add_argument("--gradebook", metavar="URL_OR_PATH",
-                       help="afterwards, record each student's section scores in this existing nbgrader "
-                            "gradebook (sqlite:///.../gradebook.db or its path); see autograder/instructor/gradebook.py")
+                       help=_("afterwards, record each student's section scores in this existing nbgrader "
+                            "gradebook (sqlite:///.../gradebook.db or its path); see autograder/instructor/gradebook.py"))
     batch.add_argument("--report", action="store_true",
-                       help="also write each student's feedback report (report.html, report.md) to "
-                            "OUT/feedback/<student>/, for handing back")
+                       help=_("also write each student's feedback report (report.html, report.md) to "
+                            "OUT/feedback/<student>/, for handing back"))
     batch.add_argument("--similarity", action="store_true",
-                       help="also compare the students' code, section by section: OUT/similarity.csv and "
-                            "OUT/similarity.html, for the instructor only (evidence; no score changes)")
+                       help=_("also compare the students' code, section by section: OUT/similarity.csv and "
+                            "OUT/similarity.html, for the instructor only (evidence; no score changes)"))
     add_limit_flags(batch)
     batch.set_defaults(main=main)
     merge_verb.add_verb(verbs)

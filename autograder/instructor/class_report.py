@@ -333,10 +333,10 @@ def build(folder: Path, out: Path | None = None) -> Path:
 
 
 def add_verbs(verbs) -> None:
-    verb = verbs.add_parser("report", help="class report from a batch's grades.csv and students/*.json")
+    verb = verbs.add_parser("report", help=_("class report from a batch's grades.csv and students/*.json"))
     verb.add_argument("grades", type=Path, metavar="GRADES_DIR")
-    verb.add_argument("--out", type=Path, metavar="DIR", help="where to write class_report.html "
-                      "and its CSV files (default: GRADES_DIR)")
+    verb.add_argument("--out", type=Path, metavar="DIR", help=_("where to write class_report.html "
+                      "and its CSV files (default: GRADES_DIR)"))
     verb.set_defaults(main=main)
 
 

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from autograder.core.files import write_atomically
 from autograder.core.submission import UsageError
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +84,12 @@ def roster_lines(path: Path, by: str, skipped) -> list[str]:
 
 
 def add_verbs(verbs) -> None:
-    verb = verbs.add_parser("classroom-roster", help="roster.txt (for ci/clone_roster.sh) from GitHub Classroom's "
-                            "grades export of an assignment")
-    verb.add_argument("export", type=Path, help="the assignment's grades export (CSV)")
+    verb = verbs.add_parser("classroom-roster", help=_("roster.txt (for ci/clone_roster.sh) from GitHub Classroom's "
+                            "grades export of an assignment"))
+    verb.add_argument("export", type=Path, help=_("the assignment's grades export (CSV)"))
     verb.add_argument("--by", choices=NAME_COLUMNS, default=NAME_COLUMNS[0],
-                      help="the column that names each student (default %(default)s)")
-    verb.add_argument("--out", type=Path, help="write the roster to this file (default: stdout)")
+                      help=_("the column that names each student (default %(default)s)"))
+    verb.add_argument("--out", type=Path, help=_("write the roster to this file (default: stdout)"))
     verb.set_defaults(main=main)
 
 

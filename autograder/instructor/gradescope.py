@@ -25,7 +25,7 @@ from pathlib import Path
 from autograder.core.files import write_bytes_atomically
 from autograder.core.not_graded import GRADER_FAILED, NotGraded
 from autograder.core.submission import UsageError
-from autograder.i18n import _, _f
+from autograder.i18n import N_, _, _f
 from autograder.instructor import declared
 from autograder.instructor.assignments import add_selection_flags, chosen_sections
 
@@ -176,9 +176,10 @@ def export(out: Path, section_ids: list[str] | None = None) -> int:
 
 
 def add_verbs(verbs) -> None:
-    verb = verbs.add_parser("export-gradescope", help="build the Gradescope autograder zip")
+    verb = verbs.add_parser("export-gradescope", help=_("build the Gradescope autograder zip"))
     verb.add_argument("--out", type=Path, default=Path("autograder.zip"))
-    add_selection_flags(verb, "grade")
+    # i18n: a verb, as in "grade only these sections"
+    add_selection_flags(verb, N_("grade"))
     verb.set_defaults(main=main)
 
 

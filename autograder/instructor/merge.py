@@ -13,7 +13,7 @@ from pathlib import Path
 
 from autograder.core.files import result_file_name, write_atomically
 from autograder.core.submission import UsageError
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.instructor.grades_table import write_table
 from autograder.instructor.student_files import GRADED, STUDENTS, Stored, grader_hash, read_student, write_student
 from autograder.instructor.term import assigned_to, held, in_course_order
@@ -44,7 +44,7 @@ def joined(name: str, files: list[tuple[tuple, Path, Stored]]) -> Stored:
     best-ranked file that holds it (candidates). The sections assigned are those of every file."""
     files = sorted(files, key=lambda item: item[0], reverse=True)
     chosen = {}
-    for _, path, stored in files:
+    for _time, path, stored in files:
         for section_id in held(stored):
             chosen.setdefault(section_id, (path, stored))
     used = [stored for _, _, stored in files if any(stored is kept for _, kept in chosen.values())] or [files[0][2]]
@@ -87,7 +87,7 @@ def merge(folders: list[Path], out: Path) -> int:
 
 
 def add_verb(verbs) -> None:
-    merged = verbs.add_parser("merge", help="merge the output folders of sharded batches")
+    merged = verbs.add_parser("merge", help=_("merge the output folders of sharded batches"))
     merged.add_argument("folders", type=Path, nargs="+")
     merged.add_argument("--out", type=Path, required=True)
     merged.set_defaults(main=lambda args: merge(args.folders, args.out))

@@ -33,7 +33,7 @@ from pathlib import Path
 from autograder.core.files import write_bytes_atomically
 from autograder.core.sections import CHECK_PREFIX, HIDDEN_PACKAGE
 from autograder.core.submission import UsageError
-from autograder.i18n import _f, catalogues
+from autograder.i18n import _, _f, catalogues
 from autograder.i18n.mo import mo_bytes, mo_messages
 from autograder.instructor import declared
 
@@ -240,8 +240,8 @@ def export(out_dir: Path, root: Path = ROOT) -> Path:
 
 def add_verbs(verbs) -> None:
     verb = verbs.add_parser("export-selfcheck",
-                            help="build the answer-free grader wheel students install for `check`")
-    verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the .whl into")
+                            help=_("build the answer-free grader wheel students install for `check`"))
+    verb.add_argument("--out", type=Path, required=True, metavar="DIR", help=_("folder to write the .whl into"))
     verb.set_defaults(main=main)
 
 

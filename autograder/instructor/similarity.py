@@ -51,7 +51,7 @@ from autograder.core.extract import Extracted, extract
 from autograder.core.files import Refused, read_inside, spreadsheet_safe, write_bytes_atomically
 from autograder.core.sections import SECTIONS, Section
 from autograder.core.submission import UsageError, section_file
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_code import Unit, cleaned, names_given, section_units, units_of
 from autograder.instructor.similarity_graph import computation_fingerprints
@@ -393,12 +393,12 @@ def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sec
 
 
 def add_verbs(verbs) -> None:
-    verb = verbs.add_parser("similarity", help="which students' code is alike, per section (evidence for the "
-                                               "instructor; changes no score)")
+    verb = verbs.add_parser("similarity", help=_("which students' code is alike, per section (evidence for the "
+                                               "instructor; changes no score)"))
     verb.add_argument("submitted", type=Path, metavar="CLASS_DIR",
-                      help="nbgrader's submitted/ folder, or one folder per student")
+                      help=_("nbgrader's submitted/ folder, or one folder per student"))
     verb.add_argument("--out", type=Path, default=Path("similarity"), metavar="DIR",
-                      help=f"where to write {CSV_NAME} and {HTML_NAME} (default %(default)s)")
+                      help=_f("where to write {csv} and {html} (default %(default)s)", csv=CSV_NAME, html=HTML_NAME))
     verb.set_defaults(main=main)
 
 

@@ -61,10 +61,14 @@ def _wrap(api, original):
     return watched
 
 
-class _BlockAnswers(importlib.abc.MetaPathFinder):
+class BlockAnswers(importlib.abc.MetaPathFinder):
+    """Refuses the course's own packages (the grader, the reference) to graded code, naming the package as data."""
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname.split(".")[0] in BLOCKED_PACKAGES:
-            raise ImportError(f"{fullname} cannot be imported while grading")
+            error = ImportError(f"{fullname} cannot be imported while grading", name=fullname)
+            error.blocked_while_grading = True  # the trusted side words it (core/failures.py), from the name
+            raise error
         return None
 
 
@@ -87,7 +91,7 @@ def install():
     for name in list(sys.modules):
         if name.split(".")[0] in BLOCKED_PACKAGES:
             del sys.modules[name]
-    sys.meta_path.insert(0, _BlockAnswers())
+    sys.meta_path.insert(0, BlockAnswers())
 
 
 def watching(apis):

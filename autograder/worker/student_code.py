@@ -94,6 +94,8 @@ def describe_error(error: BaseException, kind: str = "raised", locate=student_ce
     dims = transposed_dims(line, last_student_frame(error.__traceback__, locate)) if line else []
     if dims:  # the evidence for the `.T` hint: numbers, which the trusted side checks (core/hints.py)
         described["transposed_dims"] = dims
+    if getattr(error, "blocked_while_grading", False):  # a package closed to graded code: its name, as data
+        described["blocked_module"] = str(getattr(error, "name", ""))[:200]
     if is_out_of_memory(error, message):  # the limit as a number: the trusted side says it (core/failures.py)
         described.update(kind="memory", limit_bytes=memory_limit_bytes())
     return described

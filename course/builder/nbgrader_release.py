@@ -15,9 +15,11 @@ from course.builder.layout import HELPER_NAME, NBGRADER_CONFIG, ROOT, BuildError
 from course.builder.notebooks import notebook_metadata, notebook_text
 
 
-def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
+def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT,
+            config_text: str | None = None) -> dict[str, nbformat.NotebookNode]:
     """Run `nbgrader generate_assignment` on each source notebook, in a scratch copy of
-    the course directory (its gradebook and release/ never touch the repository).
+    the course directory (its gradebook and release/ never touch the repository), under the
+    course's configuration, or under `config_text` (a language's: its own code stub).
     The plotting helper sits next to each source notebook, as in assignments/source/,
     and must come out next to the released one."""
     if not sources:
@@ -28,7 +30,10 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path = ROOT) -> dic
     helper = helper_text(root)
     with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
         course_dir = Path(tmp)
-        shutil.copy(config, course_dir / "nbgrader_config.py")
+        if config_text is None:
+            shutil.copy(config, course_dir / "nbgrader_config.py")
+        else:
+            (course_dir / "nbgrader_config.py").write_text(config_text, encoding="utf-8", newline="\n")
         for section_id, nb in sources.items():
             target = course_dir / "source" / section_id / f"{section_id}.ipynb"
             target.parent.mkdir(parents=True)

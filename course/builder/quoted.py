@@ -28,7 +28,7 @@ QUOTED: dict[str, tuple[str, dict]] = {
     "check_passed": ("ok  {title}", {"title": "..."}),  # autograder/notebook.py: a passed check's line
     "not_implemented": ("{label} is not implemented yet: it still raises NotImplementedError{where}",
                         {"label": "combine_heads", "where": ""}),  # core/failures.py: a stub's failure
-    "hint": ("Hint:", {}),  # autograder/notebook.py: under an error that fits a known mistake
+    "hint": ("Hint: {hint}", {"hint": "..."}),  # autograder/notebook.py: under an error that fits a known mistake
     "picture_passed": ("passed: {what}", {"what": "..."}),  # the report's pictures of a passing check
     "cell_line": ("{cell}, line {line}", {"cell": ('the cell "{first}"', {"first": "def combine_heads(x):"}),
                                           "line": 11}),  # how a message names the student's cell

@@ -15,7 +15,7 @@ from course.builder.quoted import quoted_values, stand_in_line
 
 # The words of the table, each a unit the translators see (course/localized.py's table_messages)
 TABLE_WORDS = ("{core} notebooks, one per section, to work through in order{more}:", ", and {bonus} bonus",
-               "| notebook | section | you implement |", " (bonus)")
+               "| notebook | section | you implement |", " (bonus)", ", ")  # the last: between two names
 
 
 # The note under the title of a README that comes with one section (course/localized.py translates it)
@@ -30,12 +30,12 @@ SECTION_NOTE = (
 def notebook_table(sections: tuple[Section, ...] = SECTIONS, words=lambda text: text, title=lambda s: s.title) -> str:
     """The students' list of notebooks, from the registry: a new section appears in it by itself.
     `words` and `title` give the table's words and a section's title in the README's language."""
-    intro, bonus, header, bonus_mark = (words(text) for text in TABLE_WORDS)
+    intro, bonus, header, bonus_mark, between = (words(text) for text in TABLE_WORDS)
     core = [s for s in sections if not s.bonus]
     more = bonus.format(bonus=len(sections) - len(core)) if len(core) < len(sections) else ""
     lines = [intro.format(core=len(core), more=more), "", header, "|---|---|---|"]
     for s in sections:
-        names = ", ".join(f"`{name}`" for name in s.names)
+        names = between.join(f"`{name}`" for name in s.names)
         lines.append(f"| `{s.notebook}` | {title(s)}{bonus_mark if s.bonus else ''} | {names} |")
     return "\n".join(lines)
 

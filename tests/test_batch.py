@@ -157,7 +157,7 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
     assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: no handed-in times known, so the later graded wins
     assert list(table["01_scores"]) == [1.0, 3.0, 0.5]
     # only the sections graded are columns: one never assigned is absent, not a column of zeros
-    assert list(table.columns) == ["01_scores", "total", "max_score", "status", "sandbox"]
+    assert list(table.columns) == ["01_scores", "total", "max_score", "status", "sandbox", "handed_in"]
     # the same folders in the other order: the same choice (never the command line's order)
     done = run_cli("merge", tmp_path / "b", tmp_path / "a", "--out", tmp_path / "reversed")
     assert done.returncode == 0, done.stderr
@@ -213,7 +213,7 @@ def test_class_table_matches_grade_on_each_student(graded_class):
         row = table.loc[student]
         assert row["total"] == pytest.approx(expected["score"])
         assert row["max_score"] == pytest.approx(expected["max_score"])
-        assert list(table.columns) == [SECTION, "total", "max_score", "status", "sandbox"]
+        assert list(table.columns) == [SECTION, "total", "max_score", "status", "sandbox", "handed_in"]
         for section in [SECTION]:
             points = sum(t["score"] for t in expected["tests"] if t["tags"][0] == section)
             assert row[section] == pytest.approx(points), (student, section)

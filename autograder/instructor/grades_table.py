@@ -2,7 +2,8 @@
 DIR/index.json, which names each student's files: student_files.write_index).
 
 One row per student: a column per section assigned so far, the total, the maximum, the status
-(which says, as section ids, the sections the student did not hand in) and the sandbox tier. An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
+(which says, as section ids, the sections the student did not hand in), the sandbox tier and when
+the student last handed in a file that was graded (`handed_in`: a resubmission's time, once graded). An id that a spreadsheet would take for a formula (e.g. "=1+1") is written "'=1+1".
 """
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 from autograder.core.files import spreadsheet_safe, write_atomically
 from autograder.instructor.roster import files_status
-from autograder.instructor.student_files import Stored, write_index
+from autograder.instructor.student_files import HANDED_IN, Stored, write_index
+from autograder.instructor.submission_time import as_utc
 from autograder.instructor.term import assigned_sections
 
 GRADES = "grades.csv"
@@ -23,6 +25,16 @@ def section_scores(stored: Stored) -> dict[str, float]:
     for section in stored.grade.sections:
         scores[section.id] = scores.get(section.id, 0.0) + section.score
     return scores
+
+
+def last_handed_in(stored: Stored) -> str:
+    """When the student handed in the newest of the files their grade's sections were graded from
+    (ISO 8601, UTC, to the second; "" when no time is known)."""
+    held = {section.id for section in stored.grade.sections}
+    times = [as_utc(entry[HANDED_IN]) for section_id, entry in stored.graded.items()
+             if section_id in held and entry.get(HANDED_IN)]
+    times = [moment for moment in times if moment is not None]
+    return max(times).isoformat(timespec="seconds") if times else ""
 
 
 def not_handed_in(stored: Stored) -> list[str]:
@@ -64,8 +76,9 @@ def class_table(results: dict[str, Stored]):
         row["max_score"] = round(grade.max_score, 4)
         row["status"] = status_of(results[student])
         row["sandbox"] = grade.sandbox + (" (weak)" if grade.weak else "")
+        row["handed_in"] = last_handed_in(results[student])
         rows.append(row)
-    columns = ["student"] + section_ids + ["total", "max_score", "status", "sandbox"]
+    columns = ["student"] + section_ids + ["total", "max_score", "status", "sandbox", "handed_in"]
     return pd.DataFrame(rows, columns=columns)
 
 

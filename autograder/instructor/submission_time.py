@@ -25,6 +25,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from autograder.core.files import Refused, lexists_inside, read_inside
 from autograder.core.sections import BY_ID
@@ -59,16 +60,21 @@ def handed_in(folder: Path | None, section_id: str) -> str | None:
 
 
 def as_utc(text) -> datetime | None:
-    """A time as nbgrader ("2026-11-20 10:00:00.000000 UTC") or ISO 8601 writes it, in UTC; a time
-    without a zone is nbgrader's, which are in UTC. None when it is no time."""
-    text = str(text).strip()
-    if text.endswith(" UTC"):
-        text = text[:-4] + "+00:00"
+    """A time as nbgrader ("2026-11-20 10:00:00.000000 UTC", or a zone's name) or ISO 8601 writes it,
+    in UTC; a time without a zone is nbgrader's, which are in UTC. None when it is no time."""
+    parts = str(text).strip().split(" ")
+    zone = timezone.utc
+    if len(parts) == 3:  # nbgrader's "date time zone", the zone a name ("UTC", "Europe/Berlin")
+        try:
+            zone = timezone.utc if parts[2] in ("UTC", "Z") else ZoneInfo(parts[2])
+        except (ValueError, ZoneInfoNotFoundError):
+            return None
+        parts = parts[:2]
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(" ".join(parts).replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=zone).astimezone(timezone.utc)
 
 
 def _small_text(root: Path, relative: str) -> str | None:

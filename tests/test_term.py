@@ -245,7 +245,7 @@ def test_the_status_names_the_sections_not_handed_in_as_ids():
                 section("03_trainable_qkv", "not_handed_in", "stub"),  # handed in with a stub left: handed in
                 section("04_causal_mask", "not_handed_in")]
     stored = Stored("ann", GradeResult("ann", "cpu", sections), {})
-    assert status_of(stored) == "graded, flagged: tampering, not handed in: 01_scores 04_causal_mask"
+    assert status_of(stored) == "refused: 02_softmax (tampering), not handed in: 01_scores 04_causal_mask"
     assert status_of(Stored("ann", GradeResult("ann", "cpu", sections[2:3]), {})) == "graded"
     assert status_of(Stored("ann", GradeResult("ann", "cpu", sections), {"grader_errors": ["boom"]})) == "grader error"
 

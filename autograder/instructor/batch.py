@@ -77,6 +77,7 @@ from autograder.instructor.submission_time import handed_in
 from autograder.instructor.shards import in_shard, parse_shard, set_aside
 from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, current_sections, grader_hash,
                                                  read_student, section_hashes, student_paths, write_student)
+from autograder.instructor.unreached import nbgrader_course, say_unreached
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
                                         stored_students, the_class, to_grade)
 
@@ -364,10 +365,13 @@ def main(args) -> int:
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
     report = getattr(args, "report", False)
-    if status in (0, 1) and (report or gradebook is not None):  # this run's results, read once for both
+    reach = nbgrader_course(args.submitted, gradebook)  # nbgrader's feedback pages go back by the files' names
+    if status in (0, 1) and (report or gradebook is not None or reach):  # this run's results, read once for all
         results, folders = shard_results(args.submitted, args.out, shard)
         if report:
             write_reports(args.out, results)
+        if reach:
+            say_unreached(results, args.out, report)
         if gradebook is not None:  # a student who handed in nothing this run has nothing to record
             handed_in = {name: result for name, result in results.items() if name in folders}
             status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status, args.force)

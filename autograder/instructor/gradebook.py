@@ -66,7 +66,7 @@ from pathlib import Path
 from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import UsageError, section_file
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.instructor.autograded import AUTOGRADED, folder_name, write_autograded
 from autograder.instructor.autograded_mark import written_by_another
 from autograder.instructor.cell_scores import cell_shares
@@ -265,12 +265,20 @@ def record(gradebook, student: str, section: SectionResult, folder: Path | None,
     gradebook.db.refresh(notebook)
     after = notebook.score
     summary.manual_kept += manual
-    line = (f"{section_id} {student}: {score:g}/{maximum:g} -> {after:.4g}/{nb_max:g} in nbgrader"
-            + (" (bonus: as extra credit)" if bonus else "")
-            + (" (new submission)" if created else f" (was {before:.4g})" if abs(before - after) > 1e-9 else "")
-            + (f" (handed in again: {handed})" if submission == "moved" else ""))
+    # the line, then each remark that applies, in the batch's language (each a template of its own)
+    line = _f("{section} {student}: {score:g}/{maximum:g} -> {after:.4g}/{nb_max:g} in nbgrader", section=section_id,
+              student=student, score=score, maximum=maximum, after=after, nb_max=nb_max)
+    remarks = [_("bonus: as extra credit")] if bonus else []
+    if created:
+        remarks.append(_("new submission"))
+    elif abs(before - after) > 1e-9:
+        remarks.append(_f("was {before:.4g}", before=before))
+    if submission == "moved":
+        remarks.append(_f("handed in again: {time}", time=handed))
     if manual:
-        line += f" ({manual} manual grade(s) kept: they take precedence)"
+        remarks.append(_f("{count} manual grade(s) kept: they take precedence", count=manual))
+    for remark in remarks:
+        line = _f("{line} ({remark})", line=line, remark=remark)
     summary.written.append(line)
 
 
@@ -295,7 +303,8 @@ def record_section(gradebook, course: Path | None, student: str, section: Sectio
         return
     written = write_autograded(gradebook, course, student, section, folder)
     if written is None:
-        summary.skipped.append(f"{section.id} {student!r}: no autograded notebook (the name cannot be a folder name)")
+        summary.skipped.append(_f("{section} {student}: no autograded notebook (the name cannot be a folder name)",
+                                  section=section.id, student=repr(student)))
     else:
         summary.autograded.append(str(written))
 
@@ -304,14 +313,16 @@ def record_student(gradebook, course: Path | None, student: str, stored: Stored,
                    section_ids: list[str], summary: Recorded, force: bool = False) -> None:
     """Every section of `section_ids` that the student's stored grade holds and that was handed in."""
     if stored.grader_errors:
-        summary.skipped.append(f"{student}: grader error, nothing recorded (grade again first)")
+        summary.skipped.append(_f("{student}: grader error, nothing recorded (grade again first)", student=student))
         return
     graded = [section.id for section in stored.grade.sections]
     for section_id in section_ids:
         if section_id not in graded:
-            summary.skipped.append(f"{section_id} {student}: not graded in this result")
+            summary.skipped.append(_f("{section} {student}: not graded in this result", section=section_id,
+                                      student=student))
         elif folder is not None and section_file(folder, BY_ID[section_id]) is None:
-            summary.skipped.append(f"{section_id} {student}: no notebook handed in, nothing recorded")
+            summary.skipped.append(_f("{section} {student}: no notebook handed in, nothing recorded",
+                                      section=section_id, student=student))
         else:
             record_section(gradebook, course, student, section_of(stored, section_id), folder, summary, force,
                            stored.graded.get(section_id, {}).get(HANDED_IN))
@@ -325,8 +336,8 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     summary = Recorded()
     course = course_directory(text, folders)
     if course is None:
-        summary.skipped.append("autograded notebooks: no course directory (grade nbgrader's submitted/ folder "
-                               "or give --gradebook as the path of the course's gradebook.db)")
+        summary.skipped.append(_("autograded notebooks: no course directory (grade nbgrader's submitted/ folder "
+                                 "or give --gradebook as the path of the course's gradebook.db)"))
     gradebook = open_gradebook(text)
     try:
         for student in sorted(results):
@@ -335,7 +346,7 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     finally:
         gradebook.close()
     for line in summary.written:
-        log(f"gradebook: {line}")
+        log(_f("gradebook: {line}", line=line))
     for line in summary.skipped:
         log(_f("gradebook: skipped {line}", line=line))
     print(_f("gradebook: {written} section score(s) written, {created} submission(s) created, {kept} manual "

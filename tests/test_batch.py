@@ -219,7 +219,9 @@ def test_class_table_matches_grade_on_each_student(graded_class):
             assert row[section] == pytest.approx(points), (student, section)
     assert table.loc["alice", "total"] == table.loc["alice", "max_score"] > 0
     assert table.loc["carol", "total"] == 0
-    assert set(table["status"]) == {"graded"}  # carol's broken notebook is her zero, not a grader error
+    # carol's broken notebook is her zero, refused as unreadable: neither "graded" nor a grader error
+    assert dict(table["status"]) == {"alice": "graded", "bob": "graded",
+                                     "carol": f"refused: {SECTION} (unreadable notebook)"}
     assert set(table["sandbox"]) <= {"namespaces", "landlock"}  # never graded unconfined by default
     assert "not valid JSON" in json.loads((out / "students" / "carol.json").read_text())["output"]
 

@@ -30,7 +30,8 @@ if [ -n "${GIT_TOKEN:-}" ]; then
     header=(-c "http.$base/.extraheader=AUTHORIZATION: basic $basic")
 fi
 # DEST/.roster/STUDENT.json: the fetch time, and the commit's time (committer date, in UTC) and hash.
-# Every value is a checked student name, a date or a hex hash: nothing to quote in JSON.
+# Every value is a checked student name (no quote, backslash or control character), a date or a hex
+# hash: nothing to escape in JSON.
 record_clone() {
     local when commit
     when=$(TZ=UTC git -C "$dest/$1" log -1 --format=%cd --date=iso-strict-local 2>/dev/null) || when=""
@@ -44,9 +45,12 @@ record_clone() {
 cloned=0 failed=0
 while read -r student repository _rest; do
     case "$student" in '' | '#'*) continue ;; esac
-    if ! [[ "$student" =~ ^[A-Za-z0-9._-]+$ ]] || [[ "$student" == .* ]]; then
-        echo "clone_roster: skipping bad student name '$student'" >&2; failed=$((failed + 1)); continue
-    fi
+    # the name becomes a folder and a JSON string: letters of any script (José, 张伟), digits, . _ -;
+    # never a leading dot, a slash, a quote, a backslash, a space or a control character
+    case "$student" in
+        .* | *[/\\\"\'[:space:][:cntrl:]]*)
+            echo "clone_roster: skipping bad student name '$student'" >&2; failed=$((failed + 1)); continue ;;
+    esac
     rm -rf "${dest:?}/$student"
     rm -f "$dest/.roster/$student.json"  # a failed clone leaves no record of an earlier one
     fetched=$(date -u +%Y-%m-%dT%H:%M:%S+00:00)

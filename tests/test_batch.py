@@ -103,7 +103,7 @@ def test_every_student_is_found_in_both_layouts(tmp_path):
     assert list(discover(tmp_path)) == ["alice", "bob", "carol"]  # an nbgrader course folder
 
 
-def test_shards_split_the_sorted_class_exactly_once():
+def test_shards_split_the_class_exactly_once():
     from autograder.instructor.batch import in_shard
 
     names = [f"s{i:02d}" for i in range(11)]
@@ -154,14 +154,14 @@ def test_merge_keeps_every_student_and_writes_one_table(tmp_path):
     assert done.returncode == 0, done.stderr
     table = read_csv(tmp_path / "all")
     assert list(table.index) == ["ann", "ben", "dan"]
-    assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: the folder named last wins
+    assert list(table["total"]) == [1.0, 3.0, 0.5]  # dan: no handed-in times known, so the later graded wins
     assert list(table["01_scores"]) == [1.0, 3.0, 0.5]
     # only the sections graded are columns: one never assigned is absent, not a column of zeros
-    assert list(table.columns) == ["01_scores", "total", "max_score", "status", "sandbox"]
-    # the same folders in the other order: the choice follows the command line, not the clock
+    assert list(table.columns) == ["01_scores", "total", "max_score", "status", "sandbox", "handed_in"]
+    # the same folders in the other order: the same choice (never the command line's order)
     done = run_cli("merge", tmp_path / "b", tmp_path / "a", "--out", tmp_path / "reversed")
     assert done.returncode == 0, done.stderr
-    assert list(read_csv(tmp_path / "reversed")["total"]) == [1.0, 3.0, 2.0]
+    assert list(read_csv(tmp_path / "reversed")["total"]) == [1.0, 3.0, 0.5]
 
 
 def test_merge_prefers_a_result_without_grader_errors(tmp_path):
@@ -213,13 +213,15 @@ def test_class_table_matches_grade_on_each_student(graded_class):
         row = table.loc[student]
         assert row["total"] == pytest.approx(expected["score"])
         assert row["max_score"] == pytest.approx(expected["max_score"])
-        assert list(table.columns) == [SECTION, "total", "max_score", "status", "sandbox"]
+        assert list(table.columns) == [SECTION, "total", "max_score", "status", "sandbox", "handed_in"]
         for section in [SECTION]:
             points = sum(t["score"] for t in expected["tests"] if t["tags"][0] == section)
             assert row[section] == pytest.approx(points), (student, section)
     assert table.loc["alice", "total"] == table.loc["alice", "max_score"] > 0
     assert table.loc["carol", "total"] == 0
-    assert set(table["status"]) == {"graded"}  # carol's broken notebook is her zero, not a grader error
+    # carol's broken notebook is her zero, refused as unreadable: neither "graded" nor a grader error
+    assert dict(table["status"]) == {"alice": "graded", "bob": "graded",
+                                     "carol": f"refused: {SECTION} (unreadable notebook)"}
     assert set(table["sandbox"]) <= {"namespaces", "landlock"}  # never graded unconfined by default
     assert "not valid JSON" in json.loads((out / "students" / "carol.json").read_text())["output"]
 
@@ -286,7 +288,7 @@ def test_shards_merged_equal_the_unsharded_batch(graded_class, tmp_path):
     submitted, reference, _ = graded_class
     first = batch(submitted, tmp_path / "s1", "--shard", "1/2", "--jobs", "1")
     second = batch(submitted, tmp_path / "s2", "--shard", "2/2", "--jobs", "1")
-    assert graded_names(first.stderr) == ["alice", "carol"] and graded_names(second.stderr) == ["bob"]
+    assert graded_names(first.stderr) == ["bob", "carol"] and graded_names(second.stderr) == ["alice"]  # by hash
     done = run_cli("merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "all")
     assert done.returncode == 0, done.stderr
     assert read_csv(tmp_path / "all").equals(read_csv(reference))

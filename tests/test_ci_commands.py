@@ -302,6 +302,90 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
 
 
+# The sharded term: five students, each handing in the blank template but ben, whose first hand-in
+# is the blank 01_scores and whose fix (a later commit) is the correct one. Between the two runs ann
+# leaves the roster and ben hands in his fix. Dealt round-robin over the sorted names, ann's leaving
+# would move ben to the other shard, whose cached folder still held his first grade, and `merge`
+# would keep whichever folder it was given last.
+TERM = ("ann", "ben", "cal", "dee", "eve")
+FIRST, FIX = "2026-11-01T09:00:00+00:00", "2026-11-03T09:00:00+00:00"
+
+
+def commit(repo: Path, when: str) -> None:
+    dated = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "GIT_CONFIG_GLOBAL": os.devnull}
+    git = ["git", "-C", str(repo), "-c", "user.name=Student", "-c", "user.email=student@example.org"]
+    for command in (["add", "-A"], ["commit", "-q", "-m", "hand in"]):
+        subprocess.run(git + command, check=True, capture_output=True, env=dated)
+
+
+def term_host(root: Path) -> Path:
+    """The term's git host: each student's repository, the blank template, committed at FIRST."""
+    for student in TERM:
+        repo = root / "host" / "course" / f"{student}.git"
+        shutil.copytree(ROOT / "student_template", repo)
+        subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True, capture_output=True)
+        commit(repo, FIRST)
+    (root / "roster.txt").write_text("".join(f"{s} course/{s}\n" for s in TERM))
+    return root
+
+
+def grading_run(workflow: dict, tmp_path: Path, host: Path, run: int, shards: int) -> Path:
+    """One run of the instructor workflow with `shards` shards, as GitHub runs it: a fresh checkout
+    per job, each shard's output folder restored from the previous run (actions/cache), the shards'
+    artifacts merged. The similarity step is left out (no grade depends on it). Returns the merged folder."""
+    include, total = plan(workflow, tmp_path, shards=shards, gpu=False)
+    artifacts = tmp_path / f"artifacts-{shards}-{run}"
+    artifacts.mkdir()
+    env = base_env(host)
+    for entry in include:
+        cwd = checkout(tmp_path / f"run-{shards}-{run}" / f"grade-{entry['shard']}", host)
+        cached = tmp_path / f"run-{shards}-{run - 1}" / f"grade-{entry['shard']}" / f"grades-shard-{entry['shard']}"
+        if cached.is_dir():
+            shutil.copytree(cached, cwd / cached.name)
+        values = {
+            "matrix.shard": str(entry["shard"]), "matrix.device": "cpu", "needs.plan.outputs.total": total,
+            "secrets.ROSTER_TOKEN": "not-a-real-token", "vars.TORCH_CUDA_INDEX_URL": "",
+            "vars.ATTENTION_COURSE_LANG": "", "inputs.force && 'true' || ''": "", "github.run_id": str(run),
+            "matrix.device == 'cpu'": "true", "matrix.device == 'cuda'": "false", "always()": "true",
+            "always() && matrix.shard == 1": "false",
+        }
+        github_steps(workflow["jobs"]["grade"], values, env, cwd, artifacts)
+    cwd = checkout(tmp_path / f"run-{shards}-{run}" / "merge", host)
+    github_steps(workflow["jobs"]["merge"], {}, {**env, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, cwd,
+                 artifacts)
+    return cwd / "grades"
+
+
+def term_grades(folder: Path) -> dict:
+    """Each student's row of grades.csv and every check's result in their file (without timings)."""
+    with open(folder / "grades.csv", newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    files = {}
+    for path in sorted((folder / "students").glob("*.json")):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        files[path.stem] = [(t["name"], t["score"], t["output"]) for t in result["tests"]]
+    return {"rows": rows, "files": files}
+
+
+def test_github_sharded_term_with_a_roster_change_equals_one_unsharded_run(tmp_path):
+    """Two runs of the workflow, sharded and not; between them ann leaves and ben hands in his fix.
+    The merged grades equal the unsharded run's, ben's fix included."""
+    workflow = yaml.safe_load((CI / "github" / "instructor-grading.yml").read_text())
+    host = term_host(tmp_path)
+    for shards in (2, 1):
+        grading_run(workflow, tmp_path, host, 1, shards)
+    (host / "roster.txt").write_text("".join(f"{s} course/{s}\n" for s in TERM if s != "ann"))
+    ben = host / "host" / "course" / "ben.git"
+    shutil.copy(EXAMPLES / "correct" / "01_scores.ipynb", ben / "01_scores.ipynb")
+    commit(ben, FIX)
+    sharded, single = (grading_run(workflow, tmp_path, host, 2, shards) for shards in (2, 1))
+    expected = term_grades(single)
+    assert float(expected["rows"]["ben"]["01_scores"]) > 0  # the fix counts
+    assert "not handed in" in expected["rows"]["ann"]["status"]  # ann left: her sections are not handed in
+    assert term_grades(sharded)["rows"]["ben"] == expected["rows"]["ben"]  # his fix, not his first grade
+    assert term_grades(sharded) == expected
+
+
 # "S / M", or with a bonus section "S / M (including B / BM bonus)": B adds to S, not to M
 SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?: \(including ([\d.]+) / ([\d.]+) bonus\))?$",
                         re.M)

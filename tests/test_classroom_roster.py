@@ -34,7 +34,8 @@ def student(user: str, identifier: str, url: str) -> dict:
 
 CLASS = [student("alice-gh", "s1001", "https://github.com/attention-2026/week2-alice-gh"),
          student("bob-gh", "张伟", "https://github.com/attention-2026/week2-bob-gh.git"),
-         student("carol-gh", "s1003", "")]  # has not accepted the assignment: no repository yet
+         student("carol-gh", "s1003", ""),  # has not accepted the assignment: no repository yet
+         student("", "s1004", "")]  # nor has dan, whose GitHub username the export does not know yet
 
 
 def test_the_export_becomes_the_roster_clone_roster_reads(tmp_path, capsys):
@@ -42,9 +43,10 @@ def test_the_export_becomes_the_roster_clone_roster_reads(tmp_path, capsys):
     assert main(["classroom-roster", str(export(tmp_path, CLASS)), "--out", str(out)]) == 0
     lines = out.read_text().splitlines()
     assert lines == ["alice-gh attention-2026/week2-alice-gh", "bob-gh attention-2026/week2-bob-gh"]
-    assert "carol-gh has no repository yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "carol-gh has no repository yet" in err and "s1004 has no repository yet" in err
     # every name is one ci/clone_roster.sh accepts
-    accepted = re.compile(r"^[A-Za-z0-9._-]+$")
+    accepted = re.compile(r"^[\w.-]+$")
     assert all(accepted.match(line.split()[0]) and not line.startswith(".") for line in lines)
     # and the script reads it: each repository is looked up (here on a host with none)
     done = subprocess.run(["bash", str(ROOT / "ci" / "clone_roster.sh"), str(out), str(tmp_path / "submitted")],
@@ -68,8 +70,31 @@ def test_a_bad_export_is_one_line_and_exit_2(tmp_path, capsys, rows, columns, sa
 
 
 def test_a_name_no_folder_can_have_is_refused_with_the_other_column_named(tmp_path, capsys):
-    path = export(tmp_path, CLASS[:2])
+    path = export(tmp_path, [CLASS[0], student("ann-gh", "Ann Lee", "https://github.com/o/week2-ann-gh")])
     assert main(["classroom-roster", str(path), "--by", "roster_identifier"]) == 2
-    assert "line 3: '张伟' cannot name a student's folder" in capsys.readouterr().err
+    assert "line 3: 'Ann Lee' cannot name a student's folder" in capsys.readouterr().err
     assert main(["classroom-roster", str(path)]) == 0
     assert capsys.readouterr().out.startswith("alice-gh attention-2026/week2-alice-gh\n")
+
+
+@pytest.mark.parametrize("identifier", ["José", "Zoë-Ångström", "张伟", "o.brien_2"])
+def test_an_identifier_in_any_script_names_a_folder_clone_roster_clones(tmp_path, capsys, identifier):
+    """Accented and Chinese identifiers pass both the command and ci/clone_roster.sh."""
+    path = export(tmp_path, [student("x-gh", identifier, "https://github.com/o/week2-x-gh")])
+    out = tmp_path / "roster.txt"
+    assert main(["classroom-roster", str(path), "--by", "roster_identifier", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == f"{identifier} o/week2-x-gh\n"
+    done = subprocess.run(["bash", str(ROOT / "ci" / "clone_roster.sh"), str(out), str(tmp_path / "submitted")],
+                          capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "GIT_BASE_URL": (tmp_path / "nohost").as_uri()})
+    assert f"could not clone o/week2-x-gh for {identifier}" in done.stderr, done.stderr
+    assert "bad student name" not in done.stderr
+
+
+@pytest.mark.parametrize("name", [".hidden", "a/b", 'say"hi', "back\\slash", "it's"])
+def test_clone_roster_refuses_a_name_that_cannot_be_a_folder_or_json(tmp_path, name):
+    roster = tmp_path / "roster.txt"
+    roster.write_text(f"{name} o/r\n", encoding="utf-8")
+    done = subprocess.run(["bash", str(ROOT / "ci" / "clone_roster.sh"), str(roster), str(tmp_path / "dest")],
+                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0 and "bad student name" in done.stderr, done.stderr

@@ -16,8 +16,9 @@ SELF_CHECK = ["feedback/report.md", "self-check.md", "self-check.json", "report.
 # each folder is handed out or copied on its own (the course repository, the nbgrader course directory
 # copied to the hub, each student template): the tools it runs -> what they write there
 WRITTEN = {
-    ".": GRADING + ["grades-shard-1/grades.csv", "shards/grades-shard-1/students/alice.json"],
-    "assignments": GRADING + [f"zh/{path}" for path in GRADING],
+    ".": GRADING + ["grades-shard-1/grades.csv", "shards/grades-shard-1/students/alice.json",
+                    "assignments/grades.csv", "assignments/zh/grades.csv"],  # `nbgrader export` where it runs
+    "assignments": GRADING + [f"zh/{path}" for path in GRADING] + ["grades.csv", "zh/grades.csv"],
     "student_template": SELF_CHECK,
     "student_template/zh": SELF_CHECK,
 }

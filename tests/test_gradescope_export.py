@@ -182,3 +182,41 @@ def test_a_check_s_declared_visibility_reaches_gradescope():
     result = GradeResult("a student", "cpu", [SectionResult("01_scores", "Scores", declared)])
     assert [test["visibility"] for test in result.to_gradescope()["tests"]] == [
         "visible", "after_due_date", "after_published", "after_due_date"]
+
+
+def notebook_imports() -> set[str]:
+    """The top-level modules the released notebooks' code cells import (English and Chinese), read
+    with ast, the standard library and the course's own helper left out."""
+    import ast
+
+    found = set()
+    for notebook in sorted(ROOT.glob("student_template/**/*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            try:
+                tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+    return {name for name in found if name not in sys.stdlib_module_names and name not in ("attention_plots",
+                                                                                              "autograder")}
+
+
+def test_gradescopes_setup_installs_what_every_notebook_imports(exported):
+    """Every cell of a notebook runs when it is graded: a module a notebook imports that Gradescope's
+    image lacks (07's pandas) would fail every student there with ModuleNotFoundError."""
+    from autograder.instructor import declared
+
+    _, source, _ = exported
+    setup = (source / "setup.sh").read_text()
+    imported = notebook_imports()
+    assert "pandas" in imported and "torch" in imported  # the scan sees the notebooks' imports
+    for name in imported:
+        line = declared.requirement("ipython" if name == "IPython" else name)
+        assert shlex.quote(line) in setup or line in setup, (name, line)

@@ -579,7 +579,7 @@ def test_class_report_lists_students_whose_json_disagrees(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == f"autograder: class report: {grades_dir / 'class_report.html'}"
     assert {p.name for p in grades_dir.glob("class_*")} == {
         "class_report.html", "class_sections.csv", "class_checks.csv", "class_mistakes.csv", "class_kinds.csv",
-        "class_problems.csv", "class_needs_help.csv"}
+        "class_problems.csv", "class_needs_help.csv", "class_unreached.csv"}
     problems = pd.read_csv(grades_dir / "class_problems.csv")
     assert "grades.csv gives 01_scores 1, students/ada.json 2.5" in set(problems["problem"])
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from autograder.instructor.submission_time import submission_time
-from support import EXAMPLES, ROOT
+from support import EXAMPLES, ROOT, venv_path
 
 SECTION = "01_scores"
 FORGED = "2000-01-01 00:00:00.000000 UTC"
@@ -140,3 +141,84 @@ def test_an_unreadable_roster_record_falls_back_to_the_file_time(tmp_path, text)
     (submitted / ".roster" / "ann.json").write_text(text)
     stamp, source = submission_time(folder, SECTION)
     assert source == "file" and is_recent(stamp)
+
+
+# --------------------------------------------------------------------------- a resubmission's time
+
+FIRST, LATE = "2026-11-01 09:00:00.000000 UTC", "2026-11-03 09:00:00.000000 UTC"  # as nbgrader writes them
+DUE = "2026-11-02T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("text, utc", [
+    ("2026-11-01 09:00:00.000000 UTC", "2026-11-01T09:00:00+00:00"),
+    ("2026-11-01 10:00:00.000000 Europe/Berlin", "2026-11-01T09:00:00+00:00"),
+    ("2026-11-01T10:00:00+01:00", "2026-11-01T09:00:00+00:00"),
+    ("2026-11-01T09:00:00Z", "2026-11-01T09:00:00+00:00"),
+    ("2026-11-01 09:00:00", "2026-11-01T09:00:00+00:00"),  # nbgrader's times without a zone are UTC
+    ("yesterday", None), ("2026-11-01 09:00:00 Nowhere/City", None),
+])
+def test_handed_in_times_are_compared_in_utc(text, utc):
+    from autograder.instructor.submission_time import as_utc
+
+    moment = as_utc(text)
+    assert (moment.isoformat() if moment else None) == utc
+
+
+def graded_section(student: str, points: float, handed: str):
+    """A student's stored grade of SECTION, graded from a file handed in at `handed`."""
+    from autograder.core.results import CheckResult, GradeResult, SectionResult
+    from autograder.instructor.student_files import Stored
+    from autograder.instructor.submission_time import as_utc
+
+    check = CheckResult(SECTION, "a", 10.0, points, "")
+    grade = GradeResult(student, "cpu", [SectionResult(SECTION, SECTION, [check])])
+    return Stored(student, grade, {"student": student, "sections": [SECTION],
+                                   "graded": {SECTION: {"handed_in": as_utc(handed).isoformat()}}})
+
+
+def test_the_gradebook_submission_follows_a_resubmission(tmp_path, monkeypatch):
+    """dave hands in on time, then a fix after the deadline: nbgrader's submission (its time and
+    lateness) follows the file graded, not the first hand-in."""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", venv_path(os.environ.get("PATH", "")))  # nbgrader creates its database with alembic
+
+    from autograder.instructor.gradebook import Recorded, record_student
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gradebook:
+        gradebook.add_assignment(SECTION, duedate=DUE)
+        gradebook.add_notebook(SECTION, SECTION)
+        gradebook.add_grade_cell("test_dot_scores", SECTION, SECTION, max_score=10.0, cell_type="code")
+    lateness = []
+    for handed in (FIRST, LATE):
+        summary = Recorded()
+        with Gradebook(url) as gradebook:
+            record_student(gradebook, None, "dave", graded_section("dave", 10.0, handed), None, [SECTION], summary)
+        with Gradebook(url) as gradebook:
+            submission = gradebook.find_submission(SECTION, "dave")
+            lateness.append((submission.timestamp.isoformat(), submission.total_seconds_late))
+    assert lateness == [("2026-11-01T09:00:00", 0), ("2026-11-03T09:00:00", 33 * 3600)]
+    assert summary.written[-1].endswith("(handed in again: 2026-11-03T09:00:00+00:00)")
+
+
+def test_grades_csv_says_when_the_graded_file_was_handed_in(tmp_path):
+    """nbgrader's collected folder: timestamp.txt of the first hand-in, then of a fix; grades.csv's
+    handed_in follows the fix once it is graded."""
+    import csv
+
+    submitted = tmp_path / "submitted"
+    folder = student_folder(submitted, "dave", git=False, forged=False)
+    times = []
+    for stamp, notebook in ((FIRST, ROOT / "student_template"), (LATE, EXAMPLES / "correct")):
+        (folder / SECTION / "timestamp.txt").write_text(stamp)
+        (folder / SECTION / f"{SECTION}.ipynb").write_bytes((notebook / f"{SECTION}.ipynb").read_bytes())
+        done = subprocess.run([sys.executable, "-m", "autograder", "batch", str(submitted), "--out",
+                               str(tmp_path / "grades"), "--device", "cpu", "--section", SECTION],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+        with open(tmp_path / "grades" / "grades.csv", newline="") as handle:
+            (row,) = csv.DictReader(handle)
+        times.append((row["handed_in"], float(row[SECTION]) > 0))
+    assert times == [("2026-11-01T09:00:00+00:00", False), ("2026-11-03T09:00:00+00:00", True)]

@@ -23,7 +23,7 @@ from support import EXAMPLES, ROOT, cli_in_this_process, store_grade
 WEEKS = {"week1": ["01_scores", "02_softmax"], "week2": ["03_trainable_qkv", "04_causal_mask"],
          "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"]}
 BONUS = "07_positional_encoding"
-TABLE_END = ["total", "max_score", "status", "sandbox"]
+TABLE_END = ["total", "max_score", "status", "sandbox", "handed_in"]
 
 
 def run_cli(*args, timeout=600):
@@ -207,11 +207,16 @@ def one_section(student: str, section_id: str, score: float):
 
 
 def test_each_shard_grades_its_share_of_the_class_and_its_own_folder_s_absent_students(tmp_path):
+    from autograder.instructor.shards import OTHER_SHARDS, shard_of
+
     submitted = tmp_path / "submitted"
     for name in ("ann", "bob", "dan"):
         hand_in(submitted, name, "correct", ["01_scores"])
-    # cat was graded into shard 1's folder earlier and has no folder now
-    store_grade(tmp_path / "shard1", one_section("cat", "01_scores", 10.0), sections=["01_scores"])
+    # ida and cat were graded into shard 1's folder earlier and have no folder now: ida belongs to
+    # shard 1 (a hash of the id), cat to shard 2, whose folder does not know her
+    assert (shard_of("ida", 2), shard_of("cat", 2)) == (1, 2)
+    for name in ("ida", "cat"):
+        store_grade(tmp_path / "shard1", one_section(name, "01_scores", 10.0), sections=["01_scores"])
     graded = {}
     for shard in ("1/2", "2/2"):
         out = tmp_path / f"shard{shard[0]}"
@@ -220,8 +225,11 @@ def test_each_shard_grades_its_share_of_the_class_and_its_own_folder_s_absent_st
         assert done.returncode == 0, done.stderr
         graded[shard] = graded_names(done.stderr)
     # the shares of SUBMITTED_DIR's students do not depend on who else a shard's folder holds
-    assert graded == {"1/2": ["ann", "cat", "dan"], "2/2": ["bob"]}
-    assert read_csv(tmp_path / "shard1").loc["cat", "status"] == "graded, not handed in: 01_scores"
+    assert graded == {"1/2": ["ann", "bob", "ida"], "2/2": ["dan"]}
+    assert read_csv(tmp_path / "shard1").loc["ida", "status"] == "graded, not handed in: 01_scores"
+    # cat is another shard's: her result is set aside, out of the table and of what merge reads
+    assert "cat" not in read_csv(tmp_path / "shard1").index
+    assert [p.name for p in (tmp_path / "shard1" / OTHER_SHARDS).iterdir()] == ["cat.json"]
 
 
 def test_the_status_names_the_sections_not_handed_in_as_ids():
@@ -237,7 +245,7 @@ def test_the_status_names_the_sections_not_handed_in_as_ids():
                 section("03_trainable_qkv", "not_handed_in", "stub"),  # handed in with a stub left: handed in
                 section("04_causal_mask", "not_handed_in")]
     stored = Stored("ann", GradeResult("ann", "cpu", sections), {})
-    assert status_of(stored) == "graded, flagged: tampering, not handed in: 01_scores 04_causal_mask"
+    assert status_of(stored) == "refused: 02_softmax (tampering), not handed in: 01_scores 04_causal_mask"
     assert status_of(Stored("ann", GradeResult("ann", "cpu", sections[2:3]), {})) == "graded"
     assert status_of(Stored("ann", GradeResult("ann", "cpu", sections), {"grader_errors": ["boom"]})) == "grader error"
 
@@ -245,12 +253,14 @@ def test_the_status_names_the_sections_not_handed_in_as_ids():
 def test_merge_joins_folders_of_different_sections(tmp_path):
     import pandas as pd
 
+    handed = {"w1": "2026-11-01T09:00:00+00:00", "w2": "2026-11-08T09:00:00+00:00",
+              "redo": "2026-11-10T09:00:00+00:00"}
     for folder, section, scores in (("w1", "01_scores", {"ann": 10.0, "bob": 4.0}),
                                     ("w2", "02_softmax", {"ann": 6.0, "cat": 8.0}),
                                     ("redo", "01_scores", {"ann": 7.0})):
         for name, score in scores.items():
             store_grade(tmp_path / folder, one_section(name, section, score), sections=[section],
-                        graded={section: {"graded_at": folder}})
+                        graded={section: {"graded_at": folder, "handed_in": handed[folder]}})
     done = run_cli("merge", tmp_path / "w1", tmp_path / "w2", "--out", tmp_path / "all")
     assert done.returncode == 0, done.stderr
     table = read_csv(tmp_path / "all")
@@ -261,12 +271,14 @@ def test_merge_joins_folders_of_different_sections(tmp_path):
     ann = student_file(tmp_path / "all", "ann")
     assert [t["tags"][0] for t in ann["tests"]] == ["01_scores", "02_softmax"]
     assert ann["extra_data"]["sections"] == ["01_scores", "02_softmax"]
-    assert ann["extra_data"]["graded"] == {"01_scores": {"graded_at": "w1"}, "02_softmax": {"graded_at": "w2"}}
-    # a section in two folders: today's rule, the folder named later wins, section by section
-    done = run_cli("merge", tmp_path / "w1", tmp_path / "w2", tmp_path / "redo", "--out", tmp_path / "redone")
-    assert done.returncode == 0, done.stderr
-    assert read_csv(tmp_path / "redone").loc["ann", "01_scores"] == 7.0
-    assert read_csv(tmp_path / "redone").loc["ann", "02_softmax"] == 6.0
+    assert ann["extra_data"]["graded"] == {"01_scores": {"graded_at": "w1", "handed_in": handed["w1"]},
+                                           "02_softmax": {"graded_at": "w2", "handed_in": handed["w2"]}}
+    # a section in two folders: the newest handed-in file wins, section by section, in any order
+    for order in (["w1", "w2", "redo"], ["redo", "w2", "w1"]):
+        done = run_cli("merge", *(tmp_path / folder for folder in order), "--out", tmp_path / "redone")
+        assert done.returncode == 0, done.stderr
+        assert read_csv(tmp_path / "redone").loc["ann", "01_scores"] == 7.0
+        assert read_csv(tmp_path / "redone").loc["ann", "02_softmax"] == 6.0
 
 
 def test_several_section_ids_and_assignments_choose_the_same_sections(tmp_path):

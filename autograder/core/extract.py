@@ -22,6 +22,11 @@ from autograder.i18n import N_, _, _f
 MAX_CELLS = 5_000
 # the kind of a section with no file at all, and of each of its checks (grades.csv's status names them)
 NOT_HANDED_IN = "not_handed_in"
+# the kinds of a section the grader refused to grade (its checks all fail so, and score 0): a file over
+# the size limit, one that is no readable notebook, code that reaches into the grader
+# (failures.tampering_failure); grades.csv's status and "who needs help" name each, never "graded"
+TOO_BIG, UNREADABLE, TAMPERING = "too_big", "unreadable", "tampering"
+REFUSALS = (TOO_BIG, UNREADABLE, TAMPERING)
 
 
 @dataclass
@@ -29,7 +34,7 @@ class Extracted:
     cells: list  # [{"label": "cell 3", "source": "..."}]
     problem: str | None = None  # set when nothing could be extracted
     notes: list = field(default_factory=list)  # what grading leaves out (a %pip line, a %%bash cell)
-    kind: str = "unreadable"  # why there are no cells: "unreadable", or NOT_HANDED_IN (no file at all)
+    kind: str = UNREADABLE  # why there are no cells: UNREADABLE, TOO_BIG, or NOT_HANDED_IN (no file at all)
     language: str | None = None  # the notebook's metadata.course.language, as written (i18n.resolve checks it)
 
 
@@ -46,7 +51,8 @@ def from_notebook(name: str, data: bytes) -> Extracted:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Extracted([], _f("{name} is not a text file (not UTF-8)", name=name))
+        return Extracted([], _f("{name} is not a text file (not UTF-8): restore it from git, or download it again "
+                                "from Jupyter (File > Download), and hand it in again", name=name))
     try:
         notebook = json.loads(text)
     except RecursionError:  # json's parser recurses once per level: bounded by the recursion limit
@@ -55,7 +61,8 @@ def from_notebook(name: str, data: bytes) -> Extracted:
         return Extracted([], _f("{name} is not valid JSON ({error}); re-download it or restore it from git",
                                 name=name, error=error))
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        return Extracted([], _f("{name} is JSON but not a Jupyter notebook (no list of cells)", name=name))
+        return Extracted([], _f("{name} is JSON but not a Jupyter notebook (no list of cells): hand in the .ipynb "
+                                "file that Jupyter saved", name=name))
     if len(notebook["cells"]) > MAX_CELLS:
         return Extracted([], _f("{name} has {count} cells; notebooks over {limit} cells are not graded",
                                 name=name, count=len(notebook["cells"]), limit=MAX_CELLS))

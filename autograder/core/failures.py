@@ -3,6 +3,7 @@
 reader's language, with a hint where the evidence fits one (core/hints.py)."""
 from __future__ import annotations
 
+from autograder.core.extract import TAMPERING
 from autograder.core.hints import device_hint, hint_for
 from autograder.core.shortening import shorten
 from autograder.i18n import _, _f
@@ -15,8 +16,9 @@ WARNINGS_SHOWN = 10  # a section's warnings shown to the student, at most
 def tampering_failure(places: list[str]) -> StudentFailure:
     """Why no check of a notebook that reaches into the grader's watch runs (extract.tampering's places)."""
     return StudentFailure(_f("not run: your notebook reaches into the grader's watch or torch's internals "
-                             "({place}); this section scores 0 and is flagged for your instructor", place=places[0]),
-                          kind="tampering")
+                             "({place}); this section scores 0 and is flagged for your instructor: remove that "
+                             "code and hand the notebook in again", place=places[0]),
+                          kind=TAMPERING)
 
 
 def place(error: dict) -> str:

@@ -97,6 +97,10 @@ class Refused(ValueError):
     """A submission file the grader will not open; the message says why, in one line."""
 
 
+class TooBig(Refused):
+    """A submission file over the size the grader reads (MAX_SUBMISSION_FILE, or the limit given)."""
+
+
 MAX_SUBMISSION_FILE = 20 * 1024 * 1024  # a section's notebook or .py file
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -164,11 +168,11 @@ def read_inside(root: Path, relative: str, limit: int = MAX_SUBMISSION_FILE) -> 
         if not stat.S_ISREG(info.st_mode):
             raise _not_a_file(shown, _kind(info.st_mode))
         if info.st_size > limit:
-            raise Refused(_f("{file} is {size:.0f} MB; files over {limit} MB are not graded",
-                             file=shown, size=info.st_size / 1024**2, limit=limit // 1024**2))
+            raise TooBig(_f("{file} is {size:.0f} MB; files over {limit} MB are not graded",
+                            file=shown, size=info.st_size / 1024**2, limit=limit // 1024**2))
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise Refused(_f("{file} is larger than {limit} MB; it is not graded", file=shown, limit=limit // 1024**2))
+        raise TooBig(_f("{file} is larger than {limit} MB; it is not graded", file=shown, limit=limit // 1024**2))
     return data
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from autograder.core.extract import NOT_HANDED_IN
+from autograder.core.extract import NOT_HANDED_IN, REFUSALS
 from autograder.core.harness import DEFAULT_VISIBILITY
 from autograder.core.sections import is_bonus
 from autograder.i18n import N_, _, _f
@@ -87,6 +87,13 @@ class SectionResult:
         """Whether the section's notebook is missing: every check failed for that reason (grades.csv's
         status and the class report's list of who needs help name such sections)."""
         return bool(self.checks) and all(c.kind == NOT_HANDED_IN for c in self.checks)
+
+    @property
+    def refused(self) -> str:
+        """Why the grader refused the section (extract.REFUSALS: its checks all failed so), else ""."""
+        kinds = {c.kind for c in self.checks if not c.passed}
+        return next(iter(kinds)) if len(kinds) == 1 and kinds <= set(REFUSALS) and not any(
+            c.passed for c in self.checks) else ""
 
     @property
     def not_started(self) -> bool:

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.extract import NOT_HANDED_IN, Extracted, banned_uses, extract, notebook_language, tampering
-from autograder.core.files import Refused, read_inside
+from autograder.core.extract import NOT_HANDED_IN, TOO_BIG, Extracted, banned_uses, extract, notebook_language, tampering
+from autograder.core.files import Refused, TooBig, read_inside
 from autograder.core.matching import MAX_ENTRIES, MAX_NOTEBOOKS, Found, find_section, shown_name
 from autograder.core.sections import SECTIONS, Section, find
 from autograder.i18n import _f
@@ -106,6 +106,10 @@ def read_section(root: Path, relative: str, section: Section, found: Found | Non
     """One section's file, read safely (files.read_inside) and extracted; a refusal becomes its note."""
     try:
         data = read_inside(root, relative)
+    except TooBig as error:  # saved outputs (images, long prints) are what makes a notebook this big
+        advice = _f("{refusal}: clear its outputs (in Jupyter: Edit > Clear Outputs of All Cells), save it and hand "
+                    "it in again", refusal=error)
+        return SectionSource(section, root / relative, Extracted([], advice, kind=TOO_BIG), found)
     except Refused as error:
         return SectionSource(section, root / relative, Extracted([], str(error)), found)
     source = SectionSource(section, root / relative, extract(Path(relative).name, data), found)

@@ -37,6 +37,7 @@ from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import section_file
 from autograder.feedback.formats import fenced, plain_text
+from autograder.i18n import _, _f
 from autograder.instructor.autograded_mark import write_mark
 from autograder.instructor.cell_scores import cell_shares
 from autograder.instructor.exchange_files import write_exchange_files
@@ -155,8 +156,9 @@ def check_lines(checks: list) -> list[str]:
     """The grader's per-check results, as plain lines."""
     lines = []
     for check in checks:
-        mark = "passed" if check.passed else "FAILED"  # a bonus check's own points, as every check's
-        lines.append(f"{mark}: {plain_text(check.name)} ({check.points:g} / {check.max_points:g})")
+        mark = _("passed") if check.passed else _("FAILED")  # a bonus check's own points, as every check's
+        lines.append(_f("{mark}: {check} ({points:g} / {max_points:g})", mark=mark, check=plain_text(check.name),
+                        points=check.points, max_points=check.max_points))
         message = plain_text(check.message).strip("\n")
         lines += [f"    {line}" for line in message.splitlines()] if not check.passed and message else []
     return lines
@@ -164,7 +166,11 @@ def check_lines(checks: list) -> list[str]:
 
 def section_feedback(section: SectionResult) -> list[str]:
     """The grader's notes and per-check results of one section, as plain lines."""
-    return [f"note: {plain_text(note.strip())}" for note in section.notes] + check_lines(section.checks)
+    return note_lines(section) + check_lines(section.checks)
+
+
+def note_lines(section: SectionResult) -> list[str]:
+    return [_f("note: {note}", note=plain_text(note.strip())) for note in section.notes]
 
 
 def _stream(text: str):
@@ -189,18 +195,20 @@ def attach_feedback(cells: list, section: SectionResult) -> str | None:
     shares = cell_shares(section, [(i, float(c.metadata["nbgrader"].get("points") or 0)) for i, c in zip(ids, graded)],
                          bonus)
     apart = any(share.checks for share in shares.values())
-    head = (f"The course's hidden checks of {section_id}: {section.score:g} / {section.max_score:g} points. "
-            + ("This section is a bonus: its points are extra credit, shared out over the test cells of this "
-               "notebook, which count for 0 points (they add to your score, not to the maximum)." if bonus else
-               "Each test cell of this notebook scores what the checks below it scored." if apart else
-               "Each test cell of this notebook gets that fraction of its points."))
+    scored = _f("The course's hidden checks of {section}: {score:g} / {max_score:g} points.", section=section_id,
+                score=section.score, max_score=section.max_score)
+    how = (_("This section is a bonus: its points are extra credit, shared out over the test cells of this "
+             "notebook, which count for 0 points (they add to your score, not to the maximum).") if bonus else
+           _("Each test cell of this notebook scores what the checks below it scored.") if apart else
+           _("Each test cell of this notebook gets that fraction of its points."))
+    head = _f("{scored} {how}", scored=scored, how=how)
     for index, (cell, grade_id) in enumerate(zip(graded, ids)):
-        notes = [f"note: {plain_text(note.strip())}" for note in section.notes] if index == 0 else []
+        notes = note_lines(section) if index == 0 else []
         if apart:
             text = [head] + notes + check_lines(shares[grade_id].checks)
         else:
             text = [head] + (section_feedback(section) if index == 0
-                             else [f"The checks and their messages are under test cell {ids[0]}."])
+                             else [_f("The checks and their messages are under test cell {cell}.", cell=ids[0])])
         cell.outputs = [_stream("\n".join(text) + "\n")]
     return ids[0]
 

@@ -50,7 +50,6 @@ import dataclasses
 import logging
 import os
 import queue
-import re
 import sys
 import tempfile
 import threading
@@ -74,8 +73,11 @@ from autograder.instructor.forced import Forced, interrupted_hint, read_pending,
 from autograder.instructor.leftovers import remove_leftovers
 from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
+from autograder.instructor.submission_time import handed_in
+from autograder.instructor.shards import in_shard, parse_shard, set_aside
 from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, current_sections, grader_hash,
                                                  read_student, section_hashes, student_paths, write_student)
+from autograder.instructor.unreached import nbgrader_course, say_unreached
 from autograder.instructor.term import (assigned_sections, combined, in_course_order, provenance_after,
                                         stored_students, the_class, to_grade)
 
@@ -85,30 +87,10 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------- students
 
 
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not match:
-        raise UsageError(_f("--shard {shard}: expected K/N, e.g. 1/4", shard=repr(text)))
-    k, n = int(match[1]), int(match[2])
-    if not 1 <= k <= n:
-        raise UsageError(_f("--shard {shard}: need 1 <= K <= N", shard=text))
-    return k, n
-
-
-def in_shard(names: list[str], shard: tuple[int, int] | None) -> list[str]:
-    """The students of shard K of N: every N-th name of the sorted list, starting at the K-th."""
-    names = sorted(names)
-    if shard is None:
-        return names
-    k, n = shard
-    return names[k - 1::n]
-
-
 def run_students(everyone: dict[str, Path], known, shard: tuple[int, int] | None) -> list[str]:
     """The students a run grades: its shard's share of SUBMITTED_DIR's students (`everyone`; the same
-    whatever each shard's folder holds), and each student of its own folder (`known`) without a folder there."""
+    whatever each shard's folder holds), and each student of its own folder (`known`, those it owns:
+    shards.set_aside) without a folder there."""
     return sorted(in_shard(list(everyone), shard) + [name for name in known if name not in everyone])
 
 
@@ -167,7 +149,8 @@ def record_reply(students_dir: Path, task: Task, reply: dict, grader: str, devic
         errors = errors or [_("the job's reply held no grade")]
     previous = task.previous
     run = {"student": task.name, "seconds": reply.get("seconds"), "grader_errors": errors}
-    provenance = provenance_after(previous, run, task.hashes, grader, device, ok=not errors)
+    handed = {section_id: handed_in(task.folder, section_id) for section_id in task.hashes}
+    provenance = provenance_after(previous, run, task.hashes, grader, device, ok=not errors, handed=handed)
     return write_student(students_dir, combined(previous.grade if previous else None, grade), provenance, graded)
 
 
@@ -251,7 +234,7 @@ def run_batch(submitted: Path, out: Path, jobs: int, device: str, limits: dict, 
     remove_leftovers(out)
     grader = grader_hash()
     sections = sections or [s.id for s in SECTIONS]
-    known = stored_students(students_dir)
+    known = set_aside(out, students_dir, stored_students(students_dir), shard, log)
     assigned = in_course_order(assigned_sections(known.values()) + sections)
     pending = read_pending(out)
     with tempfile.TemporaryDirectory(prefix="nothing-handed-in-") as nothing:  # the folder of an absent student
@@ -329,7 +312,8 @@ def add_verbs(verbs) -> None:
     batch.add_argument("--force", action="store_true",
                        help=_("grade again even the unchanged submissions; with --gradebook, also replace the scores "
                             "nbgrader's autograde wrote after this grader's"))
-    batch.add_argument("--shard", help=_("grade only shard K of N (K/N) of the sorted students"))
+    batch.add_argument("--shard", help=_("grade only shard K of N (K/N) of the students (each belongs to one shard, "
+                                         "by a hash of their id)"))
     add_selection_flags(batch, N_("grade"))
     batch.add_argument("--student-timeout", type=float, default=900.0,
                        help=_("seconds one student's whole grading may take (default %(default)s)"))
@@ -382,10 +366,13 @@ def main(args) -> int:
         print(_f("autograder: error: {error}", error=error), file=sys.stderr)
         return 1
     report = getattr(args, "report", False)
-    if status in (0, 1) and (report or gradebook is not None):  # this run's results, read once for both
+    reach = nbgrader_course(args.submitted, gradebook)  # nbgrader's feedback pages go back by the files' names
+    if status in (0, 1) and (report or gradebook is not None or reach):  # this run's results, read once for all
         results, folders = shard_results(args.submitted, args.out, shard)
         if report:
             write_reports(args.out, results)
+        if reach:
+            say_unreached(results, args.out, report)
         if gradebook is not None:  # a student who handed in nothing this run has nothing to record
             handed_in = {name: result for name, result in results.items() if name in folders}
             status = record_in_gradebook(gradebook, handed_in, folders, args.out, recorded, status, args.force)

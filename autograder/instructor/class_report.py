@@ -15,6 +15,8 @@ DIR (default GRADES_DIR) gets:
     class_kinds.csv       why checks failed (the failure kinds of the tags)
     class_problems.csv    students whose grading had errors, timeouts, unreadable notebooks, ...
     class_needs_help.csv  who needs help, most urgent first, and why (instructor/needs_help.py)
+    class_unreached.csv   the sections graded from a file under another name, whose nbgrader feedback
+                          page never reaches the student (instructor/unreached.py)
 
 and links to GRADES_DIR/similarity.html when `batch --similarity` wrote one.
 
@@ -37,8 +39,10 @@ from pathlib import Path
 from autograder.core.files import from_spreadsheet_safe, result_file_name, spreadsheet_safe, write_bytes_atomically
 from autograder.core.submission import UsageError
 from autograder.i18n import _, _f, language
+from autograder.instructor.grades_table import status_of
 from autograder.instructor.needs_help import heading as needs_help_heading, help_table
 from autograder.instructor.student_files import Stored, read_student, student_named
+from autograder.instructor.unreached import heading as unreached_heading, unreached_table
 from autograder.instructor.similarity import HTML_NAME as SIMILARITY_PAGE  # batch --similarity writes it
 
 GRADES, STUDENTS = "grades.csv", "students"
@@ -215,11 +219,10 @@ def problem_table(grades, results, tests, read_problems):
     import pandas as pd
 
     rows = [{"student": s, "problem": p} for s, p in read_problems]
-    if "status" in grades.columns:
-        for row in grades.itertuples():
-            status = str(getattr(row, "status", "") or "")
-            if status and status not in ("graded", "nan"):
-                rows.append({"student": row.student, "problem": f"{GRADES} status: {status}"})
+    for student, stored in results.items():  # the status made from the grade, never grades.csv's words read back
+        status = status_of(stored)
+        if status != _("graded"):
+            rows.append({"student": student, "problem": f"{GRADES} status: {status}"})
     for student, stored in results.items():
         errors = stored.grader_errors
         if errors:
@@ -302,7 +305,8 @@ def build(folder: Path, out: Path | None = None) -> Path:
     mistakes, kinds = mistake_table(tests), kind_table(tests)
     problems = problem_table(grades, results, tests, read_problems)
     tables = {"class_sections.csv": sections, "class_checks.csv": checks, "class_mistakes.csv": mistakes,
-              "class_kinds.csv": kinds, "class_problems.csv": problems, "class_needs_help.csv": help_table(results)}
+              "class_kinds.csv": kinds, "class_problems.csv": problems, "class_needs_help.csv": help_table(results),
+              "class_unreached.csv": unreached_table(results)}
     for name, frame in tables.items():
         # "replace": a lone surrogate read from a JSON file is written as "?"
         write_bytes_atomically(out / name, spreadsheet_safe_frame(frame).to_csv(index=False).encode("utf-8", "replace"))
@@ -320,6 +324,7 @@ def build(folder: Path, out: Path | None = None) -> Path:
         "<p>" + _f("{students} students in <code>{grades}</code>; {results} results files read.",
                    students=len(grades), grades=esc(str(folder / GRADES)), results=len(results)) + "</p>",
         '<h2 id="help">' + esc(needs_help_heading()) + "</h2>", _html_table(tables["class_needs_help.csv"]),
+        '<h2 id="unreached">' + esc(unreached_heading()) + "</h2>", _html_table(tables["class_unreached.csv"]),
         '<h2 id="scores">' + _("Scores per section") + "</h2>", _html_table(sections),
         f'<img src="data:image/svg+xml;base64,{image}" width="{width}" height="{height}" alt="{esc(alt)}">',
         '<h2 id="checks">' + _("Checks, hardest first") + "</h2>", _html_table(checks, percent=("pass_rate",)),

@@ -9,11 +9,12 @@ student_repository_name, student_repository_url, ...). This reads the two it nee
 name and the repository's URL, and writes the roster ci/clone_roster.sh reads: `<student>
 <owner/repository>` a line. Other columns are ignored, so a column GitHub adds changes nothing.
 
-A row without a repository (a student who has not accepted the assignment yet) has nothing to
-clone: it is left out and said on stderr. A name that clone_roster.sh would refuse (it becomes a
-folder name: letters, digits, `.`, `_`, `-`, not starting with a dot), a URL that is not a
-repository's, or a student listed twice stops the command with one line (exit status 2), so
-that no student is lost silently.
+A row without a repository (a student who has not accepted the assignment yet, whose GitHub
+username the export may not know either) has nothing to clone: it is left out and said on stderr,
+a line each, named by whichever column names them. A name that clone_roster.sh would refuse (it
+becomes a folder name: letters of any script, accented ones included, digits, `.`, `_`, `-`, not
+starting with a dot), a URL that is not a repository's, or a student listed twice stops the
+command with one line (exit status 2), so that no student is lost silently.
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ logger = logging.getLogger(__name__)
 
 NAME_COLUMNS = ("github_username", "roster_identifier")  # --by: which column names the student
 REPOSITORY_COLUMN = "student_repository_url"
-# what ci/clone_roster.sh accepts as a student's name (the name of the student's folder)
-STUDENT_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+# what ci/clone_roster.sh accepts as a student's name (the name of the student's folder): letters and
+# digits of any script (José, 张伟), `_`, `-`, and `.` after the first character
+STUDENT_NAME = re.compile(r"[\w-][\w.-]*")
 REPOSITORY_PATH = re.compile(r"/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?")
 
 
@@ -65,6 +67,11 @@ def roster_lines(path: Path, by: str, skipped) -> list[str]:
     lines, seen = [], set()
     for number, row in enumerate(rows, start=2):  # line 1 is the header
         name, url = (row.get(by) or "").strip(), (row.get(REPOSITORY_COLUMN) or "").strip()
+        if not url:  # not accepted yet: nothing to clone, whatever names them (or nothing does yet)
+            known = name or next(((row.get(column) or "").strip() for column in NAME_COLUMNS
+                                  if (row.get(column) or "").strip()), "")
+            skipped(known or _f("line {line}", line=number))
+            continue
         if not STUDENT_NAME.fullmatch(name):
             raise UsageError(_f("{path}, line {line}: {name} cannot name a student's folder (letters, digits, "
                                 ". _ - only); try --by {other}", path=path, line=number, name=repr(name),
@@ -72,9 +79,6 @@ def roster_lines(path: Path, by: str, skipped) -> list[str]:
         if name in seen:
             raise UsageError(_f("{path}, line {line}: {name} is listed twice", path=path, line=number, name=name))
         seen.add(name)
-        if not url:
-            skipped(name)
-            continue
         repository = repository_of(url)
         if repository is None:
             raise UsageError(_f("{path}, line {line}: {url} is not a repository's URL", path=path, line=number,

@@ -54,6 +54,18 @@ def requires_python(root: Path = ROOT) -> str:
     return found
 
 
+# What the course's notebooks import beyond the dependencies: section 07 prints its table with pandas.
+# Every place that runs the notebooks outside the students' own environment installs them
+# (Gradescope's setup.sh: instructor/gradescope.py), and the batch's zygote imports them once
+# (instructor/jobs.py); each is a requirement of an extra, in its declared range (`requirement`).
+NOTEBOOK_IMPORTS = ("pandas",)
+
+
+def notebook_requirements(root: Path = ROOT) -> list[str]:
+    """The requirements of NOTEBOOK_IMPORTS, as pyproject.toml declares them."""
+    return [requirement(name, root) for name in NOTEBOOK_IMPORTS]
+
+
 def runtime_requirements(root: Path = ROOT) -> list[str]:
     """What grading (`grade`, `check`) needs at run time: the project's own dependencies."""
     return list(project(root).get("dependencies", []))

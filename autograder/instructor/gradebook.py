@@ -34,8 +34,10 @@ checks' points, automatic score 0), which nbgrader adds to the score only. nbgra
 total is then ours: the sections' points, bonus included, over the core maximum.
 
 What is created: the student (`update_or_create_student`, names untouched) and
-the submission when it does not exist yet (`add_submission`, with the time
-instructor/submission_time.py gives it). Nothing else is
+the submission when it does not exist yet (`add_submission`, with the time the
+file graded was handed in: its provenance, instructor/submission_time.py). An
+existing submission's time moves to a resubmission's, so nbgrader's lateness
+follows the file graded. Nothing else is
 created: a section whose assignment is not in the gradebook yet is named before
 any grading and not recorded (release it with nbgrader to record it); a gradebook
 that holds none of the sections graded, a gradebook file that does not exist or
@@ -64,11 +66,11 @@ from pathlib import Path
 from autograder.core.results import SectionResult
 from autograder.core.sections import BY_ID, is_bonus
 from autograder.core.submission import UsageError, section_file
-from autograder.i18n import _f
+from autograder.i18n import _, _f
 from autograder.instructor.autograded import AUTOGRADED, folder_name, write_autograded
 from autograder.instructor.autograded_mark import written_by_another
 from autograder.instructor.cell_scores import cell_shares
-from autograder.instructor.student_files import Stored
+from autograder.instructor.student_files import HANDED_IN, Stored
 from autograder.instructor.submission_time import submission_time
 
 logger = logging.getLogger(__name__)
@@ -194,19 +196,29 @@ def section_of(stored: Stored, section_id: str) -> SectionResult:
     return found[0] if found else SectionResult(section_id, BY_ID[section_id].title if section_id in BY_ID else "")
 
 
-def add_submission(gradebook, student: str, section_id: str, folder: Path | None) -> bool:
-    """Create the student's submission of the section if there is none yet; True when created."""
+def add_submission(gradebook, student: str, section_id: str, folder: Path | None, handed: str | None = None) -> str:
+    """Create the student's submission of the section if there is none yet ("created"), or move an
+    existing one's time to a resubmission's ("moved"; else ""). `handed`: when the file graded was
+    handed in (its provenance), else the time submission_time gives the folder now."""
     from nbgrader.api import MissingEntry
+    from nbgrader.utils import parse_utc
 
+    stamp = handed or submission_time(folder, section_id)[0]
     try:
-        gradebook.find_submission(section_id, student)
-        return False
+        submission = gradebook.find_submission(section_id, student)
     except MissingEntry:
-        pass
-    extra = {}
-    stamp, _ = submission_time(folder, section_id)
-    if stamp:
-        extra["timestamp"] = stamp
+        submission = None
+    if submission is not None:
+        try:
+            moment = parse_utc(stamp) if stamp else None
+        except (ValueError, OverflowError):  # a time nbgrader cannot read: the submission's stays
+            moment = None
+        if moment is None or submission.timestamp == moment:
+            return ""
+        submission.timestamp = moment  # the resubmission's time: nbgrader's lateness follows it
+        gradebook.db.commit()
+        return "moved"
+    extra = {"timestamp": stamp} if stamp else {}
     with warnings.catch_warnings():
         # nbgrader's add_submission builds its rows in a way SQLAlchemy 2 comments on (SAWarning)
         warnings.simplefilter("ignore")
@@ -216,17 +228,20 @@ def add_submission(gradebook, student: str, section_id: str, folder: Path | None
             if not extra:
                 raise
             gradebook.add_submission(section_id, student)
-    return True
+    return "created"
 
 
-def record(gradebook, student: str, section: SectionResult, folder: Path | None, summary: Recorded) -> None:
+def record(gradebook, student: str, section: SectionResult, folder: Path | None, summary: Recorded,
+           handed: str | None = None) -> None:
     """Write one student's section into the gradebook: each test cell what the grader gave the checks
-    about its graded name (instructor/cell_scores.py), the section's score in all."""
+    about its graded name (instructor/cell_scores.py), the section's score in all; the submission's
+    time that of the file graded (`handed`)."""
     from nbgrader.api import GradeCell
 
     section_id, score, maximum = section.id, section.score, section.max_score
     gradebook.update_or_create_student(student)
-    created = add_submission(gradebook, student, section_id, folder)
+    submission = add_submission(gradebook, student, section_id, folder, handed)
+    created = submission == "created"
     summary.created += created
     notebook = gradebook.find_submission_notebook(section_id, section_id, student)
     bonus = is_bonus(section_id)  # its points go to nbgrader's extra credit, not to the score
@@ -250,11 +265,20 @@ def record(gradebook, student: str, section: SectionResult, folder: Path | None,
     gradebook.db.refresh(notebook)
     after = notebook.score
     summary.manual_kept += manual
-    line = (f"{section_id} {student}: {score:g}/{maximum:g} -> {after:.4g}/{nb_max:g} in nbgrader"
-            + (" (bonus: as extra credit)" if bonus else "")
-            + (" (new submission)" if created else f" (was {before:.4g})" if abs(before - after) > 1e-9 else ""))
+    # the line, then each remark that applies, in the batch's language (each a template of its own)
+    line = _f("{section} {student}: {score:g}/{maximum:g} -> {after:.4g}/{nb_max:g} in nbgrader", section=section_id,
+              student=student, score=score, maximum=maximum, after=after, nb_max=nb_max)
+    remarks = [_("bonus: as extra credit")] if bonus else []
+    if created:
+        remarks.append(_("new submission"))
+    elif abs(before - after) > 1e-9:
+        remarks.append(_f("was {before:.4g}", before=before))
+    if submission == "moved":
+        remarks.append(_f("handed in again: {time}", time=handed))
     if manual:
-        line += f" ({manual} manual grade(s) kept: they take precedence)"
+        remarks.append(_f("{count} manual grade(s) kept: they take precedence", count=manual))
+    for remark in remarks:
+        line = _f("{line} ({remark})", line=line, remark=remark)
     summary.written.append(line)
 
 
@@ -268,18 +292,19 @@ def autograded_by_another(course: Path | None, student: str, section_id: str) ->
 
 
 def record_section(gradebook, course: Path | None, student: str, section: SectionResult, folder: Path | None,
-                   summary: Recorded, force: bool = False) -> None:
+                   summary: Recorded, force: bool = False, handed: str | None = None) -> None:
     """One student's section: its score in the gradebook, and the autograded notebook in the course;
     neither where nbgrader's autograde wrote them after this grader, unless `force`."""
     if not force and autograded_by_another(course, student, section.id):
         summary.kept.append(f"{section.id} {student}")
         return
-    record(gradebook, student, section, folder, summary)
+    record(gradebook, student, section, folder, summary, handed)
     if course is None:
         return
     written = write_autograded(gradebook, course, student, section, folder)
     if written is None:
-        summary.skipped.append(f"{section.id} {student!r}: no autograded notebook (the name cannot be a folder name)")
+        summary.skipped.append(_f("{section} {student}: no autograded notebook (the name cannot be a folder name)",
+                                  section=section.id, student=repr(student)))
     else:
         summary.autograded.append(str(written))
 
@@ -288,16 +313,19 @@ def record_student(gradebook, course: Path | None, student: str, stored: Stored,
                    section_ids: list[str], summary: Recorded, force: bool = False) -> None:
     """Every section of `section_ids` that the student's stored grade holds and that was handed in."""
     if stored.grader_errors:
-        summary.skipped.append(f"{student}: grader error, nothing recorded (grade again first)")
+        summary.skipped.append(_f("{student}: grader error, nothing recorded (grade again first)", student=student))
         return
     graded = [section.id for section in stored.grade.sections]
     for section_id in section_ids:
         if section_id not in graded:
-            summary.skipped.append(f"{section_id} {student}: not graded in this result")
+            summary.skipped.append(_f("{section} {student}: not graded in this result", section=section_id,
+                                      student=student))
         elif folder is not None and section_file(folder, BY_ID[section_id]) is None:
-            summary.skipped.append(f"{section_id} {student}: no notebook handed in, nothing recorded")
+            summary.skipped.append(_f("{section} {student}: no notebook handed in, nothing recorded",
+                                      section=section_id, student=student))
         else:
-            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary, force)
+            record_section(gradebook, course, student, section_of(stored, section_id), folder, summary, force,
+                           stored.graded.get(section_id, {}).get(HANDED_IN))
 
 
 def record_results(text: str, results: dict[str, Stored], folders: dict[str, Path], section_ids: list[str],
@@ -308,8 +336,8 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     summary = Recorded()
     course = course_directory(text, folders)
     if course is None:
-        summary.skipped.append("autograded notebooks: no course directory (grade nbgrader's submitted/ folder "
-                               "or give --gradebook as the path of the course's gradebook.db)")
+        summary.skipped.append(_("autograded notebooks: no course directory (grade nbgrader's submitted/ folder "
+                                 "or give --gradebook as the path of the course's gradebook.db)"))
     gradebook = open_gradebook(text)
     try:
         for student in sorted(results):
@@ -318,7 +346,7 @@ def record_results(text: str, results: dict[str, Stored], folders: dict[str, Pat
     finally:
         gradebook.close()
     for line in summary.written:
-        log(f"gradebook: {line}")
+        log(_f("gradebook: {line}", line=line))
     for line in summary.skipped:
         log(_f("gradebook: skipped {line}", line=line))
     print(_f("gradebook: {written} section score(s) written, {created} submission(s) created, {kept} manual "

@@ -52,9 +52,11 @@ def grade_args(section_ids: list[str] | None) -> list[str]:
 
 
 def grading_requirements(root: Path = ROOT) -> list[str]:
-    """What grading imports besides torch and the standard library, as pyproject.toml declares it
-    (tests/container_image.py installs the same)."""
-    return [line for line in declared.runtime_requirements(root) if declared.name_of(line) != "torch"]
+    """What grading imports besides torch and the standard library, as pyproject.toml declares it, and
+    what the notebooks import beyond that (declared.NOTEBOOK_IMPORTS: every cell of a notebook runs
+    when it is graded) (tests/container_image.py installs the same)."""
+    runtime = [line for line in declared.runtime_requirements(root) if declared.name_of(line) != "torch"]
+    return runtime + declared.notebook_requirements(root)
 
 
 def setup_sh(root: Path = ROOT) -> str:

@@ -22,15 +22,15 @@ from pathlib import Path
 
 from autograder.i18n import _, _f, language, set_language
 from autograder.core.sections import find
+from autograder.instructor.declared import NOTEBOOK_IMPORTS
 from autograder.sandbox.limits import Limits
 
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the course's notebooks import beyond torch: the positional-encoding notebook prints its
-# tables with pandas, an import of about 0.2 s of CPU that every student's worker would pay again.
-# The batch's zygote imports them once, before its first copy (worker/main.py, `preload=`).
-NOTEBOOK_IMPORTS = ("pandas",)
+# What the course's notebooks import beyond torch (declared.NOTEBOOK_IMPORTS): pandas is an import of
+# about 0.2 s of CPU that every student's worker would pay again. The batch's zygote imports them
+# once, before its first copy (worker/main.py, `preload=`).
 
 
 class Forked:

@@ -4,6 +4,9 @@ Read from each student's stored grade (its record and the batch's provenance), n
 rendered report, and said in the reader's language. One row per student, for the most urgent of:
 
     grader_error    the grader could not grade them: their zero is no grade (grade them again)
+    refused         the grader refused a section (grades_table.refused): a notebook over the size
+                    limit, an unreadable one, or code that reaches into the grader; its zero is no
+                    grade of the work, and the student's report says what to do
     not_handed_in   an assigned section (a core section this run graded; a bonus section is
                     optional) has no notebook: its checks failed as "not_handed_in"
     blank           handed in, but nothing implemented: no point, and every check failed because a
@@ -22,14 +25,16 @@ from dataclasses import dataclass
 from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.failures import NOT_WRITTEN
 from autograder.i18n import N_, _f
+from autograder.instructor.grades_table import refused, refused_words
 from autograder.instructor.student_files import Stored
 
 LOW_SHARE = 0.5  # "low": the core sections' points under half of their maximum
 # the reasons, most urgent first
-REASONS = ("grader_error", "not_handed_in", "blank", "low")
+REASONS = ("grader_error", "refused", "not_handed_in", "blank", "low")
 WORDS = {
     "grader_error": N_("the grader could not grade this student: the zero is not a grade (grade again, and see "
                        "the batch's logs/)"),
+    "refused": N_("refused, not graded: {refusals}; their report says how to hand it in again"),
     "not_handed_in": N_("not handed in: {sections}"),
     "blank": N_("handed in, but nothing implemented (every function is still the stub)"),
     "low": N_("{score:g} / {max_score:g}: under {share:.0%} of the maximum"),
@@ -44,13 +49,14 @@ class Attention:
     reason: str
     score: float  # the core sections' points
     max_score: float
-    sections: tuple[str, ...] = ()  # not_handed_in: the sections without a notebook
+    sections: tuple[str, ...] = ()  # not_handed_in: the sections without a notebook; refused: those refused
+    refusals: str = ""  # refused: the sections and why, in words (grades_table.refused_words)
 
     @property
     def explanation(self) -> str:
         """The reason in the reader's language."""
         return _f(WORDS[self.reason], sections=", ".join(self.sections), score=self.score,
-                  max_score=self.max_score, share=LOW_SHARE)
+                  max_score=self.max_score, share=LOW_SHARE, refusals=self.refusals)
 
     @property
     def urgency(self) -> tuple:
@@ -77,6 +83,9 @@ def attention_for(student: str, stored: Stored, share: float = LOW_SHARE) -> Att
     score, best = round(grade.score - grade.bonus_score, 4), grade.max_score
     if stored.grader_errors:
         return Attention(student, "grader_error", score, best)
+    if refused(stored):
+        return Attention(student, "refused", score, best, tuple(section_id for section_id, _ in refused(stored)),
+                         refused_words(stored))
     missing = not_handed_in(stored)
     if missing:
         return Attention(student, "not_handed_in", score, best, missing)

@@ -47,16 +47,17 @@ def files_status(sections: list) -> list[str]:
     used |= {s.handed_in_as for s in sections} | {f for s in sections if s.ambiguous for f in s.files_found}
     for section in sections:
         if section.handed_in_as:
-            parts.append(f"{section.id} from {shown_name(section.handed_in_as)!r}")
+            parts.append(_f("{section} from {file}", section=section.id, file=repr(shown_name(section.handed_in_as))))
         elif section.ambiguous:
-            parts.append(f"{section.id} not graded, several notebooks hold it: "
-                         + ", ".join(repr(shown_name(f)) for f in section.files_found))
+            parts.append(_f("{section} not graded, several notebooks hold it: {files}", section=section.id,
+                            files=", ".join(repr(shown_name(f)) for f in section.files_found)))
         else:
             notebooks = tuple(f for f in section.files_found if f.endswith(".ipynb") and f not in used)
             if notebooks:
                 unmatched.setdefault(notebooks, []).append(section.id)
     for notebooks, ids in unmatched.items():
-        parts.append(f"{', '.join(ids)} not found in " + ", ".join(repr(shown_name(f)) for f in notebooks))
+        parts.append(_f("{sections} not found in {files}", sections=", ".join(ids),
+                        files=", ".join(repr(shown_name(f)) for f in notebooks)))
     return parts
 
 

@@ -6,7 +6,9 @@ whose `extra_data` also holds
 - the batch's provenance: the student's id verbatim ("student"), the sections assigned to them so
   far ("sections"), and per section graded ("graded") the hashes of its file and of the grader,
   the device, the language of its messages and when, which decide whether a later run grades that
-  section again (`current_sections`); the last run's grader hash, device, time and grader errors;
+  section again (`current_sections`), and when that file was handed in ("handed_in",
+  instructor/submission_time.py: what the gradebook, grades.csv and `merge` go by); the last run's
+  grader hash, device, time and grader errors;
 - the grade's own record under "record" (core/record: the GradeResult as data).
 
 Every reader of a batch's output (its resume, `merge`, `--report`, the class report, the
@@ -39,6 +41,7 @@ INDEX = "index.json"  # DIR/index.json: each student's id -> their files (write_
 EXTRA = "extra_data"  # Gradescope's own field for data of ours
 RECORD = "record"  # extra_data["record"]: the grade itself, as data
 GRADED = "graded"  # extra_data["graded"]: {section id: its provenance}, what decides whether it is graded again
+HANDED_IN = "handed_in"  # graded[section]["handed_in"]: when the file graded was handed in (ISO 8601, UTC)
 
 
 @dataclass

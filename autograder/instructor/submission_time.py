@@ -14,6 +14,10 @@ It comes from what the instructor controls, never from a file the student wrote
    `.git` in the student's folder. In a git checkout that file is the student's.
 3. Otherwise the section file's modification time, which the clone or the
    collection set when it wrote the file.
+
+`handed_in` gives the same time as one comparable form, ISO 8601 in UTC: the batch keeps it in
+each section's provenance (the time of the file that section was graded from), so that the
+gradebook and grades.csv follow a resubmission and `merge` keeps the newest handed-in file.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from autograder.core.files import Refused, lexists_inside, read_inside
 from autograder.core.sections import BY_ID
@@ -45,6 +50,31 @@ def submission_time(folder: Path | None, section_id: str) -> tuple[str | None, s
             return stamp, "nbgrader"
     stamp = _file_time(folder, section_id)
     return (stamp, "file") if stamp else (None, "")
+
+
+def handed_in(folder: Path | None, section_id: str) -> str | None:
+    """When the section's file was handed in (submission_time), as ISO 8601 in UTC; None when unknown."""
+    stamp, _ = submission_time(folder, section_id)
+    moment = as_utc(stamp) if stamp else None
+    return moment.isoformat() if moment else None
+
+
+def as_utc(text) -> datetime | None:
+    """A time as nbgrader ("2026-11-20 10:00:00.000000 UTC", or a zone's name) or ISO 8601 writes it,
+    in UTC; a time without a zone is nbgrader's, which are in UTC. None when it is no time."""
+    parts = str(text).strip().split(" ")
+    zone = timezone.utc
+    if len(parts) == 3:  # nbgrader's "date time zone", the zone a name ("UTC", "Europe/Berlin")
+        try:
+            zone = timezone.utc if parts[2] in ("UTC", "Z") else ZoneInfo(parts[2])
+        except (ValueError, ZoneInfoNotFoundError):
+            return None
+        parts = parts[:2]
+    try:
+        moment = datetime.fromisoformat(" ".join(parts).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=zone).astimezone(timezone.utc)
 
 
 def _small_text(root: Path, relative: str) -> str | None:

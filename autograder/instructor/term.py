@@ -25,7 +25,7 @@ from pathlib import Path
 from autograder.core.results import GradeResult
 from autograder.core.sections import SECTIONS
 from autograder.i18n import language
-from autograder.instructor.student_files import GRADED, Stored, made_by, read_student
+from autograder.instructor.student_files import GRADED, HANDED_IN, Stored, made_by, read_student
 
 
 def in_course_order(section_ids) -> list[str]:
@@ -90,14 +90,17 @@ def combined(previous: GradeResult | None, new: GradeResult) -> GradeResult:
 
 
 def provenance_after(previous: Stored | None, run: dict, hashes: dict[str, str], grader: str, device: str,
-                     ok: bool) -> dict:
+                     ok: bool, handed: dict[str, str | None] | None = None) -> dict:
     """A student's provenance after a run graded the sections of `hashes` ({id: file hash}): the run's
     own (`run`: student, time, errors ...) with the sections assigned to them and, per section, what
-    it was graded from. A section graded with errors loses its entry, so the next run grades it again."""
+    it was graded from and when that file was handed in (`handed`: {id: ISO time}, where known). A
+    section graded with errors loses its entry, so the next run grades it again."""
     graded = {k: v for k, v in (previous.graded if previous else {}).items() if k not in hashes}
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    handed = handed or {}
     if ok:
-        graded.update({section_id: {**made_by(files, grader, device, language()), "graded_at": now}
+        graded.update({section_id: {**made_by(files, grader, device, language()), "graded_at": now,
+                                    **({HANDED_IN: handed[section_id]} if handed.get(section_id) else {})}
                        for section_id, files in hashes.items()})
     assigned = in_course_order((assigned_to(previous) if previous else []) + list(hashes))
     return {**run, "sections": assigned, GRADED: {k: graded[k] for k in in_course_order(graded)},

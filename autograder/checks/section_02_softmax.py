@@ -57,6 +57,8 @@ OVERFLOW_HINT = N_("exp overflows for large inputs (exp(1000.) is inf, and inf /
 OVERFLOW_NAN = N_("nan appears here from inf / inf (no entry of the input is -inf)")
 OVER_EMBEDDING = N_("a sum over the embedding dim instead of over the tokens")
 UNSCALED = N_("scores divided by sqrt(d) (this attention is unscaled)")
+TRANSPOSED = N_("the weights transposed (row i must use weights[i, :], the weights of query i)")
+TRANSPOSED_BATCH = N_("the weights transposed (row i must use weights[..., i, :], the weights of query i)")
 ALL_ENTRIES = N_("a division by the sum of all entries instead of the sum along dim")
 L2_NORM = N_("a division by the L2 norm (F.normalize's default p=2) instead of the sum")
 NEG_INF_HINT = N_("a row with some -inf entries must give weight 0 there and ordinary weights elsewhere; "
@@ -129,6 +131,23 @@ def test_context_documented(student):
                           (weights @ WORKED_INPUTS, other_weights @ other_inputs))
     expect_close(got, DOC_Z2, _("context_vectors(weights of 'journey', inputs)"), atol=1e-4,
                  mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
+
+
+@check(0.5, "context_vectors handles all queries at once, (T, T) weights, and a batch, (B, T, T) weights",
+       visibility="visible", cell="context_vectors")
+def test_context_cases(student):
+    """The task's other two cases on the worked example (one query's is the documented z(2)): the (T, T) weights
+    give every documented context vector, and a batch of two (the worked example, and the identity, whose
+    context vectors are the inputs themselves) both at once."""
+    expect_close(student.call("context_vectors", DOC_WEIGHTS, WORKED_INPUTS), DOC_CONTEXT,
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(6, 6),
+                    inputs=(6, 3)), atol=1e-3, mistakes={TRANSPOSED: DOC_WEIGHTS.T @ WORKED_INPUTS})
+    batch_weights = torch.stack([DOC_WEIGHTS, torch.eye(6)])
+    batch_inputs = torch.stack([WORKED_INPUTS, WORKED_INPUTS])
+    expect_close(student.call("context_vectors", batch_weights, batch_inputs), torch.stack([DOC_CONTEXT, WORKED_INPUTS]),
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(2, 6, 6),
+                    inputs=(2, 6, 3)), atol=1e-3,
+                 mistakes={TRANSPOSED_BATCH: batch_weights.transpose(-2, -1) @ batch_inputs})
 
 
 def right_helpers(*inputs, softmax=torch.softmax, context=torch.matmul) -> dict:

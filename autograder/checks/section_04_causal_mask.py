@@ -255,14 +255,18 @@ def test_causal_mask_device(student):
            _f("causal_mask(5, device='meta') should be a (5, 5) tensor; got {stub}", stub=repr(stub)))
 
 
-@check(0.25, "mask_and_renormalize and causal_attention_weights make their masks on their input's device",
-       visibility="visible", cell="causal_attention_weights")
+@check(0.25, "mask_and_renormalize makes its mask on its input's device", visibility="visible", cell="mask_and_renormalize")
+def test_renormalize_device(student):
+    """Only where the mask is made, the right causal_mask standing in: a wrong one costs its own checks."""
+    with student.standing_in(right_masks(5)):
+        expect_on_input_device(student, "mask_and_renormalize", (torch.softmax(randn(423, 2, 5, 5), dim=-1),))
+
+
+@check(0.25, "causal_attention_weights makes its mask on its input's device", visibility="visible",
+       cell="causal_attention_weights")
 def test_weights_device(student):
-    """Only where the masks are made, the right causal_mask standing in: a wrong one costs the check above."""
-    weights = torch.softmax(randn(423, 2, 5, 5), dim=-1)
-    for name, args in (("mask_and_renormalize", (weights,)), ("causal_attention_weights", (weights, 4))):
-        with student.standing_in(right_masks(5)):
-            expect_on_input_device(student, name, args)
+    with student.standing_in(right_masks(5)):
+        expect_on_input_device(student, "causal_attention_weights", (torch.softmax(randn(423, 2, 5, 5), dim=-1), 4))
 
 
 def expect_on_input_device(student, name, args) -> None:
@@ -288,16 +292,22 @@ def expect_on_input_device(student, name, args) -> None:
               value=shorten(repr(reply.value), 100)))
 
 
-@check(0.25, "mask_and_renormalize and causal_attention_weights leave their arguments unchanged",
-       visibility="visible", cell="causal_attention_weights")
-def test_arguments_unchanged(student):
-    """Only that the arguments are left as they were: the values are other checks' business."""
-    weights, scores = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1), randn(422, 2, 5, 5, scale=3.0)
+@check(0.25, "mask_and_renormalize leaves its argument unchanged", visibility="visible", cell="mask_and_renormalize")
+def test_renormalize_unchanged(student):
+    """Only that the argument is left as it was: the values are other checks' business."""
+    weights = torch.softmax(randn(421, 2, 5, 5, scale=2.0), dim=-1)
     with student.standing_in(right_masks(5)):
         reply = run_unless_raised(student.run, "mask_and_renormalize", weights, return_args=True)
-        expect_unchanged(reply, [weights], "mask_and_renormalize")
+    expect_unchanged(reply, [weights], "mask_and_renormalize")
+
+
+@check(0.25, "causal_attention_weights leaves its argument unchanged", visibility="visible",
+       cell="causal_attention_weights")
+def test_weights_unchanged(student):
+    scores = randn(422, 2, 5, 5, scale=3.0)
+    with student.standing_in(right_masks(5)):
         reply = run_unless_raised(student.run, "causal_attention_weights", scores, 4, return_args=True)
-        expect_unchanged(reply, [scores], "causal_attention_weights")
+    expect_unchanged(reply, [scores], "causal_attention_weights")
 
 
 @check(0.5, "CausalAttention creates W_query, W_key, W_value (with their biases) in the documented order",

@@ -78,7 +78,7 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "make their masks on their input's device"], says="is the answer hard-coded?", hard_coded=True),
+             "mask_and_renormalize makes its mask"], says="is the answer hard-coded?", hard_coded=True),
     # the worked example's 6x6 mask written out: named in causal_mask's own cell
     Mistake("causal_mask hard-coded", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
@@ -113,13 +113,13 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
                 return masked / masked.sum(dim=-1, keepdim=True)
-            """}, ["make their masks on their input's device"], says="device="),
+            """}, ["mask_and_renormalize makes its mask"], says="device="),
     Mistake("causal_attention_weights makes its mask on the CPU", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
                 hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
                 return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
-            """}, ["make their masks on their input's device"], says="device="),
+            """}, ["causal_attention_weights makes its mask"], says="device="),
     # found by trying the notebook as a student: the values differed, with no name for why
     Mistake("renormalised down the columns", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
@@ -138,12 +138,12 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
                 return attn_weights / attn_weights.sum(dim=-1, keepdim=True)
-            """}, ["leave their arguments unchanged"], says="modified its argument"),
+            """}, ["mask_and_renormalize leaves"], says="modified its argument"),
     Mistake("causal_attention_weights fills its scores in place", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 attn_scores.masked_fill_(causal_mask(attn_scores.shape[-1], attn_scores.device), float("-inf"))
                 return torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
-            """}, ["leave their arguments unchanged"], says="causal_attention_weights modified its argument"),
+            """}, ["causal_attention_weights leaves"], says="causal_attention_weights modified its argument"),
     Mistake("masked after softmax without renormalising", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 weights = torch.softmax(attn_scores / d_k ** 0.5, dim=-1)

@@ -392,11 +392,13 @@ def _same_values(a, b) -> bool:
 
 
 def expect_not_hard_coded(name: str, answers, expected) -> None:
-    """Fail where `name` gave identical outputs for two different inputs whose right outputs differ:
-    the evidence of an answer written out (the documented one) instead of computed. answers: the
-    student's outputs on the two inputs; expected: the right ones, in the same order. Without that
-    evidence nothing is said here: the value checks grade the answer."""
-    (first, second), (right_first, right_second) = answers, expected
-    if _same_values(first, second) and not _same_values(right_first, right_second):
+    """Fail where `name` gave identical outputs for different inputs whose right outputs differ: the evidence of
+    an answer written out (the documented one) instead of computed. answers: the student's outputs on two or more
+    inputs; expected: the right ones, in the same order. An output that changes with any of the inputs is no such
+    evidence (a slip in a formula can make two outputs alike: another input still tells), and without evidence
+    nothing is said here: the value checks grade the answer."""
+    first, *others = answers
+    if all(_same_values(first, other) for other in others) and \
+            not all(_same_values(expected[0], other) for other in expected[1:]):
         raise CheckFailed(_f("{name} returns the same values for different inputs: is the answer hard-coded?",
                              name=name), HARD_CODED)

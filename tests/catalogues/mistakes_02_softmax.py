@@ -83,6 +83,14 @@ MISTAKES = [
                 exps = torch.exp(x)
                 return exps / exps.sum(dim=dim, keepdim=True)
             """}, ["magnitude 1000"], says="subtract the max"),
+    # stable, and told to "subtract the max" it subtracts: named by its values (on the symmetric documented scores
+    # it gives what a max taken without keepdim gives, and is named so there)
+    Mistake("softmax shifted by the max along dim 0", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.amax(dim=0, keepdim=True))
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["magnitude 1000", "softmax_naive and softmax give the documented", "softmax matches torch.softmax"],
+            says="along dim 0"),
     Mistake("softmax shifted by the mean", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.mean(dim=dim, keepdim=True))

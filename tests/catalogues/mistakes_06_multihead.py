@@ -1,6 +1,6 @@
 """Section 06's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from autograder.core.hints import BARE_VIEW
+from autograder.core.hints import BARE_VIEW, FLOAT_SIZE
 
 SECTION = "06_multihead"
 
@@ -204,6 +204,13 @@ MISTAKES = [
         ("(weights @ v).transpose(1, 2).contiguous()", "(weights @ v).transpose(0, 1).contiguous()")),
         ["batch items independent", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES],
         says="keep the batch dim apart"),
+    # one raw TypeError in every check of the class, with no hint, before it was named
+    Mistake("float head_dim", mha(("self.head_dim = d_out, num_heads, d_out // num_heads",
+                                   "self.head_dim = d_out, num_heads, d_out / num_heads")),
+            ["MultiHeadAttention gives the documented", EQUALS_TORCH, "causality:", "on top of the causal",
+             "keeps batch items", "eval mode disables", "dropout acts in train", "as nn.Dropout does",
+             "out_proj included", "no Python loop over heads", "MultiHeadAttention works on any device", OTHER_SIZES],
+            says="d_out // num_heads", hint=FLOAT_SIZE),
     Mistake("MultiHeadAttention uses F.scaled_dot_product_attention", BUILT_IN_ATTENTION,
             ["MultiHeadAttention gives the documented", "MultiHeadAttention creates its parameters",
              "honours qkv_bias", "raises ValueError when d_out", EQUALS_TORCH, "causality:", "on top of the causal",

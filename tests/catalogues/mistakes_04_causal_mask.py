@@ -3,6 +3,8 @@
 Each mistake's `loses` lists exactly the checks that lose points for it."""
 from support import Mistake
 
+from autograder.core.hints import UNSLICED_MASK
+
 SECTION = "04_causal_mask"
 
 # CausalAttention with one piece swapped: {init}, {check}, {mask} and {dropout} fill in the changed parts.
@@ -231,6 +233,11 @@ MISTAKES = [
     Mistake("mask kept as a plain attribute, not a buffer", {"CausalAttention": causal_attention(
         init="self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()")},
         ["works on any device"], says="register_buffer"),
+    # the book readers' most common slip: told that a tensor was still on the CPU (the meta device's error read
+    # as a device error); the checks at T = context_length pass, those at a shorter T raise
+    Mistake("mask buffer not sliced to T", {"CausalAttention": causal_attention(
+        mask='scores = scores.masked_fill(self.mask.bool(), float("-inf"))')},
+        ["items of a batch", "CausalAttention: gradients reach", OTHER_SIZES], says="slice it", hint=UNSLICED_MASK),
     Mistake("uses F.scaled_dot_product_attention", {"CausalAttention": causal_attention().replace(
         "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n", "").replace(
         "        weights = self.dropout(weights)\n        return weights @ values",

@@ -302,17 +302,16 @@ def test_github_instructor_workflow_grades_the_class(tmp_path, host):
     assert "\n|---|" in text  # a Markdown table renders only with its delimiter row
 
 
-# "S / M", or with a bonus section "S / M (including B / BM bonus)": B adds to S, not to M
-SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?: \(including ([\d.]+) / ([\d.]+) bonus\))?$",
-                        re.M)
+# "S / M", or with a bonus section "S / M, plus B / BM bonus": S never counts B, and never reads above M
+SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?:, plus ([\d.]+) / ([\d.]+) bonus)?$", re.M)
 
 
 def core_score(text: str) -> tuple[float, float]:
     """(the core sections' visible points, their maximum) of a self-check's score line: the CI's
     red or green (a bonus section is optional: its points are read apart)."""
     total, best, bonus, bonus_max = (float(value or 0) for value in SCORE_LINE.search(text).groups())
-    assert bonus <= bonus_max
-    return total - bonus, best
+    assert bonus <= bonus_max and total <= best
+    return total, best
 
 
 def total_of(text: str) -> str:

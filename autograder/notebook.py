@@ -196,15 +196,22 @@ def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[t
     return outcomes
 
 
+# failures that every check of a cell shares, whatever it checks: said once, without a check's title
+ONCE_PER_CELL = (*NOT_WRITTEN, "forbidden")
+
+
 def cell_verdict(outcomes: list[tuple[str, str | None, str]]) -> str:
     """The lines of a failing cell ("" when every check passed): each unwritten name once (failures.NOT_WRITTEN:
-    every check calling it fails for that one reason), then each other failure under its check's title."""
+    every check calling it fails for that one reason), a forbidden API once (the first call that met it: every
+    check of the name that calls it fails for that one reason, core/rules.py), then each other failure under
+    its check's title."""
     unwritten = list(dict.fromkeys(message for _title, message, kind in outcomes
                                    if message is not None and kind in NOT_WRITTEN))
+    forbidden = [message for _title, message, kind in outcomes if message is not None and kind == "forbidden"][:1]
     # i18n: a failing check's title, then its message, in a notebook's failing check cell
     failed = [_f("{what}: {message}", what=title, message=message) for title, message, kind in outcomes
-              if message is not None and kind not in NOT_WRITTEN]
-    return "\n".join(unwritten + failed)
+              if message is not None and kind not in ONCE_PER_CELL]
+    return "\n".join(unwritten + forbidden + failed)
 
 
 def check(name: str, namespace: dict | None = None) -> None:

@@ -41,6 +41,7 @@ import nbformat
 
 from autograder.core.sections import BY_ID, SECTIONS, Section
 from autograder.i18n import catalogues as grader_catalogues
+from autograder.i18n import fill
 from autograder.instructor import selfcheck_export
 from course import catalogue, prose
 from course.builder import layout
@@ -50,9 +51,10 @@ from course.builder.nbgrader_release import release
 from course.builder.notebooks import build_source_notebook, notebook_text
 from course.builder.outputs import BuildResult
 from course.builder.reference import STUB_LINES
-from course.builder.quoted import GRADER_CATALOGUES, quoted_values, stand_in_line  # core.po words the sections' titles
+from course.builder.quoted import GRADER_CATALOGUES, grader_translations, quoted_values, stand_in_line  # core.po words the sections' titles
 from course.builder.readme import SECTION_NOTE as ENGLISH_SECTION_NOTE
 from course.builder.readme import TABLE_WORDS, notebook_table
+from course.builder.stated_rules import stated, unstated
 from course.catalogue import Message
 
 CONFIG = layout.LANGUAGE_CONFIG
@@ -145,6 +147,19 @@ def section_title(section: Section, cat: catalogue.Catalogue, root: Path = ROOT)
     return titles[section.title]
 
 
+def grader_words(cat: catalogue.Catalogue, root: Path = ROOT):
+    """say(template, **fields) in the catalogue's language, as the grader says it: the template's translation in
+    the grader's catalogues (autograder/i18n), filled as the grader fills it; for a section's rules."""
+    words = grader_translations(cat.locale, root)
+
+    def say(template: str, **fields) -> str:
+        if template not in words:
+            raise LocalizationError(f"{GRADER_CATALOGUES}/{cat.locale}/LC_MESSAGES: {template!r} has no finished "
+                                    "translation")
+        return fill(words[template], fields)
+    return say
+
+
 def title_heading(section: Section, title: str) -> str:
     """A notebook's first line where it is the section's title: `# 02 · From scores to ...`."""
     return f"# {section.id[:2]} · {title}"
@@ -192,7 +207,7 @@ def english_sources(root: Path = ROOT) -> dict[str, nbformat.NotebookNode]:
 
 def notebook_messages(sources: dict[str, nbformat.NotebookNode]) -> list[Message]:
     return [unit_message(sid, unit) for sid, nb in sources.items()
-            for unit in prose.notebook_units(without_heading(nb, BY_ID[sid])[0])]
+            for unit in prose.notebook_units(without_heading(unstated(nb, BY_ID[sid]), BY_ID[sid])[0])]
 
 
 def helper_message(english: str) -> Message:
@@ -233,8 +248,9 @@ def english_messages(root: Path = ROOT, sources=None) -> list[Message]:
 def translated_notebook(nb, section_id: str, cat: catalogue.Catalogue, lang: str,
                         root: Path = ROOT) -> nbformat.NotebookNode:
     section = BY_ID[section_id]
-    body, headed = without_heading(nb, section)
-    out = prose.translated(body, lambda unit: cat.lookup(unit_message(section_id, unit)))
+    body, headed = without_heading(unstated(nb, section), section)
+    out = stated(prose.translated(body, lambda unit: cat.lookup(unit_message(section_id, unit))), section,
+                 grader_words(cat, root))
     if headed:
         heading = title_heading(section, section_title(section, cat, root))
         out.cells[0].source = f"{heading}\n\n{out.cells[0].source}" if out.cells[0].source else heading

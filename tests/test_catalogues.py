@@ -105,3 +105,22 @@ def test_every_hint_is_the_catalogued_hint_of_a_mistake(hint):
     """Each hint fires on a catalogued mistake (test_mistake_loses_exactly_its_checks asserts that grading
     gives each mistake exactly its declared hint, so no hint fires on another mistake of the catalogue)."""
     assert any(mistake.hint == hint.mistake for catalogue in CATALOGUES.values() for mistake in catalogue.MISTAKES)
+
+
+def self_check_cells(section_id: str, mistake) -> set[str]:
+    """The graded names whose check cells lose points for `mistake` in the self-check: the cells (`home`) of the
+    visible checks among those its `loses` names (exactly those that fail: test_mistake_loses_exactly_its_checks)."""
+    from autograder.core.sections import BY_ID, home
+
+    checks = declared(section_id)
+    return {home(checks[title], BY_ID[section_id]) for title in matched_titles(mistake, checks)
+            if checks[title]["visible"]}
+
+
+@pytest.mark.parametrize("section_id, mistake", MISTAKES)
+def test_what_the_grade_catches_the_self_check_catches_in_the_name_s_own_cell(section_id, mistake):
+    """No mistake is the hidden checks' alone: every documented behaviour has a visible check of its own name, so a
+    mistake that costs points in the grade costs them in the self-check too, in the cell of a name it replaces."""
+    assert self_check_cells(section_id, mistake) & set(mistake.replacements), (
+        f"{mistake.id}: grading takes points, and no check cell of {sorted(mistake.replacements)} fails in the "
+        f"self-check (its failing visible checks are those of {sorted(self_check_cells(section_id, mistake))})")

@@ -56,3 +56,15 @@ def test_gradescope_json_totals():
     assert sum(t["max_score"] for t in data["tests"]) == data["max_score"]
     assert [t["status"] for t in data["tests"]] == ["passed", "failed", "failed", "failed", "passed", "failed"]
     assert data["tests"][1]["tags"] == ["02_softmax", "check"]
+
+
+@pytest.mark.parametrize("score, maximum, bonus, bonus_max", [(55.5, 49, 6.5, 6.5), (23, 49.5, 0, 6.5), (40, 60, 0, 0)])
+def test_a_total_never_reads_above_its_maximum(score, maximum, bonus, bonus_max):
+    """`score` counts the bonus (GradeResult.score): the total shows the core points over the core maximum, and the
+    bonus apart, so full marks with the whole bonus read "49 / 49, plus 6.5 / 6.5 bonus", never "55.5 / 49"."""
+    from autograder.core.results import total_text
+
+    text = total_text(score, maximum, bonus, bonus_max)
+    shown, most = (float(number) for number in text.split(",")[0].split(" / "))
+    assert shown <= most and shown == score - bonus, text
+    assert (f"{bonus:g} / {bonus_max:g} bonus" in text) == bool(bonus_max), text

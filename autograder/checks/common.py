@@ -262,6 +262,11 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
               found=sorted(got)))
     for param_name, value in expected.items():
         expect_param_shape(got[param_name], tuple(value.shape), name, param_name)
+    differ = [p for p, value in expected.items() if not torch.allclose(got[p], value.detach())]
+    if differ and seeds_itself(module, got):
+        raise CheckFailed(_f("{name} gets the same parameters whatever seed is set before it is built: a "
+                             "torch.manual_seed inside __init__? Leave seeding to the caller (the notebook seeds, "
+                             "then builds)", name=name), SEED_INSIDE)
     for param_name, value in expected.items():
         # i18n: {order} lists the parameters as code, sometimes with a few words (translated by the caller)
         expect(torch.allclose(got[param_name], value.detach()),
@@ -269,6 +274,24 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
                   "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
 
 
+def seeds_itself(module, got: dict) -> bool:
+    """Whether `module`, built again under another seed, gets the very same parameters `got` (the evidence of a
+    seed set inside __init__); False where it cannot be built again (a stand-in) or that build fails."""
+    varied = any(isinstance(t, torch.Tensor) and t.numel() > 1 and bool((t != t.flatten()[0]).any())
+                 for t in got.values())  # constant parameters (zeros, ones) would be alike under any seed
+    if getattr(module, "built", None) is None or not varied:
+        return False
+    args, kwargs, seed = module.built
+    try:
+        again = module.student.new(module.class_name, *args, seed=(seed or 0) + 1, **kwargs).params()
+    except Exception:  # noqa: BLE001  (the checks of the build itself judge a build that fails)
+        return False
+    return isinstance(again, dict) and sorted(again) == sorted(got) and all(
+        isinstance(again[p], torch.Tensor) and again[p].shape == got[p].shape and torch.equal(again[p], got[p])
+        for p in got)
+
+
+SEED_INSIDE = N_("a torch.manual_seed inside __init__ (the parameters do not follow the caller's seed)")
 # the documented output missed by a forward that is right with the module's own weights: the weights differ
 OTHER_ORDER = N_("the parameters created in another order than the documented one (your forward is right with "
                  "your own weights)")
@@ -392,11 +415,13 @@ def _same_values(a, b) -> bool:
 
 
 def expect_not_hard_coded(name: str, answers, expected) -> None:
-    """Fail where `name` gave identical outputs for two different inputs whose right outputs differ:
-    the evidence of an answer written out (the documented one) instead of computed. answers: the
-    student's outputs on the two inputs; expected: the right ones, in the same order. Without that
-    evidence nothing is said here: the value checks grade the answer."""
-    (first, second), (right_first, right_second) = answers, expected
-    if _same_values(first, second) and not _same_values(right_first, right_second):
+    """Fail where `name` gave identical outputs for different inputs whose right outputs differ: the evidence of
+    an answer written out (the documented one) instead of computed. answers: the student's outputs on two or more
+    inputs; expected: the right ones, in the same order. An output that changes with any of the inputs is no such
+    evidence (a slip in a formula can make two outputs alike: another input still tells), and without evidence
+    nothing is said here: the value checks grade the answer."""
+    first, *others = answers
+    if all(_same_values(first, other) for other in others) and \
+            not all(_same_values(expected[0], other) for other in expected[1:]):
         raise CheckFailed(_f("{name} returns the same values for different inputs: is the answer hard-coded?",
                              name=name), HARD_CODED)

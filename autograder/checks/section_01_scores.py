@@ -103,37 +103,47 @@ def test_score_matrix_no_loop(student):
     expect_no_loop(counts, "score_matrix", N_("tokens"))
 
 
-@check(0.25, "dot_scores and score_matrix answer in their input's dtype (float64) and on its device (meta)",
-       visibility="visible", cell="score_matrix")
-def test_dtype_and_device(student):
+@check(0.25, "dot_scores answers in its input's dtype (float64) and on its device (meta)",
+       visibility="visible", cell="dot_scores")
+def test_dot_scores_dtype_and_device(student):
     """Only the convention (outputs of the input's dtype, on the input's device): the values are the other
     checks' business, and a function that raises on float32 inputs too is left to them."""
-    inputs, query = randn(155, 6, 4).double(), randn(156, 4).double()
-    for name, args in (("dot_scores", (query, inputs)), ("score_matrix", (inputs,))):
-        advice = _("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
-                   "dtype=inputs.dtype, device=inputs.device")
-        if run_where_made(student.run, name, *(a.float() for a in args), mistake=OWN_BUFFER, advice=advice) is None:
-            continue
-        for kind, device in ((_("float64 inputs"), None), (_("inputs on the meta device"), "meta")):
-            try:
-                reply = student.run(name, *args, device=device)
-            except StudentFailure as failure:
-                if failure.kind != "raised":
-                    raise
-                raise CheckFailed(_f("{name} with {kind}: {error}. Most likely a tensor made "
-                                     "without the inputs' dtype or device: {advice}", name=name, kind=kind,
-                                     error=failure.shortened(300), advice=advice), mistake=OWN_BUFFER) from None
-            value, devices = reply.value, reply.output_devices
-            mixed = "; ".join(reply.mixed_devices[:2])
-            expect(not mixed, _f("{name} with {kind} mixes devices ({mixed}): {advice}", name=name, kind=kind,
-                                 mixed=mixed, advice=advice), mistake=OWN_BUFFER)
-            expected_device = device or torch.device(student.device).type  # the grading device, or meta
-            dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
-            expect(devices == [expected_device] and dtype == "float64",
-                   _f("{name} with {kind} returned {dtype} on {device}: the output must have the input's dtype "
-                      "(float64) and lie on its device ({expected_device}); {advice}", name=name, kind=kind,
-                      dtype=dtype, device=devices[0] if devices else _("no device"),
-                      expected_device=expected_device, advice=advice), mistake=OWN_BUFFER)
+    expect_input_dtype_and_device(student, "dot_scores", (randn(156, 4).double(), randn(155, 6, 4).double()))
+
+
+@check(0.25, "score_matrix answers in its input's dtype (float64) and on its device (meta)",
+       visibility="visible", cell="score_matrix")
+def test_score_matrix_dtype_and_device(student):
+    """As dot_scores' check, for score_matrix: each function's convention judged in its own cell."""
+    expect_input_dtype_and_device(student, "score_matrix", (randn(155, 6, 4).double(),))
+
+
+def expect_input_dtype_and_device(student, name, args) -> None:
+    """`name(*args)` (float64 arguments) answers in float64, and on the meta device on meta arguments."""
+    advice = _("compute with the inputs' own operations (inputs @ query), or make any new tensor with "
+               "dtype=inputs.dtype, device=inputs.device")
+    if run_where_made(student.run, name, *(a.float() for a in args), mistake=OWN_BUFFER, advice=advice) is None:
+        return
+    for kind, device in ((_("float64 inputs"), None), (_("inputs on the meta device"), "meta")):
+        try:
+            reply = student.run(name, *args, device=device)
+        except StudentFailure as failure:
+            if failure.kind != "raised":
+                raise
+            raise CheckFailed(_f("{name} with {kind}: {error}. Most likely a tensor made "
+                                 "without the inputs' dtype or device: {advice}", name=name, kind=kind,
+                                 error=failure.shortened(300), advice=advice), mistake=OWN_BUFFER) from None
+        value, devices = reply.value, reply.output_devices
+        mixed = "; ".join(reply.mixed_devices[:2])
+        expect(not mixed, _f("{name} with {kind} mixes devices ({mixed}): {advice}", name=name, kind=kind,
+                             mixed=mixed, advice=advice), mistake=OWN_BUFFER)
+        expected_device = device or torch.device(student.device).type  # the grading device, or meta
+        dtype = str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")  # a meta answer's is a name
+        expect(devices == [expected_device] and dtype == "float64",
+               _f("{name} with {kind} returned {dtype} on {device}: the output must have the input's dtype "
+                  "(float64) and lie on its device ({expected_device}); {advice}", name=name, kind=kind,
+                  dtype=dtype, device=devices[0] if devices else _("no device"),
+                  expected_device=expected_device, advice=advice), mistake=OWN_BUFFER)
 
 
 def additive_layers(hidden_size: int, *, seed: int) -> dict:

@@ -57,8 +57,14 @@ OVERFLOW_HINT = N_("exp overflows for large inputs (exp(1000.) is inf, and inf /
 OVERFLOW_NAN = N_("nan appears here from inf / inf (no entry of the input is -inf)")
 OVER_EMBEDDING = N_("a sum over the embedding dim instead of over the tokens")
 UNSCALED = N_("scores divided by sqrt(d) (this attention is unscaled)")
+TRANSPOSED = N_("the weights transposed (row i must use weights[i, :], the weights of query i)")
+TRANSPOSED_BATCH = N_("the weights transposed (row i must use weights[..., i, :], the weights of query i)")
 ALL_ENTRIES = N_("a division by the sum of all entries instead of the sum along dim")
 L2_NORM = N_("a division by the L2 norm (F.normalize's default p=2) instead of the sum")
+OTHER_DIM_MAX = N_("the max subtracted along dim 0 instead of along the softmax's dim (each slice along dim needs "
+                   "its own max: x.amax(dim=dim, keepdim=True))")
+EITHER_MAX = N_("a max taken along the wrong dim: without keepdim=True, or along dim 0 (each row needs its own max: "
+                "x.amax(dim=dim, keepdim=True))")
 NEG_INF_HINT = N_("a row with some -inf entries must give weight 0 there and ordinary weights elsewhere; "
                   "shift by the max along dim (finite whenever the row has a finite entry), "
                   "not by the mean, the min or the sum")
@@ -82,8 +88,21 @@ def softmax_mistakes(x, dim):
                 wrong[KEEPDIM[what]] = exps / exps.sum(dim, keepdim=keep)
             except RuntimeError:  # this shape does not broadcast: the student's call raised too
                 continue
+    if dim != 0:  # the max subtracted, but along another dim: stable, and wrong
+        exps = torch.exp(x - x.amax(0, keepdim=True))
+        wrong[OTHER_DIM_MAX] = exps / exps.sum(dim, keepdim=True)
     exps = torch.exp(x - x.max())
     wrong[N_("a softmax over all entries at once (the sum ignores dim)")] = exps / exps.sum()
+    return wrong
+
+
+def symmetric_mistakes(scores):
+    """softmax_mistakes of a symmetric matrix along its last dim, where a max taken without keepdim and a max taken
+    along dim 0 give the same values: named as one, which says both (naming one would guess)."""
+    wrong = softmax_mistakes(scores, -1)
+    if torch.equal(wrong[KEEPDIM["max"]], wrong[OTHER_DIM_MAX]):
+        wrong = {(EITHER_MAX if key == KEEPDIM["max"] else key): value for key, value in wrong.items()
+                 if key != OTHER_DIM_MAX}
     return wrong
 
 
@@ -116,7 +135,7 @@ def test_softmax_documented(student):
     # a square matrix: a max or sum taken without keepdim=True broadcasts along the wrong dim without an error
     expect_close(student.call("softmax", scores), DOC_WEIGHTS, "softmax(score_matrix(inputs))", atol=1e-4,
                  mistakes={N_("softmax over dim 0 (down the columns) instead of the last dim"):
-                               torch.softmax(scores, 0), **softmax_mistakes(scores, -1)},
+                               torch.softmax(scores, 0), **symmetric_mistakes(scores)},
                  heatmap_labels=TOKENS, show_passing=True)
 
 
@@ -129,6 +148,23 @@ def test_context_documented(student):
                           (weights @ WORKED_INPUTS, other_weights @ other_inputs))
     expect_close(got, DOC_Z2, _("context_vectors(weights of 'journey', inputs)"), atol=1e-4,
                  mistakes={OVER_EMBEDDING: (weights.unsqueeze(-1) * WORKED_INPUTS).sum(-1)})
+
+
+@check(0.5, "context_vectors handles all queries at once, (T, T) weights, and a batch, (B, T, T) weights",
+       visibility="visible", cell="context_vectors")
+def test_context_cases(student):
+    """The task's other two cases on the worked example (one query's is the documented z(2)): the (T, T) weights
+    give every documented context vector, and a batch of two (the worked example, and the identity, whose
+    context vectors are the inputs themselves) both at once."""
+    expect_close(student.call("context_vectors", DOC_WEIGHTS, WORKED_INPUTS), DOC_CONTEXT,
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(6, 6),
+                    inputs=(6, 3)), atol=1e-3, mistakes={TRANSPOSED: DOC_WEIGHTS.T @ WORKED_INPUTS})
+    batch_weights = torch.stack([DOC_WEIGHTS, torch.eye(6)])
+    batch_inputs = torch.stack([WORKED_INPUTS, WORKED_INPUTS])
+    expect_close(student.call("context_vectors", batch_weights, batch_inputs), torch.stack([DOC_CONTEXT, WORKED_INPUTS]),
+                 _f("{name} with {weights} weights and {inputs} inputs", name="context_vectors", weights=(2, 6, 6),
+                    inputs=(2, 6, 3)), atol=1e-3,
+                 mistakes={TRANSPOSED_BATCH: batch_weights.transpose(-2, -1) @ batch_inputs})
 
 
 def right_helpers(*inputs, softmax=torch.softmax, context=torch.matmul) -> dict:
@@ -284,9 +320,15 @@ def test_softmax_large_inputs(student):
     for x, dim in ((randn(263, 4, 5, scale=1000.0), -1), (randn(264, 3, 2, 4, scale=500.0), 0)):
         reply = run_unless_raised(student.run, "softmax", x, dim=dim)
         if reply is not None and isinstance(reply.value, torch.Tensor):
+            # a max subtracted along another dim gives nan too: named where the values are its own, not told to
+            # subtract the max it subtracts
+            other = softmax_mistakes(x, dim).get(OTHER_DIM_MAX)
+            named = other is not None and reply.value.shape == other.shape and \
+                bool(torch.allclose(reply.value.float(), other, atol=1e-4, equal_nan=True))
             expect(bool(torch.isfinite(reply.value).all()),
                    _f("{name} on a {shape} input with entries in the hundreds gives inf or nan: {hint}",
-                      name=f"softmax(x, dim={dim})", shape=tuple(x.shape), hint=_(OVERFLOW_HINT)))
+                      name=f"softmax(x, dim={dim})", shape=tuple(x.shape),
+                      hint=_(OTHER_DIM_MAX if named else OVERFLOW_HINT)), mistake=OTHER_DIM_MAX if named else "")
 
 
 # ---------------------------------------------------------------- visible: conventions

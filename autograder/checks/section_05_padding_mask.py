@@ -6,7 +6,7 @@ ValueError; padded key columns hidden and the scores left unchanged; padded keys
 query's weights summing to 1, and the output equal to softmax(q k^T / sqrt(d)) @ v computed here from the
 student's inputs; parameters created in the documented order; PaddedSelfAttention equal to
 nn.MultiheadAttention holding the student's own weights, on one input and on distinct queries, keys and
-values; attn_mask honoured; outputs blind to the padding; gradients reaching the projections). The self-check
+values; attn_mask honoured, alone and with the padding mask; outputs blind to the padding; gradients reaching the projections). The self-check
 runs them and the students' wheel ships this module as it is, so nothing here imports `solutions` or holds a
 hidden seed's expected output. Each property check judges one idea, against the student's own module (its own
 weights) where it needs a comparison, so that a wrong value costs the value checks only. The hidden checks,
@@ -23,13 +23,13 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 }
 
 import math
-from types import SimpleNamespace
 
 import torch
 
 from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
-                                      expect_unchanged, manual_seed, rand, randn, run_unless_raised, run_where_made)
+                                      expect_unchanged, rand, randn, run_unless_raised, run_where_made)
 from autograder.checks.padding_stand_ins import new_padded, right_masked_scores
+from autograder.checks.padding_torch import NAMES, documented_layers, multihead_attention, own_layers
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -37,7 +37,6 @@ INF = float("-inf")
 DOC_MASK = torch.tensor([[False, False, False, False],
                          [False, False, False, True],
                          [False, False, True, True]])
-NAMES = ("W_q", "W_k", "W_v", "W_out")
 ORDER = "W_q, W_k, W_v, W_out"
 INVERTED = N_("an inverted padding mask (True should mean hidden: True at the padding)")
 OFF_BY_ONE = N_("an off-by-one: position seq_len is padding too (use >=, not >)")
@@ -49,6 +48,8 @@ AFTER_SOFTMAX = N_("masking after the softmax without renormalising (rows no lon
 NO_PADDING = N_("no padding mask applied (key_padding_mask ignored)")
 NO_W_OUT = N_("no W_out on the context vectors")
 ATTN_IGNORED = N_("attn_mask ignored")
+ATTN_IGNORED_WITH_PADDING = N_("attn_mask ignored when key_padding_mask is given")
+PADDING_IGNORED_WITH_ATTN = N_("key_padding_mask ignored when attn_mask is given")
 ATTN_INVERTED = N_("an inverted attn_mask (True must mean not allowed)")
 QK_SWAPPED = N_("the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)")
 KV_SWAPPED = N_("the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)")
@@ -100,36 +101,6 @@ def padding_mistakes(queries, keys, values, mask):
         ZERO_FILL: (zero_filled @ values, zero_filled),
         NO_PADDING: attend(queries, keys, values, torch.zeros_like(keys_hidden)),
     }
-
-
-def documented_layers(dim, seed):
-    """W_q, W_k, W_v, W_out = nn.Linear(dim, dim, bias=False), created in this order after torch.manual_seed(seed)."""
-    manual_seed(seed)
-    return SimpleNamespace(**{name: torch.nn.Linear(dim, dim, bias=False) for name in NAMES})
-
-
-def own_layers(module, dim, seed):
-    """The four projections holding the student's own weights, where its parameters have the documented
-    names and shapes (else the documented seeded ones): an output check then grades forward alone."""
-    layers = documented_layers(dim, seed)
-    params = module.params()
-    params = params if isinstance(params, dict) else {}
-    with torch.no_grad():
-        for name in NAMES:
-            value = params.get(f"{name}.weight")
-            if isinstance(value, torch.Tensor) and tuple(value.shape) == (dim, dim):
-                getattr(layers, name).weight.copy_(value)
-    return layers
-
-
-def multihead_attention(layers, q, k, v, **masks):
-    """torch's nn.MultiheadAttention(D, 1, bias=False) holding the weights of `layers`, on (q, k, v)."""
-    dim = q.shape[-1]
-    reference = torch.nn.MultiheadAttention(dim, 1, bias=False, batch_first=True).eval()
-    with torch.no_grad():
-        reference.in_proj_weight.copy_(torch.cat([layers.W_q.weight, layers.W_k.weight, layers.W_v.weight]))
-        reference.out_proj.weight.copy_(layers.W_out.weight)
-        return reference(q, k, v, **masks)
 
 
 def module_mistakes(layers, q, k, v, mask, attn_mask=None):
@@ -394,6 +365,28 @@ def test_attn_mask(student):
                      "allowed) must hide those (query, key) pairs: masked_fill(attn_mask, float('-inf')) "
                      "on the scores before the softmax", label=label, leaked=leaked)
         raise CheckFailed(message + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
+
+
+@check(0.25, "PaddedSelfAttention: with both masks, a pair is hidden if either mask hides it", visible=True,
+       cell="PaddedSelfAttention")
+def test_both_masks(student):
+    """Both masks at once. Each mask alone is test_attn_mask's and padded_attention's business: passes here."""
+    x, padding, causal = randn(537, 3, 5, 4), lengths_mask([5, 4, 2], 5), torch.ones(5, 5).triu(1).bool()
+    module, label = new_padded(student, 4, seed=59), _("PaddedSelfAttention(4)(x, x, x, key_padding_mask, attn_mask) "
+                                                      "with lengths [5, 4, 2] and a causal (5, 5) attn_mask")
+    hides = {ATTN_IGNORED_WITH_PADDING: causal.expand(3, 5, 5),
+             PADDING_IGNORED_WITH_ATTN: padding[:, None, :].expand(3, 5, 5)}
+    for alone, hidden in zip(({"attn_mask": causal}, {"key_padding_mask": padding}), hides.values()):
+        weights = pair(module(x, x, x, **alone), label)[1]
+        if tuple(weights.shape) != (3, 5, 5) or largest(weights[hidden]) > 1e-6:
+            return  # a mask wrong alone
+    weights = pair(module(x, x, x, key_padding_mask=padding, attn_mask=causal), label)[1]
+    expect_shape(weights, (3, 5, 5), _f("{what}: the weights", what=label))
+    for named, hidden in hides.items():
+        if largest(weights[hidden]) > 1e-6:
+            raise CheckFailed(_f("{label}: a pair that one mask hides gets weight {leaked:.4g}; when both are given, "
+                                 "a pair is hidden if either mask hides it. This looks like {mistake}",
+                                 label=label, leaked=largest(weights[hidden]), mistake=_(named)), named)
 
 
 @check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True, cell="PaddedSelfAttention")

@@ -75,7 +75,7 @@ def variant(num_positions, d_model, start=0, *, base=10000.0, exponent="2i/d", f
     p = torch.arange(start, start + num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     col = torch.arange(d_model, dtype=torch.float64)  # (D,)
     even = col - col % 2  # 2i, for both columns of pair i
-    power = {"2i/d": even / d_model, "2*(2i)/d": 2 * even / d_model, "i/d": (even / 2) / d_model,
+    power = {"0": 0 * col, "2i/d": even / d_model, "2*(2i)/d": 2 * even / d_model, "i/d": (even / 2) / d_model,
              "j/d": col / d_model}[exponent]
     angles = p / base ** power  # (P, D)
     funcs = {"sin": torch.sin, "cos": torch.cos}
@@ -89,6 +89,8 @@ MISTAKE_ARGS = {
     N_("sin and cos swapped (the even columns take the sine, the odd ones the cosine)"): {"first": "cos", "second": "sin"},
     N_("the exponent i/d with i the pair number (the exponent is 2i/d)"): {"exponent": "i/d"},
     N_("the base 1000 instead of 10000"): {"base": 1000.0},
+    N_("the exponent computed with integer division (2 * i // d_model is 0 in every column, so every angle is the "
+       "position itself): divide with /"): {"exponent": "0"},
     N_("a sine in every column (the odd columns take the cosine)"): {"second": "sin"},
     N_("a cosine in every column (the even columns take the sine)"): {"first": "cos"},
     N_("each column's own exponent j/d (a sine and the cosine after it share the angle of the even column)"):
@@ -124,9 +126,11 @@ def test_documented_4x4(student):
     got = encode(student, 4, 4)
     # the first 4 columns of a wider encoding have other frequencies (d_model is in the formula): a table written
     # out gives itself away. Another start is no such evidence: an encoding that ignores `start` is a mistake of its own
+    # ... and so do fewer positions: a slip that leaves d_model out of the angles (an integer division) is no
+    # written-out table, and is named by the values
     wide = encode(student, 4, 6)
-    expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide),
-                          [written_formula(4, d_model)[:, :4] for d_model in (4, 6)])
+    expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide, encode(student, 3, 4)),
+                          [*(written_formula(4, d_model)[:, :4] for d_model in (4, 6)), written_formula(3, 4)])
     expect_close(got, DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
                  mistakes=common_mistakes(4, 4), heatmap_labels=labels(4, 4))
 

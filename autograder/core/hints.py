@@ -25,6 +25,8 @@ TRANSPOSE_HINT = N_("with batch dims, transpose only the last two dims of the ke
                     "(or keys.mT), not keys.T, which reverses every dim")
 BARE_VIEW = N_("a bare .view of the transposed tensor")
 ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
+UNSLICED_MASK = N_("the mask buffer not sliced to the input's length ([:num_tokens, :num_tokens])")
+FLOAT_SIZE = N_("a float head_dim (d_out / num_heads instead of d_out // num_heads)")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
@@ -77,6 +79,16 @@ HINTS = (
          r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied",
          r"\.T\b", evidence="transposed_dims", usual=2),
     Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
+    # self.head_dim = d_out / num_heads: a float even where it divides evenly, refused by every view and reshape
+    Hint(FLOAT_SIZE,
+         N_("A size given as a float: d_out / num_heads is a float even where it divides evenly; compute "
+            "head_dim = d_out // num_heads (integer division)"), "TypeError", r"tuple of ints, ?but got float",
+         r"\.(view|reshape|unflatten)\("),
+    # scores.masked_fill(self.mask, ...) with the (context_length, context_length) buffer and T < context_length
+    Hint(UNSLICED_MASK,
+         N_("The mask buffer was made for context_length tokens and is used whole: slice it to the input's "
+            "length, self.mask[:num_tokens, :num_tokens]"), "RuntimeError", r"must match the size of tensor",
+         r"self\.\w*mask\w*\b(?!\s*\[)(?!\.\w+\s*\[)"),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

@@ -115,13 +115,14 @@ class SectionResult:
 
 def total_text(score: float, max_score: float, bonus_score: float | None = None, bonus_max: float = 0.0,
                number=lambda value: f"{value:g}") -> str:
-    """"56 / 60", or with a bonus section graded "64 / 60 (including 4 / 10 bonus)", or with
-    only a bonus section graded "4 / 10 bonus"."""
+    """"56 / 60", or with a bonus section graded "60 / 60, plus 4 / 10 bonus" (`score` counts the bonus; the
+    total shown never reads above its maximum: the bonus is shown apart), or with only a bonus section graded
+    "4 / 10 bonus"."""
     if bonus_max and not max_score:
         return _f("{score} / {max_score} bonus", score=number(bonus_score or 0.0), max_score=number(bonus_max))
-    text = f"{number(score)} / {number(max_score)}"
+    text = f"{number(round(score - (bonus_score or 0.0), 4))} / {number(max_score)}"
     if bonus_max:
-        text = _f("{total} (including {score} / {max_score} bonus)", total=text,
+        text = _f("{total}, plus {score} / {max_score} bonus", total=text,
                   score=number(bonus_score or 0.0), max_score=number(bonus_max))
     return text
 
@@ -155,7 +156,7 @@ class GradeResult:
         return _(", ").join(parts)
 
     # The bonus rule: a bonus section's points add to the score but not to the maximum, so that
-    # a student can pass the maximum ("64 / 60 (including 4 / 10 bonus)").
+    # a student's points can pass the maximum; the total shows them apart ("60 / 60, plus 4 / 10 bonus").
     @property
     def score(self) -> float:
         """Every section's points, the bonus sections' included."""

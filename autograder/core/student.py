@@ -313,7 +313,9 @@ class Student:
         if not isinstance(value, wire.Handle):
             raise StudentFailure(_f("{name}(...) did not build an nn.Module (got {value})", name=class_name,
                                     value=repr(value)), kind="raised")
-        return StudentModule(self, value, class_name)
+        module = StudentModule(self, value, class_name)
+        module.built = (args, kwargs, seed)  # how it was built: a check may build it again under another seed
+        return module
 
     @contextlib.contextmanager
     def standing_in(self, tables: dict):
@@ -365,6 +367,7 @@ class StudentModule:
 
     def __init__(self, student: Student, handle: wire.Handle, class_name: str):
         self.student, self.handle, self.class_name = student, handle, class_name
+        self.built = None  # (args, kwargs, seed) of Student.new; None for a stand-in built from data
 
     def __call__(self, *args, mode="eval", seed=None, **kwargs):
         return self.run(*args, mode=mode, seed=seed, **kwargs).value

@@ -16,6 +16,7 @@ from course.builder.layout import ROOT, BuildError
 from course.builder.points import share_points
 from course.builder.reference import BEGIN, SolutionModule, provided_code, read_solution_module, \
     solution_regions, strip_blank_edges
+from course.builder.stated_rules import stated
 from course.builder.specs import SpecCell, insert_common_setup, markdown_source, read_spec, weight
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
@@ -141,7 +142,7 @@ class SourceNotebook:
         for index, cell in enumerate(self.cells):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             cell.id = grade_id or f"cell-{index:02d}"
-        return nb
+        return stated(nb, self.section)  # the section's rules, where the student writes (builder/stated_rules.py)
 
 
 def make_source_notebook(section: Section, spec_path: Path, cells: list[SpecCell], module: SolutionModule,

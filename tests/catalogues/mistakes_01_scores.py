@@ -42,12 +42,13 @@ MISTAKES = [
                 return torch.zeros(6, 6)
             """}, ["dot_scores gives the documented", "dot_scores matches the reference",
                    "score_matrix gives the documented", "score_matrix matches the reference", "score_matrix on a batch",
-                   "in their input's dtype"], says="is the answer hard-coded?", also=("default dtype",)),
+                   "dot_scores answers in its input's dtype",
+                   "score_matrix answers in its input's dtype"], says="is the answer hard-coded?", also=("default dtype",)),
     # the documented scores written out, the rest computed: named in dot_scores's own cell
     Mistake("dot_scores hard-coded", {"dot_scores": """
             def dot_scores(query, inputs):
                 return torch.tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
-            """}, ["dot_scores gives the documented", "dot_scores matches the reference", "in their input's dtype"],
+            """}, ["dot_scores gives the documented", "dot_scores matches the reference", "dot_scores answers in its input's dtype"],
             says="is the answer hard-coded?", hard_coded=True, also=("default dtype",)),
     Mistake("sum over the tokens instead of the features", {"dot_scores": """
             def dot_scores(query, inputs):
@@ -80,12 +81,12 @@ MISTAKES = [
                 for i in range(inputs.shape[0]):
                     out[i] = inputs[i] @ query
                 return out
-            """}, ["in their input's dtype"], says="device="),
+            """}, ["dot_scores answers in its input's dtype"], says="device="),
     Mistake("dot_scores makes its buffer on the CPU with the input's dtype", {"dot_scores": """
             def dot_scores(query, inputs):
                 import torch
                 return torch.mv(inputs, query, out=torch.empty(inputs.shape[0], dtype=inputs.dtype))
-            """}, ["in their input's dtype"], says="meta"),
+            """}, ["dot_scores answers in its input's dtype"], says="meta"),
     Mistake("dot_scores modifies its input", {"dot_scores": """
             def dot_scores(query, inputs):
                 inputs.mul_(1.0)

@@ -34,19 +34,20 @@ HARD_CODED = {
         """,
 }
 
+CONTEXT_CASES = "context_vectors handles all queries"  # the task's (T, T) and (B, T, T) cases, visible
 # a title part of every check of the section: a notebook that reaches into the grader's watch loses them all
 EVERY_CHECK = ["normalize_by_sum gives the documented", "softmax_naive and softmax give the documented",
                "context vector z(2)", "simple_self_attention gives the documented", "softmax_naive equals",
                "softmax matches", "sum to 1 along dim", "magnitude 1000", "rows that contain -inf",
                "no built-in softmax", "leave their input unchanged", "normalize_by_sum divides",
-               "context_vectors: weighted", "simple_self_attention on new"]
+               "context_vectors: weighted", "simple_self_attention on new", CONTEXT_CASES]
 
 MISTAKES = [
     Mistake("documented values hard-coded", HARD_CODED,
             ["normalize_by_sum gives the documented", "softmax_naive and softmax give the documented",
              "context vector z(2)", "simple_self_attention gives the documented", "normalize_by_sum divides", "softmax_naive equals", "softmax matches", "sum to 1 along dim",
-             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new"],
-            says="is the answer hard-coded?"),
+             "magnitude 1000", "rows that contain -inf", "context_vectors: weighted", "simple_self_attention on new",
+             CONTEXT_CASES], says="is the answer hard-coded?"),
     # one function's documented answer written out, the others computed: named in that function's own cell
     Mistake("normalize_by_sum hard-coded", {"normalize_by_sum": HARD_CODED["normalize_by_sum"]},
             ["normalize_by_sum gives the documented", "normalize_by_sum divides"], says="is the answer hard-coded?",
@@ -82,6 +83,14 @@ MISTAKES = [
                 exps = torch.exp(x)
                 return exps / exps.sum(dim=dim, keepdim=True)
             """}, ["magnitude 1000"], says="subtract the max"),
+    # stable, and told to "subtract the max" it subtracts: named by its values (on the symmetric documented scores
+    # it gives what a max taken without keepdim gives, and is named so there)
+    Mistake("softmax shifted by the max along dim 0", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.amax(dim=0, keepdim=True))
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ["magnitude 1000", "softmax_naive and softmax give the documented", "softmax matches torch.softmax"],
+            says="along dim 0"),
     Mistake("softmax shifted by the mean", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.mean(dim=dim, keepdim=True))
@@ -115,20 +124,20 @@ MISTAKES = [
     Mistake("context_vectors sums over the embedding dim", {"context_vectors": """
             def context_vectors(weights, inputs):
                 return (weights.unsqueeze(-1) * inputs).sum(dim=-1)
-            """}, ["context vector z(2)", "context_vectors: weighted"], says="embedding dim"),
+            """}, ["context vector z(2)", "context_vectors: weighted", CONTEXT_CASES], says="embedding dim"),
     Mistake("context_vectors with transposed weights", {"context_vectors": """
             def context_vectors(weights, inputs):
                 if weights.dim() == 1:
                     return weights @ inputs
                 return weights.transpose(-2, -1) @ inputs
-            """}, ["context_vectors: weighted"], says="transposed"),
+            """}, [CONTEXT_CASES, "context_vectors: weighted"], says="transposed"),
     Mistake("context_vectors for a single query only", {"context_vectors": """
             def context_vectors(weights, inputs):
                 context = torch.zeros(inputs.shape[-1])
                 for i, x_i in enumerate(inputs):
                     context += weights[i] * x_i
                 return context
-            """}, ["context_vectors: weighted"]),
+            """}, [CONTEXT_CASES, "context_vectors: weighted"]),
     Mistake("simple_self_attention softmax over dim 0", {"simple_self_attention": """
             def simple_self_attention(inputs):
                 return context_vectors(softmax(score_matrix(inputs), dim=0), inputs)

@@ -126,6 +126,11 @@ MISTAKES = [
             "    return context, weights\n")},
             ["without F.scaled_dot_product_attention", "divides the scores by sqrt(d_k)", "sum to 1 over the keys",
              "leave their inputs unchanged", "query 2 of the worked example", "leading batch dims"], says="forbids"),
+    # the book's "torch.manual_seed(123)" carried into __init__: the documented output (seed 123) still comes out,
+    # and the other checks run with its own weights; it was told to create the parameters in order (they were)
+    Mistake("seed inside v1's __init__", {"SelfAttention_v1": v1_class("        torch.manual_seed(123)\n" + V1_INIT,
+                                                                       V1_FORWARD)},
+            ["SelfAttention_v1 creates"], says="torch.manual_seed inside __init__"),
     Mistake("v1 without scaling", {"SelfAttention_v1": v1_class(V1_INIT, V1_FORWARD.replace(
             " / keys.shape[-1] ** 0.5", ""))},
             ["SelfAttention_v1(3, 2) with torch.manual_seed(123)", "SelfAttention_v1 matches the reference with other"], says="no scaling"),

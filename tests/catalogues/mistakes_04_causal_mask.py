@@ -3,6 +3,8 @@
 Each mistake's `loses` lists exactly the checks that lose points for it."""
 from support import Mistake
 
+from autograder.core.hints import UNSLICED_MASK
+
 SECTION = "04_causal_mask"
 
 # CausalAttention with one piece swapped: {init}, {check}, {mask} and {dropout} fill in the changed parts.
@@ -78,7 +80,7 @@ MISTAKES = [
                                      [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]])
             """},
             ["mask_and_renormalize gives the documented", "mask_and_renormalize zeroes the future",
-             "make their masks on their input's device"], says="is the answer hard-coded?", hard_coded=True),
+             "mask_and_renormalize makes its mask"], says="is the answer hard-coded?", hard_coded=True),
     # the worked example's 6x6 mask written out: named in causal_mask's own cell
     Mistake("causal_mask hard-coded", {"causal_mask": """
             def causal_mask(num_tokens, device=None):
@@ -113,13 +115,13 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1]), 0.0)
                 return masked / masked.sum(dim=-1, keepdim=True)
-            """}, ["make their masks on their input's device"], says="device="),
+            """}, ["mask_and_renormalize makes its mask"], says="device="),
     Mistake("causal_attention_weights makes its mask on the CPU", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 T = attn_scores.shape[-1]
                 hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
                 return torch.softmax(attn_scores.masked_fill(hidden, float("-inf")) / d_k ** 0.5, dim=-1)
-            """}, ["make their masks on their input's device"], says="device="),
+            """}, ["causal_attention_weights makes its mask"], says="device="),
     # found by trying the notebook as a student: the values differed, with no name for why
     Mistake("renormalised down the columns", {"mask_and_renormalize": """
             def mask_and_renormalize(attn_weights):
@@ -138,12 +140,12 @@ MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 attn_weights.masked_fill_(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
                 return attn_weights / attn_weights.sum(dim=-1, keepdim=True)
-            """}, ["leave their arguments unchanged"], says="modified its argument"),
+            """}, ["mask_and_renormalize leaves"], says="modified its argument"),
     Mistake("causal_attention_weights fills its scores in place", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 attn_scores.masked_fill_(causal_mask(attn_scores.shape[-1], attn_scores.device), float("-inf"))
                 return torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
-            """}, ["leave their arguments unchanged"], says="causal_attention_weights modified its argument"),
+            """}, ["causal_attention_weights leaves"], says="causal_attention_weights modified its argument"),
     Mistake("masked after softmax without renormalising", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 weights = torch.softmax(attn_scores / d_k ** 0.5, dim=-1)
@@ -231,6 +233,11 @@ MISTAKES = [
     Mistake("mask kept as a plain attribute, not a buffer", {"CausalAttention": causal_attention(
         init="self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()")},
         ["works on any device"], says="register_buffer"),
+    # the book readers' most common slip: told that a tensor was still on the CPU (the meta device's error read
+    # as a device error); the checks at T = context_length pass, those at a shorter T raise
+    Mistake("mask buffer not sliced to T", {"CausalAttention": causal_attention(
+        mask='scores = scores.masked_fill(self.mask.bool(), float("-inf"))')},
+        ["items of a batch", "CausalAttention: gradients reach", OTHER_SIZES], says="slice it", hint=UNSLICED_MASK),
     Mistake("uses F.scaled_dot_product_attention", {"CausalAttention": causal_attention().replace(
         "        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)\n", "").replace(
         "        weights = self.dropout(weights)\n        return weights @ values",

@@ -54,9 +54,10 @@ def key_padding_mask(mask, check=CHECK_LENGTHS):
 # A wrong mask_padded_scores costs its own checks only: the checks of padded_attention, which calls it, hand it
 # the right masked scores in its place (Student.standing_in).
 MODULE_VALUES = ["equals nn.MultiheadAttention", "matches the reference with both masks"]
+BOTH_MASKS = "with both masks, a pair is hidden"
 # a forbidden API fails every check that runs the class
 EVERY_MODULE_CHECK = ["created in order", *MODULE_VALUES, "attn_mask of shape", "outputs at real positions ignore",
-                      "gradients reach W_q"]
+                      "gradients reach W_q", BOTH_MASKS]
 CORRECT_MASK = "positions[None, :] >= lengths[:, None]"
 
 MISTAKES = [
@@ -125,7 +126,7 @@ MISTAKES = [
     Mistake("PaddedSelfAttention returns only the output", {"PaddedSelfAttention": padded_self_attention().replace(
             "return self.W_out(weights @ values), weights", "return self.W_out(weights @ values)")},
             ["equals nn.MultiheadAttention", "attn_mask of shape", "outputs at real positions",
-             "matches the reference with both masks"],
+             "matches the reference with both masks", BOTH_MASKS],
             says="should return the pair (out, weights)"),
     # found by trying the notebook as a student: the NaN was put down to a row with every key hidden
     Mistake("padded_attention softmax over dim 1", {"padded_attention": """
@@ -166,6 +167,10 @@ MISTAKES = [
     Mistake("attention weights detached", {"PaddedSelfAttention": padded_self_attention().replace(
         "weights = torch.softmax(scores, dim=-1)", "weights = torch.softmax(scores, dim=-1).detach()")},
         ["gradients reach W_q"], says="received no gradient"),
+    # "when both are given, a pair is hidden if either mask hides it": the visible check of both masks sees it
+    Mistake("attn_mask ignored when key_padding_mask is given", {"PaddedSelfAttention": padded_self_attention(
+        masks=PADDING + "\n        elif attn_mask is not None:\n            scores = scores.masked_fill(attn_mask, float(\"-inf\"))")},
+        [BOTH_MASKS, "matches the reference with both masks"], says="attn_mask ignored when key_padding_mask"),
     Mistake("wraps nn.MultiheadAttention", {"PaddedSelfAttention": """
             class PaddedSelfAttention(nn.Module):
                 def __init__(self, embed_dim):

@@ -1,6 +1,6 @@
 """Section 06's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from autograder.core.hints import BARE_VIEW
+from autograder.core.hints import BARE_VIEW, FLOAT_SIZE
 
 SECTION = "06_multihead"
 
@@ -59,6 +59,21 @@ BARE_VIEW_SPLIT = """
                     raise ValueError("D must be a multiple of num_heads")
                 return x.view(b, num_heads, t, d // num_heads)
             """
+
+# the everyday nanoGPT idiom, which this section forbids (its first cell and the task say so): every check of
+# MultiHeadAttention fails, those of the other names still run
+BUILT_IN_ATTENTION = mha(("""        scores = q @ k.transpose(2, 3)
+        hidden = self.mask[:t, :t]
+        if key_padding_mask is not None:
+            hidden = hidden | key_padding_mask[:, None, None, :]
+        scores = scores.masked_fill(hidden, float("-inf"))
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        context = (weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)""", """        hidden = self.mask[:t, :t]
+        if key_padding_mask is not None:
+            hidden = hidden | key_padding_mask[:, None, None, :]
+        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~hidden,
+                                                         dropout_p=self.dropout.p if self.training else 0.0)
+        context = out.transpose(1, 2).contiguous().view(b, t, self.d_out)"""))
 
 MISTAKES = [
     Mistake("split_heads with a bare view", {"split_heads": BARE_VIEW_SPLIT},
@@ -189,6 +204,19 @@ MISTAKES = [
         ("(weights @ v).transpose(1, 2).contiguous()", "(weights @ v).transpose(0, 1).contiguous()")),
         ["batch items independent", EQUALS_TORCH, "MultiHeadAttention gives the documented", OTHER_SIZES],
         says="keep the batch dim apart"),
+    # one raw TypeError in every check of the class, with no hint, before it was named
+    Mistake("float head_dim", mha(("self.head_dim = d_out, num_heads, d_out // num_heads",
+                                   "self.head_dim = d_out, num_heads, d_out / num_heads")),
+            ["MultiHeadAttention gives the documented", EQUALS_TORCH, "causality:", "on top of the causal",
+             "keeps batch items", "eval mode disables", "dropout acts in train", "as nn.Dropout does",
+             "out_proj included", "no Python loop over heads", "MultiHeadAttention works on any device", OTHER_SIZES],
+            says="d_out // num_heads", hint=FLOAT_SIZE),
+    Mistake("MultiHeadAttention uses F.scaled_dot_product_attention", BUILT_IN_ATTENTION,
+            ["MultiHeadAttention gives the documented", "MultiHeadAttention creates its parameters",
+             "honours qkv_bias", "raises ValueError when d_out", EQUALS_TORCH, "causality:", "on top of the causal",
+             "keeps batch items", "eval mode disables", "dropout acts in train", "as nn.Dropout does",
+             "out_proj included", "no Python loop over heads", "MultiHeadAttention works on any device",
+             OTHER_SIZES], says="forbids"),
 ]
 
 HARD_CODED = {

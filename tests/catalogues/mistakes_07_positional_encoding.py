@@ -53,6 +53,9 @@ MISTAKES = [
             says="is the answer hard-coded?", also=("start ignored", "odd d_model")),
     Mistake("the seed's exponent 2*i/d with i the even column index",
             encoding_with("positions / 10000 ** (2 * i / d_model)"), EVERY_VALUE, says="slip of the notes' table"),
+    # the question "hard-coded?" was asked of it: its (4, 4) table is the first columns of its (4, 6) one
+    Mistake("exponent by integer division", encoding_with("positions / 10000 ** (i // d_model)"),
+            [DOC_TABLE, SIZES, DOC_WORKED, STARTS], says="integer division"),
     Mistake("sin and cos swapped", encoding_with(RIGHT_ANGLES, fill="""
                 encoding[:, 0::2] = torch.cos(angles)
                 encoding[:, 1::2] = torch.sin(angles[:, : d_model // 2])"""), EVERY_VALUE, says="swapped"),

@@ -37,7 +37,7 @@ def reference_masks(*sizes) -> dict:
     return {"causal_mask": stand_in_table(MASK_PARAMS, rows, {"device": None})}
 
 
-@check(0.75, "mask_and_renormalize zeroes the future and renormalises each row")
+@check(0.5, "mask_and_renormalize zeroes the future and renormalises each row")
 def test_mask_and_renormalize(student):
     single = torch.softmax(randn(401, 5, 5, scale=2.0), dim=-1)
     batch = torch.softmax(randn(402, 3, 4, 4, scale=2.0), dim=-1)
@@ -59,7 +59,7 @@ def test_mask_and_renormalize(student):
                                DIAGONAL: past / past.sum(dim=-1, keepdim=True)})
 
 
-@check(1, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
+@check(0.75, "causal_attention_weights masks before the softmax of scores / sqrt(d_k)")
 def test_causal_attention_weights(student):
     for scores, d_k, what in ((randn(403, 5, 5, scale=3.0), 4, _("causal_attention_weights on (5, 5) scores, d_k=4")),
                               (randn(404, 2, 6, 6, scale=3.0), 9,

@@ -148,8 +148,17 @@ class Worker:
         mode = request.get("mode")
         if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
             obj.train(mode == "train")
-        return {"func": obj if method in (None, "__call__") else obj.forward, "graded_name": graded_name,
-                "module": obj}
+        if method in (None, "__call__"):
+            func = obj
+        elif isinstance(method, str) and method.isidentifier() and not method.startswith("_"):
+            func = getattr(obj, method, None)  # a public method of the contract (08's load_from)
+            if not callable(func):
+                return {"reply": {"ok": False, "error": {"kind": "missing", "type": "AttributeError",
+                                                         "message": f"{graded_name}.{method} is not defined",
+                                                         "where": ""}}}
+        else:
+            func = obj.forward
+        return {"func": func, "graded_name": graded_name, "module": obj}
 
     def run(self, request: dict, target: dict, device, args: list, kwargs: dict, wants_grad: bool) -> dict:
         """Call the target under the watch; the reply holds the value (or the error) and what was seen."""

@@ -25,16 +25,17 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "uses_meta": True,
 }
 
-import re
-from functools import partial
-from types import SimpleNamespace
+import ast
+import textwrap
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_not_hard_coded,
-                                      expect_output, expect_param_shape, expect_raises, expect_same_params,
-                                      manual_seed, randn, run_unless_raised)
-from autograder.checks.multihead_forward import NAMES, attend, causal_torch_output, mha_mistakes
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_gradients, expect_not_hard_coded, expect_output,
+                                      expect_param_shape, expect_raises, expect_same_params, manual_seed, randn,
+                                      run_unless_raised)
+from autograder.checks.fused_forward import (LOADED_NO_BIAS, LOADED_NO_OUT_PROJ, LOADED_ORDER, MISTAKES_OF, ORDER,
+                                             as_mha, blocks, built_layers, load_mistakes, seeded_mha)
+from autograder.checks.multihead_forward import NAMES, attend, causal_torch_output
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
@@ -50,90 +51,11 @@ DOC_BIASED = torch.tensor(
     [[0.7732, -0.2205], [0.7706, -0.1791], [0.7684, -0.1686],
      [0.7485, -0.1963], [0.7558, -0.1972], [0.7427, -0.2082]])
 
-ORDER = "W_qkv (Linear(d_in, 3 * d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
-INTERLEAVED = N_("W_qkv's columns read head by head ([q_0, k_0, v_0, q_1, ...], a view to (b, T, num_heads, 3, "
-                 "head_dim)) instead of in three blocks, queries, keys, values (a view to (b, T, 3, num_heads, "
-                 "head_dim))")
-KEYS_FIRST = N_("the keys taken from W_qkv's first block and the queries from the second (the blocks are queries, "
-                "keys, values)")
-LOADED_ORDER = N_("the three projections stacked in another order than queries, keys, values")
-LOADED_NO_OUT_PROJ = N_("out_proj not copied by load_from")
-LOADED_NO_BIAS = N_("the biases of W_query, W_key, W_value not copied into W_qkv.bias")
 NO_GRAD_COPY = N_("Copy inside `with torch.no_grad():` so that autograd does not record the copy into the "
                   "layer's own parameters")
 SDPA_EVAL_DROPOUT = N_("dropout_p passed to F.scaled_dot_product_attention in eval mode too (the function does "
                        "not know the module's mode: pass self.dropout only when self.training)")
-SDPA_MASK_KEPT = N_("a True-means-hidden mask passed as attn_mask: F.scaled_dot_product_attention's boolean "
-                    "attn_mask means True = may attend, so it hides the past and shows the future; "
-                    "use is_causal=True")
-HEADS_NOT_SPLIT = N_("the heads never split: F.scaled_dot_product_attention called on (b, T, d_out) tensors "
-                     "attends with one head of size d_out; split into (b, num_heads, T, head_dim) first")
 NOT_CALLED = N_("F.scaled_dot_product_attention not called")
-
-
-def blocks(params, d_in: int, d_out: int, num_heads: int, order=(0, 1, 2), interleaved: bool = False,
-           device="cpu"):
-    """The student's fused layer as notebook 06's layers (what multihead_forward.attend takes): W_query, W_key,
-    W_value cut from W_qkv's weight and bias (the blocks in `order`; interleaved: read head by head, a mistake),
-    out_proj as it is. None when W_qkv or out_proj lacks the documented names or shapes (the parameter checks
-    say so)."""
-    params = params if isinstance(params, dict) else {}
-    weight, bias = params.get("W_qkv.weight"), params.get("W_qkv.bias")
-    out_weight, out_bias = params.get("out_proj.weight"), params.get("out_proj.bias")
-    if not (isinstance(weight, torch.Tensor) and tuple(weight.shape) == (3 * d_out, d_in)
-            and isinstance(out_weight, torch.Tensor) and tuple(out_weight.shape) == (d_out, d_out)):
-        return None
-    if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (3 * d_out,):
-        bias = torch.zeros(3 * d_out)
-    if not isinstance(out_bias, torch.Tensor) or tuple(out_bias.shape) != (d_out,):
-        out_bias = torch.zeros(d_out)
-    head_dim = d_out // num_heads
-
-    def cut(tensor, block):
-        if interleaved:  # (num_heads, 3, head_dim, ...): head h's queries, keys, values side by side
-            return tensor.reshape(num_heads, 3, head_dim, -1)[:, block].reshape(d_out, -1).squeeze(-1)
-        return tensor[block * d_out:(block + 1) * d_out]
-
-    layers = {name: partial(torch.nn.functional.linear, weight=cut(weight, block).detach().float().to(device),
-                            bias=cut(bias, block).detach().float().to(device)) for name, block in zip(NAMES, order)}
-    layers["out_proj"] = partial(torch.nn.functional.linear, weight=out_weight.detach().float().to(device),
-                                 bias=out_bias.detach().float().to(device))
-    return SimpleNamespace(**layers, num_heads=num_heads, head_dim=head_dim, d_out=d_out)
-
-
-def fused_mistakes(params, x, got, d_in: int, d_out: int, num_heads: int) -> dict:
-    """What common wrong forwards return with the student's own weights (empty where they are not the documented
-    ones): W_qkv read in another order, and notebook 06's common mistakes."""
-    own = blocks(params, d_in, d_out, num_heads)
-    if own is None:
-        return {}
-    wrong = {INTERLEAVED: attend(blocks(params, d_in, d_out, num_heads, interleaved=True), x),
-             KEYS_FIRST: attend(blocks(params, d_in, d_out, num_heads, order=(1, 0, 2)), x)}
-    wrong.update(mha_mistakes(own, x, got))
-    return wrong
-
-
-def sdpa_mistakes(params, x, got, d_in: int, d_out: int, num_heads: int) -> dict:
-    """fused_mistakes, and what the SDPA layer's own common wrong calls return with its own weights: the causal
-    mask of notebook 06 (True = hidden) passed as attn_mask, and the heads never split."""
-    wrong = fused_mistakes(params, x, got, d_in, d_out, num_heads)
-    own = blocks(params, d_in, d_out, num_heads)
-    if own is None:
-        return wrong
-    with torch.no_grad():
-        b, t = x.shape[:2]
-        q, k, v = (layer(x).reshape(b, t, num_heads, -1).transpose(1, 2) for layer in (own.W_query, own.W_key,
-                                                                                       own.W_value))
-        hidden = torch.ones(t, t, dtype=torch.bool).triu(1)
-        context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=hidden)
-        wrong[SDPA_MASK_KEPT] = own.out_proj(context.transpose(1, 2).reshape(b, t, d_out))
-    one_head = SimpleNamespace(**{name: getattr(own, name) for name in (*NAMES, "out_proj")}, num_heads=1,
-                               head_dim=d_out, d_out=d_out)
-    wrong[HEADS_NOT_SPLIT] = attend(one_head, x)
-    return wrong
-
-
-MISTAKES_OF = {"MultiHeadAttentionFused": fused_mistakes, "MultiHeadAttentionSDPA": sdpa_mistakes}
 
 
 def new_layer(student, name: str, d_in, d_out, context_length, dropout, *, num_heads, **kwargs):
@@ -264,22 +186,12 @@ def expect_on_any_device(student, name: str, seed: int) -> None:
            _f("after .to(device), {name}.forward did not return one (2, 5, 2) tensor on that device", name=name))
 
 
-# ---------------------------------------------------------------- MultiHeadAttentionFused (6 points)
+# ---------------------------------------------------------------- MultiHeadAttentionFused (5.5 points, 1 hidden)
 
 @check(0.75, "MultiHeadAttentionFused gives the documented seeded output", documented=True,
        cell="MultiHeadAttentionFused")
 def test_fused_documented(student):
     expect_documented(student, "MultiHeadAttentionFused", 801, show_passing=True)
-
-
-def seeded_mha(d_in: int, d_out: int, seed: int, qkv_bias: bool = True) -> dict:
-    """The parameters of notebook 06's MultiHeadAttention(d_in, d_out, ...) after torch.manual_seed(seed), in its
-    documented creation order: name -> (weight, bias or None)."""
-    manual_seed(seed)
-    layers = {name: torch.nn.Linear(d_in, d_out, bias=qkv_bias) for name in NAMES}
-    layers["out_proj"] = torch.nn.Linear(d_out, d_out)
-    return {name: (layer.weight.detach(), None if layer.bias is None else layer.bias.detach())
-            for name, layer in layers.items()}
 
 
 def loaded(student, d_in: int, d_out: int, num_heads: int, source: dict, qkv_bias: bool = True, seed: int = 0):
@@ -295,27 +207,6 @@ def loaded(student, d_in: int, d_out: int, num_heads: int, source: dict, qkv_bia
             raise CheckFailed(_f("{error}. {hint}", error=failure.message, hint=_(NO_GRAD_COPY))) from None
         raise
     return fused
-
-
-def as_mha(source: dict, num_heads: int) -> SimpleNamespace:
-    """seeded_mha's parameters as the layers multihead_forward.attend takes (a missing bias counts as zero)."""
-    d_out = source["out_proj"][0].shape[0]
-    layers = {name: partial(torch.nn.functional.linear, weight=weight, bias=bias)
-              for name, (weight, bias) in source.items()}
-    return SimpleNamespace(**layers, num_heads=num_heads, head_dim=d_out // num_heads, d_out=d_out)
-
-
-def load_mistakes(source: dict, x, num_heads: int, seed: int) -> dict:
-    """What a fused layer built after torch.manual_seed(seed) and loaded wrongly from `source` returns on x: the
-    projections stacked keys first, the biases left as the layer drew them, out_proj left as the layer drew it."""
-    swapped = {**source, "W_query": source["W_key"], "W_key": source["W_query"]}
-    d_in, d_out = source["W_query"][0].shape[1], source["W_query"][0].shape[0]
-    qkv, out_proj = built_layers(seed, d_in, d_out)
-    bias = qkv.bias.detach().reshape(3, d_out)
-    kept_bias = {**source, **{name: (source[name][0], bias[i]) for i, name in enumerate(NAMES)}}
-    kept_out = {**source, "out_proj": (out_proj.weight.detach(), out_proj.bias.detach())}
-    return {LOADED_ORDER: attend(as_mha(swapped, num_heads), x), LOADED_NO_BIAS: attend(as_mha(kept_bias, num_heads), x),
-            LOADED_NO_OUT_PROJ: attend(as_mha(kept_out, num_heads), x)}
 
 
 @check(0.75, "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
@@ -372,14 +263,7 @@ def test_load_from_params(student):
                   "with .copy_ inside torch.no_grad() (do not switch off requires_grad)", name=name))
 
 
-def built_layers(seed: int, d_in: int, d_out: int) -> tuple:
-    """W_qkv and out_proj of a MultiHeadAttentionFused(d_in, d_out, ..., qkv_bias=True) built after
-    torch.manual_seed(seed) in the documented order: what a load_from that copies nothing into them leaves behind."""
-    manual_seed(seed)
-    return torch.nn.Linear(d_in, 3 * d_out), torch.nn.Linear(d_out, d_out)
-
-
-@check(0.5, "MultiHeadAttentionFused creates W_qkv and out_proj in the documented order, honouring qkv_bias",
+@check(0.25, "MultiHeadAttentionFused creates W_qkv and out_proj in the documented order, honouring qkv_bias",
        visible=True, cell="MultiHeadAttentionFused")
 def test_fused_params(student):
     expect_params(student, "MultiHeadAttentionFused", 811)
@@ -392,7 +276,7 @@ def test_fused_error(student):
                   "ValueError", "MultiHeadAttentionFused(4, 10, 6, 0.0, num_heads=4), d_out = 10")
 
 
-@check(0.75, "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights", visible=True,
+@check(0.5, "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights", visible=True,
        cell="MultiHeadAttentionFused")
 def test_fused_equals_torch(student):
     expect_equals_torch(student, "MultiHeadAttentionFused", 821)
@@ -426,7 +310,7 @@ def test_fused_device(student):
     expect_on_any_device(student, "MultiHeadAttentionFused", 871)
 
 
-# ---------------------------------------------------------------- MultiHeadAttentionSDPA (4 points)
+# ---------------------------------------------------------------- MultiHeadAttentionSDPA (4.5 points, 0.75 hidden)
 
 @check(0.5, "MultiHeadAttentionSDPA gives the documented seeded output", documented=True,
        cell="MultiHeadAttentionSDPA")
@@ -434,12 +318,22 @@ def test_sdpa_documented(student):
     expect_documented(student, "MultiHeadAttentionSDPA", 901)
 
 
+def calls(source: str, function: str) -> bool:
+    """Whether the code `source` calls `function` (by its name or as an attribute): a docstring or a comment
+    that names it is no call."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Call) and function in (getattr(node.func, "attr", None), getattr(node.func, "id", None))
+               for node in ast.walk(tree))
+
+
 @check(0.5, "MultiHeadAttentionSDPA calls F.scaled_dot_product_attention", visible=True,
        cell="MultiHeadAttentionSDPA")
 def test_sdpa_called(student):
     """The section's rule, read in the student's code: the function is the point of this layer."""
-    source = student.source_of("MultiHeadAttentionSDPA")
-    expect(bool(re.search(r"\bscaled_dot_product_attention\s*\(", source)),
+    expect(calls(student.source_of("MultiHeadAttentionSDPA"), "scaled_dot_product_attention"),
            _("MultiHeadAttentionSDPA does not call F.scaled_dot_product_attention: in this layer the attention is "
              "computed by that function (a softmax written out belongs to MultiHeadAttentionFused)"),
            mistake=NOT_CALLED)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from autograder.core.extract import NOT_HANDED_IN
 from autograder.core.harness import DEFAULT_VISIBILITY
-from autograder.core.sections import is_bonus
+from autograder.core.sections import is_bonus, part_of
 from autograder.i18n import N_, _, _f
 
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
@@ -101,6 +101,11 @@ class SectionResult:
         return is_bonus(self.id)
 
     @property
+    def part(self) -> int:
+        """The part of the course the section belongs to: its points count in that part's total too."""
+        return part_of(self.id)
+
+    @property
     def heading(self) -> str:
         """The section's title as reports show it: a bonus section says so."""
         return _f("{title} (bonus)", title=self.title) if self.bonus else self.title
@@ -168,7 +173,17 @@ class GradeResult:
         return round(sum(s.max_score for s in self.sections if s.bonus), 4)
 
     def total_text(self, number=lambda value: f"{value:g}") -> str:
-        return total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
+        """The total; where sections of several parts of the course were graded, each part's total after it, so
+        that a student who does one part reads that part's total ("38 / 70; part 1: 30 / 60, part 2: 8 / 10")."""
+        text = total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
+        parts = sorted({section.part for section in self.sections})
+        if len(parts) < 2:
+            return text
+        totals = [_f("part {part}: {score} / {max_score}", part=part,
+                     score=number(round(sum(s.score for s in self.sections if s.part == part), 4)),
+                     max_score=number(round(sum(s.max_score for s in self.sections if s.part == part and not s.bonus), 4)))
+                  for part in parts]
+        return _f("{total}; {parts}", total=text, parts=_(", ").join(totals))
 
     def to_gradescope(self) -> dict:
         """Gradescope's results.json: a rendering of this result for Gradescope, never read back

@@ -183,6 +183,11 @@ def is_bonus(section_id: str) -> bool:
     return section_id in BY_ID and BY_ID[section_id].bonus
 
 
+def part_of(section_id: str) -> int:
+    """The part of the course `section_id` belongs to (1 for an id the registry does not know)."""
+    return BY_ID[section_id].part if section_id in BY_ID else 1
+
+
 def find(section_id: str) -> Section:
     """The section named `section_id` (also accepts "02" or "softmax")."""
     if section_id in BY_ID:

@@ -145,19 +145,11 @@ class Worker:
         graded_name = type(obj).__name__
         if device.type == "meta":
             obj = copy.deepcopy(obj).to("meta")
-        mode = request.get("mode")
-        if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
+        if (mode := request.get("mode")) in ("train", "eval") and isinstance(obj, torch.nn.Module):
             obj.train(mode == "train")
-        if method in (None, "__call__"):
-            func = obj
-        elif isinstance(method, str) and method.isidentifier() and not method.startswith("_"):
-            func = getattr(obj, method, None)  # a public method of the contract (08's load_from)
-            if not callable(func):
-                return {"reply": {"ok": False, "error": {"kind": "missing", "type": "AttributeError",
-                                                         "message": f"{graded_name}.{method} is not defined",
-                                                         "where": ""}}}
-        else:
-            func = obj.forward
+        func = obj if method in (None, "__call__") else getattr(obj, str(method), None)  # a public method: load_from
+        if not callable(func) or str(method).startswith("_"):
+            return {"reply": {"ok": False, "error": describe_error(AttributeError(f"{graded_name} has no {method}"))}}
         return {"func": func, "graded_name": graded_name, "module": obj}
 
     def run(self, request: dict, target: dict, device, args: list, kwargs: dict, wants_grad: bool) -> dict:

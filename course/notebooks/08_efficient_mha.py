@@ -126,9 +126,10 @@ print("after load_from, largest difference:", (mha(batch) - fused(batch)).abs().
 # %% [markdown]
 # Both print
 # `[[0.7732, -0.2205], [0.7706, -0.1791], [0.7684, -0.1686], [0.7485, -0.1963], [0.7558, -0.1972], [0.7427, -0.2082]]`.
+# The loaded weight is the three weights of notebook 06 stacked, queries on
+# top:
 
 # %%
-# the fused weight is the three weights of notebook 06 stacked: queries on top
 show_weights(fused.W_qkv.weight.detach(), labels=(["q0", "q1", "k0", "k1", "v0", "v1"], ["x1", "x2", "x3"]),
              title="W_qkv.weight after load_from: rows 0-1 queries, 2-3 keys, 4-5 values")
 

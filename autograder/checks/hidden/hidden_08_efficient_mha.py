@@ -8,9 +8,9 @@ the grader runs those first, then these.
 import torch
 
 from autograder.checks.common import randn, seeded, with_params
+from autograder.checks.fused_forward import MISTAKES_OF, as_mha, load_mistakes, seeded_mha
 from autograder.checks.multihead_forward import attend
-from autograder.checks.section_08_efficient_mha import MISTAKES_OF, as_mha, load_mistakes, loaded, new_layer, \
-    seeded_mha
+from autograder.checks.section_08_efficient_mha import loaded, new_layer
 from autograder.core.harness import check, expect_close
 from autograder.i18n import _f
 from solutions import efficient_mha as ref

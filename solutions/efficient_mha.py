@@ -50,9 +50,7 @@ class MultiHeadAttentionFused(nn.Module):
         self.W_qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(dropout)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool(), persistent=False
-        )
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())
         # END SOLUTION
 
     def forward(self, x):
@@ -72,13 +70,12 @@ class MultiHeadAttentionFused(nn.Module):
 
     def load_from(self, mha):
         # BEGIN SOLUTION
+        layers = (mha.W_query, mha.W_key, mha.W_value)
         with torch.no_grad():
-            layers = (mha.W_query, mha.W_key, mha.W_value)
-            self.W_qkv.weight.copy_(torch.cat([layer.weight for layer in layers], dim=0))  # (3 * d_out, d_in)
+            self.W_qkv.weight.copy_(torch.cat([layer.weight for layer in layers]))  # (3 * d_out, d_in)
             if self.W_qkv.bias is not None:
-                self.W_qkv.bias.copy_(torch.cat([layer.bias for layer in layers], dim=0))  # (3 * d_out,)
-            self.out_proj.weight.copy_(mha.out_proj.weight)
-            self.out_proj.bias.copy_(mha.out_proj.bias)
+                self.W_qkv.bias.copy_(torch.cat([layer.bias for layer in layers]))  # (3 * d_out,)
+        self.out_proj.load_state_dict(mha.out_proj.state_dict())  # copies into out_proj's own parameters
         return self
         # END SOLUTION
 

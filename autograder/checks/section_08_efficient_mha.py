@@ -140,14 +140,16 @@ def expect_eval_ignores_dropout(student, name: str, seed: int, advice: str) -> N
 
 
 def train_and_eval(student, name: str, seed: int):
-    """(the layer, x, its train-mode output after torch.manual_seed(6), its eval-mode output)."""
+    """(the layer, x, its train-mode output after torch.manual_seed(6)), the layer's eval-mode output checked to
+    differ. Two heads of size 2: with dropout on, F.scaled_dot_product_attention computes on its plain path, whose
+    context is laid out (b, num_heads, T, head_dim), so a bare .view of its transpose raises here."""
     x = randn(seed, 2, 6, 4)
-    module = new_layer(student, name, 4, 2, 6, 0.5, num_heads=2, seed=seed + 1)
-    what = _f("{name}(4, 2, 6, dropout=0.5) in train mode, after torch.manual_seed(6)", name=name)
+    module = new_layer(student, name, 4, 4, 6, 0.5, num_heads=2, seed=seed + 1)
+    what = _f("{name}(4, 4, 6, dropout=0.5, num_heads=2) in train mode, after torch.manual_seed(6)", name=name)
     got = module(x, mode="train", seed=6)
-    expect_shape(got, (2, 6, 2), what)
+    expect_shape(got, (2, 6, 4), what)
     eval_out = module(x, mode="eval")
-    expect_shape(eval_out, (2, 6, 2), _f("{name}(4, 2, 6, dropout=0.5) in eval mode", name=name))
+    expect_shape(eval_out, (2, 6, 4), _f("{name}(4, 4, 6, dropout=0.5, num_heads=2) in eval mode", name=name))
     if close(got, eval_out):  # an output that ignores its input says so, not that dropout is missing
         other = randn(seed + 2, 2, 6, 4)
         expect_not_hard_coded(name, (eval_out, module(other, mode="eval")), (x, other))
@@ -332,7 +334,9 @@ def calls(source: str, function: str) -> bool:
 @check(0.5, "MultiHeadAttentionSDPA calls F.scaled_dot_product_attention", visible=True,
        cell="MultiHeadAttentionSDPA")
 def test_sdpa_called(student):
-    """The section's rule, read in the student's code: the function is the point of this layer."""
+    """The section's rule, read in the student's code: the function is the point of this layer. The layer is built
+    first, so that a stub says it is one."""
+    new_layer(student, "MultiHeadAttentionSDPA", 3, 2, 6, 0.0, num_heads=2, seed=123)
     expect(calls(student.source_of("MultiHeadAttentionSDPA"), "scaled_dot_product_attention"),
            _("MultiHeadAttentionSDPA does not call F.scaled_dot_product_attention: in this layer the attention is "
              "computed by that function (a softmax written out belongs to MultiHeadAttentionFused)"),
@@ -363,16 +367,16 @@ def test_sdpa_train(student):
     """Dropout acts in train mode, and with the module's own weights it is the function's own dropout_p."""
     module, x, got = train_and_eval(student, "MultiHeadAttentionSDPA", 941)
     device = "cpu" if student.device == "meta" else student.device  # dropout masks depend on the device
-    own = blocks(module.params(), 4, 2, 2, device=device)
+    own = blocks(module.params(), 4, 4, 2, device=device)
     if own is None:
         return  # the parameter checks say so
     with torch.no_grad():
         b, t = x.shape[:2]
-        q, k, v = (layer(x.to(device)).reshape(b, t, 2, 1).transpose(1, 2) for layer in (own.W_query, own.W_key, own.W_value))
+        q, k, v = (layer(x.to(device)).reshape(b, t, 2, 2).transpose(1, 2) for layer in (own.W_query, own.W_key, own.W_value))
         torch.manual_seed(6)
         context = torch.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True)
-        expected = own.out_proj(context.transpose(1, 2).reshape(b, t, 2)).cpu()
-    expect_close(got, expected, _("MultiHeadAttentionSDPA(4, 2, 6, dropout=0.5) in train mode after "
+        expected = own.out_proj(context.transpose(1, 2).reshape(b, t, 4)).cpu()
+    expect_close(got, expected, _("MultiHeadAttentionSDPA(4, 4, 6, dropout=0.5, num_heads=2) in train mode after "
                                   "torch.manual_seed(6), compared with F.scaled_dot_product_attention(q, k, v, "
                                   "dropout_p=0.5, is_causal=True) with its own weights"),
                  device=student.device, hint=N_("Pass dropout_p=self.dropout to F.scaled_dot_product_attention "

@@ -1,5 +1,6 @@
 """Section 08's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from autograder.core.hints import BARE_VIEW
 
 SECTION = "08_efficient_mha"
 
@@ -160,6 +161,9 @@ MISTAKES = [
         ("return self.out_proj(context.transpose(1, 2).reshape(b, t, self.d_out))",
          "return self.out_proj(context.squeeze(1))")),
         [SDPA_DOC, SDPA_TORCH, SDPA_REF, "MultiHeadAttentionSDPA: in train mode"], says="heads never split"),
+    Mistake("SDPA: bare view of the transposed context", sdpa(
+        ("context.transpose(1, 2).reshape(b, t, self.d_out)", "context.transpose(1, 2).view(b, t, self.d_out)")),
+        ["MultiHeadAttentionSDPA: in train mode"], says="view size is not compatible", hint=BARE_VIEW),
     Mistake("SDPA: softmax written out instead of the function", sdpa(
         (SDPA_CALL, "weights = torch.softmax((q @ k.transpose(2, 3) / q.shape[-1] ** 0.5).masked_fill(\n"
                     "            torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1), float('-inf')), dim=-1)\n"

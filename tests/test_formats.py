@@ -56,3 +56,24 @@ def test_gradescope_json_totals():
     assert sum(t["max_score"] for t in data["tests"]) == data["max_score"]
     assert [t["status"] for t in data["tests"]] == ["passed", "failed", "failed", "failed", "passed", "failed"]
     assert data["tests"][1]["tags"] == ["02_softmax", "check"]
+
+
+def with_part_two(result: GradeResult) -> GradeResult:
+    """The fixed result with a section of the course's second part graded too."""
+    fused = SectionResult("08_efficient_mha", "Efficient multi-head attention")
+    fused.checks = [CheckResult("08_efficient_mha", "MultiHeadAttentionFused gives the documented seeded output",
+                                3, 3, documented=True, visible=True),
+                    CheckResult("08_efficient_mha", "MultiHeadAttentionSDPA calls F.scaled_dot_product_attention",
+                                1, 0, "MultiHeadAttentionSDPA does not call F.scaled_dot_product_attention", "check")]
+    result.sections.append(fused)
+    return result
+
+
+def test_each_part_shows_its_own_total_where_both_parts_are_graded():
+    # part 1 alone: the total line as it always was (a student who does part 1 only reads it so)
+    assert fixed_result().total_text() == "2.5 / 6.5 (including 0.5 / 2.5 bonus)"
+    # both parts: the course's total, then each part's, part 1's bonus points in its score, not its maximum
+    assert with_part_two(fixed_result()).total_text() == \
+        "5.5 / 10.5 (including 0.5 / 2.5 bonus); part 1: 2.5 / 6.5, part 2: 3 / 4"
+    text = render(with_part_two(fixed_result()), "table")
+    assert "part 1: 2.5 / 6.5, part 2: 3 / 4" in text.splitlines()[-1]

@@ -133,6 +133,8 @@ MISTAKES = [
     Mistake("load_from forgets out_proj", fused(
         ("            self.out_proj.load_state_dict(mha.out_proj.state_dict())\n", "")),
         [LOAD_DOC, LOAD_PARAMS, LOAD_REF], says="out_proj not copied"),
+    Mistake("load_from not written", {"MultiHeadAttentionFused": FUSED.split("    def load_from")[0]},
+            [LOAD_DOC, LOAD_PARAMS, LOAD_REF], says="MultiHeadAttentionFused has no load_from"),
     Mistake("load_from without torch.no_grad", fused(
         ("        with torch.no_grad():\n            self.W_qkv.weight.copy_", "        if True:\n            self.W_qkv.weight.copy_")),
         [LOAD_DOC, LOAD_PARAMS, LOAD_REF], says="torch.no_grad()"),

@@ -98,7 +98,8 @@ MISTAKES = [
     Mistake("keys and queries swapped in the fused output", fused(
         ("q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)", "k, q, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)")),
         [FUSED_DOC, FUSED_TORCH, "MultiHeadAttentionFused.load_from gives", LOAD_REF, FUSED_REF],
-        says="the keys taken from W_qkv's first block"),
+        # loaded, queries read from the keys' block give what keys stacked first give: the same mistake seen there
+        says="the keys taken from W_qkv's first block", also=("another order than queries, keys, values",)),
     Mistake("fused: scale by sqrt(d_out)", fused(("scores / self.head_dim ** 0.5", "scores / self.d_out ** 0.5")),
             [FUSED_DOC, FUSED_TORCH, "MultiHeadAttentionFused.load_from gives", LOAD_REF, FUSED_REF],
             says="sqrt(d_out) instead of sqrt(head_dim)"),
@@ -361,4 +362,5 @@ MISTAKES.append(Mistake("MultiHeadAttentionSDPA hard-coded",
                         [SDPA_DOC, "calls F.scaled_dot_product_attention", SDPA_TORCH, "MultiHeadAttentionSDPA is causal",
                          "MultiHeadAttentionSDPA: eval", "MultiHeadAttentionSDPA: in train mode",
                          "MultiHeadAttentionSDPA: gradients", SDPA_REF],
-                        says="is the answer hard-coded?", hard_coded=True))
+                        # an answer written out calls no function either
+                        says="is the answer hard-coded?", hard_coded=True, also=("not called",)))

@@ -14,11 +14,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # The mistakes that only a real GPU shows (they pass on a CPU but for the checks run on the meta
-# device): three from the catalogue, and .numpy() on a GPU tensor, which no CPU can show at all.
+# device): four from the catalogue, and .numpy() on a GPU tensor, which no CPU can show at all.
 GPU_ONLY = (
     ("04_causal_mask", "mask built on the CPU inside forward"),
     ("04_causal_mask", "mask kept as a plain attribute, not a buffer"),
     ("06_multihead", "mask made on the CPU in forward"),
+    ("08_efficient_mha", "fused: mask made on the CPU in forward"),
     ("02_softmax", ".numpy() on the input"),
 )
 NUMPY_SOFTMAX = '''

@@ -188,6 +188,21 @@ def _no_grad(fn):
     return run
 
 
+# 08_efficient_mha: the fused and SDPA layers draw, under one seed, the weights of 06's MultiHeadAttention, so
+# they give MULTIHEAD_123; loaded from a MultiHeadAttention with biases, the fused layer gives that one's output
+BIASED_MULTIHEAD_123 = [
+    [0.7732, -0.2205], [0.7706, -0.1791], [0.7684, -0.1686],
+    [0.7485, -0.1963], [0.7558, -0.1972], [0.7427, -0.2082],
+]
+
+
+def _loaded(ns):
+    torch.manual_seed(123)
+    mha = ns.MultiHeadAttention(3, 2, 6, 0.0, num_heads=2, qkv_bias=True)
+    fused = ns.MultiHeadAttentionFused(3, 2, 6, 0.0, num_heads=2, qkv_bias=True).load_from(mha)
+    return fused.eval()(batch())
+
+
 # 07_positional_encoding: the demo table of seed 001 (its encoding doubles the even column index in the
 # exponent; the notebook rebuilds the table and asks the student to spot that slip)
 NOTES_W_Q = [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]
@@ -336,6 +351,19 @@ VALUES: tuple[Documented, ...] = (
       "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), each item",
       both(MULTIHEAD_123),
       _no_grad(lambda ns: _module(ns, "MultiHeadAttention", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+    # 08_efficient_mha (part 2)
+    V("08_efficient_mha/fused", "08_efficient_mha", "MultiHeadAttentionFused",
+      "torch.manual_seed(123); MultiHeadAttentionFused(3, 2, 6, 0.0, num_heads=2)(batch), each item",
+      both(MULTIHEAD_123),
+      _no_grad(lambda ns: _module(ns, "MultiHeadAttentionFused", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+    V("08_efficient_mha/loaded", "08_efficient_mha", "MultiHeadAttentionFused",
+      "torch.manual_seed(123); mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2, qkv_bias=True); "
+      "MultiHeadAttentionFused(3, 2, 6, 0.0, num_heads=2, qkv_bias=True).load_from(mha)(batch), each item",
+      both(BIASED_MULTIHEAD_123), _no_grad(_loaded)),
+    V("08_efficient_mha/sdpa", "08_efficient_mha", "MultiHeadAttentionSDPA",
+      "torch.manual_seed(123); MultiHeadAttentionSDPA(3, 2, 6, 0.0, num_heads=2)(batch), each item",
+      both(MULTIHEAD_123),
+      _no_grad(lambda ns: _module(ns, "MultiHeadAttentionSDPA", 123, 3, 2, 6, 0.0, num_heads=2).eval()(batch()))),
     # 07_positional_encoding (bonus)
     V("07_positional_encoding/encoding_4x4", "07_positional_encoding", "sinusoidal_encoding",
       "sinusoidal_encoding(4, 4)", ENCODING_4x4, lambda ns: ns.sinusoidal_encoding(4, 4)),

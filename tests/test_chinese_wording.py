@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CATALOGUES = sorted((ROOT / "autograder/i18n/zh_CN/LC_MESSAGES").glob("*.po")) + [
     ROOT / "locale/zh_CN/LC_MESSAGES/notebooks.po"]
 INDEX_AFTER_DI = re.compile(r"第\s*(?:[-\d{$\[]|[A-Za-z])[^，。；：、）\s]*\s*\S{0,6}")
-ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节)|\{line\} 行|\{number\} 个(?:代码单元格|参数))")
+ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节|部分)|\{line\} 行|\{part\} 部分|\{number\} 个(?:代码单元格|参数))")
 DOCUMENTED = ("笔记本中给出的", "示例中的")
 HAN = "\u4e00-\u9fff"
 DOUBLED = re.compile(rf"的的|([{HAN}]{{2}})(?:(?![和与或而])[{HAN}]){{0,4}}\1的")

@@ -68,3 +68,24 @@ def test_a_total_never_reads_above_its_maximum(score, maximum, bonus, bonus_max)
     shown, most = (float(number) for number in text.split(",")[0].split(" / "))
     assert shown <= most and shown == score - bonus, text
     assert (f"{bonus:g} / {bonus_max:g} bonus" in text) == bool(bonus_max), text
+
+
+def with_part_two(result: GradeResult) -> GradeResult:
+    """The fixed result with a section of the course's second part graded too."""
+    fused = SectionResult("08_efficient_mha", "Efficient multi-head attention")
+    fused.checks = [CheckResult("08_efficient_mha", "MultiHeadAttentionFused gives the documented seeded output",
+                                3, 3, documented=True, visible=True),
+                    CheckResult("08_efficient_mha", "MultiHeadAttentionSDPA calls F.scaled_dot_product_attention",
+                                1, 0, "MultiHeadAttentionSDPA does not call F.scaled_dot_product_attention", "check")]
+    result.sections.append(fused)
+    return result
+
+
+def test_each_part_shows_its_own_total_where_both_parts_are_graded():
+    # part 1 alone: the total line as it always was (a student who does part 1 only reads it so)
+    assert fixed_result().total_text() == "2 / 6.5, plus 0.5 / 2.5 bonus"
+    # both parts: the course's total, then each part's, part 1's bonus apart, as in the total
+    assert with_part_two(fixed_result()).total_text() == \
+        "5 / 10.5, plus 0.5 / 2.5 bonus; part 1: 2 / 6.5, plus 0.5 / 2.5 bonus; part 2: 3 / 4"
+    text = render(with_part_two(fixed_result()), "table")
+    assert "part 1: 2 / 6.5, plus 0.5 / 2.5 bonus; part 2: 3 / 4" in text.splitlines()[-1]

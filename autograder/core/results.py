@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from autograder.core.extract import NOT_HANDED_IN, REFUSALS
 from autograder.core.harness import DEFAULT_VISIBILITY
-from autograder.core.sections import is_bonus
+from autograder.core.sections import is_bonus, part_of
 from autograder.i18n import N_, _, _f
 
 # a surrogate alone in a str cannot be encoded (results.json is UTF-8); student text may hold one
@@ -108,6 +108,11 @@ class SectionResult:
         return is_bonus(self.id)
 
     @property
+    def part(self) -> int:
+        """The part of the course the section belongs to: its points count in that part's total too."""
+        return part_of(self.id)
+
+    @property
     def heading(self) -> str:
         """The section's title as reports show it: a bonus section says so."""
         return _f("{title} (bonus)", title=self.title) if self.bonus else self.title
@@ -176,7 +181,21 @@ class GradeResult:
         return round(sum(s.max_score for s in self.sections if s.bonus), 4)
 
     def total_text(self, number=lambda value: f"{value:g}") -> str:
-        return total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
+        """The total; where sections of several parts of the course were graded, each part's total after it, so
+        that a student who does one part reads that part's total ("38 / 70; part 1: 30 / 60; part 2: 8 / 10"),
+        each written as the total is (its bonus apart, never above its maximum)."""
+        text = total_text(self.score, self.max_score, self.bonus_score, self.bonus_max, number)
+        parts = sorted({section.part for section in self.sections})
+        if len(parts) < 2:
+            return text
+        totals = []
+        for part in parts:
+            held = [s for s in self.sections if s.part == part]
+            bonus = [s for s in held if s.bonus]
+            totals.append(_f("part {part}: {total}", part=part, total=total_text(
+                round(sum(s.score for s in held), 4), round(sum(s.max_score for s in held if not s.bonus), 4),
+                round(sum(s.score for s in bonus), 4), round(sum(s.max_score for s in bonus), 4), number)))
+        return _f("{total}; {parts}", total=text, parts=_("; ").join(totals))  # a part's total may hold a comma
 
     def to_gradescope(self) -> dict:
         """Gradescope's results.json: a rendering of this result for Gradescope, never read back

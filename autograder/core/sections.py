@@ -94,6 +94,7 @@ class Section:
     provided: tuple[str, ...] = field(default=())  # "module:name" given in locked cells
     uses_meta: bool = False  # some checks use the meta device: the zygote warms it once (grade.run_checks, batch)
     bonus: bool = False  # its points come on top of the course's total (see results.GradeResult)
+    part: int = 1  # the part of the course it belongs to (1: sections 01-07, 2: today's models); totals per part
 
     @property
     def notebook(self) -> str:
@@ -101,7 +102,7 @@ class Section:
 
 
 FIELDS = {"title": str, "solution": str, "names": tuple, "forbidden": str, "forbidden_in": tuple,
-          "provided": tuple, "uses_meta": bool, "bonus": bool}
+          "provided": tuple, "uses_meta": bool, "bonus": bool, "part": int}
 REQUIRED = ("title", "solution", "names")
 
 
@@ -161,7 +162,8 @@ def read_section(path: Path) -> Section:
         id=path.stem[len(CHECK_PREFIX):], title=data["title"], solution_module=data["solution"],
         names=tuple(data["names"]), forbidden=API_FAMILIES[family] if family else (),
         forbidden_in=tuple(data.get("forbidden_in", ())), provided=tuple(data.get("provided", ())),
-        uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False))
+        uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False),
+        part=data.get("part", 1))
 
 
 def discover(checks_dir: Path = CHECKS_DIR) -> tuple[Section, ...]:
@@ -179,6 +181,11 @@ def is_bonus(section_id: str) -> bool:
     """Whether `section_id` is a bonus section (its points add to the score, not to the maximum);
     False for an id the registry does not know (a result read back from an older course)."""
     return section_id in BY_ID and BY_ID[section_id].bonus
+
+
+def part_of(section_id: str) -> int:
+    """The part of the course `section_id` belongs to (1 for an id the registry does not know)."""
+    return BY_ID[section_id].part if section_id in BY_ID else 1
 
 
 def find(section_id: str) -> Section:

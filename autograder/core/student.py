@@ -379,6 +379,14 @@ class StudentModule:
         return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
                                   seed=seed, mode=mode, return_args=return_args, device=device, backward=backward)
 
+    def call_method(self, method: str, *args, **kwargs):
+        """The value of the module's public method `method` (its contract's, such as 08's load_from) called with
+        these arguments; the module's mode is left as it is."""
+        self.student._check_source_bans(self.class_name)
+        target = {"handle": self.handle.index, "method": method}
+        return self.student._send(target, f"{self.class_name}.{method}", args, kwargs,
+                                  culprit=self.class_name).value
+
     def params(self) -> dict:
         """name -> tensor for every parameter, in creation order."""
         target = {"handle": self.handle.index, "method": "params"}

@@ -26,6 +26,8 @@ from autograder.i18n import HERE, LANGUAGES
 from autograder.i18n.mo import mo_bytes
 
 ROOT = HERE.parents[1]
+# every section's number, read from its check file's name (checks/section_NN_name.py): one area each
+SECTION_NUMBERS = sorted({int(path.name[len("section_"):][:2]) for path in (ROOT / "autograder/checks").glob("section_[0-9][0-9]_*.py")})
 # area -> the source files whose messages it holds (globs relative to the repository root)
 AREAS: dict[str, tuple[str, ...]] = {
     "core": ("autograder/core/*.py", "autograder/sandbox/*.py", "autograder/notebook.py"),
@@ -35,10 +37,11 @@ AREAS: dict[str, tuple[str, ...]] = {
     "checks_common": ("autograder/checks/common.py", "autograder/checks/multihead_*.py"),
     # a section's visible checks' module and its hidden checks' module
     **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",
-                                f"autograder/checks/hidden/hidden_{number:02d}_*.py") for number in range(1, 8)},
+                                f"autograder/checks/hidden/hidden_{number:02d}_*.py") for number in SECTION_NUMBERS},
 }
 # a section's message-holding helper modules speak for that section
 AREAS["checks_03"] += ("autograder/checks/qkv_mistakes.py",)
+AREAS["checks_08"] += ("autograder/checks/fused_forward.py",)
 # The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
 SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"
 # Babel's keyword specification: which calls carry a message, and in which argument

@@ -145,11 +145,12 @@ class Worker:
         graded_name = type(obj).__name__
         if device.type == "meta":
             obj = copy.deepcopy(obj).to("meta")
-        mode = request.get("mode")
-        if mode in ("train", "eval") and isinstance(obj, torch.nn.Module):
+        if (mode := request.get("mode")) in ("train", "eval") and isinstance(obj, torch.nn.Module):
             obj.train(mode == "train")
-        return {"func": obj if method in (None, "__call__") else obj.forward, "graded_name": graded_name,
-                "module": obj}
+        func = obj if method in (None, "__call__") else getattr(obj, str(method), None)  # a public method: load_from
+        if not callable(func) or str(method).startswith("_"):
+            return {"reply": {"ok": False, "error": describe_error(AttributeError(f"{graded_name} has no {method}"))}}
+        return {"func": func, "graded_name": graded_name, "module": obj}
 
     def run(self, request: dict, target: dict, device, args: list, kwargs: dict, wants_grad: bool) -> dict:
         """Call the target under the watch; the reply holds the value (or the error) and what was seen."""

@@ -6,9 +6,10 @@ catalogue, and the other tests read them. A new section's catalogue is imported 
 from __future__ import annotations
 
 from . import (mistakes_01_scores, mistakes_02_softmax, mistakes_03_trainable_qkv, mistakes_04_causal_mask,
-               mistakes_05_padding_mask, mistakes_06_multihead, mistakes_07_positional_encoding)
+               mistakes_05_padding_mask, mistakes_06_multihead, mistakes_07_positional_encoding,
+               mistakes_08_efficient_mha)
 
 CATALOGUES = {module.__name__.rsplit(".", 1)[-1].removeprefix("mistakes_"): module
               for module in (mistakes_01_scores, mistakes_02_softmax, mistakes_03_trainable_qkv,
                              mistakes_04_causal_mask, mistakes_05_padding_mask, mistakes_06_multihead,
-                             mistakes_07_positional_encoding)}
+                             mistakes_07_positional_encoding, mistakes_08_efficient_mha)}

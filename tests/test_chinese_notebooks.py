@@ -68,7 +68,7 @@ def edited_catalogue(tmp_path: Path, edit) -> catalogue.Catalogue:
 
 
 def test_an_untranslated_unit_is_named_with_its_place_in_the_po(tmp_path, messages):
-    heading = "## 2. 一次算出所有查询"
+    heading = "## 2. 一次算出所有查询的分数"
     cat = edited_catalogue(tmp_path, lambda text: re.sub(
         r'msgstr ""\n"' + re.escape(heading) + r'\\n"\n(".*"\n)+', 'msgstr ""\n', text, count=1))
     with pytest.raises(catalogue.MissingTranslation) as caught:
@@ -123,9 +123,9 @@ def test_update_marks_a_changed_unit_fuzzy_and_a_new_one_empty(tmp_path):
 
 
 class _BlankProse(ast.NodeTransformer):
-    """Empties the strings that are prose: docstrings, the text of a print() call's f-string
-    (its {fields} are code and stay) and the words a show_weights() call draws (its title= and
-    labels=). Comments are not in the syntax tree at all."""
+    """Empties the strings that are prose: docstrings, and the strings the build translates
+    (prose._shown_strings: a print() call's text and an exception's message, their {fields} code that
+    stays; the words a show_weights() call draws). Comments are not in the syntax tree at all."""
 
     def _blank_docstring(self, node):
         self.generic_visit(node)
@@ -138,19 +138,12 @@ class _BlankProse(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "print":
-            for arg in node.args:
-                parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
-                for part in parts:
-                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
-                        part.value = ""
-        if isinstance(node.func, ast.Name) and node.func.id == "show_weights":
-            for keyword in node.keywords:
-                if keyword.arg in prose.PICTURE_WORDS:
-                    values = keyword.value.elts if isinstance(keyword.value, ast.List) else [keyword.value]
-                    for value in values:
-                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                            value.value = ""
+        for shown in prose._shown_strings(node):  # what the build translates: print's text, an exception's
+            for part in shown.values if isinstance(shown, ast.JoinedStr) else [shown]:  # message, a picture's words
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    part.value = ""
+            if isinstance(shown, ast.JoinedStr):  # its fields stay, in order, wherever the words put them
+                shown.values = [part for part in shown.values if not (isinstance(part, ast.Constant) and part.value == "")]
         return node
 
 
@@ -369,10 +362,14 @@ def test_a_stale_or_stray_chinese_file_is_named(built, tmp_path):
 
 
 def test_the_chinese_course_directory_has_a_course_id_of_its_own():
+    """Its own course id, and nbgrader's code stub with its comment in Chinese; nothing else differs."""
     english = (ROOT / "assignments/nbgrader_config.py").read_text(encoding="utf-8")
     chinese = (ROOT / "assignments/zh/nbgrader_config.py").read_text(encoding="utf-8")
-    assert chinese == english.replace('course_id = "attention-course"', 'course_id = "attention-course-zh"')
-    assert chinese != english
+    comment = catalogue.Catalogue(LOCALE).lookup(localized.CODE_STUB)
+    assert comment.startswith("# ") and comment != localized.CODE_STUB.text
+    expected = english.replace('course_id = "attention-course"', 'course_id = "attention-course-zh"')
+    assert chinese == expected.replace(localized.ENGLISH_STUB, localized.ENGLISH_STUB.replace(
+        localized.CODE_STUB.text, comment, 1))
 
 
 @pytest.fixture(scope="module")

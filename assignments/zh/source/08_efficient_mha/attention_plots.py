@@ -28,7 +28,7 @@ MAX_SIDE = 64  # larger matrices are not drawn
 # This copy's language and its words (English -> that language); the English copy needs none.
 LANGUAGE = 'zh'
 WORDS: dict[str, str] = {
-    "no font with Chinese, Japanese or Korean characters is installed (e.g. {font}); the pictures' own words are in English": '没有安装含中文字符的字体（例如 {font}），图中的坐标轴文字改用英文',
+    "no font with Chinese, Japanese or Korean characters is installed (e.g. {font}); the pictures' own words are in English": '没有安装含中日韩字符的字体（例如 {font}）；图中的文字（标题、坐标轴等）改用英文',
     'expected numbers, got {kind}': '需要数值，得到的是 {kind}',
     'complex values cannot be drawn': '复数无法绘制',
     'the batch is empty': '批次是空的',

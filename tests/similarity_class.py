@@ -22,10 +22,12 @@ from similarity_disguises import DISGUISES, combined
 from similarity_more_hands import FAMILY_E, FAMILY_F
 from similarity_rewrites import REWRITES
 
-from autograder.core.sections import SECTIONS
+from autograder.core.sections import SECTIONS as COURSE_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDS = {"b": FAMILY_B, "c": FAMILY_C, "d": FAMILY_D, "e": FAMILY_E, "f": FAMILY_F}  # besides the reference, "a"
+# the sections every hand was written for (part 2's sections have no independent hands yet)
+SECTIONS = tuple(s for s in COURSE_SECTIONS if all(s.id in hand for hand in HANDS.values()))
 HOWS = [*DISGUISES, "combined"]  # the text's disguises
 REWRITTEN = [*REWRITES]  # rewrites that keep the computation (similarity_rewrites.py)
 

@@ -141,7 +141,8 @@ def checkout(folder: Path, host: Path) -> Path:
     return folder
 
 
-FEEDBACK_LINE = re.compile(r"## Attention course feedback: ([\d.]+) / ([\d.]+)(?:, plus ([\d.]+) / ([\d.]+) bonus)?\n")
+# "S / M", its bonus apart, then each part's total where both parts were graded ("; part 1: ...")
+FEEDBACK_LINE = re.compile(r"## Attention course feedback: ([\d.]+) / ([\d.]+)(?:, plus ([\d.]+) / ([\d.]+) bonus)?(?:; [^\n]*)?\n")
 
 
 def assert_feedback(folder: Path) -> None:
@@ -392,7 +393,7 @@ def test_github_sharded_term_with_a_roster_change_equals_one_unsharded_run(tmp_p
 
 
 # "S / M", or with a bonus section "S / M, plus B / BM bonus": S never counts B, and never reads above M
-SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?:, plus ([\d.]+) / ([\d.]+) bonus)?$", re.M)
+SCORE_LINE = re.compile(r"^## Attention course: ([\d.]+) / ([\d.]+)(?:, plus ([\d.]+) / ([\d.]+) bonus)?(?:; .*)?$", re.M)
 
 
 def core_score(text: str) -> tuple[float, float]:

@@ -38,7 +38,8 @@ def test_everything_made_from_pyproject_follows_it(tmp_path):
     assert selfcheck_export.requires(tmp_path)[1:] == ["numpy>=2.0,<3", "ipython>=9.0,<10"]
     setup = gradescope.setup_sh(tmp_path)
     assert '"torch==2.99.1" --index-url' in setup and PIN not in setup
-    assert "pip install 'numpy>=2.0,<3' 'ipython>=9.0,<10'\n" in setup
+    # and what the notebooks import beyond it (07's pandas), from the same file
+    assert "pip install 'numpy>=2.0,<3' 'ipython>=9.0,<10' 'pandas>=3.0,<4'\n" in setup
     assert declared.requirement("pandas", tmp_path) == "pandas>=3.0,<4"
     assert declared.requires_python(tmp_path) == ">=3.12"
 

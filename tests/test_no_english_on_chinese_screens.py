@@ -36,11 +36,12 @@ FUNCTION_WORDS = frozenset(
     "this that these those it its your you which what when where only every each all some has have".split())
 # kept in English on purpose (docs/translating-the-grader.md): what a machine reads (GitLab's coverage line, the
 # sandbox line's tier prefix under --verbose), torch's own exception texts quoted as torch wrote them, the menu
-# names of JupyterLab (*Run → Run All Cells*), the title of the paper 07 cites; and code: a docstring's line that
+# names of JupyterLab (*Run → Run All Cells*), the titles of the paper 07 cites and of the book 08 follows; and code: a docstring's line that
 # names its parameters ("q, k, v: (B, L, D)")
 KEPT = (re.compile(r"Self-check score: [\d.]+% of the visible points"), re.compile(r"sandbox: tier \w+:"),
         re.compile(r"\b\w+(?:Error|Warning): [^。；（）\n]*"), re.compile(r"\*[^*\n]*→[^*\n]*\*"),
-        re.compile(r"\*Attention Is All You Need\*"), re.compile(r"^\s*\w+(?:, \w+)+: "))
+        re.compile(r"\*Attention Is All You Need\*"), re.compile(r"\*Build a Large Language Model From Scratch\*"),
+        re.compile(r"^\s*\w+(?:, \w+)+: "))
 CODE = re.compile(r"`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<[^<>\n]*>|'[^'\n]*'|\"[^\"\n]*\"|https?://\S+")
 WORD = re.compile(r"[A-Za-z]+[,.;:!?]?")
 NOT_ASCII = re.compile(r"[^\x00-\x7f]")

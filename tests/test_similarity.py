@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from similarity_class import (HOWS, auc, class_plan, disguise_classes, every_pair, originals, planted,
+from similarity_class import (HOWS, SECTIONS, auc, class_plan, disguise_classes, every_pair, originals, planted,
                               reference_blocks, separation, write_class, write_notebook)
 from support import ROOT, VisibleText, store_grade
 
 from autograder.cli import main
-from autograder.core.sections import SECTIONS, find
+from autograder.core.sections import find
 from autograder.instructor import similarity
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_report import course_pairs
@@ -45,7 +45,7 @@ def class_dir(classes) -> Path:
 @pytest.fixture(scope="module")
 def compared(classes) -> dict[str, list]:
     """disguise -> its class's results, section by section."""
-    return {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
+    return {how: similarity.compare(discover(folder), SECTIONS, jobs=1) for how, folder in classes.items()}
 
 
 @pytest.fixture(scope="module")
@@ -311,7 +311,7 @@ def test_the_ranking_tests_fail_a_detector_that_compares_the_code_as_written(cla
     monkeypatch.setattr(similarity, "section_units", as_written)
     monkeypatch.setattr(similarity, "units_of", as_written_units)
     monkeypatch.setattr(similarity, "computation_fingerprints", lambda *args: set())  # the text view alone
-    raw = {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
+    raw = {how: similarity.compare(discover(folder), SECTIONS, jobs=1) for how, folder in classes.items()}
     lowest_copy = min(separation(course_scores(results))[0] for results in raw.values())
     highest_other = max(separation(course_scores(results))[1] for results in raw.values())
     worst = min(auc(section_scores(raw, index)) for index in range(len(SECTIONS)))
@@ -392,13 +392,17 @@ def test_a_hostile_chain_of_dead_names_is_cut_short():
 # --------------------------------------------------------------------------- in Chinese
 
 
+PRODUCTS = {"git", "Jupyter"}  # names, in every language
+
+
 def latin_words(page: str) -> list[str]:
     """The words in Latin letters a reader sees on `page` (its text, not its code), identifiers
     (student ids with a digit, section ids, file names), numbers and single letters left out."""
     seen = VisibleText()
     seen.feed(page)
-    text = re.sub(r"\S*[_0-9()\[\]=.<>/\\]\S*", " ", " ".join(seen.parts))
-    return re.findall(r"[A-Za-z][A-Za-z'-]+", text)
+    text = re.sub(r"\b\w+ > \w+\b", " ", " ".join(seen.parts))  # a menu of Jupyter's, as its window names it
+    text = re.sub(r"\S*[_0-9()\[\]=.<>/\\]\S*", " ", text)
+    return [word for word in re.findall(r"[A-Za-z][A-Za-z'-]+", text) if word not in PRODUCTS]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

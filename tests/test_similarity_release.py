@@ -10,9 +10,9 @@ import json
 from itertools import combinations
 
 import pytest
-from similarity_class import class_plan, originals, released_text, write_notebook
+from similarity_class import SECTIONS, class_plan, originals, released_text, write_notebook
 
-from autograder.core.sections import SECTIONS, find
+from autograder.core.sections import find
 from autograder.instructor import similarity
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_release import course_releases
@@ -44,7 +44,7 @@ def test_six_blank_chinese_students_are_no_pair_in_any_section(tmp_path, edit):
             write_notebook(tmp_path / f"{family}_original", section, blocks)
         for student in BLANK:
             write_blank(tmp_path / student, section, "zh", edit)
-    results = similarity.compare(discover(tmp_path), jobs=1)
+    results = similarity.compare(discover(tmp_path), SECTIONS, jobs=1)
     blank_pairs = {frozenset(pair) for pair in combinations(BLANK, 2)}
     called = [(r.section.id, p.student_a, p.student_b, p.similarity) for r in results for p in r.pairs
               if frozenset((p.student_a, p.student_b)) in blank_pairs or {p.student_a, p.student_b} & set(BLANK)]
@@ -58,7 +58,7 @@ def test_a_copy_in_the_chinese_class_is_still_found(tmp_path):
             write_notebook(tmp_path / f"{family}_original", section, blocks, "zh")
         for student in ("a_rename", "b_combined"):
             write_notebook(tmp_path / student, section, plan[student][section.id], "zh")
-    results = similarity.compare(discover(tmp_path), jobs=1)
+    results = similarity.compare(discover(tmp_path), SECTIONS, jobs=1)
     for result in results:
         scores = {(p.student_a, p.student_b): p.similarity for p in result.pairs}
         assert scores.get(("a_original", "a_rename"), 0) >= 0.6, (result.section.id, scores)

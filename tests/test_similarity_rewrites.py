@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from similarity_class import REWRITTEN, auc, disguise_classes, every_pair, separation, write_class
+from similarity_class import REWRITTEN, SECTIONS, auc, disguise_classes, every_pair, separation, write_class
 
-from autograder.core.sections import SECTIONS
 from autograder.instructor import similarity
 from autograder.instructor.roster import discover
 from autograder.instructor.similarity_report import course_pairs
@@ -28,7 +27,7 @@ def classes(tmp_path_factory) -> dict[str, Path]:
 
 
 def compare_all(classes) -> dict[str, list]:
-    return {how: similarity.compare(discover(folder), jobs=1) for how, folder in classes.items()}
+    return {how: similarity.compare(discover(folder), SECTIONS, jobs=1) for how, folder in classes.items()}
 
 
 @pytest.fixture(scope="module")

@@ -130,7 +130,7 @@ print("after load_from, largest difference:", (mha(batch) - fused(batch)).abs().
 # top:
 
 # %%
-show_weights(fused.W_qkv.weight.detach(), labels=(["q0", "q1", "k0", "k1", "v0", "v1"], ["x1", "x2", "x3"]),
+show_weights(fused.W_qkv.weight.detach(), labels=["q0", "q1", "k0", "k1", "v0", "v1"],
              title="W_qkv.weight after load_from: rows 0-1 queries, 2-3 keys, 4-5 values")
 
 # %% [markdown]

@@ -212,3 +212,29 @@ def test_a_blocked_import_is_said_in_chinese():
         i18n.set_language("en")
     assert said == "评分时不能导入 solutions.multihead" and english_sentences(said) == []
     assert worker_message(described) == "solutions.multihead cannot be imported while grading"
+
+
+@pytest.fixture(scope="module")
+def instructor_screens(tmp_path_factory) -> list[tuple[str, str]]:
+    """What a Chinese instructor reads: `batch --lang zh` over a class of two (the partial example and the
+    correct one), its students' feedback pages, the class report, and `batch --help`."""
+    tmp = tmp_path_factory.mktemp("zh-instructor")
+    for student, example in (("ann", PARTIAL), ("bob", ROOT / "examples" / "correct")):
+        (tmp / "class" / student).mkdir(parents=True)
+        for notebook in ("01_scores.ipynb", "02_softmax.ipynb"):
+            shutil.copy(example / notebook, tmp / "class" / student)
+    out = tmp / "grades"
+    batch = autograder("batch", str(tmp / "class"), "--section", "01_scores,02_softmax", "--out", str(out),
+                       "--report", "--sandbox", "weak", "--lang", "zh")
+    report = autograder("report", str(out), "--lang", "zh")
+    page = (out / "class_report.html").read_text(encoding="utf-8")
+    page = html.unescape(re.sub(r"<(script|style|pre)\b.*?</\1>", " ", page, flags=re.S))
+    return [("batch --lang zh", batch), ("batch --help", autograder("batch", "--help")), ("report", report),
+            ("the class report", page)] + report_screens(out / "feedback" / "ann", "ann's feedback")
+
+
+def test_the_chinese_instructor_reads_no_english_sentence(instructor_screens):
+    found = english_on(instructor_screens)
+    assert found == [], "\n".join(found)
+    shown = dict(instructor_screens)  # and each path did speak Chinese
+    assert "已评分" in shown["batch --lang zh"] and "用法：" in shown["batch --help"], shown["batch --lang zh"][-2000:]

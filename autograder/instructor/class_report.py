@@ -328,7 +328,8 @@ def build(folder: Path, out: Path | None = None) -> Path:
         '<h2 id="scores">' + _("Scores per section") + "</h2>", _html_table(sections),
         f'<img src="data:image/svg+xml;base64,{image}" width="{width}" height="{height}" alt="{esc(alt)}">',
         '<h2 id="checks">' + _("Checks, hardest first") + "</h2>", _html_table(checks, percent=("pass_rate",)),
-        '<h2 id="mistakes">' + _("The most common named mistakes") + "</h2>", _html_table(mistakes),
+        '<h2 id="mistakes">' + _("The most common named mistakes") + "</h2>",
+        _html_table(mistakes.assign(mistake=[_(name) for name in mistakes["mistake"]])),  # a mistake is kept as its id
         '<h2 id="kinds">' + _("Why checks failed") + "</h2>", _html_table(kinds),
         '<h2 id="problems">' + _("Students whose grading went wrong") + "</h2>", _html_table(problems),
         *similarity_link(folder, out), "</body>", "</html>"]

@@ -194,8 +194,9 @@ def log_reply(log, name: str, stored: Stored, reply: dict) -> bool:
         log(_f("error {name}: {first}", name=name, first=first))
         logger.debug(terminal_text(errors[0].rstrip()))  # the whole error (a traceback), with -v
     else:
-        log(_f("graded {name}: {score:g} / {max_score:g} ({seconds:.1f} s)", name=name, score=stored.grade.score,
-               max_score=stored.grade.max_score, seconds=reply.get("seconds", 0)))
+        # the total as every other screen writes it: never above its maximum, a bonus apart, each part's total
+        log(_f("graded {name}: {total} ({seconds:.1f} s)", name=name, total=stored.grade.total_text(),
+               seconds=reply.get("seconds", 0)))
     return bool(errors)
 
 

@@ -103,7 +103,7 @@ def build(workdir: str, plan: dict, workdir_bytes: int) -> int:
             _cover(stage, path)
         else:
             _bind(stage, path, made)
-    _dev(stage, [d for d in plan["device"]], made)
+    _dev(stage, plan["device"], made)
     os.mkdir(stage + "/proc", 0o555)
     ns.mount("/proc", stage + "/proc", None, ns.MS_BIND | ns.MS_REC)  # until the init mounts its own over it
     os.makedirs(stage + workdir, mode=0o755, exist_ok=True)

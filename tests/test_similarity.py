@@ -173,7 +173,7 @@ def test_the_verb_writes_the_csv_and_the_page(class_dir, tmp_path, capsys):
     assert main(["similarity", str(class_dir), "--out", str(out)]) == 0
     table = pd.read_csv(out / "similarity.csv")
     assert list(table.columns) == ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text",
-                                   "computation"]
+                                   "computation", "same_wrong_answers"]
     assert table["similarity"].between(0, 1).all() and table["share_a"].between(0, 1).all()
     for _, group in table.groupby("section", sort=False):
         assert list(group["similarity"]) == sorted(group["similarity"], reverse=True)
@@ -417,7 +417,7 @@ def test_the_chinese_page_has_no_untranslated_word(tmp_path, lang):
     out = tmp_path / "out"
     assert main(["similarity", str(tmp_path / "class"), "--out", str(out), "--lang", lang]) == 0
     page = (out / "similarity.html").read_text(encoding="utf-8")
-    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 6 + 2 * 8, "the three tables and a pair's code are on the page"
+    assert "<h3 " in page and "<li>s3: " in page and page.count("<th>") == 6 + 2 * 9, "the three tables and a pair's code are on the page"
     words = latin_words(page)
     if lang == "en":
         assert {"student", "share", "similarity", "sections"} <= set(words), words

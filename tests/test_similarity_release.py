@@ -111,7 +111,7 @@ def test_the_verb_finds_the_courses_release_beside_submitted(tmp_path):
         (folder / section.notebook).write_text(text, encoding="utf-8")
     assert similarity.run(tmp_path / "submitted", tmp_path / "out", sections=[section]) == 0
     rows = (tmp_path / "out" / similarity.CSV_NAME).read_text().strip().splitlines()
-    assert rows == ["section,student_a,student_b,similarity,share_a,share_b,text,computation"]
+    assert rows == ["section,student_a,student_b,similarity,share_a,share_b,text,computation,same_wrong_answers"]
 
 
 # --------------------------------------------------------------------------- a term in one folder

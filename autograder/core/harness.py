@@ -17,6 +17,7 @@ import math
 
 import torch
 
+from autograder.core.answers import answer_of
 from autograder.core.shortening import shorten
 from autograder.i18n import N_, _, _f
 
@@ -81,9 +82,12 @@ class CheckFailed(AssertionError):
     mistake: the name of the common mistake the check recognised, taken from the
         check's own catalogue (a `mistakes` key), never from student text; the
         class report counts only these (a message may quote the student's words).
+    answer: set by expect_close: the fingerprint of the wrong values (core/answers.py), which
+        the instructor's similarity compares across the class; never shown to the student.
     """
 
     figure = None
+    answer = None
 
     def __init__(self, message: str, mistake: str = ""):
         super().__init__(message)
@@ -322,6 +326,12 @@ def take_passing_figures() -> list[dict]:
     return taken
 
 
+def _answered(failure: CheckFailed, actual) -> CheckFailed:
+    """`failure` with the fingerprint of the wrong values it received (CheckFailed.answer)."""
+    failure.answer = answer_of(actual)
+    return failure
+
+
 def _asked(labels) -> bool:
     return labels is not None and labels is not False
 
@@ -357,7 +367,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
         message = _f("{what}: expected shape {expected}, got {got}", what=what, expected=tuple(expected.shape),
                      got=tuple(actual.shape))
         suffix = _f(": this looks like {mistake}", mistake=describe(named)) if named else ""
-        raise CheckFailed(message + suffix, named or "")
+        raise _answered(CheckFailed(message + suffix, named or ""), actual)
     if actual.dtype != expected.dtype:
         failure = CheckFailed(_f("{what}: expected dtype {expected}, got {got}", what=what,
                                  expected=str(expected.dtype).replace("torch.", ""),
@@ -382,7 +392,7 @@ def expect_close(actual, expected, what: str, *, mistakes: dict | None = None, d
     elif hint:  # the checks' hints, some of them marked N_ in a table (core/hints.py)
         # i18n: a failure's message, then a hint of what to look at (Chinese ends the first with 。)
         message = _f("{message}. {hint}", message=message, hint=_(hint))
-    failure = CheckFailed(message, named or "")
+    failure = _answered(CheckFailed(message, named or ""), actual)
     if _asked(heatmap_labels):
         _with_figure(failure, actual, expected, what, heatmap_labels, heatmap_view)
     raise failure

@@ -12,6 +12,7 @@ import traceback
 
 import pytest
 
+from autograder.core.answers import is_answer
 from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, translated_title, verdict
 from autograder.core.results import CheckResult
 from autograder.core.sections import section_of_module
@@ -43,6 +44,13 @@ def mistake_of(excinfo) -> str:
     else:
         mistake = getattr(error, "mistake", "") if isinstance(error, CheckFailed) else ""
     return mistake if isinstance(mistake, str) else ""
+
+
+def answer_of_failure(excinfo) -> dict | None:
+    """The fingerprint of the wrong values a failed comparison received (CheckFailed.answer), else None."""
+    error = excinfo.value if excinfo else None
+    answer = getattr(error, "answer", None) if isinstance(error, CheckFailed) else None
+    return answer if is_answer(answer) else None
 
 
 class Grading:
@@ -97,6 +105,7 @@ class Grading:
                 figures=figures_of(call.excinfo) if grading["visible"] else [],
                 mistake=mistake_of(call.excinfo) if failed else "",
                 id=item.name,
+                answer=answer_of_failure(call.excinfo) if failed else None,
             ))
 
     def _explain(self, item, excinfo):

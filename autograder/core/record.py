@@ -14,6 +14,7 @@ anything not shaped as `to_record` writes it: a record that is not ours is never
 """
 from __future__ import annotations
 
+from autograder.core.answers import is_answer
 from autograder.core.results import CheckResult, GradeResult, SectionResult, encodable
 
 FORMAT = 1  # the record's layout; a record of another layout is not read
@@ -28,9 +29,12 @@ class RecordError(ValueError):
 
 
 def check_data(check: CheckResult) -> dict:
-    return {**{name: encodable(getattr(check, name)) for name in CHECK_TEXT},
+    data = {**{name: encodable(getattr(check, name)) for name in CHECK_TEXT},
             **{name: float(getattr(check, name)) for name in CHECK_NUMBERS},
             **{name: bool(getattr(check, name)) for name in CHECK_FLAGS}}
+    if check.answer is not None:  # only a failed comparison has one
+        data["answer"] = check.answer
+    return data
 
 
 def section_data(section: SectionResult) -> dict:
@@ -70,6 +74,10 @@ def check_from(section_id: str, data: dict, **extra) -> CheckResult:
     values = {name: _typed(data, name, str) for name in CHECK_TEXT}
     values.update({name: _typed(data, name, float) for name in CHECK_NUMBERS})
     values.update({name: _typed(data, name, bool) for name in CHECK_FLAGS})
+    if "answer" in data:  # a record written before wrong answers were kept has none
+        if not is_answer(data["answer"]):
+            raise RecordError("answer: not a wrong answer's fingerprint")
+        values["answer"] = data["answer"]
     return CheckResult(section=section_id, **values, **extra)
 
 

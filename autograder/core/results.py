@@ -51,6 +51,9 @@ class CheckResult:
     # never in results.json: to_gradescope and every format leave them out
     figures: list = field(default_factory=list, repr=False, compare=False)
     id: str = ""  # the check's own name in its check file (the test function's), "" for one made by hand
+    # the fingerprint of the wrong values a failed comparison received (core/answers.py), None if none:
+    # in the grade's own record for the instructor's similarity, never in results.json or a student's report
+    answer: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

@@ -384,7 +384,9 @@ def main(args) -> int:
         from autograder.instructor import similarity
 
         compared = [section_named(section_id) for section_id in section_ids]
-        similarity.run(args.submitted, args.out, discover(args.submitted), compared)  # the whole class, any shard
+        graded = args.out if (args.out / STUDENTS).is_dir() else None  # the records of wrong answers, if any
+        similarity.run(args.submitted, args.out, discover(args.submitted), compared,  # the whole class, any shard
+                       grades=graded)
     return status
 
 

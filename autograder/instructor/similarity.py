@@ -53,6 +53,7 @@ from autograder.core.sections import SECTIONS, Section
 from autograder.core.submission import UsageError, section_file
 from autograder.i18n import _, _f
 from autograder.instructor.roster import discover
+from autograder.instructor.student_files import STUDENTS
 from autograder.instructor.similarity_code import Unit, cleaned, names_given, section_units, units_of
 from autograder.instructor.similarity_graph import computation_fingerprints
 from autograder.instructor.similarity_release import cell_text, course_releases, released
@@ -95,6 +96,9 @@ class Pair:
     share_b: float
     text: float | None = 0.0  # the text view's similarity; None: no evidence (a side holds no rare fragment)
     computation: float | None = 0.0  # the computation's view (similarity_graph.py); None: no evidence
+    # the rare wrong answers both returned (similarity_answers.py; with a batch's records only), and their weight
+    wrong_answers: list = field(default_factory=list)
+    answer_weight: float = 0.0
 
 
 @dataclass
@@ -281,32 +285,50 @@ def combined(text: float, computation: float) -> float:
     return max(text, COMPUTATION * computation + (1 - COMPUTATION) * text)
 
 
-def score_pairs(result: SectionResult) -> list[Pair]:
-    """Every pair of the section at or above FLOOR in either view, strongest first (ties: by the ids): its
-    similarity is the stronger of the text's and the computation's."""
+def score_pairs(result: SectionResult, answers: dict | None = None) -> list[Pair]:
+    """Every pair of the section at or above FLOOR in either view, or sharing a rare wrong answer (`answers`:
+    similarity_answers.shared_answers), strongest first (ties: by the ids): its similarity is the text's,
+    raised by the computation's (combined())."""
     import numpy as np
 
+    answers = answers or {}
     submissions = [result.submissions[name] for name in sorted(result.submissions)]
     count = len(submissions)
     if count < 2:
-        return []
+        return with_answers([], answers, result.section.id)
     text = view_scores([s.hashes for s in submissions], EVIDENCE, GROUP_EVIDENCE)
     graph = view_scores([s.graph if s.graph is not None else np.zeros(0, dtype=np.int64) for s in submissions],
                         GRAPH_EVIDENCE, GRAPH_GROUP_EVIDENCE)
     result.carrying = {"text": sum(size >= EVIDENCE for size in text.sizes),
                        "computation": sum(size >= GRAPH_EVIDENCE for size in graph.sizes)}
+    index = {s.student: position for position, s in enumerate(submissions)}
+    asked = {index[a] * count + index[b] for a, b in answers if a in index and b in index}
     pairs = []
-    for key in sorted(set(text.similarity) | set(graph.similarity)):
+    for key in sorted(set(text.similarity) | set(graph.similarity) | asked):
         a, b = divmod(key, count)
         by_text, by_graph = text.similarity.get(key, 0.0), graph.similarity.get(key, 0.0)
         similarity = combined(by_text, by_graph)
-        if similarity >= FLOOR:
+        if similarity >= FLOOR or key in asked:
             number = text.shared.get(key, 0)
             pairs.append(Pair(result.section.id, submissions[a].student, submissions[b].student,
                               round(similarity, 4), round(number / max(text.sizes[a], 1), 4),
                               round(number / max(text.sizes[b], 1), 4), evidence(by_text, text, a, b),
                               evidence(by_graph, graph, a, b)))
-    return sorted(pairs, key=lambda p: (-p.similarity, p.student_a, p.student_b))
+    return with_answers(pairs, answers, result.section.id)
+
+
+def with_answers(pairs: list[Pair], answers: dict, section: str) -> list[Pair]:
+    """`pairs` with the wrong answers each shares, and a pair for each two students who share one but whose
+    code was not compared (one side held no code left to compare: no evidence from it), strongest first."""
+    from autograder.instructor.similarity_answers import weight
+
+    known = {(p.student_a, p.student_b): p for p in pairs}
+    for (a, b), shared in answers.items():
+        pair = known.get((a, b))
+        if pair is None:
+            pair = known[(a, b)] = Pair(section, a, b, 0.0, 0.0, 0.0, None, None)
+        pair.wrong_answers, pair.answer_weight = shared, weight(shared)
+    return sorted(known.values(), key=lambda p: (-p.similarity, -p.answer_weight, p.student_a, p.student_b))
 
 
 def evidence(value: float, view: View, a: int, b: int) -> float | None:
@@ -316,29 +338,35 @@ def evidence(value: float, view: View, a: int, b: int) -> float | None:
 
 
 def compare_section(section: Section, students: dict[str, Path], code=None,
-                    courses: tuple[Path, ...] = ()) -> SectionResult:
+                    courses: tuple[Path, ...] = (), answers: dict | None = None) -> SectionResult:
+    """One section compared; `answers`: student -> their wrong answers in it (similarity_answers.py)."""
+    from autograder.instructor.similarity_answers import shared_answers
+
     result = section_submissions(section, students, code, courses)
-    result.pairs = score_pairs(result)
+    result.pairs = score_pairs(result, shared_answers(answers or {}))
     return result
 
 
 def compare(students: dict[str, Path], sections=SECTIONS, code=None, jobs: int | None = None,
-            courses: tuple[Path, ...] = ()) -> list[SectionResult]:
+            courses: tuple[Path, ...] = (), answers: dict | None = None) -> list[SectionResult]:
     """Each section's submissions and pairs; the sections shared out between `jobs` processes (default:
     one per CPU) when the students' code is read from their folders. `courses`: the release/ folders of
-    the class's nbgrader course (similarity_release.course_releases), whose code is given too."""
+    the class's nbgrader course (similarity_release.course_releases), whose code is given too. `answers`:
+    section id -> student -> wrong answers (similarity_answers.class_answers), where a batch graded the class."""
     import threading
 
+    answers = answers or {}
+    each = [answers.get(section.id, {}) for section in sections]
     jobs = min(jobs or os.cpu_count() or 1, len(sections))
     if jobs < 2 or code is not None or threading.active_count() > 1:  # forking a threaded process is unsafe
-        return [compare_section(section, students, code, courses) for section in sections]
+        return [compare_section(section, students, code, courses, held) for section, held in zip(sections, each)]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # forked: the children start with the grader imported, and read only files (no student code runs)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         return list(pool.map(compare_section, sections, [students] * len(sections), [None] * len(sections),
-                             [courses] * len(sections)))
+                             [courses] * len(sections), each))
 
 
 # --------------------------------------------------------------------------- output
@@ -350,9 +378,11 @@ def csv_text(results: list[SectionResult]) -> str:
 
     rows = [{"section": p.section, "student_a": spreadsheet_safe(p.student_a),
              "student_b": spreadsheet_safe(p.student_b), "similarity": p.similarity,
-             "share_a": p.share_a, "share_b": p.share_b, "text": p.text, "computation": p.computation}
+             "share_a": p.share_a, "share_b": p.share_b, "text": p.text, "computation": p.computation,
+             "same_wrong_answers": len(p.wrong_answers)}
             for r in results for p in r.pairs]
-    columns = ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text", "computation"]
+    columns = ["section", "student_a", "student_b", "similarity", "share_a", "share_b", "text", "computation",
+               "same_wrong_answers"]
     return pd.DataFrame(rows, columns=columns).to_csv(index=False)
 
 
@@ -370,13 +400,20 @@ def write(results: list[SectionResult], out: Path, source: str) -> tuple[Path, P
     return out / CSV_NAME, out / HTML_NAME
 
 
-def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sections=SECTIONS) -> int:
-    """Compare the class in `class_dir` (or the `students` batch already found) and write the report."""
+def run(class_dir: Path, out: Path, students: dict[str, Path] | None = None, sections=SECTIONS,
+        grades: Path | None = None) -> int:
+    """Compare the class in `class_dir` (or the `students` batch already found) and write the report;
+    `grades`: the folder a batch graded the class into, whose records give each student's wrong answers."""
+    from autograder.instructor.similarity_answers import class_answers
+
     students = discover(class_dir) if students is None else students
     if not students:
         raise UsageError(_f("{folder}: no student submissions found (expected one folder per student)",
                             folder=class_dir))
-    results = compare(students, sections, courses=course_releases(class_dir))
+    if grades is not None and not (Path(grades) / STUDENTS).is_dir():
+        raise UsageError(_f("{folder}: not a batch's output folder (it has no students/ folder of grades)",
+                            folder=grades))
+    results = compare(students, sections, courses=course_releases(class_dir), answers=class_answers(grades))
     for result in results:
         for problem in result.problems:
             logger.warning(_f("autograder: similarity: left out {problem}", problem=problem.splitlines()[0]))
@@ -399,8 +436,11 @@ def add_verbs(verbs) -> None:
                       help=_("nbgrader's submitted/ folder, or one folder per student"))
     verb.add_argument("--out", type=Path, default=Path("similarity"), metavar="DIR",
                       help=_f("where to write {csv} and {html} (default %(default)s)", csv=CSV_NAME, html=HTML_NAME))
+    verb.add_argument("--grades", type=Path, default=None, metavar="DIR",
+                      help=_("the folder `batch` graded this class into: pairs returning the same rare wrong "
+                             "answers are shown too"))
     verb.set_defaults(main=main)
 
 
 def main(args) -> int:
-    return run(args.submitted, args.out)
+    return run(args.submitted, args.out, grades=args.grades)

@@ -122,6 +122,11 @@ def anchor(section: str, a: str, b: str) -> str:
     return "p-" + hashlib.sha256(key).hexdigest()[:16]
 
 
+def has_code(result, pair) -> bool:
+    """Whether both students' code was compared (a pair may share wrong answers only)."""
+    return pair.student_a in result.submissions and pair.student_b in result.submissions
+
+
 def pair_detail(result, pair, index: int) -> str:
     first, second = result.submissions[pair.student_a], result.submissions[pair.student_b]
     marked_a, marked_b = matched_lines(result, pair)
@@ -138,7 +143,10 @@ def pair_detail(result, pair, index: int) -> str:
 
 # the tables' column headers, translated where the page is written
 PAIR_COLUMNS = ("#", N_("student A"), N_("student B"), N_("similarity"), N_("share of A"), N_("share of B"),
-                N_("text"), N_("computation"))
+                N_("text"), N_("computation"), N_("same wrong answers"))
+ANSWER_COLUMNS = ("#", N_("student A"), N_("student B"), N_("check"), N_("the values both returned"),
+                  N_("students who returned them"), N_("students who failed the check"))
+ANSWER_ROWS = 100  # rows of a section's table of shared wrong answers
 NO_EVIDENCE = N_("no evidence")  # a view where one side holds only what the class writes alike
 
 
@@ -152,16 +160,48 @@ def header_row(columns) -> str:
     return "<tr>" + "".join(f"<th>{html.escape(_(name))}</th>" for name in columns) + "</tr>"
 
 
-def pair_table(pairs, link: bool) -> str:
+def pair_table(pairs, result=None) -> str:
+    """The pairs, each numbered with a link to its code where `result` (compared by this run) shows it."""
     esc = html.escape
     rows = [header_row(PAIR_COLUMNS)]
     for index, pair in enumerate(pairs, 1):
         number = f'<a href="#{anchor(pair.section, pair.student_a, pair.student_b)}">{index}</a>' \
-            if link and index <= DETAILED else str(index)
+            if result is not None and index <= DETAILED and has_code(result, pair) else str(index)
         rows.append(f"<tr><td>{number}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
                     f"<td>{pair.similarity:.2f}</td><td>{pair.share_a:.0%}</td><td>{pair.share_b:.0%}</td>"
-                    f"<td>{view_figure(pair.text)}</td><td>{view_figure(pair.computation)}</td></tr>")
+                    f"<td>{view_figure(pair.text)}</td><td>{view_figure(pair.computation)}</td>"
+                    f"<td>{len(pair.wrong_answers)}</td></tr>")
     return '<table class="data">' + "".join(rows) + "</table>" if pairs else "<p>" + _("No pair above the floor.") + "</p>"
+
+
+def values_text(answer: dict) -> str:
+    """'(2, 6) 0.1385, 0.2379, …': the shape and first values of a wrong answer, as the grade kept them."""
+    shape = "(" + ", ".join(str(size) for size in answer["shape"]) + ")"
+    count = 1
+    for size in answer["shape"]:
+        count *= size
+    more = ", …" if count > len(answer["values"]) else ""
+    return f"{shape} " + ", ".join(str(value) for value in answer["values"]) + more
+
+
+def answers_table(pairs) -> str:
+    """The pairs that returned the same rare wrong answers, the strongest evidence first: each answer's check
+    and the values both students returned (the same values: that is the evidence)."""
+    ranked = sorted((p for p in pairs if p.wrong_answers), key=lambda p: (-p.answer_weight, p.student_a, p.student_b))
+    if not ranked:
+        return ""
+    esc = html.escape
+    rows = [header_row(ANSWER_COLUMNS)]
+    for index, pair in enumerate(ranked[:ANSWER_ROWS], 1):
+        for answer in pair.wrong_answers:
+            rows.append(f"<tr><td>{index}</td><td>{esc(pair.student_a)}</td><td>{esc(pair.student_b)}</td>"
+                        f"<td>{esc(answer['title'])}</td><td><code>{esc(values_text(answer))}</code></td>"
+                        f"<td>{answer['students']}</td><td>{answer['failing']}</td></tr>")
+    return ("<h3>" + _("The same rare wrong answers") + "</h3><p>" + _(
+        "Two students whose code returned the same wrong values on the same check, where the others who failed "
+        "it returned other values (a mistake of the course's catalogue, which many make alike, is left out). "
+        "A rewrite of the code does not change what it returns.") + "</p>"
+        + '<table class="data">' + "".join(rows) + "</table>")
 
 
 def course_table(pairs: list[CoursePair], detailed: set) -> str:
@@ -207,15 +247,17 @@ def section_html(result) -> list[str]:
         return [heading, "<p>" + _f("Compared by an earlier run ({when}): {submissions} submissions, {pairs} "
                                     "pair(s) at or above the floor; run it again to see the code.",
                                     when=html.escape(result.earlier), submissions=result.counted,
-                                    pairs=len(result.pairs)) + "</p>", pair_table(result.pairs, link=False)]
+                                    pairs=len(result.pairs)) + "</p>", pair_table(result.pairs),
+                answers_table(result.pairs)]
     parts = [heading,
              "<p>" + _f("{submissions} submissions compared; {pairs} pair(s) at or above the floor.",
                         submissions=len(result.submissions), pairs=len(result.pairs)) + "</p>",
-             separating(result), pair_table(result.pairs, link=True)]
+             separating(result), pair_table(result.pairs, result), answers_table(result.pairs)]
     if result.problems:
         parts.append("<p>" + _("Left out:") + "</p><ul>" + "".join(f"<li>{html.escape(p.splitlines()[0])}</li>"
                                                       for p in result.problems) + "</ul>")
-    parts += [pair_detail(result, pair, index) for index, pair in enumerate(result.pairs[:DETAILED], 1)]
+    parts += [pair_detail(result, pair, index) for index, pair in enumerate(result.pairs[:DETAILED], 1)
+              if has_code(result, pair)]
     return parts
 
 
@@ -236,7 +278,8 @@ def render(results, source: str) -> str:
         f'<p class="note">{html.escape(_(MEANING))}</p>',
         '<h2 id="course">' + _("Across sections: pairs alike in several sections") + "</h2>",
         course_table(course_pairs(results), {(p.section, p.student_a, p.student_b)
-                                             for r in results if not r.earlier for p in r.pairs[:DETAILED]})]
+                                             for r in results if not r.earlier for p in r.pairs[:DETAILED]
+                                             if has_code(r, p)})]
     for result in results:
         body += section_html(result)
     body += ["</body>", "</html>"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -55,13 +55,15 @@ def stored_sections(out: Path) -> dict[str, dict]:
 def earlier_results(stored: dict[str, dict], compared: set[str], pair_type, result_type) -> list:
     """The stored sections this run did not compare, as results holding their pairs only (no code)."""
     known = {f.name for f in fields(pair_type)}
+    required = {f.name for f in fields(pair_type) if f.default is MISSING and f.default_factory is MISSING}
+    required |= {"text", "computation"}  # older records have both; a pair without them is not one of ours
     found = []
     for section in SECTIONS:
         record = stored.get(section.id)
         if record is None or section.id in compared:
             continue
         pairs = [pair_type(**{k: v for k, v in pair.items() if k in known}) for pair in record["pairs"]
-                 if isinstance(pair, dict) and known <= set(pair)]
+                 if isinstance(pair, dict) and required <= set(pair)]  # fields added since default
         found.append(result_type(section, {}, pairs=pairs, earlier=str(record.get("compared", "")),
                                  counted=int(record.get("students", 0))))
     return found

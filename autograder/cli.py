@@ -10,8 +10,8 @@ lines, warnings) go through the standard library's `logging`, each module's logg
 that sets it up: the default level shows what people read today, `-q/--quiet` only warnings,
 `-v/--verbose` the details too (a self-check's sandbox layers, a grader error's traceback).
 
-Language: grade, check, batch, report, similarity and the export verbs speak the language `i18n.resolve` picks (--lang, then
-$ATTENTION_COURSE_LANG, then, for grade and check, the submission notebook's
+Language: grade, check, batch, merge, report, similarity and the export verbs speak the language
+`i18n.resolve` picks (--lang, then $ATTENTION_COURSE_LANG, then, for grade and check, the submission notebook's
 metadata.course.language, then English), set once here before anything is said.
 """
 from __future__ import annotations
@@ -135,7 +135,7 @@ def configure_logging(level: int):
 
 
 # the instructor's verbs whose output people read, besides grade and check
-SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "report", "similarity", "export-gradescope", "export-selfcheck",
+SPOKEN_BY_INSTRUCTOR_VERBS = ("batch", "merge", "report", "similarity", "export-gradescope", "export-selfcheck",
                               "classroom-roster")
 
 

@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the classes the tests build
 
-from similarity_class import HOWS, REWRITTEN, auc, disguise_classes, every_pair, separation, write_class  # noqa: E402
+from similarity_class import (HOWS, REWRITTEN, SECTIONS, auc, disguise_classes, every_pair,  # noqa: E402
+                              separation, write_class)
 
 from autograder.core.extract import extract  # noqa: E402
-from autograder.core.sections import SECTIONS  # noqa: E402
 
 DOLOS_VERSION = "3.5.1"
 DOLOS_DIR = ROOT / "benchmarks" / ".dolos"
@@ -56,8 +56,15 @@ console.log(JSON.stringify(found));
 """
 
 
+def installed(folder: Path) -> bool:
+    """Whether Dolos and its parsers' native code are there (an install whose build step did not run has the
+    packages and no tree-sitter binding)."""
+    modules = folder / "node_modules"
+    return (modules / "@dodona" / "dolos-lib").is_dir() and any((modules / "tree-sitter").glob("build/Release/*.node"))
+
+
 def install_dolos(folder: Path) -> None:
-    if (folder / "node_modules" / "@dodona" / "dolos-lib").is_dir():
+    if installed(folder):
         return
     if not shutil.which("npm") or not shutil.which("node"):
         sys.exit("similarity_vs_dolos: Node.js and npm are needed to install Dolos (apt-get install nodejs npm)")
@@ -65,6 +72,11 @@ def install_dolos(folder: Path) -> None:
     (folder / "package.json").write_text('{"private": true}\n')
     subprocess.run(["npm", "install", "--no-audit", "--no-fund", f"@dodona/dolos-lib@{DOLOS_VERSION}"],
                    cwd=folder, check=True, stdout=subprocess.DEVNULL)
+    if not installed(folder):  # npm 11 leaves dependencies' build scripts unrun unless asked: build the parsers
+        subprocess.run(["npm", "rebuild", "--foreground-scripts"], cwd=folder, check=True, stdout=subprocess.DEVNULL)
+    if not installed(folder):
+        sys.exit(f"similarity_vs_dolos: Dolos's parsers were not built in {folder} (node-gyp needs make and a C++ "
+                 "compiler); run `npm rebuild` there and see why")
 
 
 def code_of(notebook: Path) -> str:

@@ -147,6 +147,10 @@ def test_earlier_weeks_are_kept_and_not_graded_again(term):
             assert last_scores.loc[student, section] == first_scores.loc[student, section], (student, section)
     # cat changed 02 after week 1: the week-2 run (of 03, 04) leaves her week-1 grade as it was
     assert read_csv(after["week2"]).loc["cat", "02_softmax"] == first_scores.loc["cat", "02_softmax"] == 10.0
+    # ... and says so, naming the command that grades it again (an old grade is never kept without a word)
+    said = [line for line in logs["week2"].splitlines() if "was handed in again" in line]
+    assert said == ["cat: 02_softmax was handed in again after it was graded; this run does not grade it and its "
+                    "grade stays as it was: grade it again with --section 02_softmax"], said
     # dan joined in week 2: that run graded the week-1 sections he has no grade of (not handed in: zeros)
     dan = student_file(after["week2"], "dan")
     assert list(dan["extra_data"]["graded"]) == assigned_by("week2")

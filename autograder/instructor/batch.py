@@ -75,6 +75,7 @@ from autograder.instructor.jobs import Jobs
 from autograder.instructor.roster import discover
 from autograder.instructor.submission_time import handed_in
 from autograder.instructor.shards import in_shard, parse_shard, set_aside
+from autograder.instructor.handed_again import handed_in_again
 from autograder.instructor.student_files import (FEEDBACK, STUDENTS, Stored, current_sections, grader_hash,
                                                  read_student, section_hashes, student_paths, write_student)
 from autograder.instructor.unreached import nbgrader_course, say_unreached
@@ -113,10 +114,14 @@ def plan_grading(folders: dict[str, Path], names: list[str], students_dir: Path,
         hashes = section_hashes(folders[name], to_grade(previous, sections, assigned))
         fresh = force or name in again
         current = set() if fresh else current_sections(previous, hashes, grader, device, language())
+        earlier = [s for s in assigned if s not in hashes]  # graded before, and not by this run
+        for section_id in handed_in_again(previous, folders[name], earlier):
+            logger.warning(_f("{name}: {section} was handed in again after it was graded; this run does not grade "
+                              "it and its grade stays as it was: grade it again with --section {section}",
+                              name=name, section=section_id))
         if not set(hashes) - current:
             results[name] = previous
-            log(_f("unchanged {name}: skipped ({score:g} / {max_score:g})", name=name,
-                   score=previous.grade.score, max_score=previous.grade.max_score))
+            log(_f("unchanged {name}: skipped ({total})", name=name, total=previous.grade.total_text()))
             continue
         if current:
             log(_f("unchanged {name}: {sections} kept", name=name, sections=", ".join(in_course_order(current))))

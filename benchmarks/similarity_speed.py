@@ -72,7 +72,10 @@ def make_class(folder: Path, students: int, seed: int) -> None:
     rng = random.Random(seed)
     for section in SECTIONS:
         template = nbformat.read(ROOT / "student_template" / section.notebook, as_version=4)
-        families = [dict(correct_answers(section)), blocks_of(FAMILY_B[section.id]), blocks_of(FAMILY_C[section.id])]
+        # the reference and each other hand written for the section (part 2's sections have none yet: their
+        # students differ by the disguises and their own helpers)
+        families = [dict(correct_answers(section))] + [blocks_of(hand[section.id]) for hand in (FAMILY_B, FAMILY_C)
+                                                       if section.id in hand]
         written: list[list] = []
         for index in range(students):
             if index % 20 == 19:  # a disguised copy of the previous student

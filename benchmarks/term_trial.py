@@ -136,6 +136,12 @@ def main() -> int:
         for run in runs:
             if run.returncode not in (0, 1):
                 failures.append(f"{week}: {' '.join(run.args[3:6])} exited {run.returncode}: {run.stderr[-400:]}")
+        if week == "week2":  # the resubmission this run does not grade is named, with the command that grades it
+            named = [line for line in (runs[-1].stdout + runs[-1].stderr).splitlines()
+                     if line.startswith("dai") and "--section 02_softmax" in line]
+            print(f"the single run says: {named[0] if named else 'NOTHING of dai'}")
+            if not named:
+                failures.append(f"{week}: dai's resubmitted 02_softmax kept without a word")
         merged, single = points(work / "merged"), points(work / "single")
         assigned = [s for w in WEEKS[:WEEKS.index(week) + 1] for s in weeks[w]]
         print(f"\n{seconds:.0f} s for both shards, the merge and the single run\n")

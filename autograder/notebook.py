@@ -175,9 +175,11 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None, str]]:
+def run_checks(name: str, namespace: dict, warned: list | None = None,
+               figures: list | None = None) -> list[tuple[str, str | None, str]]:
     """(title, None or the failure's message, the failure's kind or "") for each check `name`'s cell runs;
-    the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
+    the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`, the
+    heatmaps of the failing comparisons on public inputs (CheckFailed.figure) to `figures`."""
     outcomes = []
     with kernel_state_kept():
         section, checks = checks_of(name)
@@ -189,6 +191,8 @@ def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[t
             except Exception as error:  # every failure is the check's verdict on the student's code
                 kind = error.kind if isinstance(error, StudentFailure) else ""
                 outcomes.append((translated_title(function.grading), failure_message(error), kind))
+                if figures is not None and isinstance(getattr(error, "figure", None), dict):
+                    figures.append(error.figure)
             else:
                 outcomes.append((translated_title(function.grading), None, ""))
     if warned is not None:
@@ -219,7 +223,8 @@ def check(name: str, namespace: dict | None = None) -> None:
     one line for a name not written yet (however many checks call it)."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
     warned: list[dict] = []
-    outcomes = run_checks(name, namespace, warned)
+    figures: list[dict] = []
+    outcomes = run_checks(name, namespace, warned, figures)
     for title, message, _kind in outcomes:
         if message is None:
             print(_f("ok  {title}", title=title))
@@ -227,7 +232,23 @@ def check(name: str, namespace: dict | None = None) -> None:
         print(warning_words(warning))
     verdict_lines = cell_verdict(outcomes)
     if verdict_lines:
+        show_pictures(figures)
         raise NotebookCheckFailed(verdict_lines)
+
+
+def show_pictures(figures: list[dict]) -> None:
+    """The heatmaps of the failing comparisons (expected, yours, their difference), drawn in the check cell itself:
+    the cell then stops "Run All", so a picture cell after it would never draw the one that explains the failure.
+    Outside a Jupyter kernel (a script, the self-check) nothing is drawn: the report has them."""
+    shell = sys.modules.get("IPython")
+    if not figures or shell is None or shell.get_ipython() is None:
+        return
+    from IPython.display import SVG, display
+
+    from autograder.feedback.heatmaps import render_figure
+
+    for figure in figures:
+        display(SVG(render_figure(figure)))
 
 
 def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float) -> None:

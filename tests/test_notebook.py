@@ -228,3 +228,27 @@ def test_the_warnings_the_student_s_code_raises_show_in_the_check_cell_once_each
     assert said[0].endswith("the dimensions of a tensor."), said  # not where in torch's C++ it was raised
     assert said[1].endswith("line 4): UserWarning: my mask is made on every call")
     assert shown.err == ""
+
+
+def test_a_failing_check_cell_draws_its_picture_before_it_stops_run_all(monkeypatch):
+    """"Run All" stops at a failing check cell: the heatmap that explains the failure (expected, yours, their
+    difference) is drawn in that cell, before it stops, where a comparison on public inputs failed."""
+    import IPython.display
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: shown.extend(objects))
+    namespace: dict = {}
+    exec("import torch\ndef causal_mask(num_tokens, device=None):\n"  # the diagonal hidden too
+         "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))\n", namespace)
+    with pytest.raises(notebook.NotebookCheckFailed):
+        notebook.check("causal_mask", namespace)
+    assert not shown, "outside a Jupyter kernel the report draws the pictures, not the cell"
+    InteractiveShell.instance()
+    try:
+        with pytest.raises(notebook.NotebookCheckFailed) as failed:
+            notebook.check("causal_mask", namespace)
+    finally:
+        InteractiveShell.clear_instance()
+    assert [type(picture).__name__ for picture in shown] == ["SVG"], shown
+    assert "causal_mask(7)" in shown[0].data and "causal_mask(7)" in str(failed.value)

@@ -51,6 +51,11 @@ class CheckResult:
     # never in results.json: to_gradescope and every format leave them out
     figures: list = field(default_factory=list, repr=False, compare=False)
     id: str = ""  # the check's own name in its check file (the test function's), "" for one made by hand
+    # the graded name whose cell carries the check (sections.home), and the graded names whose right stand-in
+    # answered one of its calls in place of the student's own (the worker's `stood_in`): what grading words as
+    # "with a correct ... in place of yours" (grade.section_result); never in results.json, as the figures
+    home: str = field(default="", repr=False, compare=False)
+    stood_in: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

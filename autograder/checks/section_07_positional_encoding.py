@@ -130,8 +130,15 @@ FORMULA_4x6_FIRST_4 = torch.tensor(
      [0.841471, 0.540302, 0.046399, 0.998923],
      [0.909297, -0.416147, 0.092699, 0.995694],
      [0.141120, -0.989992, 0.138798, 0.990321]])
-# sinusoidal_encoding(6, 3) from position 0: the row of position 0 (sin 0, cos 0, sin 0), then positions 1..5
-FROM_ZERO_6x3 = torch.cat((torch.tensor([[0.0, 1.0, 0.0]]), DOC_WORKED[:5]))
+# sinusoidal_encoding(6, 3), positions 0..5, to eight decimals (a mistake's values are matched to float32
+# precision): what an encoding that ignores start=1 gives, and, from its rows 1..5, one that stops a row short
+FROM_ZERO_6x3 = torch.tensor(
+    [[0.00000000, 1.00000000, 0.00000000],
+     [0.84147098, 0.54030231, 0.00215443],
+     [0.90929743, -0.41614684, 0.00430886],
+     [0.14112001, -0.98999250, 0.00646326],
+     [-0.75680250, -0.65364362, 0.00861763],
+     [-0.95892427, 0.28366219, 0.01077197]])
 
 
 @check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True, cell="sinusoidal_encoding")
@@ -150,7 +157,7 @@ def test_documented_4x4(student):
 
 @check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True, cell="sinusoidal_encoding")
 def test_documented_worked_example(student):
-    mistakes = {**common_mistakes(6, 3, start=1), START_IGNORED: FROM_ZERO_6x3, SHORT_END: DOC_WORKED[:5]}
+    mistakes = {**common_mistakes(6, 3, start=1), START_IGNORED: FROM_ZERO_6x3, SHORT_END: FROM_ZERO_6x3[1:]}
     expect_close(encode(student, 6, 3, start=1), DOC_WORKED, "sinusoidal_encoding(6, 3, start=1)", atol=1e-4,
                  hint=DOC_HINT, mistakes=mistakes, heatmap_labels=labels(6, 3, start=1), show_passing=True)  # shown passing or not
 

@@ -175,22 +175,30 @@ def failure_message(error: BaseException) -> str:
                                    error=f"{type(error).__name__}: {error}")
 
 
-def run_checks(name: str, namespace: dict, warned: list | None = None) -> list[tuple[str, str | None, str]]:
+def run_checks(name: str, namespace: dict, warned: list | None = None, figures: list | None = None,
+               met: dict | None = None) -> list[tuple[str, str | None, str]]:
     """(title, None or the failure's message, the failure's kind or "") for each check `name`'s cell runs;
-    the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`."""
+    the warnings the student's code raised meanwhile (the worker's data, once each) are added to `warned`, the
+    heatmaps of the failing comparisons on public inputs (CheckFailed.figure) to `figures`, and, by title, the
+    graded names whose right stand-in answered a call of the check in place of the student's own to `met`."""
     outcomes = []
     with kernel_state_kept():
         section, checks = checks_of(name)
         worker = KernelWorker(section, namespace)
         student = Student(worker)
         for function in checks:
+            student.stood_in = set()
             try:
                 function(student)
             except Exception as error:  # every failure is the check's verdict on the student's code
                 kind = error.kind if isinstance(error, StudentFailure) else ""
                 outcomes.append((translated_title(function.grading), failure_message(error), kind))
+                if figures is not None and isinstance(getattr(error, "figure", None), dict):
+                    figures.append(error.figure)
             else:
                 outcomes.append((translated_title(function.grading), None, ""))
+            if met is not None and student.stood_in:
+                met[translated_title(function.grading)] = sorted(student.stood_in)
     if warned is not None:
         warned += worker.warnings
     return outcomes
@@ -219,15 +227,50 @@ def check(name: str, namespace: dict | None = None) -> None:
     one line for a name not written yet (however many checks call it)."""
     namespace = namespace if namespace is not None else inspect.currentframe().f_back.f_globals
     warned: list[dict] = []
-    outcomes = run_checks(name, namespace, warned)
+    figures: list[dict] = []
+    met: dict[str, list[str]] = {}
+    outcomes = run_checks(name, namespace, warned, figures, met)
     for title, message, _kind in outcomes:
         if message is None:
-            print(_f("ok  {title}", title=title))
+            print(passed_line(title, [other for other in met.get(title, ()) if other in FAILED_CELLS]))
     for warning in warned:  # on stdout: nbgrader gives 0 to a test cell that writes to stderr
         print(warning_words(warning))
     verdict_lines = cell_verdict(outcomes)
+    (FAILED_CELLS.add if verdict_lines else FAILED_CELLS.discard)(name)
     if verdict_lines:
+        show_pictures(figures)
         raise NotebookCheckFailed(verdict_lines)
+
+
+# the graded names whose check cell failed when last run in this kernel ("Run All" runs a collaborator's cell
+# before the cell of the name that calls it)
+FAILED_CELLS: set[str] = set()
+
+
+def passed_line(title: str, failing_stand_ins: list[str]) -> str:
+    """A passing check's line: where a right collaborator answered in place of the student's own, which fails its own
+    checks (a failing cell above), the line says so: the check passed on that right answer, not on theirs."""
+    if not failing_stand_ins:
+        return _f("ok  {title}", title=title)
+    # i18n: a passing check's line, where the grader's right {names} (graded functions, comma-separated) answered in
+    # place of the student's own, whose check cell fails
+    return _f("ok  {title}, with a correct {names} in place of yours, which fails its own checks", title=title,
+              names=", ".join(failing_stand_ins))
+
+
+def show_pictures(figures: list[dict]) -> None:
+    """The heatmaps of the failing comparisons (expected, yours, their difference), drawn in the check cell itself:
+    the cell then stops "Run All", so a picture cell after it would never draw the one that explains the failure.
+    Outside a Jupyter kernel (a script, the self-check) nothing is drawn: the report has them."""
+    shell = sys.modules.get("IPython")
+    if not figures or shell is None or shell.get_ipython() is None:
+        return
+    from IPython.display import SVG, display
+
+    from autograder.feedback.heatmaps import render_figure
+
+    for figure in figures:
+        display(SVG(render_figure(figure)))
 
 
 def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float) -> None:

@@ -228,3 +228,57 @@ def test_the_warnings_the_student_s_code_raises_show_in_the_check_cell_once_each
     assert said[0].endswith("the dimensions of a tensor."), said  # not where in torch's C++ it was raised
     assert said[1].endswith("line 4): UserWarning: my mask is made on every call")
     assert shown.err == ""
+
+
+def test_a_failing_check_cell_draws_its_picture_before_it_stops_run_all(monkeypatch):
+    """"Run All" stops at a failing check cell: the heatmap that explains the failure (expected, yours, their
+    difference) is drawn in that cell, before it stops, where a comparison on public inputs failed."""
+    import IPython.display
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: shown.extend(objects))
+    namespace: dict = {}
+    exec("import torch\ndef causal_mask(num_tokens, device=None):\n"  # the diagonal hidden too
+         "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=device))\n", namespace)
+    with pytest.raises(notebook.NotebookCheckFailed):
+        notebook.check("causal_mask", namespace)
+    assert not shown, "outside a Jupyter kernel the report draws the pictures, not the cell"
+    InteractiveShell.instance()
+    try:
+        with pytest.raises(notebook.NotebookCheckFailed) as failed:
+            notebook.check("causal_mask", namespace)
+    finally:
+        InteractiveShell.clear_instance()
+    assert [type(picture).__name__ for picture in shown] == ["SVG"], shown
+    assert "causal_mask(7)" in shown[0].data and "causal_mask(7)" in str(failed.value)
+
+
+def test_a_check_that_passed_on_a_right_stand_in_says_so_where_the_student_s_own_fails(capsys):
+    """A MultiHeadAttention that calls the student's split_heads meets a right one in its checks, so that a broken
+    split_heads costs its own checks only: where that split_heads' cell fails, MultiHeadAttention's lines say that
+    they passed with a right split_heads in its place (the worker reports the stand-ins a call met); where it
+    passes, nothing is said."""
+    from catalogues import mistakes_06_multihead as catalogue
+    from support import correct_source, replace_def
+
+    mistake = next(m for m in catalogue.MISTAKES if m.id == "split_heads with a bare view, MultiHeadAttention right on top")
+    said = "with a correct split_heads in place of yours, which fails its own checks"
+    right_split = replace_def(correct_source("06_multihead"), "MultiHeadAttention",
+                              mistake.replacements["MultiHeadAttention"])  # the same module, its split_heads right
+    for source, split_fails in ((mistake.source("06_multihead"), True), (right_split, False)):
+        namespace: dict = {}
+        exec(source, namespace)
+        if split_fails:
+            with pytest.raises(notebook.NotebookCheckFailed):
+                notebook.check("split_heads", namespace)
+        else:
+            notebook.check("split_heads", namespace)
+        capsys.readouterr()
+        notebook.check("MultiHeadAttention", namespace)
+        lines = capsys.readouterr().out.splitlines()
+        assert lines and all(line.startswith("ok  ") for line in lines), lines
+        assert any(said in line for line in lines) == split_fails, lines
+        if split_fails:  # said of the checks that met it only: the parameter checks call no split_heads
+            assert not all(said in line for line in lines), lines
+

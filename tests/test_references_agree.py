@@ -77,19 +77,20 @@ def test_what_the_visible_checks_compute_equals_the_reference():
     import torch
 
     from autograder.checks.common import randn, seeded
-    from autograder.checks.section_05_padding_mask import attend, documented_layers, lengths_mask, multihead_attention
+    from autograder.checks.section_05_padding_mask import (attend, documented_layers, multihead_attention,
+                                                             padded_positions)
     from solutions import padding_mask as ref
 
     for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7), ([4, 3, 2], 4)):
-        assert torch.equal(lengths_mask(seq_lens, max_len), ref.key_padding_mask(seq_lens, max_len))
+        assert torch.equal(padded_positions(max_len, seq_lens), ref.key_padding_mask(seq_lens, max_len))
     queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
-    mask = lengths_mask([5, 2, 3], 5)
+    mask = padded_positions(5, [5, 2, 3])
     for ours, theirs in zip(attend(queries, keys, values, mask[:, None, :]),
                             ref.padded_attention(queries, keys, values, mask)):
         torch.testing.assert_close(ours, theirs)
     for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
         x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
-        mask = lengths_mask(seq_lens, max(seq_lens))
+        mask = padded_positions(max(seq_lens), seq_lens)
         reference = seeded(ref.PaddedSelfAttention, dim, seed=seed)
         with torch.no_grad():
             expected_out, expected_weights = reference(x, x, x, key_padding_mask=mask)
@@ -109,11 +110,11 @@ def test_reference_equals_torch_multihead_attention_with_both_masks():
     import torch
 
     from autograder.checks.common import rand, randn, seeded
-    from autograder.checks.section_05_padding_mask import documented_layers, lengths_mask, multihead_attention
+    from autograder.checks.section_05_padding_mask import documented_layers, multihead_attention, padded_positions
     from solutions.padding_mask import PaddedSelfAttention
 
     q, k, v = randn(522, 4, 6, 5), randn(524, 4, 6, 5), randn(525, 4, 6, 5)
-    mask = lengths_mask([6, 3, 5, 1], 6)
+    mask = padded_positions(6, [6, 3, 5, 1])
     per_item = rand(523, 4, 6, 6) > 0.6
     per_item[:, :, 0] = False
     ours = seeded(PaddedSelfAttention, 5, seed=57)

@@ -114,3 +114,43 @@ def test_a_computed_answer_is_the_contract_s_weights_of_the_call_s_own_scores_an
     renormalized = answered_from("mask_and_renormalize", right_weights()["mask_and_renormalize"], None)
     softmaxed = torch.softmax(torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(8)), dim=-1)
     assert torch.allclose(renormalized(softmaxed), ref.mask_and_renormalize(softmaxed))
+
+
+def test_a_stand_in_reports_that_it_answered_and_only_then():
+    used: set = set()
+    namespace = {"mask_padded_scores": own}
+    with standing_in(namespace, {"mask_padded_scores": TABLE}, used):
+        namespace["mask_padded_scores"](torch.tensor([[1.0, 2.5]]), torch.tensor([False, True]))  # its own ran
+        assert used == set()
+        namespace["mask_padded_scores"](torch.tensor([[1.0, 2.0]]), torch.tensor([False, True]))
+    assert used == {"mask_padded_scores"}
+
+
+MET_SPLIT = "split_heads with a bare view, MultiHeadAttention right on top"
+
+
+@pytest.mark.parametrize("language, says", [("en", "passed with a correct split_heads in place of yours, which "
+                                                     "fails its own checks"),
+                                            ("zh", "通过时用的是正确的 split_heads 代替你的版本")])
+def test_a_check_that_passed_on_a_right_stand_in_says_so_in_the_self_check_and_the_report(language, says):
+    """Grading words it as the notebook does: a passing check of MultiHeadAttention whose calls met the right
+    split_heads, where the student's own split_heads fails its checks, says so as its message (the self-check's
+    summary, report.md and report.html show a check's message); with a right split_heads, nothing is said."""
+    from catalogues import mistakes_06_multihead as catalogue
+    from support import correct_source, replace_def, self_check
+
+    from autograder import i18n
+
+    mistake = next(m for m in catalogue.MISTAKES if m.id == MET_SPLIT)
+    right_split = replace_def(correct_source("06_multihead"), "MultiHeadAttention",
+                              mistake.replacements["MultiHeadAttention"])
+    i18n.set_language(language)
+    try:
+        broken, right = self_check("06_multihead", mistake.source("06_multihead")), self_check("06_multihead",
+                                                                                                 right_split)
+    finally:
+        i18n.set_language("en")
+    said = [c for c in broken.checks if c.passed and says in c.message]
+    assert said and all(c.home == "MultiHeadAttention" for c in said), [(c.name, c.message) for c in broken.checks]
+    assert not any(says in c.message for c in right.checks)
+    assert all(not c.message for c in right.checks if c.passed)

@@ -1,8 +1,8 @@
-"""MultiHeadAttention's forward written out by the checks of section 06: with a module's own
-weights (the student's, or the reference's), with switches that reproduce common mistakes, and
-as torch's nn.MultiheadAttention holding those weights. Shipped whole with the visible checks:
-it never imports `solutions`."""
-import math
+"""What the checks of section 06 measure a MultiHeadAttention against: torch's own attention (nn.MultiheadAttention
+and F.scaled_dot_product_attention, which the section forbids the student to call) with a module's own weights (the
+student's, or the reference's), the heads and masks arranged by switches that reproduce common mistakes. The
+attention itself is always torch's: nothing here is the section's forward written out. Shipped whole with the
+visible checks: it never imports `solutions`."""
 from functools import partial
 from types import SimpleNamespace
 
@@ -44,15 +44,16 @@ def own_layers(params, d_in, d_out, num_heads, device="cpu"):
 
 
 def attend(module, x, **switches):
-    """MultiHeadAttention's forward written out, without autograd: see _attend."""
+    """torch's attention with the weights of `module`, the heads and masks as the switches say, without autograd:
+    see _attend."""
     with torch.no_grad():
         return _attend(module, x, **switches)
 
 
 def _attend(module, x, *, scale_by=None, bare_split=False, bare_combine=False, out_proj=True,
            causal=True, diagonal=1, padding=None, fill=float("-inf"), weights_dropout=None, context_dropout=None):
-    """MultiHeadAttention's forward written out with the weights of `module` (the reference, or
-    own_layers of the student's), with switches that reproduce common mistakes.
+    """torch's scaled_dot_product_attention with the weights of `module` (the reference, or own_layers of the
+    student's), the heads and masks arranged by switches that reproduce common mistakes.
 
     scale_by: divide the scores by sqrt(scale_by) (default head_dim; 1 = unscaled).
     bare_split / bare_combine: a view to (B, H, T, hd) without the transpose, and back.
@@ -70,7 +71,6 @@ def _attend(module, x, *, scale_by=None, bare_split=False, bare_combine=False, o
         return y.reshape(b, h, t, hd) if bare_split else y.reshape(b, t, h, hd).transpose(1, 2)
 
     queries, keys, values = split(module.W_query(x)), split(module.W_key(x)), split(module.W_value(x))
-    scores = queries @ keys.transpose(-2, -1)  # (b, h, t, t)
     hidden = torch.zeros(t, t, dtype=torch.bool, device=x.device)
     if causal:
         hidden = torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), diagonal=diagonal)
@@ -84,8 +84,14 @@ def _attend(module, x, *, scale_by=None, bare_split=False, bare_combine=False, o
             hidden = hidden | mask[:, None, :, None]
         elif how == "instead":
             hidden = mask[:, None, None, :].expand(b, 1, t, t)
-    scores = scores.masked_fill(hidden, fill)
-    weights = torch.softmax(scores / math.sqrt(scale_by or hd), dim=-1)
+    # the weights as torch's attention gives them with the identity as the values; the hidden pairs' scores
+    # become `fill` (times the scale: -inf stays -inf, and -1e9 hides as surely)
+    identity = torch.eye(t, device=x.device).expand(b, h, t, t)
+    added = torch.zeros(hidden.shape, device=x.device).masked_fill(hidden, fill)
+    weights = torch.nn.functional.scaled_dot_product_attention(queries, keys, identity, attn_mask=added,
+                                                               scale=(scale_by or hd) ** -0.5)
+    if fill == float("-inf"):  # a row whose every key is hidden: softmax's NaN, whichever kernel torch picks
+        weights = weights.masked_fill(hidden.all(-1, keepdim=True), float("nan"))
     if weights_dropout is not None:
         weights = weights_dropout(weights)
     context = weights @ values  # (b, h, t, hd)
@@ -135,13 +141,6 @@ def causal_torch_output(own, x):
         future = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
         out, _ = torch_module.eval()(x, x, x, attn_mask=future, need_weights=False)
     return out
-
-
-def documented_split(x, num_heads):
-    """The documented (B, H, T, hd) layout of x (B, T, D), made here: head h holds the features
-    [h*hd, (h+1)*hd)."""
-    b, t, d = x.shape
-    return x.reshape(b, t, num_heads, d // num_heads).transpose(1, 2).contiguous()
 
 
 def wrapper_output(x, d_in, d_out, num_heads, seed, dim=-1):

@@ -18,22 +18,26 @@ LAYERS = ("W_q", "W_k", "W_v")
 SCORES_PARAMS = ("scores", "key_padding_mask")  # mask_padded_scores', in the contract's order
 
 
-def documented_masked(scores, key_padding_mask):
-    """mask_padded_scores by its contract: the padded key columns at -inf."""
-    return scores.masked_fill(key_padding_mask[:, None, :], INF)
+def documented_masked(scores, hidden_columns):
+    """mask_padded_scores by its contract, with the key padding mask already laid out as (B, 1, T): the padded
+    key columns at -inf."""
+    return scores.masked_fill(hidden_columns, INF)
 
 
 def documented_attention(queries, keys, values, key_padding_mask):
-    """padded_attention by its contract: softmax(q k^T / sqrt(d), padded keys at -inf), and that @ values."""
-    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
-    weights = torch.softmax(documented_masked(scores, key_padding_mask), dim=-1)
+    """padded_attention by its contract, as torch's own scaled_dot_product_attention computes it (the weights:
+    with the identity as the values): softmax(q k^T / sqrt(d), padded keys hidden), and that @ values."""
+    identity = torch.eye(keys.shape[-2]).expand(*keys.shape[:-1], -1)
+    added = torch.zeros(key_padding_mask.shape).masked_fill(key_padding_mask, INF)[:, None, :]
+    weights = torch.nn.functional.scaled_dot_product_attention(queries, keys, identity, attn_mask=added)
     return weights @ values, weights
 
 
-def right_helpers(weights: dict, q, k, v, padding, attn_mask=None, masked=documented_masked,
+def right_helpers(weights: dict, q, k, v, padding, attn_mask=None, masked=None,
                   attention=documented_attention) -> dict:
     """The two helpers' answers to the calls a right PaddedSelfAttention with `weights` (W_q, W_k, W_v by
     name) makes on (q, k, v) with the key_padding_mask `padding` (none without one) and `attn_mask`."""
+    masked = masked or (lambda scores, padding: documented_masked(scores, padding[:, None, :]))
     with torch.no_grad():
         queries, keys, values = (torch.nn.functional.linear(x, weights[name]) for x, name in zip((q, k, v), LAYERS))
         scores = queries @ keys.transpose(-2, -1)
@@ -81,7 +85,7 @@ def right_masked_scores(queries, keys, mask, masked=None) -> dict:
     hand it in place of the student's own (Student.standing_in), so a wrong mask_padded_scores costs its own
     checks only."""
     scores = queries @ keys.transpose(-2, -1)
-    masked = masked or documented_masked
+    masked = masked or (lambda scores, padding: documented_masked(scores, padding[:, None, :]))
     rows = [({"scores": s, "key_padding_mask": mask}, masked(s, mask)) for s in (scores / math.sqrt(queries.shape[-1]), scores)]
     return {"mask_padded_scores": stand_in_table(SCORES_PARAMS, rows)}
 

@@ -1,7 +1,7 @@
-"""Section 03's attention written out by its checks: the documented formula with seeded weights, and torch's
-own attention as the measure of a student's. Shipped whole with the visible checks: it never imports `solutions`."""
-import math
-
+"""What section 03's checks measure attention against: torch's own F.scaled_dot_product_attention (which the
+section forbids the student to call), with the documented seeded weights or the student's own, and the same
+function with one argument changed for the common mistakes. Nothing here is the section's attention written out.
+Shipped whole with the visible checks: it never imports `solutions`."""
 import torch
 import torch.nn.functional as F
 
@@ -13,17 +13,29 @@ def seeded_weights(draw, seed=123):
 
 
 def attend(queries, keys, values, scale, dim=-1):
-    """(context, weights) of softmax(queries keys^T / scale) along `dim`, computed in the grader."""
-    weights = torch.softmax(queries @ keys.transpose(-2, -1) / scale, dim=dim)
+    """(context, weights) of softmax(queries keys^T / scale) along `dim`, as torch's scaled_dot_product_attention
+    computes them (the weights: with the identity as the values; along the queries, dim=-2: the same function
+    with queries and keys swapped, transposed back)."""
+    single = queries.dim() == 1
+    q = queries.unsqueeze(0) if single else queries
+    if dim in (-2, q.dim() - 2):
+        q, k = keys, q
+    else:
+        k = keys
+    identity = torch.eye(k.shape[-2]).expand(*k.shape[:-2], -1, -1)
+    weights = F.scaled_dot_product_attention(q, k, identity, scale=1 / scale)
+    if k is not keys:
+        weights = weights.transpose(-2, -1)
+    weights = weights[0] if single else weights
     return weights @ values, weights
 
 
 def formula_output(projections, x: torch.Tensor) -> torch.Tensor:
-    """The documented formula's output on `x` with `projections` (see seeded_projections)."""
+    """torch's own attention on `x` with `projections` (see seeded_projections): the documented formula's output."""
     with torch.no_grad():
         queries, keys, values = ((x @ w if isinstance(w, torch.Tensor) else w(x)) for w in
                                  (projections.W_query, projections.W_key, projections.W_value))
-    return attend(queries, keys, values, math.sqrt(keys.shape[-1]))[0]
+        return torch_attention(queries, keys, values)[0]
 
 
 def torch_attention(queries, keys, values):

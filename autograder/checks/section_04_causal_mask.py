@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from autograder.checks.causal_forward import documented_forward, future_mask
+from autograder.checks.causal_forward import documented_forward, future_of, torch_causal_weights
 from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
                                       expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
@@ -65,7 +65,8 @@ MASK_PARAMS = ("num_tokens", "device")  # causal_mask's, in the contract's order
 def right_masks(*sizes) -> dict:
     """causal_mask's answers at `sizes`, from its contract: what the checks of its callers hand them in place of the
     student's own (Student.standing_in, `meeting`), so that a wrong causal_mask costs its own checks only."""
-    return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_mask(size)) for size in sizes],
+    return {"causal_mask": stand_in_table(MASK_PARAMS, [({"num_tokens": size}, future_of(torch.empty(size, size)))
+                                                        for size in sizes],
                                           {"device": None})}
 
 
@@ -101,7 +102,7 @@ def documented_scores():
 def weight_mistakes(scores, d_k):
     """What common wrong versions of causal_attention_weights return."""
     num_tokens = scores.shape[-1]
-    future = future_mask(num_tokens)
+    future = future_of(scores)
     with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
     plain = torch.softmax(scores / math.sqrt(d_k), dim=-1)
     return {
@@ -123,18 +124,12 @@ def weight_mistakes(scores, d_k):
     }
 
 
-def renormalized(weights):
-    """Attention weights with the future hidden and each row divided by its sum again."""
-    kept = weights.masked_fill(future_mask(weights.shape[-1]), 0.0)
-    return kept / kept.sum(-1, keepdim=True)
-
-
 def causal_output(reference, x):
-    """CausalAttention's documented output (dropout off) with the weights of `reference` (see attention_mistakes)."""
+    """CausalAttention's documented output (dropout off) as torch's causal attention gives it with the weights of
+    `reference` (see attention_mistakes)."""
     with torch.no_grad():
-        queries, keys, values = reference.W_query(x), reference.W_key(x), reference.W_value(x)
-        weights = torch.softmax(queries @ keys.transpose(-2, -1) / math.sqrt(keys.shape[-1]), dim=-1)
-    return renormalized(weights) @ values
+        return torch.nn.functional.scaled_dot_product_attention(reference.W_query(x), reference.W_key(x),
+                                                                reference.W_value(x), is_causal=True)
 
 
 def attention_mistakes(reference, x):
@@ -145,7 +140,7 @@ def attention_mistakes(reference, x):
         scores = queries @ keys.transpose(-2, -1)
         wrong = {description: weights @ values
                  for description, weights in weight_mistakes(scores, keys.shape[-1]).items()}
-        future = future_mask(x.shape[-2])
+        future = future_of(scores)
         wrong[SCALED_BY_D_IN[x.shape[-1]]] = \
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(x.shape[-1]), dim=-1) @ values
         swapped = scores.transpose(-2, -1).masked_fill(future, INF) / math.sqrt(keys.shape[-1])
@@ -185,8 +180,10 @@ def test_mask_and_renormalize_documented(student):
     other = torch.softmax(randn(166, 6, 6), dim=-1)  # other weights: a written-out answer gives itself away
     with student.standing_in(right_masks(6)):
         got, got_other = (student.call("mask_and_renormalize", w) for w in (weights, other))
-    expect_not_hard_coded("mask_and_renormalize", (got, got_other), [renormalized(w) for w in (weights, other)])
-    kept = weights.masked_fill(future_mask(6), 0.0)
+    # torch's own causal attention of the weights' logarithms: the weights renormalised under the mask
+    expect_not_hard_coded("mask_and_renormalize", (got, got_other),
+                          [torch_causal_weights(w.log(), 1.0) for w in (weights, other)])
+    kept = weights.masked_fill(future_of(weights), 0.0)
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
                  mistakes={NOT_RENORMALISED: kept, COLUMN_SUMS: kept / kept.sum(dim=-2, keepdim=True)})
@@ -202,7 +199,7 @@ def test_causal_attention_weights_documented(student):
     with student.standing_in(right_masks(6)):
         got, got_other = (student.call("causal_attention_weights", s, 2) for s in (scores, other))
     expect_not_hard_coded("causal_attention_weights", (got, got_other),
-                          [renormalized(torch.softmax(s / math.sqrt(2), dim=-1)) for s in (scores, other)])
+                          [torch_causal_weights(s, 1 / math.sqrt(2)) for s in (scores, other)])
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
                  mistakes=weight_mistakes(scores, 2))
@@ -229,9 +226,9 @@ def test_causal_mask(student):
     sizes = (7, 1)
     answers = [student.call("causal_mask", num_tokens) for num_tokens in sizes]
     # one mask for two sizes: a written-out mask gives itself away before its values are compared
-    expect_not_hard_coded("causal_mask", answers, [future_mask(num_tokens) for num_tokens in sizes])
-    for num_tokens, got in zip(sizes, answers):
-        expected = future_mask(num_tokens)
+    expected_masks = [torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu(1) for num_tokens in sizes]
+    expect_not_hard_coded("causal_mask", answers, expected_masks)
+    for num_tokens, got, expected in zip(sizes, answers, expected_masks):
         with_diagonal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
         expect_close(got, expected, f"causal_mask({num_tokens})",
                      mistakes={DIAGONAL: with_diagonal,

@@ -58,9 +58,9 @@ ALL_FROM_Q = N_("every projection applied to q (self-attention's shortcut: here 
 KPM_DEVICE = N_("the padding mask made on the default device instead of the lengths' device")
 
 
-def lengths_mask(seq_lens, max_len):
-    """(B, max_len) bool, True at the positions j >= seq_lens[b]: the padding."""
-    return torch.arange(max_len)[None, :] >= torch.as_tensor(seq_lens)[:, None]
+def padded_positions(width, seq_lens):
+    """(B, width) bool, True at the positions j >= seq_lens[b]: the padding of sequences of these lengths."""
+    return torch.arange(width)[None, :] >= torch.as_tensor(seq_lens)[:, None]
 
 
 def hidden_as_inf(value):
@@ -79,11 +79,14 @@ def pair(value, what):
 
 
 def attend(queries, keys, values, hidden, *, scale=True):
-    """softmax(q k^T / sqrt(d) with `hidden` (broadcast to (B, L, L)) at -inf) and its output."""
-    scores = queries @ keys.transpose(-2, -1)
-    if scale:
-        scores = scores / math.sqrt(queries.shape[-1])
-    weights = torch.softmax(scores.masked_fill(hidden, INF), dim=-1)
+    """(output, weights) of torch's scaled_dot_product_attention with `hidden` (broadcast to (B, L, L)) hidden,
+    scaled by 1/sqrt(d) or not at all; the weights: what it gives with the identity as the values. A row whose
+    every key is hidden is NaN, as a softmax of -inf scores gives it, whichever kernel torch picks."""
+    identity = torch.eye(keys.shape[-2]).expand(*keys.shape[:-1], -1)
+    added = torch.zeros(hidden.shape).masked_fill(hidden, INF)
+    weights = torch.nn.functional.scaled_dot_product_attention(queries, keys, identity, attn_mask=added,
+                                                               scale=None if scale else 1.0)
+    weights = weights.masked_fill(hidden.expand(weights.shape).all(-1, keepdim=True), float("nan"))
     return weights @ values, weights
 
 
@@ -153,7 +156,7 @@ def test_key_padding_mask_documented(student):
     got = student.call("key_padding_mask", [4, 3, 2], 4)
     # other lengths: a written-out answer gives itself away
     expect_not_hard_coded("key_padding_mask", (got, student.call("key_padding_mask", [1, 4, 3], 4)),
-                          (DOC_MASK, lengths_mask([1, 4, 3], 4)))
+                          (DOC_MASK, padded_positions(4, [1, 4, 3])))
     expect_close(got, DOC_MASK, "key_padding_mask([4, 3, 2], 4)",
                  mistakes={INVERTED: ~DOC_MASK, OFF_BY_ONE: torch.arange(4)[None, :] > torch.tensor([[4], [3], [2]])},
                  heatmap_labels=True, show_passing=True)  # the documented mask, shown passing or not
@@ -162,7 +165,7 @@ def test_key_padding_mask_documented(student):
 @check(0.5, "key_padding_mask: (B, max_len) bool, True at padding, from a list or a tensor", visible=True, cell="key_padding_mask")
 def test_key_padding_mask(student):
     for seq_lens, max_len in (([5, 1, 3], 6), (torch.tensor([2, 7, 7, 4]), 7)):
-        expected = lengths_mask(seq_lens, max_len)
+        expected = padded_positions(max_len, seq_lens)
         shown = seq_lens.tolist() if isinstance(seq_lens, torch.Tensor) else seq_lens
         template = (N_("key_padding_mask({lengths}, {max_len}) with the lengths as a tensor")
                     if isinstance(seq_lens, torch.Tensor)
@@ -216,7 +219,7 @@ def test_key_padding_mask_device(student):
 @check(0.75, "mask_padded_scores hides the padded key columns and keeps the rest", visible=True, cell="mask_padded_scores")
 def test_mask_padded_scores(student):
     scores = randn(501, 3, 5, 5, scale=2.0)
-    mask = lengths_mask([5, 3, 1], 5)
+    mask = padded_positions(5, [5, 3, 1])
     answer = student.call("mask_padded_scores", scores, mask)
     other = randn(530, 3, 5, 5)  # other scores, the same mask: a written-out answer gives itself away
     expect_not_hard_coded("mask_padded_scores", (answer, student.call("mask_padded_scores", other, mask)),
@@ -236,7 +239,7 @@ def test_mask_padded_scores(student):
 @check(0.25, "mask_padded_scores leaves its argument unchanged", visible=True, cell="mask_padded_scores")
 def test_mask_padded_scores_unchanged(student):
     """Only that the arguments are left as they were: the values are the other check's business."""
-    scores, mask = randn(502, 2, 4, 4), lengths_mask([2, 4], 4)
+    scores, mask = randn(502, 2, 4, 4), padded_positions(4, [2, 4])
     reply = run_unless_raised(student.run, "mask_padded_scores", scores, mask, return_args=True)
     expect_unchanged(reply, [scores, mask], "mask_padded_scores")
 
@@ -250,7 +253,7 @@ SOFTMAX_OVER_QUERIES = N_("softmax over dim 1 (down the queries) instead of the 
 @check(0.5, "padded_attention: padded key columns get weight 0", visible=True, cell="padded_attention")
 def test_padded_attention_hides_padding(student):
     queries, keys, values = randn(506, 2, 6, 3), randn(507, 2, 6, 3), randn(508, 2, 6, 3)
-    mask = lengths_mask([4, 6], 6)
+    mask = padded_positions(6, [4, 6])
     other = randn(532, 2, 6, 3)  # other values: a written-out answer gives itself away before its shape is judged
     with student.standing_in(right_masked_scores(queries, keys, mask)):
         out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
@@ -276,7 +279,7 @@ def test_padded_attention_hides_padding(student):
 def test_padded_attention_sums_to_one(student):
     """Over the queries at real positions: what a padded query sees is the other checks' business."""
     queries, keys, values = randn(509, 2, 6, 3), randn(510, 2, 6, 3), randn(511, 2, 6, 3)
-    mask = lengths_mask([4, 6], 6)
+    mask = padded_positions(6, [4, 6])
     with student.standing_in(right_masked_scores(queries, keys, mask)):
         _out, weights = pair(student.call("padded_attention", queries, keys, values, mask), "padded_attention")
     expect_shape(weights, (2, 6, 6), _("padded_attention's weights"))
@@ -288,7 +291,7 @@ def test_padded_attention_sums_to_one(student):
 @check(0.75, "padded_attention equals softmax(q k^T / sqrt(d), padded keys at -inf) @ v", visible=True, cell="padded_attention")
 def test_padded_attention_formula(student):
     queries, keys, values = randn(503, 3, 5, 4, scale=2.0), randn(504, 3, 5, 4), randn(505, 3, 5, 4)
-    mask = lengths_mask([5, 2, 3], 5)
+    mask = padded_positions(5, [5, 2, 3])
     other = randn(531, 3, 5, 4)  # other values: a written-out answer gives itself away
     with student.standing_in(right_masked_scores(queries, keys, mask)):
         got, got_other = (student.call("padded_attention", queries, keys, v, mask) for v in (values, other))
@@ -315,7 +318,7 @@ def test_matches_multihead_attention(student):
     check's business."""
     for dim, seq_lens, seed in ((3, [4, 3, 2], 52), (6, [5, 3], 53)):
         x = randn(seed + 500, len(seq_lens), max(seq_lens), dim)
-        mask = lengths_mask(seq_lens, max(seq_lens))
+        mask = padded_positions(max(seq_lens), seq_lens)
         module = new_padded(student, dim, seed=seed)
         layers = own_layers(module, dim, seed)
         # self-attention (q = k = v) first, then distinct queries, keys and values: each input has its projection
@@ -371,7 +374,7 @@ def test_attn_mask(student):
        cell="PaddedSelfAttention")
 def test_both_masks(student):
     """Both masks at once. Each mask alone is test_attn_mask's and padded_attention's business: passes here."""
-    x, padding, causal = randn(537, 3, 5, 4), lengths_mask([5, 4, 2], 5), torch.ones(5, 5).triu(1).bool()
+    x, padding, causal = randn(537, 3, 5, 4), padded_positions(5, [5, 4, 2]), torch.ones(5, 5).triu(1).bool()
     module, label = new_padded(student, 4, seed=59), _("PaddedSelfAttention(4)(x, x, x, key_padding_mask, attn_mask) "
                                                       "with lengths [5, 4, 2] and a causal (5, 5) attn_mask")
     hides = {ATTN_IGNORED_WITH_PADDING: causal.expand(3, 5, 5),
@@ -392,7 +395,7 @@ def test_both_masks(student):
 @check(0.5, "PaddedSelfAttention: outputs at real positions ignore the values at padded positions", visible=True, cell="PaddedSelfAttention")
 def test_padding_invariance(student):
     x = randn(514, 3, 5, 4)
-    mask = lengths_mask([5, 2, 4], 5)
+    mask = padded_positions(5, [5, 2, 4])
     real = ~mask
     changed = torch.where(mask[:, :, None], randn(515, 3, 5, 4, scale=5.0), x)
     other_real = torch.where(real[:, :, None], randn(516, 3, 5, 4), x)
@@ -414,7 +417,7 @@ def test_gradients(student):
     """Only that the gradients flow back through the attention to the input projections: their values
     follow from the forward, and whether W_out is applied is the output check's business."""
     x = randn(517, 2, 4, 3)
-    mask = lengths_mask([4, 2], 4)
+    mask = padded_positions(4, [4, 2])
     grad_output = randn(518, 2, 4, 3)
     module = new_padded(student, 3, seed=56)
     params = module.params()  # which ones it should have is the parameter check's business

@@ -34,7 +34,7 @@ from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKE
                                       expect_output, expect_raises,
                                       expect_same_params, manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
-                                                 causal_torch_output, documented_split, fill_of, mha_mistakes,
+                                                 causal_torch_output, fill_of, mha_mistakes,
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_stand_ins import new_mha
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
@@ -126,13 +126,14 @@ def test_split_heads_error(student):
 def test_combine_inverse(student):
     """Against the documented layout, made here: split_heads' own values are another check's business."""
     x = randn(603, 2, 7, 12)
-    heads = documented_split(x, 3)
+    heads = x.view(2, 7, 3, 4).transpose(1, 2).contiguous()  # the documented layout, as the title writes it
     # heads travel in the non-contiguous memory layout split_heads' transpose gives them (a bare
     # view after the transpose works there; the next check is the one about contiguous heads)
     back = student.run("combine_heads", heads, noncontiguous=True).value
     other = randn(606, 2, 7, 12)  # other heads of the same shape: a written-out answer gives itself away
-    expect_not_hard_coded("combine_heads", (back, student.run("combine_heads", documented_split(other, 3),
-                                                              noncontiguous=True).value), (x, other))
+    other_heads = other.view(2, 7, 3, 4).transpose(1, 2).contiguous()
+    expect_not_hard_coded("combine_heads", (back, student.run("combine_heads", other_heads, noncontiguous=True).value),
+                          (x, other))
     expect_close(back, x, _("combine_heads(x.view(2, 7, 3, 4).transpose(1, 2)) for x of shape (2, 7, 12)"),
                  mistakes={NO_SWAP_BACK: heads.reshape(2, 7, 12)}, hint=INVERSE_HINT, device=student.device,
                  heatmap_labels=(None, head_columns(3, 4)))

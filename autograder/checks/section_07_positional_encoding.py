@@ -70,8 +70,13 @@ def encode(student, num_positions: int, d_model: int, start: int | None = None) 
 
 
 def variant(num_positions, d_model, start=0, *, base=10000.0, exponent="2i/d", first="sin", second="cos",
-            scale=1.0) -> torch.Tensor:
-    """What a common wrong encoding returns (computed in float64, returned as float32)."""
+            scale=1.0, shift=0) -> torch.Tensor:
+    """What a common wrong encoding returns (computed in float64, returned as float32): one of the switches must
+    name a slip (shift: the positions counted from start + shift). The documented encoding itself is refused: the
+    checks compare it with documented tables, never with a formula the wheel would ship."""
+    if (base, exponent, first, second, scale, shift) == (10000.0, "2i/d", "sin", "cos", 1.0, 0):
+        raise ValueError("variant computes wrong encodings only: name the slip")
+    start = start + shift
     p = torch.arange(start, start + num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     col = torch.arange(d_model, dtype=torch.float64)  # (D,)
     even = col - col % 2  # 2i, for both columns of pair i
@@ -106,19 +111,34 @@ def common_mistakes(num_positions, d_model, start=0) -> dict:
     with one slip each: no reference solution is needed)."""
     wrong = {name: variant(num_positions, d_model, start, **args) for name, args in MISTAKE_ARGS.items()}
     wrong[SCALED] = variant(num_positions, d_model, start, scale=math.sqrt(d_model))
-    wrong[FROM_ONE] = variant(num_positions, d_model, start + 1)
+    wrong[FROM_ONE] = variant(num_positions, d_model, start, shift=1)
     return wrong
 
 
 
 
-def written_formula(num_positions: int, d_model: int) -> torch.Tensor:
-    """The notebook's formula, evaluated here: what a call other than a documented one must give."""
-    angles = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1) / \
-        10000 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
-    encoding = torch.zeros(num_positions, d_model, dtype=torch.float64)
-    encoding[:, 0::2], encoding[:, 1::2] = torch.sin(angles), torch.cos(angles[:, : d_model // 2])
-    return encoding.float()
+# The formula's values at the calls a written-out table is told by, as data (six decimals: the check's own measure
+# asks for less): sinusoidal_encoding(4, 4), and the first four columns of sinusoidal_encoding(4, 6), whose
+# frequencies differ (d_model is in the formula). Values, not the formula: the wheel ships no encoding to call.
+FORMULA_4x4 = torch.tensor(
+    [[0.000000, 1.000000, 0.000000, 1.000000],
+     [0.841471, 0.540302, 0.010000, 0.999950],
+     [0.909297, -0.416147, 0.019999, 0.999800],
+     [0.141120, -0.989992, 0.029995, 0.999550]])
+FORMULA_4x6_FIRST_4 = torch.tensor(
+    [[0.000000, 1.000000, 0.000000, 1.000000],
+     [0.841471, 0.540302, 0.046399, 0.998923],
+     [0.909297, -0.416147, 0.092699, 0.995694],
+     [0.141120, -0.989992, 0.138798, 0.990321]])
+# sinusoidal_encoding(6, 3), positions 0..5, to eight decimals (a mistake's values are matched to float32
+# precision): what an encoding that ignores start=1 gives, and, from its rows 1..5, one that stops a row short
+FROM_ZERO_6x3 = torch.tensor(
+    [[0.00000000, 1.00000000, 0.00000000],
+     [0.84147098, 0.54030231, 0.00215443],
+     [0.90929743, -0.41614684, 0.00430886],
+     [0.14112001, -0.98999250, 0.00646326],
+     [-0.75680250, -0.65364362, 0.00861763],
+     [-0.95892427, 0.28366219, 0.01077197]])
 
 
 @check(1, "sinusoidal_encoding(4, 4) gives the documented table", documented=True, cell="sinusoidal_encoding")
@@ -130,14 +150,14 @@ def test_documented_4x4(student):
     # written-out table, and is named by the values
     wide = encode(student, 4, 6)
     expect_not_hard_coded("sinusoidal_encoding", (got, wide[:, :4] if wide.dim() == 2 else wide, encode(student, 3, 4)),
-                          [*(written_formula(4, d_model)[:, :4] for d_model in (4, 6)), written_formula(3, 4)])
+                          [FORMULA_4x4, FORMULA_4x6_FIRST_4, FORMULA_4x4[:3]])
     expect_close(got, DOC_4x4, "sinusoidal_encoding(4, 4)", atol=1e-4, hint=DOC_HINT,
                  mistakes=common_mistakes(4, 4), heatmap_labels=labels(4, 4))
 
 
 @check(1, "sinusoidal_encoding(6, 3, start=1) gives the documented rows of the worked example", documented=True, cell="sinusoidal_encoding")
 def test_documented_worked_example(student):
-    mistakes = {**common_mistakes(6, 3, start=1), START_IGNORED: variant(6, 3), SHORT_END: variant(5, 3, start=1)}
+    mistakes = {**common_mistakes(6, 3, start=1), START_IGNORED: FROM_ZERO_6x3, SHORT_END: FROM_ZERO_6x3[1:]}
     expect_close(encode(student, 6, 3, start=1), DOC_WORKED, "sinusoidal_encoding(6, 3, start=1)", atol=1e-4,
                  hint=DOC_HINT, mistakes=mistakes, heatmap_labels=labels(6, 3, start=1), show_passing=True)  # shown passing or not
 

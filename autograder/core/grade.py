@@ -17,7 +17,7 @@ from autograder.core.failures import warning_words
 from autograder.core.results import GradeResult, SectionResult
 from autograder.core.sections import CHECK_GLOB, CHECKS_DIR, HIDDEN_GLOB, SECTIONS, check_file, hidden_file
 from autograder.core.submission import SectionSource
-from autograder.i18n import _, _f
+from autograder.i18n import N_, _, _f
 from autograder.sandbox.launch import start_launcher
 from autograder.sandbox.layer_words import entry_id, refused
 from autograder.sandbox.limits import Limits
@@ -220,10 +220,26 @@ def run_pytest(files: list[str], grading) -> tuple[int, str]:
     return int(exit_code), sink.getvalue()
 
 
+# i18n: the message of a passing check that met the grader's right {names} (graded functions, comma-separated) in
+# place of the student's own, whose own checks fail: it passed on that right answer, not on theirs
+STOOD_IN = N_("passed with a correct {names} in place of yours, which fails its own checks")
+
+
+def say_stand_ins(checks: list) -> None:
+    """A passing check whose calls met a right stand-in for a graded name that fails its own checks (here) says so,
+    as its message: the check passed on the stand-in's answer, and the student's own would not have."""
+    failing = {c.home for c in checks if not c.passed and c.home}
+    for c in checks:
+        met = [name for name in c.stood_in if name in failing and name != c.home]
+        if c.passed and met and not c.message:
+            c.message = _f(STOOD_IN, names=", ".join(met))
+
+
 def section_result(src: SectionSource, worker, results: list) -> SectionResult:
     """One section's checks, with the notes that say why some of them could not pass."""
     section = SectionResult(src.section.id, _(src.section.title))
     section.checks = [c for c in results if c.section == src.section.id]
+    say_stand_ins(section.checks)
     found = src.found
     if found is not None and found.by_content:
         section.handed_in_as = found.relative

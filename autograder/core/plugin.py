@@ -15,7 +15,7 @@ import pytest
 from autograder.core.answers import is_answer
 from autograder.core.harness import CheckFailed, StudentFailure, take_passing_figures, translated_title, verdict
 from autograder.core.results import CheckResult
-from autograder.core.sections import section_of_module
+from autograder.core.sections import BY_ID, home, section_of_module
 from autograder.core.student import Student
 from autograder.i18n import N_, _, _f
 
@@ -106,6 +106,8 @@ class Grading:
                 mistake=mistake_of(call.excinfo) if failed else "",
                 id=item.name,
                 answer=answer_of_failure(call.excinfo) if failed else None,
+                home=home(grading, BY_ID[section_of(item.module)]),
+                stood_in=sorted(getattr(item.funcargs.get("student"), "stood_in", ()) or ()),
             ))
 
     def _explain(self, item, excinfo):

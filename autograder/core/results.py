@@ -54,6 +54,11 @@ class CheckResult:
     # the fingerprint of the wrong values a failed comparison received (core/answers.py), None if none:
     # in the grade's own record for the instructor's similarity, never in results.json or a student's report
     answer: dict | None = field(default=None, repr=False, compare=False)
+    # the graded name whose cell carries the check (sections.home), and the graded names whose right stand-in
+    # answered one of its calls in place of the student's own (the worker's `stood_in`): what grading words as
+    # "with a correct ... in place of yours" (grade.section_result); never in results.json, as the figures
+    home: str = field(default="", repr=False, compare=False)
+    stood_in: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

@@ -285,6 +285,7 @@ class Student:
         self.section = worker.section
         self.device = worker.device
         self.stand_ins: dict = {}  # graded name -> its table: see standing_in
+        self.stood_in: set = set()  # the graded names whose stand-in answered a call (the caller resets it)
 
     # the graded names the notebook defines after loading
     @property
@@ -354,6 +355,7 @@ class Student:
         if default_device is not None:
             message["default_device"] = default_device
         reply = self.worker.request(message, label, culprit=culprit)
+        self.stood_in.update(name for name in reply.get("stood_in") or () if name in self.section.names)
         refuse_failed_call(label, reply)
         decoded = decode_reply(label, reply)
         has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \

@@ -100,8 +100,12 @@ class Worker:
         target = self.target(request, device)
         if "reply" in target:  # nothing to call: the name is missing, or the module's parameters were asked
             return target["reply"]
-        with stand_in.standing_in(self.namespace, self.stand_in_tables(request)):
-            return self.run(request, target, device, args, kwargs, wants_grad)
+        used: set = set()
+        with stand_in.standing_in(self.namespace, self.stand_in_tables(request), used):
+            reply = self.run(request, target, device, args, kwargs, wants_grad)
+        if used:  # which right collaborators answered in place of the student's own: the line says so
+            reply["stood_in"] = sorted(used)
+        return reply
 
     def stand_in_tables(self, request: dict) -> dict:
         """The call's "stand_ins": graded name -> its table (see stand_in.answered_from); only graded names."""

@@ -128,18 +128,21 @@ def rearranged(tensor, steps, bound=None):
     return tensor
 
 
-def answered_from(name: str, table: dict, own):
+def answered_from(name: str, table: dict, own, used: set | None = None):
     """A graded function's stand-in while another one is called. table: "params" (the contract's parameter
     names, in order), "defaults", and "rows", each [arguments by name, the right answer] (from the trusted
     side). A call whose arguments match a row gets its answer, on the `device` it names or else its first
     tensor's (the CPU where there is none), a tuple of tensors as a tuple; a row's argument given as {"shape"}
     matches any tensor of that shape (-1: any size there), and an answer given as {"of", "steps"} is that
-    argument rearranged or computed (`rearranged`). Any other call goes to the student's own function `own`."""
+    argument rearranged or computed (`rearranged`). Any other call goes to the student's own function `own`.
+    used: where `name` is added when a row answered (the call's reply says which stand-ins it met)."""
 
     def answer(*args, **kwargs):
         bound = _bound(table["params"], table["defaults"], args, kwargs)
         for key, value in table["rows"] if bound is not None else ():
             if all(param in bound and _same(bound[param], expected) for param, expected in key.items()):
+                if used is not None:
+                    used.add(name)
                 tensors = [a for a in bound.values() if isinstance(a, torch.Tensor)]
                 device = bound.get("device") or (tensors[0].device if tensors else "cpu")
                 if isinstance(value, dict):  # {"of": a parameter, "steps": [...]}: that argument rearranged
@@ -155,14 +158,14 @@ def answered_from(name: str, table: dict, own):
 
 
 @contextlib.contextmanager
-def standing_in(namespace: dict, tables: dict):
+def standing_in(namespace: dict, tables: dict, used: set | None = None):
     """Within: each graded name of `tables` (name -> table, see answered_from) answered from its table in
     `namespace` (the student's, where their functions look their collaborators up); afterwards the
-    student's own definitions (or their absence) as they were."""
+    student's own definitions (or their absence) as they were. used: the names whose table answered a call."""
     saved = {name: namespace.get(name, MISSING) for name in tables}
     try:
         for name, table in tables.items():
-            namespace[name] = answered_from(name, table, None if saved[name] is MISSING else saved[name])
+            namespace[name] = answered_from(name, table, None if saved[name] is MISSING else saved[name], used)
         yield
     finally:
         for name, own in saved.items():

@@ -134,6 +134,7 @@ REPLY_FIELDS = {
     "value": lambda v: True,
     "ops": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "forbidden": _is_text_list,
+    "stood_in": _is_text_list,
     "mixed_devices": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_mixing, v)),
     "args_after": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS,
     "grads": _is_grads,

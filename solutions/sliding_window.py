@@ -1,6 +1,7 @@
 """Section 11: sliding-window attention (a band mask, and a KV cache that keeps only the window)."""
 import torch
 from torch import nn
+from torch.nn import functional as F  # noqa: F401  (the notebook imports it: F.scaled_dot_product_attention is allowed)
 
 from solutions.multihead import MultiHeadAttention  # provided to students in a locked cell  # noqa: F401
 

@@ -103,6 +103,7 @@ def size_mistake(sizes, right) -> str:
     """The named mistake the cache's sizes after each call show, or ""."""
     if any(got is not None and want is not None and got > want for got, want in zip(sizes, right)):
         return DROPPED_BEFORE if len(set(sizes[1:])) == 1 and len(sizes) > 2 else NOT_TRIMMED
-    if all(got == max(want - 1, 0) or (got is None and want == 1) for got, want in zip(sizes, right)):
+    window = max(right)
+    if window > 1 and all(got == min(want, window - 1) for got, want in zip(sizes, right)):
         return ONE_SHORT
     return ""

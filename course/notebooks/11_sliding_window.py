@@ -21,6 +21,8 @@
 # %% [setup]
 # <common setup>
 
+from torch.nn import functional as F
+
 
 # %% [markdown]
 # ## 1. The band mask

@@ -374,6 +374,33 @@ VALUES: tuple[Documented, ...] = (
       "softmax(QK^T / sqrt(3)), output; first and last rows", NOTES_TABLE_ROWS, _notes_table_rows, atol=1e-6),
 )
 
+# 11_sliding_window (part 2): the band of six tokens and a window of 3 (query i sees i - 3 < j <= i), and the layer
+# built under torch.manual_seed(123), which draws 06's weights: window 3, and window 6 (it covers the sequence: 06's)
+SLIDING_MASK_6_3 = [
+    [False, True, True, True, True, True],
+    [False, False, True, True, True, True],
+    [False, False, False, True, True, True],
+    [True, False, False, False, True, True],
+    [True, True, False, False, False, True],
+    [True, True, True, False, False, False],
+]
+SLIDING_WINDOW_3 = [
+    [0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
+    [0.2530, 0.3552], [0.2432, 0.3942], [0.2298, 0.4474],
+]
+VALUES += (
+    V("11_sliding_window/mask_6_3", "11_sliding_window", "sliding_window_mask", "sliding_window_mask(6, 3)",
+      SLIDING_MASK_6_3, lambda ns: ns.sliding_window_mask(6, 3)),
+    V("11_sliding_window/window_3", "11_sliding_window", "SlidingWindowAttention",
+      "torch.manual_seed(123); SlidingWindowAttention(3, 2, 6, 0.0, num_heads=2, window=3)(batch), each item",
+      both(SLIDING_WINDOW_3),
+      _no_grad(lambda ns: _module(ns, "SlidingWindowAttention", 123, 3, 2, 6, 0.0, num_heads=2, window=3)(batch()))),
+    V("11_sliding_window/window_6", "11_sliding_window", "SlidingWindowAttention",
+      "torch.manual_seed(123); SlidingWindowAttention(3, 2, 6, 0.0, num_heads=2, window=6)(batch), each item",
+      both(MULTIHEAD_123),
+      _no_grad(lambda ns: _module(ns, "SlidingWindowAttention", 123, 3, 2, 6, 0.0, num_heads=2, window=6)(batch()))),
+)
+
 BY_ID = {value.id: value for value in VALUES}
 assert len(BY_ID) == len(VALUES), "duplicate documented-value id"
 

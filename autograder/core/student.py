@@ -395,6 +395,12 @@ class StudentModule:
         label = _f("{name} parameters", name=self.class_name)
         return self.student._send(target, label, (), {}, culprit=self.class_name).value
 
+    def tensor_shapes(self) -> dict:
+        """name -> shape (a list, or None) of each tensor the module holds outside its parameters: its cache."""
+        target = {"handle": self.handle.index, "method": "tensor_shapes"}
+        label = _f("{name} cache", name=self.class_name)
+        return self.student._send(target, label, (), {}, culprit=self.class_name).value
+
     @property
     def arg(self) -> wire.Handle:
         """Pass the module itself as an argument of another call."""

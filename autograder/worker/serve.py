@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, param_moves, stand_in, wire
+from . import gpu, guards, measure_cache, param_moves, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -144,8 +144,8 @@ class Worker:
             return {"func": self.namespace[name], "graded_name": name, "module": None}
         obj = self.resolve(wire.Handle(int(target.get("handle", -1)), ""))
         method = target.get("method")
-        if method == "params":
-            return {"reply": {"ok": True, "value": wire.encode(dict(obj.named_parameters()))}}
+        if method in ("params", "tensor_shapes"):  # its parameters, or the shapes it keeps between calls (a cache)
+            return {"reply": {"ok": True, "value": wire.encode(measure_cache.held(obj, method))}}
         graded_name = type(obj).__name__
         if device.type == "meta":
             obj = copy.deepcopy(obj).to("meta")

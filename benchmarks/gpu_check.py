@@ -15,7 +15,7 @@ written after each one (`complete` says whether every step ran):
 3. catalogue: every catalogued mistake graded on both devices (a device mistake may lose more on
    the GPU, each extra loss naming it), and the GPU-only mistakes, each caught on the GPU;
 4. batch: a class of copies of the examples graded by --jobs batch jobs sharing the device;
-5. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py`);
+5. tests: the `gpu` tests (`pytest -m gpu tests/test_gpu.py tests/test_measure_tiles.py`);
 6. timings: a CPU grade alone against `python -c "import torch"` (gpu_timing.py), the CUDA
    context's start-up apart;
 7. scaling: a class of --class-size students graded on the CPU by `batch --jobs J` for each J of
@@ -131,7 +131,8 @@ def pytest_run(arguments: list[str], scratch: Path, name: str, timeout: float) -
 
 def step_tests(cuda: bool, scratch: Path, record: dict, seconds_left: float = 300) -> None:
     """The `gpu` tests, the GPU proof's own (the suite runs apart, last: step_suite)."""
-    gpu = pytest_run(["-m", "gpu", "tests/test_gpu.py"], scratch, "gpu", min(300.0, seconds_left))
+    gpu = pytest_run(["-m", "gpu", "tests/test_gpu.py", "tests/test_measure_tiles.py"], scratch, "gpu",
+                     min(300.0, seconds_left))
     record["gpu_tests"] = gpu
     record["gpu_tests_passed"], record["gpu_tests_failed"] = gpu["passed"], gpu["failed"]
     if gpu["failed"]:

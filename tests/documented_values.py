@@ -244,6 +244,23 @@ def _notes_table_rows(ns=None) -> torch.Tensor:
     return table[[0, -1]]
 
 
+# 13_tiled_attention: q = k = v = batch; tiled_attention returns (out, logsumexp), each item the same
+TILED_OUT = [
+    [0.4374, 0.5896, 0.5582], [0.4362, 0.6228, 0.5523], [0.4370, 0.6216, 0.5515],
+    [0.4303, 0.6104, 0.5417], [0.4525, 0.5874, 0.5274], [0.4219, 0.6231, 0.5507],
+]
+TILED_LSE = [2.2296, 2.4383, 2.4298, 2.1483, 2.1033, 2.2542]
+TILED_CAUSAL_OUT = [
+    [0.4300, 0.1500, 0.8900], [0.4993, 0.5657, 0.7572], [0.5249, 0.6685, 0.7148],
+    [0.4541, 0.6381, 0.6314], [0.5206, 0.5514, 0.5236], [0.4219, 0.6231, 0.5507],
+]
+TILED_CAUSAL_LSE = [0.5771, 1.4124, 1.8541, 1.7728, 1.9471, 2.2542]
+
+
+def _tiled(ns, part, **blocks):
+    return ns.tiled_attention(batch(), batch(), batch(), **blocks)[part]
+
+
 V = Documented
 VALUES: tuple[Documented, ...] = (
     # 01_scores
@@ -372,6 +389,19 @@ VALUES: tuple[Documented, ...] = (
     V("07_positional_encoding/notes_table", "07_positional_encoding", "",
       "seed 001's table: inputs + its encoding (exponent 2*i/d, i the even column), W_Q/W_K/W_V, "
       "softmax(QK^T / sqrt(3)), output; first and last rows", NOTES_TABLE_ROWS, _notes_table_rows, atol=1e-6),
+    # 13_tiled_attention (part 2)
+    V("13_tiled_attention/out", "13_tiled_attention", "tiled_attention",
+      "tiled_attention(batch, batch, batch, block_q=2, block_k=4)[0], each item", both(TILED_OUT),
+      lambda ns: _tiled(ns, 0, block_q=2, block_k=4)),
+    V("13_tiled_attention/logsumexp", "13_tiled_attention", "tiled_attention",
+      "tiled_attention(batch, batch, batch, block_q=2, block_k=4)[1], each item", both(TILED_LSE),
+      lambda ns: _tiled(ns, 1, block_q=2, block_k=4)),
+    V("13_tiled_attention/causal_out", "13_tiled_attention", "tiled_attention",
+      "tiled_attention(batch, batch, batch, block_q=2, block_k=2, causal=True)[0], each item",
+      both(TILED_CAUSAL_OUT), lambda ns: _tiled(ns, 0, block_q=2, block_k=2, causal=True)),
+    V("13_tiled_attention/causal_logsumexp", "13_tiled_attention", "tiled_attention",
+      "tiled_attention(batch, batch, batch, block_q=2, block_k=2, causal=True)[1], each item",
+      both(TILED_CAUSAL_LSE), lambda ns: _tiled(ns, 1, block_q=2, block_k=2, causal=True)),
 )
 
 # 11_sliding_window (part 2): the band of six tokens and a window of 3 (query i sees i - 3 < j <= i), and the layer

@@ -27,6 +27,7 @@ class Reply:
     graph: bool = True
     mixed_devices: list = field(default_factory=list)
     output_devices: list = field(default_factory=list)
+    measured: dict = field(default_factory=dict)  # what the call made and computed, where asked (worker/measure_tiles)
 
 
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous,
@@ -92,6 +93,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         graph=bool(grads.get("graph", True)),
         mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
+        measured=reply.get("measured") if isinstance(reply.get("measured"), dict) else {},
     )
 
 

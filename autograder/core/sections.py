@@ -35,7 +35,8 @@ ATTENTION_APIS = (
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
 )
-API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS}  # what a SECTION's "forbidden" may name
+API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS,  # what a SECTION's "forbidden" may name
+                "softmax and attention": SOFTMAX_APIS + ATTENTION_APIS}
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 # A section's checks are two modules named after it: the one spelling of those names, which the registry,

@@ -297,16 +297,17 @@ class Student:
         return self.run(name, *args, seed=seed, **kwargs).value
 
     def run(self, name, *args, seed=None, return_args=False, device=None,
-            backward=None, noncontiguous=False, default_device=None, **kwargs) -> Reply:
+            backward=None, noncontiguous=False, default_device=None, measure=False, **kwargs) -> Reply:
         """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
         layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output.
         default_device: where a tensor made without device= lands during the call (the arguments
-        stay on `device`): "meta" shows a tensor that does not follow its inputs' device."""
+        stay on `device`): "meta" shows a tensor that does not follow its inputs' device.
+        measure: the reply's `measured` holds the largest tensor made and the matrix products run (measure_tiles)"""
         self._check_source_bans(name)
         target = {"name": name}
         return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
                           device=device, backward=backward, noncontiguous=noncontiguous,
-                          default_device=default_device)
+                          default_device=default_device, measure=measure)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
         """Construct the student's class under torch.manual_seed(seed)."""
@@ -346,7 +347,7 @@ class Student:
                                     name=name, apis=", ".join(apis)), kind="forbidden")
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
-              device=None, backward=None, noncontiguous=False, default_device=None) -> Reply:
+              device=None, backward=None, noncontiguous=False, default_device=None, measure=False) -> Reply:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
@@ -354,6 +355,8 @@ class Student:
                                stand_ins=self.stand_ins)
         if default_device is not None:
             message["default_device"] = default_device
+        if measure:
+            message["measure"] = True
         reply = self.worker.request(message, label, culprit=culprit)
         self.stood_in.update(name for name in reply.get("stood_in") or () if name in self.section.names)
         refuse_failed_call(label, reply)

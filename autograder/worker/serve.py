@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, measure_cache, param_moves, stand_in, wire
+from . import gpu, guards, measure_cache, measure_tiles, param_moves, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -166,7 +166,7 @@ class Worker:
         watch = Watch(
             banned_ops=guards.banned_aten_ops(self.banned_apis) if banned else (),
             guard_devices=request.get("guard_devices", device.type == "meta" or default_device is not None),
-        )
+            meter=measure_tiles.TileMeter(device) if request.get("measure") else None)
         seed_for_call(request.get("seed"))
         module = target["module"]
         if wants_grad and module is not None:
@@ -194,7 +194,7 @@ class Worker:
         seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
         reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count,
                  "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
-                 "warnings": describe_warnings(caught, self.locate)}
+                 "warnings": describe_warnings(caught, self.locate), **(watch.meter.report() if watch.meter else {})}
         if request.get("return_args"):
             reply["args_after"] = [wire.encode(a) for a in args]
         if grads is not None:

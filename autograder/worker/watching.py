@@ -16,8 +16,9 @@ class Watch(DispatchAsWritten, TorchDispatchMode):
     handler stays as written: torch would otherwise import its compiler (seconds) on the first op
     (lazy_torch.DispatchAsWritten)."""
 
-    def __init__(self, banned_ops=(), guard_devices=False):
+    def __init__(self, banned_ops=(), guard_devices=False, meter=None):
         super().__init__()
+        self.meter = meter  # measure_tiles.TileMeter where the call asked for its sizes, else None
         self.count = 0
         self.banned_ops = banned_ops
         self.banned_seen = []
@@ -38,7 +39,10 @@ class Watch(DispatchAsWritten, TorchDispatchMode):
                     devices.add(leaf.device.type)
             if len(devices) > 1 and len(self.mixed) < 5:
                 self.mixed.append({"op": name, "devices": sorted(devices)})  # data: the grader words it
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if self.meter is not None:
+            self.meter.see(func, result, args)
+        return result
 
 
 class NewTensorsOn(TorchFunctionMode):

@@ -126,6 +126,14 @@ def _is_grads(value) -> bool:
             and isinstance(value.get("graph", True), bool))
 
 
+def _is_measured(value) -> bool:
+    # what a measured call made and computed (measure_tiles.py): counts, and each matrix product's four sizes
+    return (isinstance(value, dict) and set(value) <= {"largest", "products", "more_products", "peak_bytes"}
+            and all(_is_count(value[k]) for k in ("largest", "more_products", "peak_bytes") if k in value)
+            and isinstance(value.get("products", []), list) and len(value.get("products", [])) <= MAX_ITEMS
+            and all(isinstance(p, list) and len(p) == 4 and all(map(_is_count, p)) for p in value.get("products", [])))
+
+
 # field -> its test; `value`, `args_after` and the gradients are wire data, checked by decode()
 REPLY_FIELDS = {
     "ok": lambda v: isinstance(v, bool),
@@ -141,6 +149,7 @@ REPLY_FIELDS = {
     "error": _is_error,
     "printed": lambda v: isinstance(v, str),
     "warnings": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_warning, v)),
+    "measured": _is_measured,
 }
 
 

@@ -100,12 +100,9 @@ class Worker:
         target = self.target(request, device)
         if "reply" in target:  # nothing to call: the name is missing, or the module's parameters were asked
             return target["reply"]
-        used: set = set()
-        with stand_in.standing_in(self.namespace, self.stand_in_tables(request), used):
+        with stand_in.standing_in(self.namespace, self.stand_in_tables(request), used := set()):
             reply = self.run(request, target, device, args, kwargs, wants_grad)
-        if used:  # which right collaborators answered in place of the student's own: the line says so
-            reply["stood_in"] = sorted(used)
-        return reply
+        return {**reply, "stood_in": sorted(used)} if used else reply  # right collaborators that answered: said
 
     def stand_in_tables(self, request: dict) -> dict:
         """The call's "stand_ins": graded name -> its table (see stand_in.answered_from); only graded names."""
@@ -272,8 +269,7 @@ class Baseline:
     Only the portable path needs it: there one spawned interpreter serves every
     section in turn (each in a namespace of its own), so what one notebook changes
     globally (torch's default dtype or device, a monkeypatched torch function)
-    must not reach the next. On the fork path every section gets a fresh child.
-    """
+    must not reach the next. On the fork path every section gets a fresh child."""
 
     def __init__(self):
         import builtins

@@ -431,6 +431,34 @@ VALUES += (
       _no_grad(lambda ns: _module(ns, "SlidingWindowAttention", 123, 3, 2, 6, 0.0, num_heads=2, window=6)(batch()))),
 )
 
+# 12_rope (part 2): the tables of rope_angles(4, 6), and the worked example's queries rotated with them
+ROPE_COS_4x6 = [[1.0000, 1.0000, 1.0000, 1.0000], [0.5403, 0.9999, 0.5403, 0.9999],
+                [-0.4161, 0.9998, -0.4161, 0.9998], [-0.9900, 0.9996, -0.9900, 0.9996],
+                [-0.6536, 0.9992, -0.6536, 0.9992], [0.2837, 0.9988, 0.2837, 0.9988]]
+ROPE_SIN_4x6 = [[0.0000, 0.0000, 0.0000, 0.0000], [0.8415, 0.0100, 0.8415, 0.0100],
+                [0.9093, 0.0200, 0.9093, 0.0200], [0.1411, 0.0300, 0.1411, 0.0300],
+                [-0.7568, 0.0400, -0.7568, 0.0400], [-0.9589, 0.0500, -0.9589, 0.0500]]
+ROPE_QUERIES_ROTATED = [[0.3022, 0.9986, 0.4093, 0.9230], [-0.2031, 1.5081, 0.5448, 0.9365],
+                        [-0.5649, 1.4772, 0.1258, 0.9491], [-0.2008, 0.8424, -0.2124, 0.4631],
+                        [0.0232, 0.6615, -0.3701, 0.6515], [0.3328, 1.0925, -0.0843, 0.5496]]
+
+
+def _rope_queries(ns):
+    torch.manual_seed(123)
+    queries = inputs() @ torch.rand(3, 4)  # W_query = torch.rand(3, 4), the first draw after the seed
+    return ns.apply_rope(queries, *ns.rope_angles(4, 6))
+
+
+VALUES = VALUES + (
+    V("12_rope/cos_4x6", "12_rope", "rope_angles", "rope_angles(4, 6)[0]", ROPE_COS_4x6,
+      lambda ns: ns.rope_angles(4, 6)[0]),
+    V("12_rope/sin_4x6", "12_rope", "rope_angles", "rope_angles(4, 6)[1]", ROPE_SIN_4x6,
+      lambda ns: ns.rope_angles(4, 6)[1]),
+    V("12_rope/queries_rotated", "12_rope", "apply_rope",
+      "torch.manual_seed(123); queries = inputs @ torch.rand(3, 4); apply_rope(queries, *rope_angles(4, 6))",
+      ROPE_QUERIES_ROTATED, _rope_queries),
+)
+
 BY_ID = {value.id: value for value in VALUES}
 assert len(BY_ID) == len(VALUES), "duplicate documented-value id"
 

@@ -1,0 +1,399 @@
+"""Checks of section 12 (part 2): rotary position embeddings, RoPE (10 points).
+
+The section's registry entry (SECTION) and its visible checks: the documented tables of rope_angles(4, 6) and
+the worked example's queries rotated, then the properties that need no reference (shapes and dtype, the odd
+head_dim's error, the two halves of the tables alike, norms kept, scores that depend on the offset between two
+positions only, `offset` reading the rows of the tokens' true positions, the argument left unchanged, any number
+of leading dims, the input's device). The self-check runs them and the students' wheel ships this module as it
+is, so nothing here imports `solutions`: the right answers are the notebook's formulas, written out below. The
+hidden checks compare with the reference on fresh sizes: checks/hidden/hidden_12_rope.py.
+
+apply_rope's checks hand it tables made here, never the student's rope_angles: a mistake in one costs that
+name's checks only.
+"""
+
+SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
+    "title": "Rotary position embeddings",
+    "solution": "solutions.rope",
+    "names": ("rope_angles", "apply_rope"),
+    "part": 2,
+}
+
+import torch
+
+from autograder.checks.common import (expect_not_hard_coded, expect_raises, expect_unchanged, rand, randn,
+                                      run_unless_raised)
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
+from autograder.i18n import N_, _, _f
+
+TOKENS = ["Your", "journey", "starts", "with", "one", "step"]
+
+DOC_COS = torch.tensor(
+    [[1.0000, 1.0000, 1.0000, 1.0000],
+     [0.5403, 0.9999, 0.5403, 0.9999],
+     [-0.4161, 0.9998, -0.4161, 0.9998],
+     [-0.9900, 0.9996, -0.9900, 0.9996],
+     [-0.6536, 0.9992, -0.6536, 0.9992],
+     [0.2837, 0.9988, 0.2837, 0.9988]])
+DOC_SIN = torch.tensor(
+    [[0.0000, 0.0000, 0.0000, 0.0000],
+     [0.8415, 0.0100, 0.8415, 0.0100],
+     [0.9093, 0.0200, 0.9093, 0.0200],
+     [0.1411, 0.0300, 0.1411, 0.0300],
+     [-0.7568, 0.0400, -0.7568, 0.0400],
+     [-0.9589, 0.0500, -0.9589, 0.0500]])
+DOC_ROTATED = torch.tensor(  # apply_rope(queries, cos, sin) of the worked example
+    [[0.3022, 0.9986, 0.4093, 0.9230],
+     [-0.2031, 1.5081, 0.5448, 0.9365],
+     [-0.5649, 1.4772, 0.1258, 0.9491],
+     [-0.2008, 0.8424, -0.2124, 0.4631],
+     [0.0232, 0.6615, -0.3701, 0.6515],
+     [0.3328, 1.0925, -0.0843, 0.5496]])
+
+ANGLES_HINT = N_("check the formula: inv_freq = theta_base ** (-torch.arange(0, head_dim, 2) / head_dim), angles = "
+                 "positions[:, None] * inv_freq[None, :] for the positions 0 .. context_length - 1, then "
+                 "torch.cat((angles, angles), dim=-1)")
+ROTATE_HINT = N_("check the formula: x * cos + rotate_half(x) * sin, with rotate_half(x) = torch.cat((-x2, x1), "
+                 "dim=-1), x1 the first half of the features and x2 the second half")
+
+# rope_angles' common mistakes
+EXPONENT_PAIR = N_("the exponent i / head_dim with i the pair number (torch.arange(head_dim // 2)): the exponent is "
+                   "2i / head_dim, torch.arange(0, head_dim, 2) / head_dim")
+EXPONENT_UNDIVIDED = N_("the exponent 2i not divided by head_dim (inv_freq = theta_base ** (-2i / head_dim))")
+EXPONENT_EACH = N_("torch.arange(head_dim) instead of torch.arange(0, head_dim, 2): each column got its own "
+                   "frequency, where the two features of a pair share one")
+INTERLEAVED_TABLE = N_("the angles repeat_interleaved (each angle twice in a row, the interleaved layout of the "
+                       "original paper): this course pairs feature i with i + head_dim/2, so the angles are "
+                       "torch.cat((angles, angles), dim=-1)")
+FROM_ONE = N_("positions counted from 1 (the first row is position 0: cos 1 and sin 0)")
+SWAPPED = N_("the pair returned as (sin, cos): rope_angles returns (cos, sin)")
+THETA_IGNORED = N_("theta_base ignored (10000 written in the formula)")
+ODD_MISSED = N_("an odd head_dim not refused (its features cannot form pairs)")
+FLOAT64_TABLES = N_("float64 tables (the course's tensors are float32)")
+
+# apply_rope's common mistakes
+INTERLEAVED = N_("the interleaved convention of the original paper (pairs 2i, 2i + 1): this course pairs feature i "
+                 "with i + head_dim/2, rotate_half(x) = cat(-x2, x1), as the Llama family does")
+SIGN_WRONG_HALF = N_("the minus sign on the wrong half (cat(x2, -x1) instead of cat(-x2, x1)): every pair turns "
+                     "the other way")
+NO_MINUS = N_("rotate_half without its minus sign (cat(x2, x1)): that is no rotation, it changes the norms")
+OFFSET_IGNORED = N_("offset ignored (the rows 0 .. T - 1 of the tables, whatever offset says)")
+TABLE_NOT_CUT = N_("the tables not cut to the tokens' rows (cos[offset:offset + T]): a table longer than x "
+                   "cannot broadcast against it")
+FOUR_DIMS_ONLY = N_("x read as (B, H, T, head_dim) only: read T and head_dim from x.shape[-2] and x.shape[-1], "
+                    "and slice with ... (x[..., :half])")
+MODIFIED_X = N_("x modified in place")
+
+
+def worked_example() -> dict:
+    """The notebook's worked example: torch.manual_seed(123); W_query = torch.rand(3, 4); W_key = torch.rand(3, 4)."""
+    inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
+                           [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
+    weights = rand(123, 2, 3, 4)  # the same stream as torch.manual_seed(123) then two torch.rand(3, 4)
+    return {"queries": inputs @ weights[0], "keys": inputs @ weights[1]}
+
+
+# ---------------------------------------------------------------- the formulas, written out (and their slips)
+
+
+def angle_table(head_dim, context_length, theta_base=10_000.0, *, exponent="2i/d", layout="cat",
+                first_position=0) -> torch.Tensor:
+    """(context_length, head_dim) angles of the formula, computed in float64; the keywords give a common slip."""
+    positions = torch.arange(first_position, first_position + context_length, dtype=torch.float64)
+    half = torch.arange(head_dim // 2, dtype=torch.float64)  # the pair number i
+    if exponent == "each":  # every column its own exponent j / d: no duplication
+        return positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
+    power = {"2i/d": 2 * half / head_dim, "i/d": half / head_dim, "2i": 2 * half}[exponent]
+    angles = positions[:, None] * theta_base ** (-power)  # (T, d/2)
+    if layout == "interleave":
+        return angles.repeat_interleave(2, dim=-1)
+    return torch.cat((angles, angles), dim=-1)
+
+
+def tables(head_dim, context_length, theta_base=10_000.0, **slip) -> tuple:
+    """(cos, sin) in float32, as rope_angles must return them (or as a slip gives them)."""
+    angles = angle_table(head_dim, context_length, theta_base, **slip)
+    return torch.cos(angles).float(), torch.sin(angles).float()
+
+
+def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:
+    """description -> (cos, sin) of each common slip of rope_angles, for these arguments."""
+    slips = {EXPONENT_PAIR: {"exponent": "i/d"}, EXPONENT_UNDIVIDED: {"exponent": "2i"},
+             EXPONENT_EACH: {"exponent": "each"}, INTERLEAVED_TABLE: {"layout": "interleave"},
+             FROM_ONE: {"first_position": 1}}
+    wrong = {name: tables(head_dim, context_length, theta_base, **slip) for name, slip in slips.items()}
+    if theta_base != 10_000.0:
+        wrong[THETA_IGNORED] = tables(head_dim, context_length)
+    return wrong
+
+
+def rotated(x, cos, sin, offset=0, *, convention="half") -> torch.Tensor:
+    """The formula of apply_rope (or a slip of it: "interleaved", "sign", "no_minus"), in float64, as float32."""
+    x, num_tokens, half = x.double(), x.shape[-2], x.shape[-1] // 2
+    cos, sin = cos[offset:offset + num_tokens].double(), sin[offset:offset + num_tokens].double()
+    if convention == "interleaved":  # pair (2i, 2i + 1) turned by pair i's angle
+        c, s = cos[:, :half], sin[:, :half]
+        even, odd = x[..., 0::2], x[..., 1::2]
+        return torch.stack((even * c - odd * s, odd * c + even * s), dim=-1).flatten(-2).float()
+    x1, x2 = x[..., :half], x[..., half:]
+    turned = {"half": (-x2, x1), "sign": (x2, -x1), "no_minus": (x2, x1)}[convention]
+    return (x * cos + torch.cat(turned, dim=-1) * sin).float()
+
+
+def rotate_mistakes(x, cos, sin, offset=0) -> dict:
+    """description -> what each common slip of apply_rope gives on these arguments."""
+    wrong = {INTERLEAVED: rotated(x, cos, sin, offset, convention="interleaved"),
+             SIGN_WRONG_HALF: rotated(x, cos, sin, offset, convention="sign"),
+             NO_MINUS: rotated(x, cos, sin, offset, convention="no_minus")}
+    if offset:
+        wrong[OFFSET_IGNORED] = rotated(x, cos, sin)
+    return wrong
+
+
+# ---------------------------------------------------------------- calling the student's functions
+
+
+def angles_of(student, head_dim, context_length, theta_base=None) -> tuple:
+    """The student's (cos, sin), each checked to be a float tensor (compared as float32: the dtype has its check)."""
+    kwargs = {} if theta_base is None else {"theta_base": theta_base}
+    what = f"rope_angles({head_dim}, {context_length}{'' if theta_base is None else f', theta_base={theta_base}'})"
+    value = student.call("rope_angles", head_dim, context_length, **kwargs)
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        kind = _f("a tuple of {count}", count=len(value)) if isinstance(value, (tuple, list)) else type(value).__name__
+        raise CheckFailed(_f("{what} should return the pair (cos, sin); got {kind}", what=what, kind=kind))
+    for part in value:
+        if not isinstance(part, torch.Tensor) or not part.is_floating_point():
+            raise CheckFailed(_f("{what} should return two float tensors; got {got}", what=what,
+                                 got=type(part).__name__ if not isinstance(part, torch.Tensor) else part.dtype))
+    return value[0].float(), value[1].float(), what
+
+
+def expect_tables(got_cos, got_sin, expected: tuple, mistakes: dict, what: str, computed: tuple | None = None,
+                  **shown) -> None:
+    """cos, then sin, each with the slips' values for it (a pair returned swapped is named on cos already).
+    computed: the right tables at full precision where `expected` is rounded (the documented ones), for the swap."""
+    cos_mistakes = {name: pair[0] for name, pair in mistakes.items()}
+    cos_mistakes[SWAPPED] = (computed or expected)[1]
+    expect_close(got_cos, expected[0], _f("the cos table of {what}", what=what), atol=1e-4, hint=ANGLES_HINT,
+                 mistakes=cos_mistakes, **shown)
+    expect_close(got_sin, expected[1], _f("the sin table of {what}", what=what), atol=1e-4, hint=ANGLES_HINT,
+                 mistakes={name: pair[1] for name, pair in mistakes.items()}, **shown)
+
+
+def position_labels(head_dim, context_length) -> tuple:
+    return [f"p={p}" for p in range(context_length)], [f"pair {j % (head_dim // 2)}" for j in range(head_dim)]
+
+
+# ---------------------------------------------------------------- visible: rope_angles
+
+
+@check(1, "rope_angles(4, 6) gives the documented cos and sin tables", documented=True, cell="rope_angles")
+def test_documented_angles(student):
+    cos, sin, what = angles_of(student, 4, 6)
+    others = [angles_of(student, 6, 6)[0][:, :4], angles_of(student, 4, 5)[0]]
+    # a table written out answers the same for another head_dim or length; a slip in the formula still changes
+    expect_not_hard_coded("rope_angles", (cos, *others), [tables(4, 6)[0], tables(6, 6)[0][:, :4], tables(4, 5)[0]])
+    expect_tables(cos, sin, (DOC_COS, DOC_SIN), angle_mistakes(4, 6), what, computed=tables(4, 6),
+                  heatmap_labels=position_labels(4, 6), show_passing=True)
+
+
+@check(0.5, "rope_angles returns two float32 tables of shape (context_length, head_dim)", visible=True,
+       cell="rope_angles")
+def test_angles_shape_and_dtype(student):
+    for head_dim, context_length in ((8, 10), (2, 3), (16, 1)):
+        what = f"rope_angles({head_dim}, {context_length})"
+        value = student.call("rope_angles", head_dim, context_length)
+        if not (isinstance(value, (tuple, list)) and len(value) == 2):
+            raise CheckFailed(_f("{what} should return the pair (cos, sin); got {kind}", what=what,
+                                 kind=type(value).__name__))
+        for label, table in zip(("cos", "sin"), value):
+            expect_shape(table, (context_length, head_dim), f"{what}[{0 if label == 'cos' else 1}] ({label})")
+            expect(table.dtype == torch.float32,
+                   _f("{what}: the {label} table has dtype {got}; the course's tensors are float32 (make the "
+                      "positions and frequencies with dtype=torch.float32)", what=what, label=label,
+                      got=str(table.dtype).replace("torch.", "")), mistake=FLOAT64_TABLES)
+
+
+@check(0.5, "rope_angles raises ValueError for an odd head_dim", visible=True, cell="rope_angles")
+def test_odd_head_dim(student):
+    for head_dim in (5, 3):
+        try:
+            expect_raises(lambda size=head_dim: student.call("rope_angles", size, 4), "ValueError",
+                          f"rope_angles({head_dim}, 4)", naming=(head_dim,))
+        except CheckFailed as failure:
+            if failure.mistake:
+                raise
+            raise CheckFailed(failure.message, ODD_MISSED) from None
+
+
+@check(0.5, "rope_angles uses theta_base", visible=True, cell="rope_angles")
+def test_theta_base(student):
+    for head_dim, context_length, theta_base in ((8, 10, 500_000.0), (6, 7, 100.0)):
+        cos, sin, what = angles_of(student, head_dim, context_length, theta_base)
+        right = tables(head_dim, context_length, theta_base)
+        # the documented tolerance: another base changes pair 1's angles by far more
+        expect_tables(cos, sin, right, {THETA_IGNORED: tables(head_dim, context_length)}, what)
+
+
+@check(0.5, "the two halves of each table are alike: feature i and feature i + head_dim/2 share an angle",
+       visible=True, cell="rope_angles")
+def test_halves_alike(student):
+    for head_dim, context_length in ((8, 12), (6, 5)):
+        cos, sin, what = angles_of(student, head_dim, context_length)
+        expect_shape(cos, (context_length, head_dim), what)
+        expect_shape(sin, (context_length, head_dim), what)
+        half = head_dim // 2
+        for label, table in (("cos", cos), ("sin", sin)):
+            if torch.allclose(table[:, :half], table[:, half:], atol=1e-6):
+                continue
+            # the evidence of a slip: the table's columns alike two by two, or each column its own frequency
+            each = tables(head_dim, context_length, exponent="each")[0 if label == "cos" else 1]
+            named = INTERLEAVED_TABLE if torch.allclose(table[:, 0::2], table[:, 1::2], atol=1e-6) else \
+                EXPONENT_EACH if torch.allclose(table, each, atol=1e-4) else ""
+            message = _f("{what}: the {label} table's columns 0 .. {last} differ from its columns {half} .. {end}, "
+                         "but feature i is paired with feature i + {half} and both turn by the same angle",
+                         what=what, label=label, last=half - 1, half=half, end=head_dim - 1)
+            if named:
+                message += _f(". This looks like {mistake}", mistake=_(named))
+            raise CheckFailed(message, named)
+
+
+# ---------------------------------------------------------------- visible: apply_rope
+
+
+@check(1, "apply_rope on the worked example's queries gives the documented rotated queries", documented=True,
+       cell="apply_rope")
+def test_documented_rotation(student):
+    example, (cos, sin) = worked_example(), tables(4, 6)
+    got = rope_or_named(student, example["queries"], cos, sin, "apply_rope(queries, cos, sin)")
+    keys = rope_or_named(student, example["keys"], cos, sin, "apply_rope(keys, cos, sin)")
+    expect_not_hard_coded("apply_rope", (got, keys), [rotated(example["queries"], cos, sin),
+                                                      rotated(example["keys"], cos, sin)])
+    expect_close(got, DOC_ROTATED, "apply_rope(queries, cos, sin)", atol=1e-4, hint=ROTATE_HINT,
+                 mistakes=rotate_mistakes(example["queries"], cos, sin),
+                 heatmap_labels=(TOKENS, ["x1[0]", "x1[1]", "x2[0]", "x2[1]"]), show_passing=True)
+
+
+def rope_or_named(student, x, cos, sin, what, **kwargs):
+    """apply_rope's answer; where it raises on a (T, d) or longer table but answers the plain case, the mistake
+    its error shows (x read as 4-D only, the tables not cut) is named."""
+    try:
+        return student.call("apply_rope", x, cos, sin, **kwargs)
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        error = failure.shortened(300)
+    num_tokens = x.shape[-2]
+    named = ""
+    four_d = x.reshape(-1, 1, *x.shape[-2:])  # (B*..., 1, T, d): the layout after the heads are split
+    if x.dim() != 4 and run_unless_raised(student.run, "apply_rope", four_d, cos, sin, **kwargs) is not None:
+        named = FOUR_DIMS_ONLY
+    elif cos.shape[0] != num_tokens and not kwargs.get("offset") and run_unless_raised(
+            student.run, "apply_rope", four_d, cos[:num_tokens], sin[:num_tokens]) is not None:
+        named = TABLE_NOT_CUT
+    raise CheckFailed(_f("{what} raised: {error}", what=what, error=error)
+                      + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named) from None
+
+
+@check(1, "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs", visible=True,
+       cell="apply_rope")
+def test_any_leading_dims(student):
+    cos, sin = tables(8, 16)
+    for seed, shape in ((1201, (5, 8)), (1202, (2, 7, 8)), (1203, (2, 3, 4, 8))):
+        x = randn(seed, *shape)
+        what = f"apply_rope(x of shape {tuple(shape)}, cos, sin) with tables of 16 rows"
+        got = rope_or_named(student, x, cos, sin, what)
+        expect_shape(got, shape, what)
+        expect(got.dtype == torch.float32, _f("{what}: expected dtype float32, got {got}", what=what,
+                                              got=str(got.dtype).replace("torch.", "")))
+        expect_close(got, rotated(x, cos, sin), what, hint=ROTATE_HINT, mistakes=rotate_mistakes(x, cos, sin))
+
+
+@check(0.5, "apply_rope keeps the length of every query and key vector (a rotation)", visible=True, cell="apply_rope")
+def test_norms_kept(student):
+    cos, sin = tables(8, 9)
+    x = randn(1204, 2, 3, 9, 8)  # (B, H, T, d): the layout after the heads are split
+    got = rope_or_named(student, x, cos, sin, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
+    expect_shape(got, x.shape, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
+    before, after = x.norm(dim=-1).flatten(0, 1), got.float().norm(dim=-1).flatten(0, 1)  # (6, 9): one per token
+    worst = (after - before).abs()
+    if worst.max().item() > 1e-4:
+        item, token = (int(i) for i in torch.unravel_index(worst.argmax(), worst.shape))
+        named = NO_MINUS if torch.allclose(got.float(), rotated(x, cos, sin, convention="no_minus"), atol=1e-4) else ""
+        raise CheckFailed(_f("apply_rope changed the length of token {token} of head {item} from {before:.4f} to "
+                             "{after:.4f}: each pair (x1[i], x2[i]) must turn by its angle, which keeps its length",
+                             token=token, item=item, before=before[item, token].item(), after=after[item, token].item())
+                          + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
+
+
+@check(1, "the scores q·k after apply_rope are unchanged when every position shifts by the same amount", visible=True,
+       cell="apply_rope")
+def test_relative_scores(student):
+    """RoPE's point: the score of query m and key n depends on m - n only. Rotate q and k at positions 0 .. T-1,
+    then at positions s .. s+T-1 (the tables' rows from s on): every score must stay as it was."""
+    queries, keys = randn(1205, 1, 2, 6, 8), randn(1206, 1, 2, 6, 8)  # (B, H, T, d)
+    cos, sin = tables(8, 40)
+    scores = {}
+    for shift in (0, 7, 30):
+        rows = (cos[shift:shift + 6], sin[shift:shift + 6])
+        what = f"apply_rope(q, cos[{shift}:{shift + 6}], sin[{shift}:{shift + 6}])"
+        q = rope_or_named(student, queries, *rows, what)
+        k = rope_or_named(student, keys, *rows, what.replace("(q,", "(k,"))
+        expect_shape(q, queries.shape, what)
+        expect_shape(k, keys.shape, what)
+        scores[shift] = q.float() @ k.float().transpose(-2, -1)  # (1, 2, 6, 6): query m against key n
+    for shift in (7, 30):
+        expect_close(scores[shift], scores[0],
+                     _f("the scores q·k of your rotated queries and keys at positions {start} .. {end}, compared "
+                        "with those at positions 0 .. 5", start=shift, end=shift + 5),
+                     hint=N_("a rotation by the angle of position m, then by the angle of position n, leaves a dot "
+                             "product that depends on m - n only: each pair must turn by an angle proportional to "
+                             "its position"),
+                     heatmap_labels=True)
+
+
+@check(1, "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs", visible=True,
+       cell="apply_rope")
+def test_offset(student):
+    cos, sin = tables(8, 20)
+    x = randn(1207, 2, 2, 9, 8)  # (B, H, T, d): a whole sequence of 9 tokens
+    for offset in (3, 6):
+        new = x[..., offset:, :]  # the tokens after a cache of `offset` tokens
+        what = f"apply_rope(x[..., {offset}:, :], cos, sin, offset={offset})"
+        got = rope_or_named(student, new, cos, sin, what, offset=offset)
+        sliced = rope_or_named(student, new, cos[offset:offset + new.shape[-2]], sin[offset:offset + new.shape[-2]],
+                               f"apply_rope(x[..., {offset}:, :], cos[{offset}:9], sin[{offset}:9])")
+        plain = rope_or_named(student, new, cos, sin, f"apply_rope(x[..., {offset}:, :], cos, sin)")
+        # 1. the table's rows offset .. offset+T-1, read by the function itself
+        expect_close(got, sliced, _f("{what}, compared with your apply_rope on the tables' rows {offset} .. 8",
+                                     what=what, offset=offset),
+                     mistakes={OFFSET_IGNORED: plain}, hint=N_("token t of x sits at position offset + t"))
+        # 2. the cache's case: the new tokens rotated as they were within the whole sequence
+        whole = rope_or_named(student, x, cos, sin, "apply_rope(x, cos, sin)")
+        expect_close(got, whole[..., offset:, :],
+                     _f("{what}, compared with the last tokens of your apply_rope(x, cos, sin) on the whole sequence",
+                        what=what), mistakes={OFFSET_IGNORED: plain})
+
+
+@check(0.25, "apply_rope leaves x unchanged", visible=True, cell="apply_rope")
+def test_x_unchanged(student):
+    cos, sin = tables(6, 5)
+    x = randn(1208, 2, 2, 5, 6)
+    reply = run_unless_raised(student.run, "apply_rope", x, cos, sin, return_args=True)
+    try:
+        expect_unchanged(reply, [x, cos, sin], "apply_rope")
+    except CheckFailed as failure:
+        raise CheckFailed(failure.message, MODIFIED_X) from None
+
+
+@check(0.25, "apply_rope answers on its input's device", visible=True, cell="apply_rope")
+def test_device(student):
+    cos, sin = tables(8, 6)
+    x = randn(1209, 2, 2, 6, 8)
+    reply = student.run("apply_rope", x, cos, sin, device="meta")
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, _f("apply_rope on the meta device mixes devices ({mixed}): make every tensor on x.device",
+                         mixed=mixed))
+    expect(reply.output_devices == ["meta"],
+           _f("apply_rope on the meta device returned {value} instead of one tensor on that device",
+              value=repr(reply.value)[:100]))

@@ -27,10 +27,11 @@ class Reply:
     graph: bool = True
     mixed_devices: list = field(default_factory=list)
     output_devices: list = field(default_factory=list)
+    rows: dict = field(default_factory=dict)  # sublayer -> rows it was handed (worker/measure_rows.py)
 
 
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous,
-                 stand_ins=None) -> dict:
+                 stand_ins=None, count_rows=()) -> dict:
     """The worker's "call" request: the arguments as plain data (wire.py), never pickled. stand_ins: graded
     name -> its table, the answers that name gives during the call (worker/stand_in.answered_from)."""
     message = {
@@ -49,6 +50,8 @@ def call_message(target, args, kwargs, *, seed, mode, return_args, device, backw
         message["noncontiguous"] = True
     if stand_ins:
         message["stand_ins"] = wire.encode(stand_ins)
+    if count_rows:
+        message["count_rows"] = list(count_rows)
     return message
 
 
@@ -92,6 +95,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         graph=bool(grads.get("graph", True)),
         mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
+        rows={str(k): int(v) for k, v in (reply.get("rows") or {}).items() if isinstance(v, int)},
     )
 
 

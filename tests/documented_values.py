@@ -203,6 +203,13 @@ def _loaded(ns):
     return fused.eval()(batch())
 
 
+
+# 09_kv_cache: the cached layer draws, under one seed, the weights of 06's MultiHeadAttention, so its full forward
+# and any cached decoding of the worked batch give MULTIHEAD_123; kv_cache_bytes of the notebook's model table
+def _decoded(ns, sizes):
+    layer = _module(ns, "MultiHeadAttentionCached", 123, 3, 2, 6, 0.0, num_heads=2).eval()
+    return torch.cat([layer(part, use_cache=True) for part in torch.split(batch(), list(sizes), dim=1)], dim=1)
+
 # 07_positional_encoding: the demo table of seed 001 (its encoding doubles the even column index in the
 # exponent; the notebook rebuilds the table and asks the student to spot that slip)
 NOTES_W_Q = [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]
@@ -381,6 +388,23 @@ VALUES: tuple[Documented, ...] = (
       "torch.manual_seed(123); MultiHeadAttentionSDPA(3, 2, 6, 0.0, num_heads=2)(batch), each item",
       both(MULTIHEAD_123),
       _no_grad(lambda ns: _module(ns, "MultiHeadAttentionSDPA", 123, 3, 2, 6, 0.0, num_heads=2).eval()(batch()))),
+    # 09_kv_cache (part 2)
+    V("09_kv_cache/full", "09_kv_cache", "MultiHeadAttentionCached",
+      "torch.manual_seed(123); MultiHeadAttentionCached(3, 2, 6, 0.0, num_heads=2)(batch), each item",
+      both(MULTIHEAD_123),
+      _no_grad(lambda ns: _module(ns, "MultiHeadAttentionCached", 123, 3, 2, 6, 0.0, num_heads=2)(batch()))),
+    V("09_kv_cache/one_token_at_a_time", "09_kv_cache", "MultiHeadAttentionCached",
+      "torch.manual_seed(123); the batch fed one token at a time with use_cache=True, concatenated, each item",
+      both(MULTIHEAD_123), _no_grad(lambda ns: _decoded(ns, (1,) * 6))),
+    V("09_kv_cache/prompt_then_tokens", "09_kv_cache", "MultiHeadAttentionCached",
+      "torch.manual_seed(123); batch[:, :4], batch[:, 4:5], batch[:, 5:] with use_cache=True, concatenated",
+      both(MULTIHEAD_123), _no_grad(lambda ns: _decoded(ns, (4, 1, 1)))),
+    V("09_kv_cache/bytes_table", "09_kv_cache", "kv_cache_bytes",
+      "kv_cache_bytes of (12, 12, 64, 1024, 2), (32, 32, 128, 4096, 2), (32, 8, 128, 8192, 2)",
+      [37_748_736, 2_147_483_648, 1_073_741_824],
+      lambda ns: torch.tensor([ns.kv_cache_bytes(*shape) for shape in
+                               ((12, 12, 64, 1024, 2), (32, 32, 128, 4096, 2), (32, 8, 128, 8192, 2))]),
+      atol=0),
     # 07_positional_encoding (bonus)
     V("07_positional_encoding/encoding_4x4", "07_positional_encoding", "sinusoidal_encoding",
       "sinusoidal_encoding(4, 4)", ENCODING_4x4, lambda ns: ns.sinusoidal_encoding(4, 4)),

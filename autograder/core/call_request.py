@@ -28,10 +28,11 @@ class Reply:
     mixed_devices: list = field(default_factory=list)
     output_devices: list = field(default_factory=list)
     measured: dict = field(default_factory=dict)  # what the call made and computed, where asked (worker/measure_tiles)
+    rows: dict = field(default_factory=dict)  # sublayer -> rows it was handed (worker/measure_rows.py)
 
 
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous,
-                 stand_ins=None) -> dict:
+                 stand_ins=None, count_rows=()) -> dict:
     """The worker's "call" request: the arguments as plain data (wire.py), never pickled. stand_ins: graded
     name -> its table, the answers that name gives during the call (worker/stand_in.answered_from)."""
     message = {
@@ -50,6 +51,8 @@ def call_message(target, args, kwargs, *, seed, mode, return_args, device, backw
         message["noncontiguous"] = True
     if stand_ins:
         message["stand_ins"] = wire.encode(stand_ins)
+    if count_rows:
+        message["count_rows"] = list(count_rows)
     return message
 
 
@@ -94,6 +97,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
         mixed_devices=[mixing_words(m) for m in (reply.get("mixed_devices") or [])][:5],
         output_devices=[i["device"] for i in infos],
         measured=reply.get("measured") if isinstance(reply.get("measured"), dict) else {},
+        rows={str(k): int(v) for k, v in (reply.get("rows") or {}).items() if isinstance(v, int)},
     )
 
 

@@ -347,12 +347,13 @@ class Student:
                                     name=name, apis=", ".join(apis)), kind="forbidden")
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
-              device=None, backward=None, noncontiguous=False, default_device=None, measure=False) -> Reply:
+              device=None, backward=None, noncontiguous=False, default_device=None, measure=False,
+              count_rows=()) -> Reply:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
                                device=device, backward=backward, noncontiguous=noncontiguous,
-                               stand_ins=self.stand_ins)
+                               stand_ins=self.stand_ins, count_rows=count_rows)
         if default_device is not None:
             message["default_device"] = default_device
         if measure:
@@ -378,11 +379,13 @@ class StudentModule:
         return self.run(*args, mode=mode, seed=seed, **kwargs).value
 
     def run(self, *args, mode="eval", seed=None, return_args=False, device=None,
-            backward=None, **kwargs) -> Reply:
+            backward=None, count_rows=(), **kwargs) -> Reply:
+        """count_rows: names of sublayers whose input rows the worker counts (Reply.rows)."""
         self.student._check_source_bans(self.class_name)
         target = {"handle": self.handle.index, "method": None}
         return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
-                                  seed=seed, mode=mode, return_args=return_args, device=device, backward=backward)
+                                  seed=seed, mode=mode, return_args=return_args, device=device, backward=backward,
+                                  count_rows=count_rows)
 
     def call_method(self, method: str, *args, **kwargs):
         """The value of the module's public method `method` (its contract's, such as 08's load_from) called with

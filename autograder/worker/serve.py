@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, measure_cache, measure_tiles, param_moves, stand_in, wire
+from . import gpu, guards, measure_cache, measure_rows, measure_tiles, param_moves, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -176,7 +176,7 @@ class Worker:
             try:
                 with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
                     watching = watch if request.get("watch", True) else contextlib.nullcontext()
-                    with watching, made_on:
+                    with watching, made_on, measure_rows.counting_rows(module, request.get("count_rows")) as rows:
                         result = target["func"](*args, **kwargs)
                     if isinstance(result, torch.nn.Module) and device.type != "meta":
                         result.to(device)
@@ -189,7 +189,7 @@ class Worker:
             finally:
                 sys.stdout.flush()
         seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
-        reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count,
+        reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count, "rows": rows,
                  "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
                  "warnings": describe_warnings(caught, self.locate), **(watch.meter.report() if watch.meter else {})}
         if request.get("return_args"):

@@ -150,6 +150,9 @@ REPLY_FIELDS = {
     "printed": lambda v: isinstance(v, str),
     "warnings": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_warning, v)),
     "measured": _is_measured,
+    # sublayer -> rows it was handed (measure_rows.py)
+    "rows": lambda v: isinstance(v, dict) and len(v) <= MAX_ITEMS and all(
+        isinstance(k, str) and len(k) <= 40 and _is_count(n) for k, n in v.items()),
 }
 
 

@@ -21,7 +21,7 @@ import pytest
 from support import EXAMPLES, ROOT, cli_in_this_process, store_grade
 
 WEEKS = {"week1": ["01_scores", "02_softmax"], "week2": ["03_trainable_qkv", "04_causal_mask"],
-         "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"], "week4": ["08_efficient_mha"]}
+         "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"], "week4": ["08_efficient_mha", "10_grouped_query"]}
 BONUS = "07_positional_encoding"
 TABLE_END = ["total", "max_score", "status", "sandbox", "handed_in"]
 

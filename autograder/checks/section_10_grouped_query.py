@@ -30,7 +30,7 @@ import torch
 
 from autograder.checks.common import (OTHER_ORDER, TOKENS, WORKED_BATCH, expect_gradients, expect_not_hard_coded,
                                       expect_output, expect_param_shape, expect_raises, expect_same_params,
-                                      manual_seed, randn)
+                                      manual_seed, randn, run_unless_raised)
 from autograder.checks.grouped_forward import (CACHE_REPEATED, KV_WIDTH, ORDER, WRONG_DIM, grouped_attend,
                                                grouped_mistakes, mha_layer, own_grouped, torch_grouped)
 from autograder.checks.multihead_forward import causal_torch_output
@@ -73,21 +73,21 @@ def sizes(num_heads: int, num_kv_groups: int) -> str:
 
 def forward(module, x, **kwargs):
     """module(x, **kwargs), its size mismatches named (see named_mismatch)."""
-    with named_mismatch(module, kwargs.get("use_cache", False)):
+    with named_mismatch(module, x, kwargs.get("use_cache", False)):
         return module(x, **kwargs)
 
 
 @contextlib.contextmanager
-def named_mismatch(module, use_cache: bool = False):
-    """Within: a size mismatch the student's code raises is named where the evidence points at one cause: with a
-    cache, a mask not offset by the cached tokens; without one, in code that calls repeat_interleave, the keys
-    repeated along the tokens' dim."""
+def named_mismatch(module, x, use_cache: bool = False):
+    """Within: a size mismatch the student's code raises on x is named where the evidence points at one cause: with
+    a cache, where the same forward without it answers, a mask not offset by the cached tokens; else, in code that
+    calls repeat_interleave, the keys repeated along the tokens' dim."""
     try:
         yield
     except StudentFailure as failure:
         if failure.kind != "raised" or "must match the size" not in failure.message:
             raise
-        if use_cache:
+        if use_cache and run_unless_raised(module.run, x) is not None:
             raise CheckFailed(_f("{error}. {hint}", error=failure.shortened(300), hint=_(CACHE_MASK)),
                               CACHE_MASK) from None
         if "repeat_interleave" in module.student.source_of(NAME):
@@ -159,7 +159,7 @@ def own_or_fail(module, d_in, d_out, num_heads, num_kv_groups, what: str, device
     return own
 
 
-@check(1.25, "GroupedQueryAttention equals F.scaled_dot_product_attention(..., enable_gqa=True) run with its own "
+@check(1.5, "GroupedQueryAttention equals F.scaled_dot_product_attention(..., enable_gqa=True) run with its own "
        "weights", visible=True, cell=NAME)
 def test_equals_torch(student):
     x = randn(1011, 2, 7, 8)  # head_dim 3, two groups: scaling by either tells
@@ -172,7 +172,7 @@ def test_equals_torch(student):
                  mistakes=grouped_mistakes(own, x), device=student.device, heatmap_labels=True)
 
 
-@check(0.75, "GroupedQueryAttention with a group per head equals nn.MultiheadAttention run with its own weights",
+@check(1.0, "GroupedQueryAttention with a group per head equals nn.MultiheadAttention run with its own weights",
        visible=True, cell=NAME)
 def test_equals_mha(student):
     x = randn(1021, 2, 6, 8)
@@ -185,7 +185,7 @@ def test_equals_mha(student):
                  mistakes=grouped_mistakes(own, x), device=student.device, heatmap_labels=True)
 
 
-@check(0.5, "GroupedQueryAttention creates W_query, W_key, W_value and out_proj in the documented order and sizes, "
+@check(0.75, "GroupedQueryAttention creates W_query, W_key, W_value and out_proj in the documented order and sizes, "
        "honouring qkv_bias", visible=True, cell=NAME)
 def test_params(student):
     for qkv_bias in (False, True):
@@ -199,7 +199,7 @@ def test_params(student):
                            f"{NAME}(5, 12, 8, 0.1, num_heads=6, num_kv_groups=2, qkv_bias={qkv_bias})", ORDER)
 
 
-@check(0.5, "GroupedQueryAttention raises ValueError, naming both numbers, when the heads do not divide",
+@check(0.75, "GroupedQueryAttention raises ValueError, naming both numbers, when the heads do not divide",
        visible=True, cell=NAME)
 def test_errors(student):
     expect_raises(lambda: student.new(NAME, 8, 8, 6, 0.0, num_heads=4, num_kv_groups=3, seed=1041), "ValueError",
@@ -274,7 +274,7 @@ def test_gradients(student):
     x, grad_output = randn(1091, 2, 5, 4), randn(1092, 2, 5, 4)
     module = new_layer(student, 4, 4, 6, 0.0, num_heads=2, num_kv_groups=1, qkv_bias=True, seed=1093)
     params = module.params()
-    with named_mismatch(module):
+    with named_mismatch(module, x):
         reply = module.run(x, mode="train", backward=grad_output)
     expect_gradients(reply, list(params or {}), f"{NAME}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1, qkv_bias=True)",
                      unused=_("is it used in forward? out_proj must be applied to the combined heads"))

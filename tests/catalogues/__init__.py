@@ -8,8 +8,10 @@ from __future__ import annotations
 from . import (mistakes_01_scores, mistakes_02_softmax, mistakes_03_trainable_qkv, mistakes_04_causal_mask,
                mistakes_05_padding_mask, mistakes_06_multihead, mistakes_07_positional_encoding,
                mistakes_08_efficient_mha)
+from . import mistakes_10_grouped_query
 
 CATALOGUES = {module.__name__.rsplit(".", 1)[-1].removeprefix("mistakes_"): module
               for module in (mistakes_01_scores, mistakes_02_softmax, mistakes_03_trainable_qkv,
                              mistakes_04_causal_mask, mistakes_05_padding_mask, mistakes_06_multihead,
                              mistakes_07_positional_encoding, mistakes_08_efficient_mha)}
+CATALOGUES["10_grouped_query"] = mistakes_10_grouped_query

@@ -22,7 +22,7 @@ def reference(student, module, seed: int, *args, **kwargs):
     return with_params(seeded(ref.GroupedQueryAttention, *args, seed=seed, **kwargs), module.params())
 
 
-@check(1.25, "GroupedQueryAttention matches the reference at other sizes")
+@check(0.5, "GroupedQueryAttention matches the reference at other sizes")
 def test_random(student):
     x = randn(2001, 3, 7, 5)
     module = new_layer(student, 5, 12, 9, 0.0, num_heads=6, num_kv_groups=3, qkv_bias=True, seed=2002)
@@ -57,11 +57,11 @@ def test_equals_fused(student):
                  mistakes=grouped_mistakes(own_grouped(params, 5, 6, 3, 3), x), device=student.device)
 
 
-@check(0.5, "GroupedQueryAttention's cache matches the reference at other sizes", cell=NAME)
+@check(0.25, "GroupedQueryAttention's cache matches the reference at other sizes", cell=NAME)
 def test_cache_random(student):
     x = randn(2021, 2, 9, 5)
-    module = new_layer(student, 5, 12, 10, 0.0, num_heads=6, num_kv_groups=2, qkv_bias=True, seed=2022)
-    layer = reference(student, module, 2022, 5, 12, 10, 0.0, num_heads=6, num_kv_groups=2, qkv_bias=True)
+    module = new_layer(student, 5, 12, 10, 0.0, num_heads=6, num_kv_groups=3, qkv_bias=True, seed=2022)
+    layer = reference(student, module, 2022, 5, 12, 10, 0.0, num_heads=6, num_kv_groups=3, qkv_bias=True)
     with torch.no_grad():
         steps = [layer(x[:, :4], use_cache=True)] + [layer(x[:, i:i + 2], use_cache=True) for i in (4, 6)]
         steps.append(layer(x[:, 8:], use_cache=True))
@@ -72,5 +72,5 @@ def test_cache_random(student):
         next(g for g in got if not isinstance(g, torch.Tensor))
     expect_close(got,
                  torch.cat(steps, dim=1),
-                 _f("{name}(5, 12, 10, 0.0, num_heads=6, num_kv_groups=2, qkv_bias=True): reset_cache(), then tokens "
+                 _f("{name}(5, 12, 10, 0.0, num_heads=6, num_kv_groups=3, qkv_bias=True): reset_cache(), then tokens "
                     "0-3, 4-5, 6-7 and 8 with use_cache=True", name=NAME), device=student.device)

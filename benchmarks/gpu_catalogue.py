@@ -20,6 +20,7 @@ GPU_ONLY = (
     ("04_causal_mask", "mask kept as a plain attribute, not a buffer"),
     ("06_multihead", "mask made on the CPU in forward"),
     ("08_efficient_mha", "fused: mask made on the CPU in forward"),
+    ("10_grouped_query", "mask made on the CPU in forward"),
     ("02_softmax", ".numpy() on the input"),
 )
 NUMPY_SOFTMAX = '''

@@ -197,7 +197,8 @@ def cache_bytes(num_layers, num_kv_heads, head_dim, context_length, bytes_per_va
 d, heads = 4096, 32
 print(f"{'num_kv_groups':>14} {'parameters of one layer':>24} {'cache of the model (GiB)':>25}")
 for groups in (32, 8, 1):
-    layer = GroupedQueryAttention(d, d, 16, 0.0, num_heads=heads, num_kv_groups=groups)
+    with torch.device("meta"):  # shapes only: no memory, no random numbers drawn
+        layer = GroupedQueryAttention(d, d, 16, 0.0, num_heads=heads, num_kv_groups=groups)
     gib = cache_bytes(32, groups, d // heads, 8192, 2) / 2**30
     print(f"{groups:>14} {parameter_count(layer):>24,} {gib:>25.2f}")
 

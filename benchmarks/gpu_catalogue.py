@@ -21,6 +21,7 @@ GPU_ONLY = (
     ("06_multihead", "mask made on the CPU in forward"),
     ("08_efficient_mha", "fused: mask made on the CPU in forward"),
     ("09_kv_cache", "mask made on the CPU in forward"),
+    ("10_grouped_query", "mask made on the CPU in forward"),
     ("02_softmax", ".numpy() on the input"),
 )
 NUMPY_SOFTMAX = '''

@@ -483,6 +483,35 @@ VALUES = VALUES + (
       ROPE_QUERIES_ROTATED, _rope_queries),
 )
 
+# 10_grouped_query (part 2): four query heads sharing two key/value groups, then one (multi-query attention);
+# with a group per head the layer draws the weights of 06's MultiHeadAttention, so it gives MULTIHEAD_123
+GROUPED_123 = [
+    [-0.1750, 0.0796, 0.1065, 0.1746, -0.4003, 0.0008, -0.3314, 0.2663],
+    [-0.1783, 0.0244, 0.1042, 0.2030, -0.5012, -0.0195, -0.2814, 0.3641],
+    [-0.1785, 0.0100, 0.0982, 0.2133, -0.5316, -0.0229, -0.2639, 0.3939],
+    [-0.1344, -0.0034, 0.0713, 0.2008, -0.5152, -0.0182, -0.2041, 0.3972],
+    [-0.1124, 0.0043, 0.0644, 0.1822, -0.4940, -0.0015, -0.1932, 0.3891],
+    [-0.1011, -0.0109, 0.0562, 0.1860, -0.5012, -0.0100, -0.1660, 0.3996],
+]
+MULTI_QUERY_123 = [
+    [-0.0318, -0.0681, -0.0645, -0.4353, -0.1371, 0.0676, -0.1464, 0.6597],
+    [-0.0707, 0.0357, -0.1229, -0.4796, -0.1246, 0.0788, -0.0862, 0.8086],
+    [-0.0896, 0.0706, -0.1385, -0.4943, -0.1230, 0.0833, -0.0668, 0.8599],
+    [-0.0556, 0.0436, -0.1221, -0.4634, -0.1192, 0.0634, -0.0433, 0.8162],
+    [-0.0497, 0.0344, -0.1168, -0.4562, -0.1180, 0.0595, -0.0432, 0.8037],
+    [-0.0320, 0.0270, -0.1136, -0.4443, -0.1157, 0.0505, -0.0290, 0.7892],
+]
+VALUES += tuple(
+    V(f"10_grouped_query/{label}", "10_grouped_query", "GroupedQueryAttention",
+      f"torch.manual_seed(123); GroupedQueryAttention(3, {d_out}, 6, 0.0, num_heads={heads}, "
+      f"num_kv_groups={groups})(batch), each item", both(expected),
+      _no_grad(lambda ns, d_out=d_out, heads=heads, groups=groups: _module(
+          ns, "GroupedQueryAttention", 123, 3, d_out, 6, 0.0, num_heads=heads, num_kv_groups=groups)(batch())))
+    for label, d_out, heads, groups, expected in (("grouped", 8, 4, 2, GROUPED_123),
+                                                  ("multi_query", 8, 4, 1, MULTI_QUERY_123),
+                                                  ("a_group_per_head", 2, 2, 2, MULTIHEAD_123))
+)
+
 BY_ID = {value.id: value for value in VALUES}
 assert len(BY_ID) == len(VALUES), "duplicate documented-value id"
 

@@ -22,7 +22,8 @@ from support import EXAMPLES, ROOT, cli_in_this_process, store_grade
 
 WEEKS = {"week1": ["01_scores", "02_softmax"], "week2": ["03_trainable_qkv", "04_causal_mask"],
          "week3": ["05_padding_mask", "06_multihead", "07_positional_encoding"],
-         "week4": ["08_efficient_mha", "09_kv_cache"], "week5": ["11_sliding_window", "12_rope", "13_tiled_attention"]}
+         "week4": ["08_efficient_mha", "09_kv_cache", "10_grouped_query"],
+         "week5": ["11_sliding_window", "12_rope", "13_tiled_attention"]}
 BONUS = "07_positional_encoding"
 TABLE_END = ["total", "max_score", "status", "sandbox", "handed_in"]
 

@@ -42,9 +42,10 @@ AREAS: dict[str, tuple[str, ...]] = {
 # a section's message-holding helper modules speak for that section
 AREAS["checks_03"] += ("autograder/checks/qkv_mistakes.py",)
 AREAS["checks_08"] += ("autograder/checks/fused_forward.py",)
+AREAS["checks_09"] += ("autograder/checks/cached_forward.py",)
+AREAS["checks_10"] += ("autograder/checks/grouped_forward.py",)
 AREAS["checks_11"] += ("autograder/checks/window_forward.py",)
 AREAS["checks_13"] += ("autograder/checks/tiled_forward.py",)
-AREAS["checks_09"] += ("autograder/checks/cached_forward.py",)
 # The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
 SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"
 # Babel's keyword specification: which calls carry a message, and in which argument

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CATALOGUES = sorted((ROOT / "autograder/i18n/zh_CN/LC_MESSAGES").glob("*.po")) + [
     ROOT / "locale/zh_CN/LC_MESSAGES/notebooks.po"]
 INDEX_AFTER_DI = re.compile(r"第\s*(?:[-\d{$\[]|[A-Za-z])[^，。；：、）\s]*\s*\S{0,6}")
-ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节|部分)|\{line\} 行|\{part\} 部分|\{number\} 个(?:代码单元格|参数))")
+ONE_BASED = re.compile(r"第 (?:\d+ (?:步|节|部分)|\{line\} 行|\{part\} 部分|\{number\} 个(?:代码单元格|参数)|\{step\} 次)")
 DOCUMENTED = ("笔记本中给出的", "示例中的")
 HAN = "\u4e00-\u9fff"
 DOUBLED = re.compile(rf"的的|([{HAN}]{{2}})(?:(?![和与或而])[{HAN}]){{0,4}}\1的")
@@ -84,6 +84,7 @@ def test_documented_is_what_the_notebook_gives(path):
     ("沿第 -2 维", 1), ("在第 $2i$ 列填入正弦", 1), ("第 [h*hd, (h+1)*hd) 个特征", 1),
     ("见 README.md 第 2 步", 0), ("第 2 节的公式", 0), ("{cell}，第 {line} 行", 0), ("第 {number} 个参数", 0),
     ("第二行（索引为 1）", 0), ("索引为 2 的样本", 0), ("维度 0", 0),
+    ("第 {step} 次调用中", 0), ("第 {t + 1} 个 token 之后", 1),  # a call counted from 1 (step + 1); t from 0
 ])
 def test_the_rule_tells_an_index_from_a_one_based_count(text, hits):
     assert len(ordinal_indices(text)) == hits

@@ -28,6 +28,13 @@ def tiled_attention(q, k, v, block_q=64, block_k=64, causal=False):
     the blocks of keys arrive one at a time; the running max m, the running sum l and the output
     accumulator acc are rescaled by exp(m_old - m_new) whenever the max grows. No softmax over a whole row,
     no F.scaled_dot_product_attention.
+
+    Hints:
+        1. For each block of queries, start m at -inf, l at 0 (both (..., bq)) and acc at 0 ((..., bq, d)).
+        2. For each block of keys: the tile's scaled scores, m_new = max(m, the tile's row max), then
+           alpha = exp(m - m_new) shrinks l and acc before the tile's exp(scores - m_new) is added.
+        3. After the last block of keys: out = acc / l and logsumexp = m + log(l).
+        4. With causal=True, stop at the first block of keys that starts after the block's last query.
     """
     num_tokens, head_dim = q.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(head_dim)

@@ -107,7 +107,9 @@ MISTAKES = [
     Mistake("layer: window off by one", layer((LAYER_BAND, "hidden = (j > i) | (j < i - self.window)")),
             [*VALUES, CACHED_REF], says="the window off by one"),
     Mistake("layer: causal mask only", layer((LAYER_BAND, "hidden = j > i")),
-            [*VALUES, TOKENS, PROMPT, CACHED_REF], says="no window"),
+            [*VALUES, TOKENS, PROMPT, CACHED_REF], says="no window",
+            # decoding one token at a time, a causal-only band hides no cached key: the line sees exactly that
+            also=("every cached key visible to the new tokens",)),
     Mistake("layer: scale by sqrt(d_out)", layer(("scores / self.head_dim ** 0.5", "scores / self.d_out ** 0.5")),
             [DOC, COVERS, BAND_CHECK, REF, CACHED_REF], says=""),
     Mistake("cache not trimmed", layer((KEEP, "self.cache_k = k\n            self.cache_v = v")),

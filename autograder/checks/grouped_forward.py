@@ -50,38 +50,31 @@ def own_grouped(params, d_in: int, d_out: int, num_heads: int, num_kv_groups: in
 
 
 def grouped_attend(layer, x, *, tiled=False, scale_by=None, causal=True, diagonal=1, out_proj=True):
-    """The grouped forward written out with the weights of `layer` (own_grouped's), without autograd, with
-    switches that reproduce common mistakes: tiled (.repeat instead of .repeat_interleave), scale_by (divide the
-    scores by sqrt(scale_by); default head_dim), causal, diagonal (0 hides the diagonal too), out_proj."""
+    """F.scaled_dot_product_attention with the weights of `layer` (own_grouped's), without autograd: torch's own
+    grouping (enable_gqa=True: query head h reads key/value head h // group_size), the right output by another
+    route; with switches that reproduce common mistakes: tiled (.repeat instead of .repeat_interleave), scale_by
+    (divide the scores by sqrt(scale_by); default head_dim), causal, diagonal (0 hides the diagonal too),
+    out_proj. Torch attends, never code of its own: the section forbids that function to the student."""
     with torch.no_grad():
         b, t, _ = x.shape
         h, g, hd = layer.num_heads, layer.num_kv_groups, layer.head_dim
         queries = layer.W_query(x).reshape(b, t, h, hd).transpose(1, 2)  # (b, h, t, hd)
         keys, values = (proj(x).reshape(b, t, g, hd).transpose(1, 2) for proj in (layer.W_key, layer.W_value))
-        if tiled:
+        if tiled:  # every query head given its own (wrongly chosen) key/value head: no grouping left to torch
             keys, values = keys.repeat(1, h // g, 1, 1), values.repeat(1, h // g, 1, 1)
-        else:
-            keys, values = keys.repeat_interleave(h // g, dim=1), values.repeat_interleave(h // g, dim=1)
-        scores = queries @ keys.transpose(-2, -1)  # (b, h, t, t)
-        if causal:
-            scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool, device=x.device).triu(diagonal),
-                                        float("-inf"))
-        weights = torch.softmax(scores / (scale_by or hd) ** 0.5, dim=-1)
-        context = (weights @ values).transpose(1, 2).reshape(b, t, h * hd)
+        hidden = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(diagonal) if causal else None
+        mask = None if hidden is None else torch.zeros(t, t, device=x.device).masked_fill(hidden, float("-inf"))
+        context = torch.nn.functional.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=mask, scale=(scale_by or hd) ** -0.5, enable_gqa=not tiled)
+        if hidden is not None:  # a query that sees no key: softmax over nothing is NaN by hand, 0 in torch
+            context = context.masked_fill(hidden.all(-1)[:, None], float("nan"))
+        context = context.transpose(1, 2).reshape(b, t, h * hd)
         return layer.out_proj(context) if out_proj else context
 
 
 def torch_grouped(layer, x):
-    """F.scaled_dot_product_attention(..., is_causal=True, enable_gqa=True) with the weights of `layer`: torch's
-    own grouping (query head h reads key/value head h // group_size), the right output by another route."""
-    with torch.no_grad():
-        b, t, _ = x.shape
-        h, g, hd = layer.num_heads, layer.num_kv_groups, layer.head_dim
-        queries = layer.W_query(x).reshape(b, t, h, hd).transpose(1, 2)
-        keys, values = (proj(x).reshape(b, t, g, hd).transpose(1, 2) for proj in (layer.W_key, layer.W_value))
-        context = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True,
-                                                                   enable_gqa=True)
-        return layer.out_proj(context.transpose(1, 2).reshape(b, t, h * hd))
+    """F.scaled_dot_product_attention(..., enable_gqa=True) with the weights of `layer` under a causal mask."""
+    return grouped_attend(layer, x)
 
 
 def grouped_mistakes(layer, x) -> dict:

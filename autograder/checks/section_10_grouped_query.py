@@ -217,7 +217,8 @@ def test_causal(student):
     module = new_layer(student, 4, 6, 8, 0.0, num_heads=3, num_kv_groups=1, seed=1053)
     before, after = forward(module, x), forward(module, changed)
     for out in (before, after):
-        expect_output(out, (2, 8, 6), f"{NAME}(4, 6, 8, 0.0, num_heads=3, num_kv_groups=1) on a (2, 8, 4) input")
+        expect_output(out, (2, 8, 6),
+                      _f("{name}(4, 6, 8, 0.0, num_heads=3, num_kv_groups=1) on a (2, 8, 4) input", name=NAME))
     expect_close(after[:, :5], before[:, :5], _("the outputs of tokens 0-4 after tokens 5-7 changed"),
                  device=student.device, heatmap_labels=True,
                  hint=N_("They changed, so the future leaks into the past: each query may see its own token and "
@@ -234,7 +235,8 @@ def test_batch_items(student):
     changed[1] = randn(1062, 6, 4, scale=3.0)
     module = new_layer(student, 4, 4, 6, 0.0, num_heads=2, num_kv_groups=1, seed=1063)
     before, after = forward(module, x), forward(module, changed)
-    expect_output(before, (2, 6, 4), f"{NAME}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1) on a (2, 6, 4) input")
+    expect_output(before, (2, 6, 4),
+                  _f("{name}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1) on a (2, 6, 4) input", name=NAME))
     expect_close(after[0], before[0], _("the output of batch item 0 after batch item 1 changed"),
                  device=student.device, hint=N_("Each batch item attends to its own tokens only: keep the batch dim "
                                                 "apart (scores of shape (b, num_heads, T, T))"))
@@ -245,7 +247,8 @@ def test_eval(student):
     x = randn(1071, 2, 6, 4)
     module = new_layer(student, 4, 4, 6, 0.5, num_heads=2, num_kv_groups=1, seed=1072)
     expected = forward(new_layer(student, 4, 4, 6, 0.0, num_heads=2, num_kv_groups=1, seed=1072), x, mode="eval")
-    expect_output(expected, (2, 6, 4), f"{NAME}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1) in eval mode")
+    expect_output(expected, (2, 6, 4),
+                  _f("{name}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1) in eval mode", name=NAME))
     for draw in (5, 6):
         expect_close(forward(module, x, mode="eval", seed=draw), expected,
                      _f("{name}(4, 4, 6, dropout=0.5, ...) in eval mode, compared with the same layer built with "

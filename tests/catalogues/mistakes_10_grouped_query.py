@@ -121,7 +121,9 @@ MISTAKES = [
         (SOFTMAX, "torch.softmax(scores / self.num_kv_groups ** 0.5, dim=-1)")),
         [MQA_DOC, MHA_DOC, TORCH, MHA, REF, FUSED, CACHE_REF], says="sqrt(num_kv_groups) instead of sqrt(head_dim)"),
     Mistake("scores scaled by sqrt(d_out)", gqa((SOFTMAX, "torch.softmax(scores / self.d_out ** 0.5, dim=-1)")),
-            [DOC, MQA_DOC, MHA_DOC, TORCH, MHA, REF, FUSED, CACHE_REF], says="sqrt(d_out) instead of sqrt(head_dim)"),
+            [DOC, MQA_DOC, MHA_DOC, TORCH, MHA, REF, FUSED, CACHE_REF], says="sqrt(d_out) instead of sqrt(head_dim)",
+            # notebook 06's documented layer has d_out == num_kv_groups == 2: the two scalings are one there
+            also=("sqrt(num_kv_groups) instead of sqrt(head_dim)",)),
     # repeated before the transpose, along dim 1, which then holds the tokens
     Mistake("repeat_interleave before the transpose, on the tokens' dim", gqa(
         ("k = self.W_key(x).view(b, t, self.num_kv_groups, self.head_dim).transpose(1, 2)",

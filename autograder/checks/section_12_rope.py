@@ -5,10 +5,12 @@ the worked example's queries rotated, then the properties that need no reference
 head_dim's error, the two halves of the tables alike, norms kept, scores that depend on the offset between two
 positions only, `offset` reading the rows of the tokens' true positions, the argument left unchanged, any number
 of leading dims, the input's device). The self-check runs them and the students' wheel ships this module as it
-is, so nothing here imports `solutions`: the right answers are the notebook's formulas, written out below. The
-hidden checks compare with the reference on fresh sizes: checks/hidden/hidden_12_rope.py.
+is, so nothing here computes a right answer: the right values are documented data (the notebook's tables and
+rotated queries, their multiples by the linearity of a rotation) or the student's own calls compared with each
+other; only the common slips' values are computed here, to name them. The hidden checks compare with the reference
+(solutions) on fresh sizes: checks/hidden/hidden_12_rope.py.
 
-apply_rope's checks hand it tables made here, never the student's rope_angles: a mistake in one costs that
+apply_rope's checks hand it the documented tables or tables of random frequencies, never the student's rope_angles: a mistake in one costs that
 name's checks only.
 """
 
@@ -49,6 +51,18 @@ DOC_ROTATED = torch.tensor(  # apply_rope(queries, cos, sin) of the worked examp
      [-0.2008, 0.8424, -0.2124, 0.4631],
      [0.0232, 0.6615, -0.3701, 0.6515],
      [0.3328, 1.0925, -0.0843, 0.5496]])
+
+# the tables at full precision, one half each (the other half is the same): rope_angles(4, 10), the worked example's
+# six rows and four more (a table longer than x), and rope_angles(6, 7, theta_base=100.0)
+def _both_halves(half_table):
+    table = torch.tensor(half_table)
+    return torch.cat((table, table), dim=-1)
+
+
+COS_4_10 = _both_halves([[1.00000000, 1.00000000], [0.54030234, 0.99994999], [-0.41614684, 0.99980003], [-0.98999250, 0.99955004], [-0.65364361, 0.99920011], [0.28366220, 0.99875027], [0.96017027, 0.99820054], [0.75390226, 0.99755102], [-0.14550003, 0.99680167], [-0.91113025, 0.99595273]])
+SIN_4_10 = _both_halves([[0.00000000, 0.00000000], [0.84147096, 0.00999983], [0.90929741, 0.01999867], [0.14112000, 0.02999550], [-0.75680250, 0.03998933], [-0.95892429, 0.04997917], [-0.27941549, 0.05996400], [0.65698659, 0.06994285], [0.98935825, 0.07991469], [0.41211849, 0.08987854]])
+COS_6_7_BASE_100 = _both_halves([[1.00000000, 1.00000000, 1.00000000], [0.54030234, 0.97688168, 0.99892294], [-0.41614684, 0.90859568, 0.99569422], [-0.98999250, 0.79829925, 0.99032068], [-0.65364361, 0.65109217, 0.98281395], [0.28366220, 0.47378072, 0.97319025], [0.96017027, 0.27456340, 0.96147019]])
+SIN_6_7_BASE_100 = _both_halves([[0.00000000, 0.00000000, 0.00000000], [0.84147096, 0.21378066, 0.04639922], [0.90929741, 0.41767684, 0.09269849], [0.14112000, 0.60226101, 0.13879809], [-0.75680250, 0.75899869, 0.18459871], [-0.95892429, 0.88064283, 0.23000169], [-0.27941549, 0.96156901, 0.27490926]])
 
 ANGLES_HINT = N_("check the formula: inv_freq = theta_base ** (-torch.arange(0, head_dim, 2) / head_dim), angles = "
                  "positions[:, None] * inv_freq[None, :] for the positions 0 .. context_length - 1, then "
@@ -96,58 +110,59 @@ def worked_example() -> dict:
 # ---------------------------------------------------------------- the formulas, written out (and their slips)
 
 
-def angle_table(head_dim, context_length, theta_base=10_000.0, *, exponent="2i/d", layout="cat",
-                first_position=0) -> torch.Tensor:
-    """(context_length, head_dim) angles of the formula, computed in float64; the keywords give a common slip."""
-    positions = torch.arange(first_position, first_position + context_length, dtype=torch.float64)
-    half = torch.arange(head_dim // 2, dtype=torch.float64)  # the pair number i
-    if exponent == "each":  # every column its own exponent j / d: no duplication
-        return positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
-    power = {"2i/d": 2 * half / head_dim, "i/d": half / head_dim, "2i": 2 * half}[exponent]
-    angles = positions[:, None] * theta_base ** (-power)  # (T, d/2)
-    if layout == "interleave":
-        return angles.repeat_interleave(2, dim=-1)
-    return torch.cat((angles, angles), dim=-1)
+ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_EACH: "each",
+               INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
 
 
-def tables(head_dim, context_length, theta_base=10_000.0, **slip) -> tuple:
-    """(cos, sin) in float32, as rope_angles must return them (or as a slip gives them)."""
-    angles = angle_table(head_dim, context_length, theta_base, **slip)
+def slipped_tables(head_dim, context_length, theta_base, slip) -> tuple:
+    """(cos, sin) in float32 as one common slip of rope_angles gives them (slip: a value of ANGLE_SLIPS); the
+    right tables are the documented data above, or the reference in the hidden checks."""
+    first = 1 if slip == "from_one" else 0
+    positions = torch.arange(first, first + context_length, dtype=torch.float64)
+    if slip == "each":  # every column its own exponent j / d: no duplication
+        angles = positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
+        return torch.cos(angles).float(), torch.sin(angles).float()
+    pair = torch.arange(head_dim // 2, dtype=torch.float64)
+    power = {"pair": pair / head_dim, "undivided": 2 * pair}.get(slip, 2 * pair / head_dim)
+    angles = positions[:, None] * theta_base ** (-power)
+    angles = angles.repeat_interleave(2, dim=-1) if slip == "interleave" else torch.cat((angles, angles), dim=-1)
     return torch.cos(angles).float(), torch.sin(angles).float()
 
 
 def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:
     """description -> (cos, sin) of each common slip of rope_angles, for these arguments."""
-    slips = {EXPONENT_PAIR: {"exponent": "i/d"}, EXPONENT_UNDIVIDED: {"exponent": "2i"},
-             EXPONENT_EACH: {"exponent": "each"}, INTERLEAVED_TABLE: {"layout": "interleave"},
-             FROM_ONE: {"first_position": 1}}
-    wrong = {name: tables(head_dim, context_length, theta_base, **slip) for name, slip in slips.items()}
-    if theta_base != 10_000.0:
-        wrong[THETA_IGNORED] = tables(head_dim, context_length)
-    return wrong
+    return {name: slipped_tables(head_dim, context_length, theta_base, slip) for name, slip in ANGLE_SLIPS.items()}
 
 
-def rotated(x, cos, sin, offset=0, *, convention="half") -> torch.Tensor:
-    """The formula of apply_rope (or a slip of it: "interleaved", "sign", "no_minus"), in float64, as float32."""
+ROTATION_SLIPS = {INTERLEAVED: "interleaved", SIGN_WRONG_HALF: "sign", NO_MINUS: "no_minus"}
+
+
+def slipped_rotation(x, cos, sin, slip, offset=0) -> torch.Tensor:
+    """What one common slip of apply_rope gives (slip: a value of ROTATION_SLIPS), in float64, as float32."""
     x, num_tokens, half = x.double(), x.shape[-2], x.shape[-1] // 2
     cos, sin = cos[offset:offset + num_tokens].double(), sin[offset:offset + num_tokens].double()
-    if convention == "interleaved":  # pair (2i, 2i + 1) turned by pair i's angle
+    if slip == "interleaved":  # pair (2i, 2i + 1) turned by pair i's angle
         c, s = cos[:, :half], sin[:, :half]
         even, odd = x[..., 0::2], x[..., 1::2]
         return torch.stack((even * c - odd * s, odd * c + even * s), dim=-1).flatten(-2).float()
     x1, x2 = x[..., :half], x[..., half:]
-    turned = {"half": (-x2, x1), "sign": (x2, -x1), "no_minus": (x2, x1)}[convention]
+    turned = {"sign": (x2, -x1), "no_minus": (x2, x1)}[slip]
     return (x * cos + torch.cat(turned, dim=-1) * sin).float()
 
 
 def rotate_mistakes(x, cos, sin, offset=0) -> dict:
-    """description -> what each common slip of apply_rope gives on these arguments."""
-    wrong = {INTERLEAVED: rotated(x, cos, sin, offset, convention="interleaved"),
-             SIGN_WRONG_HALF: rotated(x, cos, sin, offset, convention="sign"),
-             NO_MINUS: rotated(x, cos, sin, offset, convention="no_minus")}
-    if offset:
-        wrong[OFFSET_IGNORED] = rotated(x, cos, sin)
-    return wrong
+    """description -> what each common slip of apply_rope gives on these arguments (offset ignored: the hidden
+    checks add it)."""
+    return {name: slipped_rotation(x, cos, sin, slip, offset) for name, slip in ROTATION_SLIPS.items()}
+
+
+def turning_tables(rows, head_dim, seed) -> tuple:
+    """(cos, sin) of angles proportional to the position, with random frequencies (not RoPE's): any such table
+    turns each pair by an angle proportional to its position, all the properties below need."""
+    frequencies = rand(seed, head_dim // 2)
+    angles = torch.arange(rows, dtype=torch.float32)[:, None] * frequencies[None, :]
+    angles = torch.cat((angles, angles), dim=-1)
+    return torch.cos(angles), torch.sin(angles)
 
 
 # ---------------------------------------------------------------- calling the student's functions
@@ -190,10 +205,9 @@ def position_labels(head_dim, context_length) -> tuple:
 @check(1, "rope_angles(4, 6) gives the documented cos and sin tables", documented=True, cell="rope_angles")
 def test_documented_angles(student):
     cos, sin, what = angles_of(student, 4, 6)
-    others = [angles_of(student, 6, 6)[0][:, :4], angles_of(student, 4, 5)[0]]
-    # a table written out answers the same for another head_dim or length; a slip in the formula still changes
-    expect_not_hard_coded("rope_angles", (cos, *others), [tables(4, 6)[0], tables(6, 6)[0][:, :4], tables(4, 5)[0]])
-    expect_tables(cos, sin, (DOC_COS, DOC_SIN), angle_mistakes(4, 6), what, computed=tables(4, 6),
+    # a table written out answers the same for a shorter length (whose right tables are the first rows)
+    expect_not_hard_coded("rope_angles", (cos, angles_of(student, 4, 5)[0]), [COS_4_10[:6], COS_4_10[:5]])
+    expect_tables(cos, sin, (DOC_COS, DOC_SIN), angle_mistakes(4, 6), what, computed=(COS_4_10[:6], SIN_4_10[:6]),
                   heatmap_labels=position_labels(4, 6), show_passing=True)
 
 
@@ -228,11 +242,11 @@ def test_odd_head_dim(student):
 
 @check(0.5, "rope_angles uses theta_base", visible=True, cell="rope_angles")
 def test_theta_base(student):
-    for head_dim, context_length, theta_base in ((8, 10, 500_000.0), (6, 7, 100.0)):
-        cos, sin, what = angles_of(student, head_dim, context_length, theta_base)
-        right = tables(head_dim, context_length, theta_base)
-        # the documented tolerance: another base changes pair 1's angles by far more
-        expect_tables(cos, sin, right, {THETA_IGNORED: tables(head_dim, context_length)}, what)
+    cos, sin, what = angles_of(student, 6, 7, 100.0)
+    default = angles_of(student, 6, 7)  # theta_base ignored: the student's own tables of the default base
+    mistakes = {**angle_mistakes(6, 7, 100.0), THETA_IGNORED: default[:2]}
+    # the documented tolerance: another base changes pair 1's angles by far more
+    expect_tables(cos, sin, (COS_6_7_BASE_100, SIN_6_7_BASE_100), mistakes, what)
 
 
 @check(0.5, "the two halves of each table are alike: feature i and feature i + head_dim/2 share an angle",
@@ -247,7 +261,7 @@ def test_halves_alike(student):
             if torch.allclose(table[:, :half], table[:, half:], atol=1e-6):
                 continue
             # the evidence of a slip: the table's columns alike two by two, or each column its own frequency
-            each = tables(head_dim, context_length, exponent="each")[0 if label == "cos" else 1]
+            each = slipped_tables(head_dim, context_length, 10_000.0, "each")[0 if label == "cos" else 1]
             named = INTERLEAVED_TABLE if torch.allclose(table[:, 0::2], table[:, 1::2], atol=1e-6) else \
                 EXPONENT_EACH if torch.allclose(table, each, atol=1e-4) else ""
             message = _f("{what}: the {label} table's columns 0 .. {last} differ from its columns {half} .. {end}, "
@@ -264,11 +278,11 @@ def test_halves_alike(student):
 @check(1, "apply_rope on the worked example's queries gives the documented rotated queries", documented=True,
        cell="apply_rope")
 def test_documented_rotation(student):
-    example, (cos, sin) = worked_example(), tables(4, 6)
+    example, (cos, sin) = worked_example(), (COS_4_10[:6], SIN_4_10[:6])
     got = rope_or_named(student, example["queries"], cos, sin, "apply_rope(queries, cos, sin)")
-    keys = rope_or_named(student, example["keys"], cos, sin, "apply_rope(keys, cos, sin)")
-    expect_not_hard_coded("apply_rope", (got, keys), [rotated(example["queries"], cos, sin),
-                                                      rotated(example["keys"], cos, sin)])
+    negated = rope_or_named(student, -example["queries"], cos, sin, "apply_rope(-queries, cos, sin)")
+    # a rotation is linear: -queries turn into -DOC_ROTATED, which an answer written out does not follow
+    expect_not_hard_coded("apply_rope", (got, negated), [DOC_ROTATED, -DOC_ROTATED])
     expect_close(got, DOC_ROTATED, "apply_rope(queries, cos, sin)", atol=1e-4, hint=ROTATE_HINT,
                  mistakes=rotate_mistakes(example["queries"], cos, sin),
                  heatmap_labels=(TOKENS, ["x1[0]", "x1[1]", "x2[0]", "x2[1]"]), show_passing=True)
@@ -298,20 +312,26 @@ def rope_or_named(student, x, cos, sin, what, **kwargs):
 @check(1, "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs", visible=True,
        cell="apply_rope")
 def test_any_leading_dims(student):
-    cos, sin = tables(8, 16)
-    for seed, shape in ((1201, (5, 8)), (1202, (2, 7, 8)), (1203, (2, 3, 4, 8))):
-        x = randn(seed, *shape)
-        what = f"apply_rope(x of shape {tuple(shape)}, cos, sin) with tables of 16 rows"
+    cos, sin, queries = COS_4_10, SIN_4_10, worked_example()["queries"]
+    # a rotation is linear: a multiple of the worked example's queries turns into that multiple of DOC_ROTATED
+    two = torch.stack((queries, -queries))
+    four = torch.stack((two, 0.5 * two))
+    for x, factors in ((queries, torch.tensor(1.0)), (two, torch.tensor([1.0, -1.0])[:, None, None]),
+                       (four, torch.tensor([[1.0, -1.0], [0.5, -0.5]])[:, :, None, None])):
+        shape = tuple(x.shape)
+        what = _f("{call}, x of shape {shape}, with tables of {rows} rows", call="apply_rope(x, cos, sin)",
+                  shape=shape, rows=cos.shape[0])
         got = rope_or_named(student, x, cos, sin, what)
         expect_shape(got, shape, what)
         expect(got.dtype == torch.float32, _f("{what}: expected dtype float32, got {got}", what=what,
                                               got=str(got.dtype).replace("torch.", "")))
-        expect_close(got, rotated(x, cos, sin), what, hint=ROTATE_HINT, mistakes=rotate_mistakes(x, cos, sin))
+        expect_close(got, factors * DOC_ROTATED, what, atol=1e-4, hint=ROTATE_HINT,
+                     mistakes=rotate_mistakes(x, cos, sin))
 
 
 @check(0.5, "apply_rope keeps the length of every query and key vector (a rotation)", visible=True, cell="apply_rope")
 def test_norms_kept(student):
-    cos, sin = tables(8, 9)
+    cos, sin = turning_tables(9, 8, 1210)
     x = randn(1204, 2, 3, 9, 8)  # (B, H, T, d): the layout after the heads are split
     got = rope_or_named(student, x, cos, sin, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
     expect_shape(got, x.shape, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
@@ -319,20 +339,20 @@ def test_norms_kept(student):
     worst = (after - before).abs()
     if worst.max().item() > 1e-4:
         item, token = (int(i) for i in torch.unravel_index(worst.argmax(), worst.shape))
-        named = NO_MINUS if torch.allclose(got.float(), rotated(x, cos, sin, convention="no_minus"), atol=1e-4) else ""
+        named = NO_MINUS if torch.allclose(got.float(), slipped_rotation(x, cos, sin, "no_minus"), atol=1e-4) else ""
         raise CheckFailed(_f("apply_rope changed the length of token {token} of head {item} from {before:.4f} to "
                              "{after:.4f}: each pair (x1[i], x2[i]) must turn by its angle, which keeps its length",
                              token=token, item=item, before=before[item, token].item(), after=after[item, token].item())
                           + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
 
 
-@check(1, "the scores q·k after apply_rope are unchanged when every position shifts by the same amount", visible=True,
+@check(1, "the scores q @ k.T after apply_rope are unchanged when every position shifts by the same amount", visible=True,
        cell="apply_rope")
 def test_relative_scores(student):
     """RoPE's point: the score of query m and key n depends on m - n only. Rotate q and k at positions 0 .. T-1,
     then at positions s .. s+T-1 (the tables' rows from s on): every score must stay as it was."""
     queries, keys = randn(1205, 1, 2, 6, 8), randn(1206, 1, 2, 6, 8)  # (B, H, T, d)
-    cos, sin = tables(8, 40)
+    cos, sin = turning_tables(40, 8, 1211)
     scores = {}
     for shift in (0, 7, 30):
         rows = (cos[shift:shift + 6], sin[shift:shift + 6])
@@ -344,7 +364,7 @@ def test_relative_scores(student):
         scores[shift] = q.float() @ k.float().transpose(-2, -1)  # (1, 2, 6, 6): query m against key n
     for shift in (7, 30):
         expect_close(scores[shift], scores[0],
-                     _f("the scores q·k of your rotated queries and keys at positions {start} .. {end}, compared "
+                     _f("the scores q @ k.T of your rotated queries and keys at positions {start} .. {end}, compared "
                         "with those at positions 0 .. 5", start=shift, end=shift + 5),
                      hint=N_("a rotation by the angle of position m, then by the angle of position n, leaves a dot "
                              "product that depends on m - n only: each pair must turn by an angle proportional to "
@@ -355,7 +375,7 @@ def test_relative_scores(student):
 @check(1, "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs", visible=True,
        cell="apply_rope")
 def test_offset(student):
-    cos, sin = tables(8, 20)
+    cos, sin = turning_tables(20, 8, 1212)
     x = randn(1207, 2, 2, 9, 8)  # (B, H, T, d): a whole sequence of 9 tokens
     for offset in (3, 6):
         new = x[..., offset:, :]  # the tokens after a cache of `offset` tokens
@@ -377,7 +397,7 @@ def test_offset(student):
 
 @check(0.25, "apply_rope leaves x unchanged", visible=True, cell="apply_rope")
 def test_x_unchanged(student):
-    cos, sin = tables(6, 5)
+    cos, sin = turning_tables(5, 6, 1213)
     x = randn(1208, 2, 2, 5, 6)
     reply = run_unless_raised(student.run, "apply_rope", x, cos, sin, return_args=True)
     try:
@@ -388,7 +408,7 @@ def test_x_unchanged(student):
 
 @check(0.25, "apply_rope answers on its input's device", visible=True, cell="apply_rope")
 def test_device(student):
-    cos, sin = tables(8, 6)
+    cos, sin = turning_tables(6, 8, 1214)
     x = randn(1209, 2, 2, 6, 8)
     reply = student.run("apply_rope", x, cos, sin, device="meta")
     mixed = "; ".join(reply.mixed_devices[:2])

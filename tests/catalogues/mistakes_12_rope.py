@@ -78,7 +78,7 @@ MISTAKES = [
     # rope_angles
     Mistake("rope_angles: documented tables hard-coded", {"rope_angles": HARD_CODED["rope_angles"]},
             [DOC_ANGLES, ANGLES_SHAPE, ODD, THETA, HALVES, REF_ANGLES], says="is the answer hard-coded?",
-            hard_coded=True),
+            hard_coded=True, also=("an odd head_dim not refused",)),
     Mistake("exponent i/d with i the pair number",
             angles_with("theta_base ** (-torch.arange(head_dim // 2, dtype=torch.float32) / head_dim)"),
             ANGLE_VALUES, says="pair number"),
@@ -106,7 +106,7 @@ MISTAKES = [
     # apply_rope
     Mistake("apply_rope: documented output hard-coded", {"apply_rope": HARD_CODED["apply_rope"]},
             [DOC_ROTATED, LEADING, NORMS, RELATIVE, OFFSET, DEVICE, REF_ROTATION],
-            says="is the answer hard-coded?", hard_coded=True),
+            says="is the answer hard-coded?", hard_coded=True, also=("offset ignored",)),
     Mistake("the interleaved convention of the original paper", {"apply_rope": """
             def apply_rope(x, cos, sin, offset=0):
                 T, half = x.shape[-2], x.shape[-1] // 2

@@ -38,6 +38,8 @@ DOC_SEEDED = torch.tensor(
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
 ORDER = "W_query, W_key, W_value, out_proj"
 PROJECTIONS = ("W_query", "W_key", "W_value")
+# the code parts of the decoding checks' sentences (fields, so that only the words around them are translated)
+SEED, BUILT, USE_CACHE = "torch.manual_seed(123)", f"{LAYER}(3, 2, 6, 0.0, num_heads=2)", "use_cache=True"
 # kv_cache_bytes: (arguments, bytes) of the notebook's table: a GPT-2 124M-like and a Llama-2 7B-like model
 DOC_SIZES = (((12, 12, 64, 1024, 2), 37_748_736), ((32, 32, 128, 4096, 2), 2_147_483_648))
 NO_TWO = N_("the factor 2 for keys and values missing (a cache holds both)")
@@ -85,17 +87,17 @@ def test_full_documented(student):
 @check(1.0, "MultiHeadAttentionCached decoding the worked example one token at a time gives the documented output",
        documented=True, cell="MultiHeadAttentionCached")
 def test_decode_documented(student):
-    expect_decoded(student, (1,) * 6, "torch.manual_seed(123); the batch fed to MultiHeadAttentionCached(3, 2, 6, "
-                   "0.0, num_heads=2) one token at a time with use_cache=True, the outputs concatenated",
+    expect_decoded(student, (1,) * 6, _f("{seed}; the batch fed to {layer} one token at a time with {flag}, the "
+                                         "outputs concatenated", seed=SEED, layer=BUILT, flag=USE_CACHE),
                    show_passing=True)
 
 
 @check(0.75, "MultiHeadAttentionCached decoding a prompt of four tokens then single tokens gives the documented "
        "output", documented=True, cell="MultiHeadAttentionCached")
 def test_prompt_documented(student):
-    expect_decoded(student, (4, 1, 1), "torch.manual_seed(123); batch[:, :4], then batch[:, 4:5], then batch[:, 5:] "
-                   "fed to MultiHeadAttentionCached(3, 2, 6, 0.0, num_heads=2) with use_cache=True, the outputs "
-                   "concatenated")
+    expect_decoded(student, (4, 1, 1), _f("{seed}; {first}, then {second}, then {third} fed to {layer} with {flag}, "
+                                          "the outputs concatenated", seed=SEED, first="batch[:, :4]",
+                                          second="batch[:, 4:5]", third="batch[:, 5:]", layer=BUILT, flag=USE_CACHE))
 
 
 @check(1.25, "MultiHeadAttentionCached projects each token once: W_query, W_key and W_value see only the new tokens",

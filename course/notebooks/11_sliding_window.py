@@ -52,10 +52,8 @@ check("sliding_window_mask")
 # (dark = hidden). Counted along a row, the band lets at most three keys through:
 
 # %%
-show_weights(sliding_window_mask(6, 6), labels=["Your", "journey", "starts", "with", "one", "step"],
-             title="Causal mask (window 6 covers the sequence)")
-show_weights(sliding_window_mask(6, 3), labels=["Your", "journey", "starts", "with", "one", "step"],
-             title="Sliding-window mask, window 3")
+show_weights(sliding_window_mask(6, 6), title="Causal mask (window 6 covers the sequence)")
+show_weights(sliding_window_mask(6, 3), title="Sliding-window mask, window 3")
 
 # %% [markdown]
 # ## 2. The starting point

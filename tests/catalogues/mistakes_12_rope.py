@@ -78,7 +78,8 @@ MISTAKES = [
     # rope_angles
     Mistake("rope_angles: documented tables hard-coded", {"rope_angles": HARD_CODED["rope_angles"]},
             [DOC_ANGLES, ANGLES_SHAPE, ODD, THETA, HALVES, REF_ANGLES], says="is the answer hard-coded?",
-            hard_coded=True, also=("an odd head_dim not refused",)),
+            # tables written out ignore every argument: the base too, which its own check names
+            hard_coded=True, also=("an odd head_dim not refused", "theta_base ignored")),
     Mistake("exponent i/d with i the pair number",
             angles_with("theta_base ** (-torch.arange(head_dim // 2, dtype=torch.float32) / head_dim)"),
             ANGLE_VALUES, says="pair number"),

@@ -24,8 +24,9 @@ def handed_in_again(previous: Stored | None, folder: Path, earlier: list[str]) -
     for section_id in earlier:
         kept = previous.graded.get(section_id, {}).get("files_sha256")
         section = BY_ID.get(section_id)
-        if kept is None or section is None or find_section(folder, section).relative is None:
+        if kept is None or section is None:
             continue
-        if section_hash(folder, section) != kept:
+        located = find_section(folder, section)  # looked up once: for its presence and for its hash
+        if located.relative is not None and section_hash(folder, section, located) != kept:
             changed.append(section_id)
     return changed

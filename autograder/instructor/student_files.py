@@ -149,10 +149,11 @@ def remove_stale_temporaries(folder: Path) -> None:
 # --------------------------------------------------------------------------- is a stored grade current?
 
 
-def section_hash(folder: Path, section) -> str:
-    """Hash of exactly the file the grader reads for one section of this student (or of its absence)."""
+def section_hash(folder: Path, section, located=None) -> str:
+    """Hash of exactly the file the grader reads for one section of this student (or of its absence);
+    `located`: find_section's answer for it, where the caller has it already."""
     digest = hashlib.sha256()
-    located = find_section(folder, section)
+    located = located if located is not None else find_section(folder, section)
     found = located.relative
     digest.update(section.id.encode() + b"\0")
     if found is None:  # what was found instead is in the result's message and status: a change grades again

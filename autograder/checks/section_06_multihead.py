@@ -416,7 +416,7 @@ def test_mha_no_loop(student):
     counts = {}
     for heads in (2, 4):
         module = new_mha(student, 4, heads, 6, 0.0, num_heads=heads, seed=151)
-        reply = module.run(x)
+        reply = module.run(x, count_ops=True)
         expect_output(reply.value, (2, 5, heads), f"MultiHeadAttention(4, {heads}, 6, 0.0, num_heads={heads})")
         counts[heads] = reply.ops
     expect_no_loop(counts, "MultiHeadAttention", N_("heads"))

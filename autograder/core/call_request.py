@@ -18,7 +18,7 @@ class Reply:
     """What one call observed. Only `value` comes from the student's return statement."""
 
     value: object
-    ops: int = 0
+    ops: int | None = None  # the aten ops the call dispatched, where the call asked to count them (count_ops)
     args_after: list = field(default_factory=list)
     param_grads: dict = field(default_factory=dict)
     arg_grads: list = field(default_factory=list)
@@ -32,7 +32,7 @@ class Reply:
 
 
 def call_message(target, args, kwargs, *, seed, mode, return_args, device, backward, noncontiguous,
-                 stand_ins=None, count_rows=()) -> dict:
+                 stand_ins=None, count_rows=(), count_ops=False) -> dict:
     """The worker's "call" request: the arguments as plain data (wire.py), never pickled. stand_ins: graded
     name -> its table, the answers that name gives during the call (worker/stand_in.answered_from)."""
     message = {
@@ -53,6 +53,8 @@ def call_message(target, args, kwargs, *, seed, mode, return_args, device, backw
         message["stand_ins"] = wire.encode(stand_ins)
     if count_rows:
         message["count_rows"] = list(count_rows)
+    if count_ops:  # the only calls the worker watches op by op when they ban nothing and guard no device
+        message["count_ops"] = True
     return message
 
 
@@ -66,8 +68,9 @@ def refuse_failed_call(label: str, reply: dict) -> None:
         raise describe_failure(label, reply.get("error") or {})
 
 
-def decode_reply(label: str, reply: dict) -> Reply:
-    """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor."""
+def decode_reply(label: str, reply: dict, counted: bool = False) -> Reply:
+    """The answer's values as tensors; StudentFailure for what cannot be read or is not a plain tensor.
+    counted: the call asked for its ops to be counted (the worker counts only a watched call's)."""
     infos = []
     try:
         value = wire.decode(reply.get("value"), on_tensor=infos.append)
@@ -86,7 +89,7 @@ def decode_reply(label: str, reply: dict) -> Reply:
                    kind=info["kind"]), kind="convention")
     return Reply(
         value=value,
-        ops=int(reply.get("ops", 0) or 0),
+        ops=int(reply.get("ops") or 0) if counted else None,
         args_after=args_after,
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],

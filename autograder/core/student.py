@@ -296,18 +296,19 @@ class Student:
     def call(self, name: str, *args, seed: int | None = None, **kwargs):
         return self.run(name, *args, seed=seed, **kwargs).value
 
-    def run(self, name, *args, seed=None, return_args=False, device=None,
-            backward=None, noncontiguous=False, default_device=None, measure=False, **kwargs) -> Reply:
+    def run(self, name, *args, seed=None, return_args=False, device=None, backward=None, noncontiguous=False,
+            default_device=None, measure=False, count_ops=False, **kwargs) -> Reply:
         """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
         layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output.
         default_device: where a tensor made without device= lands during the call (the arguments
         stay on `device`): "meta" shows a tensor that does not follow its inputs' device.
-        measure: the reply's `measured` holds the largest tensor made and the matrix products run (measure_tiles)"""
+        measure: the reply's `measured` holds the largest tensor made and the matrix products run (measure_tiles)
+        count_ops: the reply's `ops` holds the number of aten ops the call dispatched (else None)"""
         self._check_source_bans(name)
         target = {"name": name}
         return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
                           device=device, backward=backward, noncontiguous=noncontiguous,
-                          default_device=default_device, measure=measure)
+                          default_device=default_device, measure=measure, count_ops=count_ops)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
         """Construct the student's class under torch.manual_seed(seed)."""
@@ -348,12 +349,12 @@ class Student:
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
               device=None, backward=None, noncontiguous=False, default_device=None, measure=False,
-              count_rows=()) -> Reply:
+              count_rows=(), count_ops=False) -> Reply:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
                                device=device, backward=backward, noncontiguous=noncontiguous,
-                               stand_ins=self.stand_ins, count_rows=count_rows)
+                               stand_ins=self.stand_ins, count_rows=count_rows, count_ops=count_ops)
         if default_device is not None:
             message["default_device"] = default_device
         if measure:
@@ -361,7 +362,7 @@ class Student:
         reply = self.worker.request(message, label, culprit=culprit)
         self.stood_in.update(name for name in reply.get("stood_in") or () if name in self.section.names)
         refuse_failed_call(label, reply)
-        decoded = decode_reply(label, reply)
+        decoded = decode_reply(label, reply, counted=count_ops)
         has_tensor_input = any(isinstance(a, (torch.Tensor, wire.Handle)) for a in list(args) + list(kwargs.values())) \
             or "handle" in target
         check_output_devices(label, decoded.output_devices, device or self.device, has_tensor_input)
@@ -379,13 +380,14 @@ class StudentModule:
         return self.run(*args, mode=mode, seed=seed, **kwargs).value
 
     def run(self, *args, mode="eval", seed=None, return_args=False, device=None,
-            backward=None, count_rows=(), **kwargs) -> Reply:
-        """count_rows: names of sublayers whose input rows the worker counts (Reply.rows)."""
+            backward=None, count_rows=(), count_ops=False, **kwargs) -> Reply:
+        """count_rows: names of sublayers whose input rows the worker counts (Reply.rows); count_ops: see
+        Student.run."""
         self.student._check_source_bans(self.class_name)
         target = {"handle": self.handle.index, "method": None}
         return self.student._send(target, f"{self.class_name}.forward", args, kwargs, culprit=self.class_name,
                                   seed=seed, mode=mode, return_args=return_args, device=device, backward=backward,
-                                  count_rows=count_rows)
+                                  count_rows=count_rows, count_ops=count_ops)
 
     def call_method(self, method: str, *args, **kwargs):
         """The value of the module's public method `method` (its contract's, such as 08's load_from) called with

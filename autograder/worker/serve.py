@@ -175,7 +175,7 @@ class Worker:
             warnings.simplefilter("always")
             try:
                 with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
-                    watching = watch if request.get("watch", True) else contextlib.nullcontext()
+                    watching = watch if watch.needed(request.get("count_ops")) else contextlib.nullcontext()
                     with watching, made_on, measure_rows.counting_rows(module, request.get("count_rows")) as rows:
                         result = target["func"](*args, **kwargs)
                     if isinstance(result, torch.nn.Module) and device.type != "meta":
@@ -189,7 +189,7 @@ class Worker:
             finally:
                 sys.stdout.flush()
         seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
-        reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count, "rows": rows,
+        reply = {"ok": True, "value": wire.encode(result, self.handles), "rows": rows, "ops": watch.count,
                  "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
                  "warnings": describe_warnings(caught, self.locate), **(watch.meter.report() if watch.meter else {})}
         if request.get("return_args"):

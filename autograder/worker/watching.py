@@ -25,6 +25,12 @@ class Watch(DispatchAsWritten, TorchDispatchMode):
         self.guard_devices = guard_devices
         self.mixed = []
 
+    def needed(self, count_ops: bool) -> bool:
+        """Whether the call must run under the watch at all: a Python handler on every aten op costs each
+        op tens of microseconds, thousands of ops a grading; a call that bans nothing, guards no device,
+        measures nothing and counts no ops runs as torch runs it."""
+        return bool(count_ops or self.banned_ops or self.guard_devices or self.meter is not None)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         self.count += 1

@@ -26,16 +26,32 @@ from autograder.worker import guards
 from autograder.worker.watching import Watch
 
 
+# the worker's module that computes tensors from a call's arguments (the stand-ins' answers): shipped in the wheel
+# with the rest of the worker, whose other modules confine, watch and carry, and compute no values
+WORKER_MODULES = ["autograder.worker.stand_in"]
+
+
+def defined_in(module) -> list:
+    """(name, function) of the functions `module` defines, at its top level or as the values of its dicts (a table
+    of steps)."""
+    found = [(name, value) for name, value in vars(module).items()
+             if inspect.isfunction(value) and value.__module__ == module.__name__]
+    for table, values in vars(module).items():
+        if isinstance(values, dict):
+            found += [(f"{table}[{key!r}]", value) for key, value in values.items()
+                      if inspect.isfunction(value) and value.__module__ == module.__name__]
+    return found
+
+
 def wheel_functions() -> list:
     """(module.function, function) of every function defined in a module the wheel ships (autograder/checks/
-    without hidden/)."""
+    without hidden/, and WORKER_MODULES)."""
+    modules = [f"autograder.checks.{info.name}" for info in pkgutil.iter_modules(autograder.checks.__path__)
+               if not info.ispkg]  # hidden/: never shipped
     found = []
-    for info in pkgutil.iter_modules(autograder.checks.__path__):
-        if info.ispkg:  # hidden/: never shipped
-            continue
-        module = importlib.import_module(f"autograder.checks.{info.name}")
-        found += [(f"{info.name}.{name}", function) for name, function in vars(module).items()
-                  if inspect.isfunction(function) and function.__module__ == module.__name__]
+    for name in modules + WORKER_MODULES:
+        module = importlib.import_module(name)
+        found += [(f"{name.rpartition('.')[2]}.{label}", function) for label, function in defined_in(module)]
     return found
 
 

@@ -79,8 +79,8 @@ def right_weights() -> dict:
     (T, T) or (B, T, T) call: a CausalAttention that calls the student's own meets right ones, so that a wrong
     weight function costs its own checks only (a wrong d_k, or wrong weights, handed to it are the module's)."""
     ranks = (2, 3)
-    computed = {"of": "attn_scores", "steps": [["causal_softmax", ["d_k"]]]}
-    renormalized = {"of": "attn_weights", "steps": [["causal_renormalize", []]]}
+    computed = {"of": "attn_scores", "steps": [["future_hidden", []], ["over_sqrt", ["d_k"]], ["softmax", []]]}
+    renormalized = {"of": "attn_weights", "steps": [["future_zeroed", []], ["over_row_sum", []]]}
     return {"causal_attention_weights": stand_in_table(
                 WEIGHTS_PARAMS, [({"attn_scores": {"shape": [-1] * rank}}, computed) for rank in ranks]),
             "mask_and_renormalize": stand_in_table(

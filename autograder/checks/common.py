@@ -17,6 +17,7 @@ from autograder.core.hints import BATCHED_T, TRANSPOSE_HINT  # noqa: F401  (the 
 from autograder.core.hints import device_hint
 from autograder.core.shortening import shorten
 from autograder.i18n import N_, _, _f
+from autograder.worker.wire import TensorStub
 
 WORKED_INPUTS = torch.tensor(
     [[0.43, 0.15, 0.89],  # Your
@@ -164,6 +165,8 @@ def expect_unchanged(reply, originals, name: str) -> None:
 
 def expect_no_loop(counts: dict, name: str, over: str) -> None:
     """Op counts at two sizes must be equal: a Python loop dispatches more ops for a larger size."""
+    if None in counts.values():  # the grader's own slip: an uncounted call would read as no loop at all
+        raise RuntimeError("expect_no_loop needs calls run with count_ops=True")
     (small, n_small), (large, n_large) = sorted(counts.items())
     # i18n: {over} is the name of what is counted, e.g. "tokens", "heads" (translated by the caller)
     expect(n_small == n_large,
@@ -180,6 +183,33 @@ def expect_output(out, shape, what: str) -> None:
     expect(not close(out[0], out[1]),
            _f("{what}: every batch item gave the same output, though their inputs differ; "
               "the output must depend on the input", what=what))
+
+
+# the likely cause of a forward that breaks after .to(device): what expect_forward_on_any_device's callers advise
+CPU_MADE_MASK = N_("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
+                   "follow .to(device): register a buffer or create it with device=x.device")
+
+
+def expect_forward_on_any_device(module, x, name: str, shape: tuple, advice: str, calls=({},)) -> None:
+    """`module`'s forward of `x` after .to(device), here the meta device (where a tensor made on the CPU shows up
+    as it would on a GPU), once per keyword arguments of `calls` (e.g. with and without a cache): it runs, mixes
+    no devices and returns one `shape` tensor on that device. advice: the likely cause (translated), said where
+    the forward raises or mixes devices."""
+    for kwargs in calls:
+        try:
+            reply = module.run(x, device="meta", **kwargs)
+        except StudentFailure as failure:
+            if failure.kind != "raised":
+                raise
+            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}",
+                                 error=failure.shortened(300), advice=advice)) from None
+        mixed = "; ".join(reply.mixed_devices[:2])
+        expect(not mixed, _f("after .to(device), {name}.forward mixes devices ({mixed}): {advice}", name=name,
+                             mixed=mixed, advice=advice))
+        expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == shape
+               and reply.output_devices == ["meta"],
+               _f("after .to(device), {name}.forward did not return one {shape} tensor on that device", name=name,
+                  shape=str(shape)))
 
 
 def stack_items(items, what: str, name: str) -> torch.Tensor:

@@ -30,8 +30,8 @@ import textwrap
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, WORKED_BATCH, expect_gradients, expect_not_hard_coded, expect_output,
-                                      expect_param_shape, expect_raises, expect_same_params, manual_seed, randn,
+from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape, expect_raises, expect_same_params, manual_seed, randn,
                                       run_unless_raised)
 from autograder.checks.fused_forward import (LOADED_NO_BIAS, LOADED_NO_OUT_PROJ, LOADED_ORDER, MISTAKES_OF, ORDER,
                                              as_mha, blocks, built_layers, load_mistakes, seeded_mha)
@@ -39,7 +39,6 @@ from autograder.checks.multihead_forward import NAMES, attend, causal_torch_outp
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
-from autograder.worker.wire import TensorStub
 
 # notebook 06's documented output: W_qkv = Linear(3, 6) draws, under one seed, the numbers that W_query, W_key,
 # W_value = Linear(3, 2) each draw in turn (same fan-in, no bias), so the fused and SDPA layers give it too
@@ -174,21 +173,7 @@ def expect_on_any_device(student, name: str, seed: int) -> None:
     x = randn(seed, 2, 5, 4)
     module = new_layer(student, name, 4, 2, 6, 0.0, num_heads=2, seed=seed + 1)
     expect_output(module(x), (2, 5, 2), f"{name}(4, 2, 6, 0.0, num_heads=2)")
-    advice = _("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
-               "follow .to(device): register a buffer or create it with device=x.device")
-    try:
-        reply = module.run(x, device="meta")
-    except StudentFailure as failure:
-        if failure.kind != "raised":
-            raise
-        raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}",
-                             error=failure.shortened(300), advice=advice)) from None
-    mixed = "; ".join(reply.mixed_devices[:2])
-    expect(not mixed, _f("after .to(device), {name}.forward mixes devices ({mixed}): {advice}", name=name,
-                         mixed=mixed, advice=advice))
-    expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 2)
-           and reply.output_devices == ["meta"],
-           _f("after .to(device), {name}.forward did not return one (2, 5, 2) tensor on that device", name=name))
+    expect_forward_on_any_device(module, x, name, (2, 5, 2), _(CPU_MADE_MASK))
 
 
 # ---------------------------------------------------------------- MultiHeadAttentionFused (5.5 points, 1 hidden)

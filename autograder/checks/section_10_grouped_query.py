@@ -28,8 +28,8 @@ import contextlib
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, WORKED_BATCH, expect_gradients, expect_not_hard_coded,
-                                      expect_output, expect_param_shape, expect_raises, expect_same_params,
+from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape, expect_raises, expect_same_params,
                                       manual_seed, randn, run_unless_raised)
 from autograder.checks.grouped_forward import (CACHE_REPEATED, KV_WIDTH, ORDER, WRONG_DIM, grouped_attend,
                                                grouped_mistakes, mha_layer, own_grouped, torch_grouped)
@@ -289,21 +289,7 @@ def test_device(student):
     x = randn(1101, 2, 5, 4)
     module = new_layer(student, 4, 4, 6, 0.0, num_heads=2, num_kv_groups=1, seed=1102)
     expect_output(forward(module, x), (2, 5, 4), f"{NAME}(4, 4, 6, 0.0, num_heads=2, num_kv_groups=1)")
-    advice = _("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
-               "follow .to(device): register a buffer or create it with device=x.device")
-    try:
-        reply = module.run(x, device="meta")
-    except StudentFailure as failure:
-        if failure.kind != "raised":
-            raise
-        raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}",
-                             error=failure.shortened(300), advice=advice)) from None
-    mixed = "; ".join(reply.mixed_devices[:2])
-    expect(not mixed, _f("after .to(device), {name}.forward mixes devices ({mixed}): {advice}", name=NAME,
-                         mixed=mixed, advice=advice))
-    expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 4)
-           and reply.output_devices == ["meta"],
-           _f("after .to(device), {name}.forward did not return one (2, 5, 4) tensor on that device", name=NAME))
+    expect_forward_on_any_device(module, x, NAME, (2, 5, 4), _(CPU_MADE_MASK))
 
 
 def decoded(module, x, cuts):

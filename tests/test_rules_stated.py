@@ -15,6 +15,7 @@ rule, in the reader's language, in the task cell of each name it binds and in br
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import re
@@ -35,6 +36,7 @@ BINDING = [section for section in SECTIONS if section.forbidden and section.forb
 NOT_ALLOWED = {"en": "Not allowed", "zh": "不允许"}
 
 
+@functools.cache
 def released(lang: str, section) -> list[dict]:
     return json.loads((RELEASED[lang] / section.notebook).read_text(encoding="utf-8"))["cells"]
 
@@ -159,6 +161,7 @@ def test_every_declared_rule_has_a_check_that_enforces_it():
     assert not unenforced, f"rules declared that no check enforces (a notebook would state them for nothing): {unenforced}"
 
 
+@functools.cache
 def words_in(lang: str):
     """say(template, **fields) in `lang`, as the build says the rules (the grader's catalogues)."""
     if lang == "en":

@@ -158,7 +158,7 @@ def test_every_declared_rule_has_a_check_that_enforces_it():
     enforced = {(sid, rule, name) for sid, _, rule, name in SITES}
     unenforced = [f"{section.id}: {rule} {names}" for section in SECTIONS for rule, names in section.rules
                   if not any((section.id, rule, name) in enforced for name in names)]
-    assert not unenforced, f"rules declared that no check enforces (a notebook would state them for nothing): {unenforced}"
+    assert not unenforced, f"rules declared that no check enforces (a notebook would state them in vain): {unenforced}"
 
 
 @functools.cache
@@ -185,4 +185,5 @@ def test_each_enforced_rule_is_stated_in_the_task_of_its_name(site, lang):
 @pytest.mark.parametrize("section", [s for s in SECTIONS if s.rules], ids=lambda s: s.id)
 def test_the_first_cell_states_the_rules_in_brief(section, lang):
     first = "".join(released(lang, section)[0]["source"])
-    assert rules.section_rules(section, words_in(lang)) in first, f"{lang} {section.id}: the first cell does not say its rules"
+    assert rules.section_rules(section, words_in(lang)) in first, \
+        f"{lang} {section.id}: the first cell does not say its rules in brief"

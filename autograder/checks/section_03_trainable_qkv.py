@@ -17,10 +17,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
               "copy_v2_weights_into_v1"),
     "forbidden": "attention",
     "forbidden_in": ("scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2"),
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "unchanged": ("project_qkv", "scaled_dot_product_attention"),
-        "param_order": ("SelfAttention_v1", "SelfAttention_v2"),
-    },
+    "rules": {"unchanged": ("project_qkv", "scaled_dot_product_attention"),
+              "param_order": ("SelfAttention_v1", "SelfAttention_v2")},
 }
 
 import math

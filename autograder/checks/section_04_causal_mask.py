@@ -18,12 +18,9 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "attention",
     "forbidden_in": ("causal_attention_weights", "CausalAttention"),
     "uses_meta": True,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "unchanged": ("mask_and_renormalize", "causal_attention_weights"),
-        "param_order": ("CausalAttention",),
-        "device": ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
-        "mask_true_hidden": ("causal_mask",),
-    },
+    "rules": {"unchanged": ("mask_and_renormalize", "causal_attention_weights"), "param_order": ("CausalAttention",),
+              "device": ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
+              "mask_true_hidden": ("causal_mask",)},
 }
 
 import math

@@ -16,10 +16,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.positional_encoding",
     "names": ("sinusoidal_encoding",),
     "bonus": True,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "no_loop": ("sinusoidal_encoding",),
-        "float32": ("sinusoidal_encoding",),
-    },
+    "rules": {"no_loop": ("sinusoidal_encoding",), "float32": ("sinusoidal_encoding",)},
 }
 
 import math

@@ -23,10 +23,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "provided": ("solutions.multihead:MultiHeadAttention",),
     "part": 2,
     "uses_meta": True,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "param_order": ("MultiHeadAttentionFused", "MultiHeadAttentionSDPA"),
-        "device": ("MultiHeadAttentionFused",),
-    },
+    "rules": {"param_order": ("MultiHeadAttentionFused", "MultiHeadAttentionSDPA"),
+              "device": ("MultiHeadAttentionFused",)},
 }
 
 import ast

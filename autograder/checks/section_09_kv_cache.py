@@ -18,10 +18,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "attention",
     "forbidden_in": ("MultiHeadAttentionCached",),
     "part": 2,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "param_order": ("MultiHeadAttentionCached",),
-        "device": ("MultiHeadAttentionCached",),
-    },
+    "rules": {"param_order": ("MultiHeadAttentionCached",), "device": ("MultiHeadAttentionCached",)},
 }
 
 import torch

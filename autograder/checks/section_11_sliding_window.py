@@ -17,11 +17,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "names": ("sliding_window_mask", "SlidingWindowAttention"),
     "provided": ("solutions.multihead:MultiHeadAttention",),
     "part": 2,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "param_order": ("SlidingWindowAttention",),
-        "device": ("SlidingWindowAttention",),
-        "mask_true_hidden": ("sliding_window_mask",),
-    },
+    "rules": {"param_order": ("SlidingWindowAttention",), "device": ("SlidingWindowAttention",),
+              "mask_true_hidden": ("sliding_window_mask",)},
 }
 
 from itertools import accumulate

@@ -19,11 +19,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.rope",
     "names": ("rope_angles", "apply_rope"),
     "part": 2,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "unchanged": ("apply_rope",),
-        "device": ("apply_rope",),
-        "float32": ("rope_angles",),
-    },
+    "rules": {"unchanged": ("apply_rope",), "device": ("apply_rope",), "float32": ("rope_angles",)},
 }
 
 import torch

@@ -17,9 +17,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "softmax and attention",
     "forbidden_in": ("tiled_attention",),
     "part": 2,
-    "rules": {  # what the checks hold its names to besides the values (core/rules.py words them)
-        "unchanged": ("tiled_attention",),
-    },
+    "rules": {"unchanged": ("tiled_attention",)},
 }
 
 import torch

@@ -59,7 +59,8 @@ def name_rule(section: Section, name: str, say) -> str:
 # function of checks/ that does, or any call on the meta device for "device"), or whose title matches `title`
 # (a regular expression), enforces the rule on its graded name (sections.home). tests/test_rules_stated.py reads it.
 ENFORCED_BY = {
-    "unchanged": {"helpers": ("expect_unchanged",), "title": r"leaves? (its (arguments?|inputs?)|their inputs?|x) unchanged"},
+    "unchanged": {"helpers": ("expect_unchanged",),
+                  "title": r"leaves? (its (arguments?|inputs?)|their inputs?|x) unchanged"},
     "no_loop": {"helpers": ("expect_no_loop",), "title": r"no Python loop"},
     "param_order": {"helpers": ("expect_same_params",), "title": r"in the documented order|created in order"},
     "device": {"helpers": ("run_where_made",), "title": r"any device|on (its|the) device|input's device"},

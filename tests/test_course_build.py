@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.core import rules
 from autograder.core.sections import BY_ID, SECTIONS
 from course.builder import __main__ as builder_main
 from course.builder import examples, layout, notebooks, outputs, points, reference
@@ -39,7 +40,12 @@ def test_fixture_spec_builds_the_expected_cells():
         ("code", "DotProductScore"),
         ("code", "SelfAttentionScore"),
     ]
-    assert nb.cells[0].source == "# Fixture\n\nTwo paragraphs,\n\nand a blank line between them."
+    # the first cell ends with the section's rules in brief (SECTION's "rules", builder/stated_rules.py), then, as
+    # the only Markdown above the solution cells, with each name's list of rules: the task cell of every name
+    stated = [rules.section_rules(SCORES, rules.english),
+              *(rules.name_rules(SCORES, name, rules.english) for name in SCORES.names if SCORES.rules_of(name))]
+    assert nb.cells[0].source == "\n\n".join(["# Fixture\n\nTwo paragraphs,\n\nand a blank line between them.",
+                                               *stated])
     setup, solution, test = nb.cells[1], nb.cells[2], nb.cells[3]
     assert nbgrader_meta(setup) == {
         "grade": False, "grade_id": "setup", "locked": True, "schema_version": 3, "solution": False, "task": False}

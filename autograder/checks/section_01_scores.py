@@ -14,6 +14,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.scores",
     "names": ("dot_scores", "score_matrix", "AdditiveScore", "DotProductScore", "SelfAttentionScore"),
     "uses_meta": True,
+    "rules": {"unchanged": ("dot_scores",), "no_loop": ("score_matrix",), "param_order": ("AdditiveScore",),
+              "device": ("dot_scores", "score_matrix"), "input_dtype": ("dot_scores", "score_matrix")},
 }
 
 import math

@@ -16,6 +16,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "softmax",
     "forbidden_in": ("softmax_naive", "softmax"),
     "provided": ("solutions.scores:score_matrix",),
+    "rules": {"unchanged": ("normalize_by_sum", "softmax_naive", "softmax")},
 }
 
 import math

@@ -17,6 +17,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
               "copy_v2_weights_into_v1"),
     "forbidden": "attention",
     "forbidden_in": ("scaled_dot_product_attention", "SelfAttention_v1", "SelfAttention_v2"),
+    "rules": {"unchanged": ("project_qkv", "scaled_dot_product_attention"),
+              "param_order": ("SelfAttention_v1", "SelfAttention_v2")},
 }
 
 import math

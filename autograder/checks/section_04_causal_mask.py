@@ -18,6 +18,9 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "attention",
     "forbidden_in": ("causal_attention_weights", "CausalAttention"),
     "uses_meta": True,
+    "rules": {"unchanged": ("mask_and_renormalize", "causal_attention_weights"), "param_order": ("CausalAttention",),
+              "device": ("causal_mask", "mask_and_renormalize", "causal_attention_weights", "CausalAttention"),
+              "mask_true_hidden": ("causal_mask",)},
 }
 
 import math

@@ -20,6 +20,9 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "names": ("key_padding_mask", "mask_padded_scores", "padded_attention", "PaddedSelfAttention"),
     "forbidden": "attention",
     "forbidden_in": ("padded_attention", "PaddedSelfAttention"),
+    "rules": {"unchanged": ("mask_padded_scores",), "param_order": ("PaddedSelfAttention",),
+              "device": ("key_padding_mask",),
+              "mask_true_hidden": ("key_padding_mask", "mask_padded_scores", "PaddedSelfAttention")},
 }
 
 import math

@@ -24,6 +24,9 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden_in": ("MultiHeadAttentionWrapper", "MultiHeadAttention"),
     "provided": ("solutions.causal_mask:CausalAttention",),
     "uses_meta": True,
+    "rules": {"unchanged": ("split_heads",), "no_loop": ("MultiHeadAttention",),
+              "param_order": ("MultiHeadAttentionWrapper", "MultiHeadAttention"), "device": ("MultiHeadAttention",),
+              "mask_true_hidden": ("MultiHeadAttention",)},
 }
 
 from functools import partial

@@ -16,6 +16,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.positional_encoding",
     "names": ("sinusoidal_encoding",),
     "bonus": True,
+    "rules": {"no_loop": ("sinusoidal_encoding",), "float32": ("sinusoidal_encoding",)},
 }
 
 import math

@@ -23,6 +23,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "provided": ("solutions.multihead:MultiHeadAttention",),
     "part": 2,
     "uses_meta": True,
+    "rules": {"param_order": ("MultiHeadAttentionFused", "MultiHeadAttentionSDPA"),
+              "device": ("MultiHeadAttentionFused",)},
 }
 
 import ast

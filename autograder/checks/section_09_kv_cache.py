@@ -18,6 +18,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "attention",
     "forbidden_in": ("MultiHeadAttentionCached",),
     "part": 2,
+    "rules": {"param_order": ("MultiHeadAttentionCached",), "device": ("MultiHeadAttentionCached",)},
 }
 
 import torch

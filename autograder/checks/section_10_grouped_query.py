@@ -22,6 +22,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "provided": ("solutions.multihead:MultiHeadAttention",),
     "part": 2,
     "uses_meta": True,
+    "rules": {"param_order": ("GroupedQueryAttention",), "device": ("GroupedQueryAttention",)},
 }
 
 import contextlib

@@ -17,6 +17,8 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "names": ("sliding_window_mask", "SlidingWindowAttention"),
     "provided": ("solutions.multihead:MultiHeadAttention",),
     "part": 2,
+    "rules": {"param_order": ("SlidingWindowAttention",), "device": ("SlidingWindowAttention",),
+              "mask_true_hidden": ("sliding_window_mask",)},
 }
 
 from itertools import accumulate

@@ -19,6 +19,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.rope",
     "names": ("rope_angles", "apply_rope"),
     "part": 2,
+    "rules": {"unchanged": ("apply_rope",), "device": ("apply_rope",), "float32": ("rope_angles",)},
 }
 
 import torch

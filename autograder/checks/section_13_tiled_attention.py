@@ -17,6 +17,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "softmax and attention",
     "forbidden_in": ("tiled_attention",),
     "part": 2,
+    "rules": {"unchanged": ("tiled_attention",)},
 }
 
 import torch

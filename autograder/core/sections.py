@@ -38,6 +38,10 @@ ATTENTION_APIS = (
 API_FAMILIES = {"softmax": SOFTMAX_APIS, "attention": ATTENTION_APIS,  # what a SECTION's "forbidden" may name
                 "softmax and attention": SOFTMAX_APIS + ATTENTION_APIS}
 
+# The rules a check may hold a graded name to besides its values (SECTION's "rules": rule id -> the names it
+# binds). Their words are autograder/core/rules.py's; which checks enforce each one, tests/test_rules_stated.py finds.
+RULE_IDS = ("unchanged", "no_loop", "param_order", "device", "input_dtype", "float32", "mask_true_hidden")
+
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 # A section's checks are two modules named after it: the one spelling of those names, which the registry,
 # the grader's pytest run (core/grade.PYTEST_ARGS), the notebooks and the self-check follow. Not test_*:
@@ -92,6 +96,7 @@ class Section:
     names: tuple[str, ...]  # every graded function and class, in notebook order
     forbidden: tuple[str, ...] = ()  # APIs the graded names below may not call
     forbidden_in: tuple[str, ...] = ()  # which graded names the ban applies to
+    rules: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (rule id, the graded names it binds), in RULE_IDS' order
     provided: tuple[str, ...] = field(default=())  # "module:name" given in locked cells
     uses_meta: bool = False  # some checks use the meta device: the zygote warms it once (grade.run_checks, batch)
     bonus: bool = False  # its points come on top of the course's total (see results.GradeResult)
@@ -101,8 +106,12 @@ class Section:
     def notebook(self) -> str:
         return f"{self.id}.ipynb"
 
+    def rules_of(self, name: str) -> tuple[str, ...]:
+        """The ids of the rules that bind the graded name `name`, in RULE_IDS' order."""
+        return tuple(rule for rule, names in self.rules if name in names)
 
-FIELDS = {"title": str, "solution": str, "names": tuple, "forbidden": str, "forbidden_in": tuple,
+
+FIELDS = {"title": str, "solution": str, "names": tuple, "forbidden": str, "forbidden_in": tuple, "rules": dict,
           "provided": tuple, "uses_meta": bool, "bonus": bool, "part": int}
 REQUIRED = ("title", "solution", "names")
 
@@ -159,10 +168,21 @@ def read_section(path: Path) -> Section:
     unknown = [name for name in data.get("forbidden_in", ()) if name not in data["names"]]
     if unknown:
         raise SectionError(f"{where}: SECTION['forbidden_in'] names {', '.join(unknown)}, not graded names")
+    rules = data.get("rules", {})
+    for rule, names in rules.items():
+        if rule not in RULE_IDS:
+            raise SectionError(f"{where}: SECTION['rules'] has an unknown rule {rule!r} (known: {', '.join(RULE_IDS)})")
+        if not isinstance(names, tuple) or not names:
+            raise SectionError(f"{where}: SECTION['rules'][{rule!r}] must be a tuple of the graded names it binds")
+        unknown = [name for name in names if name not in data["names"]]
+        if unknown:
+            raise SectionError(f"{where}: SECTION['rules'][{rule!r}] names {', '.join(unknown)}, not graded names")
     return Section(
         id=path.stem[len(CHECK_PREFIX):], title=data["title"], solution_module=data["solution"],
         names=tuple(data["names"]), forbidden=API_FAMILIES[family] if family else (),
-        forbidden_in=tuple(data.get("forbidden_in", ())), provided=tuple(data.get("provided", ())),
+        forbidden_in=tuple(data.get("forbidden_in", ())),
+        rules=tuple((rule, tuple(rules[rule])) for rule in RULE_IDS if rule in rules),
+        provided=tuple(data.get("provided", ())),
         uses_meta=data.get("uses_meta", False), bonus=data.get("bonus", False),
         part=data.get("part", 1))
 

@@ -1,6 +1,7 @@
-"""The section's rules (autograder/core/rules.py) written where the student reads them: a paragraph at the
-end of the notebook's first cell, and one at the end of the task cell (the Markdown cell right above the
-solution cell) of each name a rule binds.
+"""The section's rules (autograder/core/rules.py) written where the student reads them: its forbidden APIs and
+its other rules in brief at the end of the notebook's first cell, and at the end of the task cell (the
+Markdown cell right above the solution cell) of each name a rule binds, what it may not call and the list of
+the rules its checks hold it to.
 
 The English source notebook carries them as the build writes it; another language's notebook is translated
 without them (the catalogue of notebook prose never holds a rule: it is the grader's message, translated in
@@ -13,7 +14,7 @@ import copy
 
 import nbformat
 
-from autograder.core.rules import english, name_rule, section_rule
+from autograder.core.rules import english, name_rule, name_rules, section_rule, section_rules
 from autograder.core.sections import Section
 from course.builder.layout import BuildError
 
@@ -35,15 +36,15 @@ def task_cells(nb: nbformat.NotebookNode, section: Section) -> dict[str, int]:
 def paragraphs(nb: nbformat.NotebookNode, section: Section, say) -> dict[int, list[str]]:
     """cell index -> the rule paragraphs that cell ends with, in `say`'s language."""
     out: dict[int, list[str]] = {}
-    first = section_rule(section, say)
+    first = [text for text in (section_rule(section, say), section_rules(section, say)) if text]
     if first:
         if not nb.cells or nb.cells[0].cell_type != "markdown":
             raise BuildError(f"{section.id}: the notebook's first cell is not Markdown; its rules have no place")
-        out.setdefault(0, []).append(first)
+        out.setdefault(0, []).extend(first)
     for name, index in task_cells(nb, section).items():
-        rule = name_rule(section, name, say)
-        if rule:
-            out.setdefault(index, []).append(rule)
+        rules = [text for text in (name_rule(section, name, say), name_rules(section, name, say)) if text]
+        if rules:
+            out.setdefault(index, []).extend(rules)
     return out
 
 

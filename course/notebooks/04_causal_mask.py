@@ -77,8 +77,7 @@ show_weights(causal_mask(6), title="your causal mask (True = hidden)")
 #
 # ### Your task: `mask_and_renormalize(attn_weights)`
 #
-# Works on `(T, T)` and `(B, T, T)`, returns a new tensor and leaves its
-# argument unchanged (no `masked_fill_`).
+# Works on `(T, T)` and `(B, T, T)` and returns a new tensor.
 
 # %% [solution] mask_and_renormalize
 

@@ -70,8 +70,7 @@ show_weights(key_padding_mask([4, 3, 2], 4), labels=["item 0", "item 1", "item 2
 #
 # ### Your task: `mask_padded_scores(scores, key_padding_mask)`
 #
-# Return a new tensor with the padded key columns set to `-inf` (or `-1e9`);
-# leave `scores` unchanged.
+# Return a new tensor with the padded key columns set to `-inf` (or `-1e9`).
 
 # %% [solution] mask_padded_scores
 

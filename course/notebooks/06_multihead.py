@@ -128,8 +128,7 @@ check("MultiHeadAttentionWrapper")
 # ### Your task: `MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`
 #
 # Layers in this order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
-# No Python loop over heads (checked). `forward(x, key_padding_mask=None)`
-# returns `(b, num_tokens, d_out)`.
+# `forward(x, key_padding_mask=None)` returns `(b, num_tokens, d_out)`.
 
 # %% [solution] MultiHeadAttention
 

@@ -77,9 +77,9 @@ print("same rows, reversed:", torch.allclose(backward_out, forward_out[backwards
 # Return the `(num_positions, d_model)` float32 encoding of the positions
 # `start, start + 1, ..., start + num_positions - 1`, one row per position.
 #
-# * No Python loop over positions: build a column of positions with
-#   `torch.arange` and let broadcasting produce every angle at once (a loop
-#   over the columns is allowed, but not needed).
+# * Build a column of positions with `torch.arange` and let broadcasting
+#   produce every angle at once (a loop over the columns is allowed, but not
+#   needed).
 # * `d_model` may be odd: then the last column is a sine with no cosine after
 #   it.
 

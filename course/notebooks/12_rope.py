@@ -22,9 +22,8 @@
 # the conventions of the bonus chapter *Converting GPT to Llama* of *Build a
 # Large Language Model From Scratch* and of the Llama family.
 #
-# **The rules of this notebook.** Any PyTorch function is allowed. `apply_rope`
-# returns a new tensor and leaves its argument `x` unchanged (no in-place
-# operation on `x`); `rope_angles` raises `ValueError` for an odd `head_dim`.
+# **The rules of this notebook.** Any PyTorch function is allowed. `rope_angles`
+# raises `ValueError` for an odd `head_dim`.
 
 # %% [setup]
 # <common setup>
@@ -136,7 +135,7 @@ show_weights(angles_16, labels=[f"p{p}" for p in range(32)],
 #   `x.shape[-1]`, and slice with `...`.
 # * `cos` and `sin` are the `(context_length, head_dim)` tables of
 #   `rope_angles`; use their rows `offset .. offset + T - 1`.
-# * Return a new float32 tensor of `x`'s shape, and leave `x` unchanged.
+# * Return a new float32 tensor of `x`'s shape.
 # * Queries and keys only: a layer that uses RoPE never rotates its values.
 
 # %% [solution] apply_rope

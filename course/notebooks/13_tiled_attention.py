@@ -124,7 +124,6 @@ print("torch.logsumexp:   ", torch.logsumexp(row, dim=0).item())
 #   either: build each tile's mask from its positions, e.g. with
 #   `torch.arange`).
 # - With `causal=True`, never compute a tile entirely above the diagonal.
-# - Leave `q`, `k`, `v` unchanged.
 
 # %% [solution] tiled_attention
 

@@ -1,7 +1,8 @@
 """The similarity tests' class of known ground truth, as notebooks a student would hand in.
 
 Six independent hands solve every section: the reference solutions (family a),
-and families b, c, d (similarity_corpus.py), e and f (similarity_more_hands.py).
+and families b, c, d (similarity_corpus.py), e and f (similarity_more_hands.py),
+each with its part 2 (sections 08 to 13) from similarity_part_two.py.
 Every hand's solution is also handed in under each disguise of
 similarity_disguises.py alone and all of them combined, as another student, in
 a class of its own per disguise (disguise_classes). Students are named
@@ -20,13 +21,16 @@ from pathlib import Path
 from similarity_corpus import FAMILY_B, FAMILY_C, FAMILY_D
 from similarity_disguises import DISGUISES, combined
 from similarity_more_hands import FAMILY_E, FAMILY_F
+import similarity_part_two as part_two
 from similarity_rewrites import REWRITES
 
 from autograder.core.sections import SECTIONS as COURSE_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
-HANDS = {"b": FAMILY_B, "c": FAMILY_C, "d": FAMILY_D, "e": FAMILY_E, "f": FAMILY_F}  # besides the reference, "a"
-# the sections every hand was written for (part 2's sections have no independent hands yet)
+PART_ONE = {"b": FAMILY_B, "c": FAMILY_C, "d": FAMILY_D, "e": FAMILY_E, "f": FAMILY_F}
+# family -> section id -> its source, both parts (besides the reference, "a")
+HANDS = {family: {**hand, **getattr(part_two, f"FAMILY_{family.upper()}")} for family, hand in PART_ONE.items()}
+# the sections every hand was written for
 SECTIONS = tuple(s for s in COURSE_SECTIONS if all(s.id in hand for hand in HANDS.values()))
 HOWS = [*DISGUISES, "combined"]  # the text's disguises
 REWRITTEN = [*REWRITES]  # rewrites that keep the computation (similarity_rewrites.py)

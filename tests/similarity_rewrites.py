@@ -9,22 +9,29 @@ computation can still see the copy:
   swapped for another; `transpose(-2, -1)` for `.mT` and back; `softmax` spelled
   another way (`F.softmax`, `torch.softmax`, the method); a positional `dim`
   given by keyword and back; `.size(i)` for `.shape[i]` and back; `x ** 0.5` for
-  `math.sqrt(x)` and back; `a / (b * c)` as `a / b / c`; `view` for `reshape`;
+  `math.sqrt(x)` and back; `a / (b * c)` as `a / b / c`; `reshape` for `view`;
   single-use temporaries merged into where they are used and a returned
   expression split into a temporary; independent neighbouring statements
-  swapped; names with meaning; a docstring of its own; the first computation of
-  each graded function moved into a helper of its own.
+  swapped; names with meaning (parameters keep theirs: callers pass some by
+  keyword); a docstring of its own; the first computation of each graded
+  function moved into a helper of its own; an import of `math` or of
+  `torch.nn.functional as F` where a new spelling needs one.
 - `live padding`: statements that a static reader takes as live: a name
   assigned a recomputation that is overwritten later, an extra `.clone()` whose
   result is used downstream, `.to(x.device)`, `view_as` itself, shape checks
-  that raise, an unused assignment to a name another function reads.
+  that raise, an unused assignment to a name another function reads; each
+  guarded by `torch.is_tensor` where a value may be no tensor (a function may
+  return a tuple, a number or the module, a parameter may be a list).
 - `rewrite`: both.
 
-Deterministic (no randomness): the same hand always gives the same copy.
+Each rewrite keeps what the code does: a rewritten copy loses no check that its
+source passes (test_similarity_rewrites.py grades both). Deterministic (no
+randomness): the same hand always gives the same copy.
 """
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 
 Blocks = list[tuple[str, str]]
@@ -110,9 +117,7 @@ class Spellings(ast.NodeTransformer):
             return _call(func, [], [ast.keyword("dim", node.args[0]), *node.keywords])
         if isinstance(func, ast.Attribute) and func.attr == "size" and len(node.args) == 1:
             return ast.Subscript(ast.Attribute(func.value, "shape", ast.Load()), node.args[0], ast.Load())
-        if isinstance(func, ast.Attribute) and func.attr == "reshape":
-            func.attr = "view"
-        elif isinstance(func, ast.Attribute) and func.attr == "view":
+        if isinstance(func, ast.Attribute) and func.attr == "view":  # not back: `view` fails on a transposed tensor
             func.attr = "reshape"
         return node
 
@@ -219,7 +224,12 @@ def _extract_helper(tree: ast.Module, graded: set[str], index: int, variant: int
             continue
         for statement in node.body:
             if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-                used = sorted(_names_read(statement.value) - {"torch", "math", "F", "nn", "self"})
+                # the names the call reads from outside it: not those a comprehension or lambda in it binds, nor
+                # builtins (a generator's `for W in ...` is no parameter of the helper)
+                bound = _names_written(statement.value) | {a.arg for n in ast.walk(statement.value)
+                                                           if isinstance(n, ast.Lambda) for a in n.args.args}
+                used = sorted(_names_read(statement.value) - bound - set(dir(builtins))
+                              - {"torch", "math", "F", "nn", "self"})
                 if not used or any(n in graded for n in used):
                     continue
                 name = _pick(HELPERS, variant, 3).format(index=index, name=node.name.strip("_"))
@@ -234,11 +244,27 @@ def _meaningful_names(blocks: Blocks, graded: set[str]) -> Blocks:
     from similarity_disguises import _local_names, _renamed
 
     whole = "\n".join(source for _, source in blocks)
-    names = [n for n in _local_names(whole, graded) if not n.startswith("_")]
+    # parameters keep their names: the grader (and every caller) passes some by keyword (`dim=`, `qkv_bias=`),
+    # and a rewrite asked to keep the behaviour keeps the signature
+    parameters = {a.arg for node in ast.walk(ast.parse(whole)) if isinstance(node, ast.arguments)
+                  for a in (*node.posonlyargs, *node.args, *node.kwonlyargs)}
+    names = [n for n in _local_names(whole, graded) if not n.startswith("_") and n not in parameters]
     offset = _variant(blocks) % len(MEANINGFUL)
     words = MEANINGFUL[offset:] + MEANINGFUL[:offset]
     mapping = {name: f"{words[i % len(words)]}{'' if i < len(words) else i}" for i, name in enumerate(names)}
     return [(name, _renamed(source, mapping)) for name, source in blocks]
+
+
+# the modules a spelling may bring in, and the line that imports each (not every notebook imports them)
+IMPORTS = {"math": "import math", "F": "from torch.nn import functional as F"}
+
+
+def _with_imports(tree: ast.Module) -> ast.Module:
+    """`tree` with an import put first for each module of IMPORTS its code now uses, as a rewriter adds one."""
+    used = {node.value.id for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id in IMPORTS}
+    tree.body[:0] = [statement for module in sorted(used) for statement in ast.parse(IMPORTS[module]).body]
+    return tree
 
 
 def paraphrase(blocks: Blocks, graded: set[str]) -> Blocks:
@@ -246,7 +272,7 @@ def paraphrase(blocks: Blocks, graded: set[str]) -> Blocks:
     for index, (name, source) in enumerate(blocks):
         tree = Restructure(variant).visit(Spellings().visit(_parse(source)))
         _extract_helper(tree, graded, index, variant)
-        out.append((name, ast.unparse(ast.fix_missing_locations(tree)) + "\n"))
+        out.append((name, ast.unparse(ast.fix_missing_locations(_with_imports(tree))) + "\n"))
     return _meaningful_names(out, graded)
 
 
@@ -258,12 +284,15 @@ def _params(function: ast.FunctionDef) -> list[str]:
     return names[1:] if names and names[0] == "self" else names
 
 
-CHECKS = ["if not hasattr({first}, 'shape') and not isinstance({first}, (int, list, tuple)):\n"
-          "    raise TypeError('expected a tensor for {first}')",
-          "if {first} is None:\n    raise ValueError('{first} must be given')",
-          "if isinstance({first}, str):\n    raise TypeError(f'bad input: {{{first}!r}}')"]
+# shape checks that raise on what no caller passes (a parameter may be None, a device's name, a list or a module)
+CHECKS = ["if isinstance({first}, (dict, set, bytes)):\n    raise TypeError('expected a tensor for {first}')",
+          "if isinstance({first}, complex):\n    raise ValueError('{first} must be real')",
+          "if isinstance({first}, type):\n    raise TypeError(f'bad input: {{{first}!r}}')"]
 RESULTS = ["padded_result", "final_value", "out_tensor", "res", "computed"]
-RECOMPUTE = ["{first} * 1.0", "{first} + 0", "{first}"]
+# a recomputation the real one overwrites: `first` itself, or arithmetic that leaves it as it is (where it is a
+# number or a tensor: a parameter may be a list, a tuple or a module)
+RECOMPUTE = ["{first} * 1.0 if torch.is_tensor({first}) else {first}",
+             "{first} + 0 if torch.is_tensor({first}) else {first}", "{first}"]
 
 
 def _pad_function(function: ast.FunctionDef, other_names: list[str], variant: int) -> None:
@@ -290,14 +319,17 @@ def _pad_function(function: ast.FunctionDef, other_names: list[str], variant: in
             new_body += ast.parse(f"{target} = " + _pick(RECOMPUTE, variant, 6).format(first=first)).body
             new_body.append(statement)
             if not any(word in ast.unparse(statement.value) for word in ("shape", "size", "len(")):  # a tensor
-                new_body += ast.parse(f"{target} = {target}.clone()").body
+                new_body += ast.parse(f"{target} = {target}.clone() if torch.is_tensor({target}) else {target}").body
             recomputed = True
             continue
-        if isinstance(statement, ast.Return) and statement.value is not None:
+        if isinstance(statement, ast.Return) and statement.value is not None \
+                and not (isinstance(statement.value, ast.Name) and statement.value.id == "self"):  # `return self`: kept
             value = ast.unparse(statement.value)
             r = result_name
-            new_body += ast.parse(f"{r} = ({value})\n{r} = {r}.view_as({r})\n"
-                                  f"return {r}.to({first}.device) if hasattr({first}, 'device') else {r}").body
+            # guarded: a graded function may return a tuple (out and weights), a number or the module itself
+            new_body += ast.parse(f"{r} = ({value})\n{r} = {r}.view_as({r}) if torch.is_tensor({r}) else {r}\n"
+                                  f"return {r}.to({first}.device) if torch.is_tensor({r}) and hasattr({first}, 'device')"
+                                  f" else {r}").body
             continue
         new_body.append(statement)
     function.body = new_body

@@ -8,6 +8,7 @@ paraphrased and the padded copies in sections 03 to 06. The text view alone fail
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,33 @@ def test_hostile_code_is_cut_short_by_the_computations_view(source):
     statements, kept = cleaned([{"label": "code cell 1", "source": source}], ("dot_scores",))
     computation_fingerprints(statements, ("dot_scores",), kept)
     assert time.process_time() - started < 5
+
+
+@functools.cache
+def graded_points(section_id: str, blocks: tuple) -> dict[str, float]:
+    """check title -> points of the section's correct example with each graded name's block put in its place."""
+    from support import correct_source, grade_source, replace_def
+
+    source = correct_source(section_id)
+    for name, block in blocks:
+        source = replace_def(source, name, block)
+    return {check.name: check.points for check in grade_source(section_id, source).checks}
+
+
+@pytest.mark.parametrize("how", REWRITTEN)
+@pytest.mark.parametrize("index", range(len(SECTIONS)), ids=[s.id for s in SECTIONS])
+def test_a_rewritten_copy_loses_no_check_its_source_passes(index, how):
+    # a rewrite keeps what the code does (keyword arguments, tuples returned, lists passed, `view` on a transposed
+    # tensor, a module's import): graded, the copy passes every check its source passes (it may pass more: a
+    # spelling of the rewrite may bring an import the source lacked). One hand per section and rewrite, all six in
+    # turn across the sections, to keep the grading short
+    from similarity_class import originals
+    from similarity_rewrites import REWRITES
+
+    section = SECTIONS[index]
+    family = "abcdef"[(index + REWRITTEN.index(how)) % 6]
+    blocks = originals(section)[family]
+    source = graded_points(section.id, tuple(blocks))
+    copy = graded_points(section.id, tuple(REWRITES[how](blocks, set(section.names))))
+    lost = {title: (points, copy[title]) for title, points in source.items() if copy[title] < points}
+    assert lost == {}, (family, lost)

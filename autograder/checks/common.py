@@ -325,6 +325,17 @@ SEED_INSIDE = N_("a torch.manual_seed inside __init__ (the parameters do not fol
 # the documented output missed by a forward that is right with the module's own weights: the weights differ
 OTHER_ORDER = N_("the parameters created in another order than the documented one (your forward is right with "
                  "your own weights)")
+# the same miss where out_proj has no bias (Llama's layers have none): the own-weights forward counts it as zero,
+# so the order is not what differs
+NO_OUT_PROJ_BIAS = N_("out_proj made without its bias (nn.Linear(d_out, d_out, bias=False)): this course keeps "
+                      "notebook 06's bias in out_proj")
+
+
+def weights_differ(params) -> str:
+    """The mistake to name where a forward right with the module's own weights misses the documented output:
+    OTHER_ORDER, or NO_OUT_PROJ_BIAS where `params` (name -> tensor) hold no out_proj.bias."""
+    has_bias = isinstance(params, dict) and isinstance(params.get("out_proj.bias"), torch.Tensor)
+    return OTHER_ORDER if has_bias else NO_OUT_PROJ_BIAS
 # a Linear layer made as nn.Linear(d_out, d_in): its weight has the shape of the other way round
 LINEAR_SWAPPED = N_("nn.Linear(d_out, d_in): in and out swapped")
 

@@ -32,9 +32,10 @@ import textwrap
 
 import torch
 
-from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
-                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape, expect_raises, expect_same_params, manual_seed, randn,
-                                      run_unless_raised)
+from autograder.checks.common import (CPU_MADE_MASK, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape,
+                                      expect_raises, expect_same_params, manual_seed, randn, run_unless_raised,
+                                      weights_differ)
 from autograder.checks.fused_forward import (LOADED_NO_BIAS, LOADED_NO_OUT_PROJ, LOADED_ORDER, MISTAKES_OF, ORDER,
                                              as_mha, blocks, built_layers, load_mistakes, seeded_mha)
 from autograder.checks.multihead_forward import NAMES, attend, causal_torch_output
@@ -80,7 +81,7 @@ def expect_documented(student, name: str, other_seed: int, show_passing: bool = 
     mistakes = MISTAKES_OF[name](params, WORKED_BATCH, got, 3, 2, 2)
     if own is not None:  # the right forward with its own weights first (then the weights differ: head_dim is 1
         # here, so an unscaled forward gives the same)
-        mistakes = {OTHER_ORDER: attend(own, WORKED_BATCH), **mistakes}
+        mistakes = {weights_differ(params): attend(own, WORKED_BATCH), **mistakes}
     expect_close(got, DOC_SEEDED.expand(2, 6, 2), f"torch.manual_seed(123); {name}(3, 2, 6, 0.0, num_heads=2)(batch)",
                  atol=1e-4, mistakes=mistakes, heatmap_labels=(TOKENS, None), show_passing=show_passing)
 

@@ -25,8 +25,8 @@ import torch
 
 from autograder.checks.cached_forward import (BARE_CACHE, LAYER, NOT_RESET, REPROJECTED, WRITTEN_WITHOUT, decode,
                                               decode_mistakes, decoded)
-from autograder.checks.common import (OTHER_ORDER, TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_raises,
-                                      expect_same_params, manual_seed, randn)
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_raises,
+                                      expect_same_params, manual_seed, randn, weights_differ)
 from autograder.checks.multihead_forward import attend, own_layers
 from autograder.checks.section_08_efficient_mha import expect_on_any_device
 from autograder.core.harness import CheckFailed, check, expect, expect_close
@@ -62,7 +62,7 @@ def expect_decoded(student, sizes, title: str, *, show_passing=False) -> None:
     weights = own(module, 3, 2, 2)
     mistakes = decode_mistakes(weights, WORKED_BATCH, sizes)
     if weights is not None:  # the right decoding with its own weights first: then only the weights differ
-        mistakes = {OTHER_ORDER: decode(weights, WORKED_BATCH, sizes), **mistakes}
+        mistakes = {weights_differ(module.params()): decode(weights, WORKED_BATCH, sizes), **mistakes}
     expect_close(got, DOC_SEEDED.expand(2, 6, 2), title, atol=1e-4, mistakes=mistakes,
                  heatmap_labels=(TOKENS, None), show_passing=show_passing)
 
@@ -78,7 +78,7 @@ def test_full_documented(student):
     if weights is not None:  # other inputs, with its own weights: a written-out answer gives itself away
         other = randn(901, 2, 6, 3)
         expect_not_hard_coded(LAYER, (got, module(other)), [attend(weights, x) for x in (WORKED_BATCH, other)])
-    mistakes = {OTHER_ORDER: attend(weights, WORKED_BATCH),
+    mistakes = {weights_differ(module.params()): attend(weights, WORKED_BATCH),
                 BARE_CACHE: decode(weights, WORKED_BATCH, (6,), bare=True)} if weights is not None else {}
     expect_close(got, DOC_SEEDED.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttentionCached(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,

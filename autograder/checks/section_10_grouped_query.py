@@ -29,9 +29,10 @@ import contextlib
 
 import torch
 
-from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
-                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape, expect_raises, expect_same_params,
-                                      manual_seed, randn, run_unless_raised)
+from autograder.checks.common import (CPU_MADE_MASK, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape,
+                                      expect_raises, expect_same_params, manual_seed, randn, run_unless_raised,
+                                      weights_differ)
 from autograder.checks.grouped_forward import (CACHE_REPEATED, KV_WIDTH, ORDER, WRONG_DIM, grouped_attend,
                                                grouped_mistakes, mha_layer, own_grouped, torch_grouped)
 from autograder.checks.multihead_forward import causal_torch_output
@@ -129,7 +130,8 @@ def expect_documented(student, d_out: int, num_heads: int, num_kv_groups: int, e
     if own is not None:  # other inputs, with its own weights: a written-out answer gives itself away
         other = randn(other_seed, 2, 6, 3)
         expect_not_hard_coded(NAME, (got, forward(module, other)), [grouped_attend(own, x) for x in (WORKED_BATCH, other)])
-        mistakes = {OTHER_ORDER: grouped_attend(own, WORKED_BATCH), **grouped_mistakes(own, WORKED_BATCH)}
+        mistakes = {weights_differ(module.params()): grouped_attend(own, WORKED_BATCH),
+                    **grouped_mistakes(own, WORKED_BATCH)}
     expect_close(got, expected.expand(2, 6, d_out),
                  f"torch.manual_seed(123); {NAME}(3, {d_out}, 6, 0.0, {sizes(num_heads, num_kv_groups)})(batch)",
                  atol=1e-4, mistakes=mistakes, heatmap_labels=(TOKENS, None), show_passing=show_passing)

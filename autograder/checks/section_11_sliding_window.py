@@ -25,10 +25,10 @@ from itertools import accumulate
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, WORKED_BATCH, expect_forward_on_any_device, expect_gradients,
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_forward_on_any_device, expect_gradients,
                                       expect_layer_shapes,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
-                                      manual_seed, randn)
+                                      manual_seed, randn, weights_differ)
 from autograder.checks.multihead_forward import own_layers
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT
 from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed
@@ -123,7 +123,7 @@ def expect_documented(student, window: int, expected: torch.Tensor, other_seed: 
     if own is not None:
         other = randn(other_seed, 2, 6, 3)
         expect_not_hard_coded(NAME, (got, module(other)), [windowed(own, x, window) for x in (WORKED_BATCH, other)])
-        mistakes = {OTHER_ORDER: windowed(own, WORKED_BATCH, window)}
+        mistakes = {weights_differ(module.params()): windowed(own, WORKED_BATCH, window)}
         mistakes.update({m: windowed(own, WORKED_BATCH, window, kind) for kind, m in KINDS.items() if m})
     expect_close(got, expected.expand(2, 6, 2),
                  f"torch.manual_seed(123); {NAME}(3, 2, 6, 0.0, num_heads=2, window={window})(batch)", atol=1e-4,

@@ -24,8 +24,8 @@ import torch
 
 from autograder.checks.common import TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_unchanged, randn, \
     run_unless_raised
-from autograder.checks.tiled_forward import (ABOVE_DIAGONAL, FULL_SCORES, NAN_HERE, full_attention, scored, slipped,
-                                             tile_area)
+from autograder.checks.tiled_forward import (ABOVE_DIAGONAL, FULL_SCORES, NAN_HERE, PARTIAL_DROPPED, full_attention,
+                                             scored, slipped, tile_area)
 from autograder.core.harness import CheckFailed, check, expect, expect_close
 from autograder.i18n import _, _f
 
@@ -56,9 +56,17 @@ def attend(student, q, k, v, what: str, **kwargs):
               got=type(pair).__name__))
     out, lse = pair
     for value, shape, part in ((out, q.shape, "out"), (lse, q.shape[:-1], "logsumexp")):
-        expect(tuple(value.shape) == tuple(shape), _f("{what}: {part} should have shape {expected}, got {got}",
-                                                      what=what, part=part, expected=tuple(shape),
-                                                      got=tuple(value.shape)))
+        if tuple(value.shape) == tuple(shape):
+            continue
+        message = _f("{what}: {part} should have shape {expected}, got {got}", what=what, part=part,
+                     expected=tuple(shape), got=tuple(value.shape))
+        # as many rows as whole blocks of queries: the shorter last one left out (range(T // block_q))
+        tokens, block_q = shape[-1 if part == "logsumexp" else -2], kwargs.get("block_q", 64)
+        dropped = value.dim() == len(shape) and value.shape[len(shape) - 1 if part == "logsumexp" else -2] == (
+            tokens // block_q) * block_q < tokens
+        if dropped:
+            message += _f(". This looks like {mistake}", mistake=_(PARTIAL_DROPPED))
+        raise CheckFailed(message, PARTIAL_DROPPED if dropped else "")
     return out, lse, reply
 
 

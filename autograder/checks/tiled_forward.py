@@ -13,8 +13,10 @@ UNRESCALED_SUM = N_("a running sum not rescaled: when the max grows, the old sum
                     "exp(m_old - m_new) too, as the output accumulator is")
 UNRESCALED_ACC = N_("an output accumulator not rescaled: when the max grows, the old accumulator must be "
                     "multiplied by exp(m_old - m_new), as the running sum is")
-OLD_MAX = N_("the max updated after the sum: exp(scores - m) taken with the old max (-inf before the first block, "
-             "so exp gives inf); update the max first, then the sum and the output")
+# the rescale factor turned upside down (alpha = exp(m_new - m)) gives the same nan from the first block on: one name
+OLD_MAX = N_("the max updated after the sum, or the rescale factor upside down: exp(scores - m) with the old max, or "
+             "alpha = exp(m_new - m), gives inf while m is -inf before the first block; update the max first, then "
+             "rescale the sum and the output by alpha = exp(m_old - m_new)")
 LSE_NO_MAX = N_("a log-sum-exp off by the max: log(l) is the log of the sum of exp(scores - m); the "
                 "log-sum-exp is m + log(l)")
 NO_SCALE = N_("scores not divided by sqrt(d) (d = the last dim of q)")
@@ -25,12 +27,17 @@ PARTIAL_DROPPED = N_("the last block dropped when the block size does not divide
 FULL_SCORES = N_("the full (T, T) scores materialised (compute one block_q x block_k tile of scores at a time)")
 ABOVE_DIAGONAL = N_("causal tiles entirely above the diagonal still computed (masked, but computed: skip a tile "
                     "whose first key comes after its last query)")
+LOCAL_MASK = N_("a tile's causal mask built from positions inside the tile: number its queries and keys from the "
+                "tile's first ones, torch.arange(q0, q1) and torch.arange(k0, k1), not from 0")
+DIAGONAL_SKIPPED = N_("tiles that the diagonal crosses skipped too: only a tile whose first key comes after its last "
+                      "query lies entirely above the diagonal")
 # where a nan comes from here (said instead of harness.NAN_NOTE's guess about a mask: the inputs are finite, and
 # every row sees key 0)
 NAN_HERE = N_("nan appears from inf / inf, inf - inf or 0 / 0: exp(scores - m) with m still -inf gives inf, and a "
               "sum of no keys at all gives 0")
 # the slips of the tiled loop that change values: replayed by `tiled` on the check's inputs
-VALUE_SLIPS = (UNRESCALED_SUM, UNRESCALED_ACC, OLD_MAX, LSE_NO_MAX, NO_SCALE, NOT_DIVIDED, PARTIAL_DROPPED)
+VALUE_SLIPS = (UNRESCALED_SUM, UNRESCALED_ACC, OLD_MAX, LSE_NO_MAX, NO_SCALE, NOT_DIVIDED, PARTIAL_DROPPED, LOCAL_MASK,
+               DIAGONAL_SKIPPED)
 
 
 def full_attention(q, k, v, causal: bool = False):
@@ -60,12 +67,14 @@ def tiled(q, k, v, block_q: int, block_k: int, causal: bool = False, slip: str =
         m = torch.full(q[..., q0:q1, 0].shape, float("-inf"), dtype=q.dtype)
         l, acc = torch.zeros_like(m), torch.zeros_like(q[..., q0:q1, :])  # noqa: E741
         for k0 in starts(k.shape[-2], block_k, slip):
-            if causal and k0 > q1 - 1:
+            if causal and k0 > (q0 if slip == DIAGONAL_SKIPPED else q1 - 1):
                 break
             k1 = min(k0 + block_k, k.shape[-2])
             s = q[..., q0:q1, :] @ k[..., k0:k1, :].transpose(-2, -1) * scale
             if causal:
-                s = s.masked_fill(torch.arange(k0, k1)[None, :] > torch.arange(q0, q1)[:, None], float("-inf"))
+                first_q, first_k = (0, 0) if slip == LOCAL_MASK else (q0, k0)
+                queries, keys = torch.arange(first_q, first_q + q1 - q0), torch.arange(first_k, first_k + k1 - k0)
+                s = s.masked_fill(keys[None, :] > queries[:, None], float("-inf"))
             m_new = torch.maximum(m, s.amax(-1))
             p = torch.exp(s - (m if slip == OLD_MAX else m_new)[..., None])
             alpha = torch.exp(m - m_new)

@@ -1,5 +1,6 @@
 """Section 08's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 from autograder.core.hints import BARE_VIEW
 
 SECTION = "08_efficient_mha"
@@ -364,3 +365,63 @@ MISTAKES.append(Mistake("MultiHeadAttentionSDPA hard-coded",
                          "MultiHeadAttentionSDPA: gradients", SDPA_REF],
                         # an answer written out calls no function either
                         says="is the answer hard-coded?", hard_coded=True, also=("not called",)))
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "heads never moved before the tokens (unflatten without transpose)": [
+        "MultiHeadAttentionFused gives the documented seeded output",
+        "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
+        "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights",
+        "MultiHeadAttentionFused is causal: changing later tokens leaves earlier outputs unchanged",
+        "MultiHeadAttentionFused: eval mode disables dropout",
+        "MultiHeadAttentionFused: dropout acts in train mode",
+        "MultiHeadAttentionFused: gradients reach every parameter",
+        "MultiHeadAttentionFused works on any device: no tensor created on the CPU in forward",
+        "MultiHeadAttentionFused matches the reference at other sizes",
+        "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
+    ],
+    "masked scores filled with 0 instead of -inf": [
+        "MultiHeadAttentionFused gives the documented seeded output",
+        "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
+        "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights",
+        "MultiHeadAttentionFused is causal: changing later tokens leaves earlier outputs unchanged",
+        "MultiHeadAttentionFused matches the reference at other sizes",
+        "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
+    ],
+    "softmax over the queries (dim=-2)": [
+        "MultiHeadAttentionFused gives the documented seeded output",
+        "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
+        "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights",
+        "MultiHeadAttentionFused is causal: changing later tokens leaves earlier outputs unchanged",
+        "MultiHeadAttentionFused matches the reference at other sizes",
+        "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
+    ],
+    "heads combined without moving the tokens back (bhqd flattened)": [
+        "MultiHeadAttentionFused gives the documented seeded output",
+        "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
+        "MultiHeadAttentionFused equals nn.MultiheadAttention run with its own weights",
+        "MultiHeadAttentionFused is causal: changing later tokens leaves earlier outputs unchanged",
+        "MultiHeadAttentionFused matches the reference at other sizes",
+        "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
+    ],
+    "load_from stacks the transposed weights (notebook 03's copy)": [
+        "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
+        "MultiHeadAttentionFused.load_from stacks W_query, W_key, W_value into W_qkv and copies out_proj",
+        "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
+    ],
+    "out_proj without bias": [
+        "MultiHeadAttentionSDPA gives the documented seeded output",
+        "MultiHeadAttentionSDPA creates W_qkv and out_proj in the documented order, honouring qkv_bias",
+        "MultiHeadAttentionSDPA matches the reference at other sizes",
+    ],
+    "SDPA given (b, T, heads, head_dim): attention across heads": [
+        "MultiHeadAttentionSDPA gives the documented seeded output",
+        "MultiHeadAttentionSDPA equals nn.MultiheadAttention run with its own weights",
+        "MultiHeadAttentionSDPA is causal: changing later tokens leaves earlier outputs unchanged",
+        "MultiHeadAttentionSDPA: in train mode, dropout as F.scaled_dot_product_attention draws it",
+        "MultiHeadAttentionSDPA matches the reference at other sizes",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

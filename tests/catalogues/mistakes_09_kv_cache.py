@@ -1,5 +1,6 @@
 """Section 09's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 
 SECTION = "09_kv_cache"
 
@@ -374,3 +375,37 @@ MISTAKES.append(Mistake("MultiHeadAttentionCached hard-coded",
 MISTAKES.append(Mistake("kv_cache_bytes hard-coded", {"kv_cache_bytes": HARD_CODED["kv_cache_bytes"]},
                         [BYTES_DOC, BYTES_FORMULA, BYTES_ERROR, BYTES_REF],
                         says="is the answer hard-coded?", hard_coded=True))
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "num_cached read after the new keys are appended": [
+        "MultiHeadAttentionCached decoding the worked example one token at a time gives the documented output",
+        "MultiHeadAttentionCached decoding a prompt of four tokens then single tokens gives the documented output",
+        "MultiHeadAttentionCached projects each token once: W_query, W_key and W_value see only the new tokens",
+        "MultiHeadAttentionCached.reset_cache empties the cache: the next sequence is decoded as if alone",
+        "MultiHeadAttentionCached with use_cache=False leaves the cache alone",
+        "MultiHeadAttentionCached decodes a batch of two different sequences in chunks as its full forward does",
+        "MultiHeadAttentionCached raises ValueError when the cache would outgrow context_length",
+        "MultiHeadAttentionCached matches the reference at other sizes, decoded in chunks",
+    ],
+    "context_length checked against the new tokens only, not cache + new": [
+        "MultiHeadAttentionCached raises ValueError when the cache would outgrow context_length",
+    ],
+    "reset_cache leaves empty tensors instead of None": [
+        "MultiHeadAttentionCached.reset_cache empties the cache: the next sequence is decoded as if alone",
+    ],
+    "zero accepted (value < 0 refused only)": [
+        "kv_cache_bytes raises ValueError on an argument that is not positive",
+    ],
+    "a ValueError that names no argument": [
+        "kv_cache_bytes raises ValueError on an argument that is not positive",
+    ],
+    "bytes_per_value read as bits (divided by 8)": [
+        "kv_cache_bytes gives the documented sizes of the notebook's table",
+        "kv_cache_bytes counts a key and a value per layer, head, token and feature",
+        "kv_cache_bytes matches the reference at other sizes",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

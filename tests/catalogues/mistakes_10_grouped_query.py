@@ -1,6 +1,7 @@
 """Section 10's catalogue: common mistakes of grouped-query attention, each with the checks it must lose, and
 other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 
 SECTION = "10_grouped_query"
 
@@ -308,3 +309,64 @@ STYLES = [
                     return self.out_proj((weights @ v).movedim(1, 2).reshape(b, t, self.d_out))
             """},
 ]
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "group size divided the wrong way round": [
+        "GroupedQueryAttention gives the documented seeded output (4 query heads, 2 key/value groups)",
+        "GroupedQueryAttention with one key/value group (multi-query) gives the documented seeded output",
+        "GroupedQueryAttention equals F.scaled_dot_product_attention(..., enable_gqa=True) run with its own weights",
+        "GroupedQueryAttention is causal: changing later tokens leaves earlier outputs unchanged",
+        "GroupedQueryAttention keeps batch items apart: changing one item leaves the other unchanged",
+        "GroupedQueryAttention: eval mode disables dropout",
+        "GroupedQueryAttention: dropout acts in train mode",
+        "GroupedQueryAttention: gradients reach every parameter",
+        "GroupedQueryAttention works on any device: no tensor created on the CPU in forward",
+        "GroupedQueryAttention with use_cache=True: a prompt, then the next tokens, gives the full forward",
+        "GroupedQueryAttention's cache keeps num_kv_groups key/value heads, not num_heads",
+        "GroupedQueryAttention matches the reference at other sizes",
+        "GroupedQueryAttention's cache matches the reference at other sizes",
+    ],
+    "values never repeated for the group": [
+        "GroupedQueryAttention gives the documented seeded output (4 query heads, 2 key/value groups)",
+        "GroupedQueryAttention equals F.scaled_dot_product_attention(..., enable_gqa=True) run with its own weights",
+        "GroupedQueryAttention with use_cache=True: a prompt, then the next tokens, gives the full forward",
+        "GroupedQueryAttention's cache keeps num_kv_groups key/value heads, not num_heads",
+        "GroupedQueryAttention matches the reference at other sizes",
+        "GroupedQueryAttention's cache matches the reference at other sizes",
+    ],
+    "no ValueError when num_heads does not divide d_out": [
+        "GroupedQueryAttention raises ValueError, naming both numbers, when the heads do not divide",
+    ],
+    "cache appended on the groups' dim (dim=1)": [
+        "GroupedQueryAttention with use_cache=True: a prompt, then the next tokens, gives the full forward",
+        "GroupedQueryAttention's cache matches the reference at other sizes",
+    ],
+    "out_proj without bias (Llama's)": [
+        "GroupedQueryAttention gives the documented seeded output (4 query heads, 2 key/value groups)",
+        "GroupedQueryAttention with one key/value group (multi-query) gives the documented seeded output",
+        "GroupedQueryAttention with a group per head gives notebook 06's documented output",
+        "GroupedQueryAttention creates W_query, W_key, W_value and out_proj in the documented order and sizes, honouring qkv_bias",
+        "GroupedQueryAttention matches the reference at other sizes",
+        "GroupedQueryAttention with a group per head equals notebook 08's fused layer holding its weights",
+        "GroupedQueryAttention's cache matches the reference at other sizes",
+    ],
+    "keys split into num_heads heads": [
+        "GroupedQueryAttention gives the documented seeded output (4 query heads, 2 key/value groups)",
+        "GroupedQueryAttention with one key/value group (multi-query) gives the documented seeded output",
+        "GroupedQueryAttention equals F.scaled_dot_product_attention(..., enable_gqa=True) run with its own weights",
+        "GroupedQueryAttention is causal: changing later tokens leaves earlier outputs unchanged",
+        "GroupedQueryAttention keeps batch items apart: changing one item leaves the other unchanged",
+        "GroupedQueryAttention: eval mode disables dropout",
+        "GroupedQueryAttention: dropout acts in train mode",
+        "GroupedQueryAttention: gradients reach every parameter",
+        "GroupedQueryAttention works on any device: no tensor created on the CPU in forward",
+        "GroupedQueryAttention with use_cache=True: a prompt, then the next tokens, gives the full forward",
+        "GroupedQueryAttention's cache keeps num_kv_groups key/value heads, not num_heads",
+        "GroupedQueryAttention matches the reference at other sizes",
+        "GroupedQueryAttention's cache matches the reference at other sizes",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

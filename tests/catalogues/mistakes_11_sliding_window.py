@@ -1,5 +1,6 @@
 """Section 11's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 
 SECTION = "11_sliding_window"
 
@@ -320,3 +321,43 @@ MISTAKES.append(Mistake("SlidingWindowAttention hard-coded",
                          "SlidingWindowAttention: eval", "SlidingWindowAttention: gradients",
                          "SlidingWindowAttention works on any device"],
                         says="is the answer hard-coded?", hard_coded=True))
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses (here with the reference's layer, which builds its
+# own band: the student's layer calls their sliding_window_mask, and a wrong mask costs its checks too)
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "mask returned as 0/1 floats": [
+        "sliding_window_mask gives the documented band for six tokens and a window of 3",
+        "sliding_window_mask is the causal mask when the window covers the sequence",
+        "sliding_window_mask hides j > i and j <= i - window at other sizes",
+        "sliding_window_mask matches the reference at other sizes",
+    ],
+    "symmetric band |i - j| >= window (the near future visible)": [
+        "sliding_window_mask gives the documented band for six tokens and a window of 3",
+        "sliding_window_mask is the causal mask when the window covers the sequence",
+        "sliding_window_mask hides j > i and j <= i - window at other sizes",
+        "sliding_window_mask matches the reference at other sizes",
+    ],
+    "window=0 accepted (only negative windows refused)": [
+        "sliding_window_mask raises ValueError when window < 1",
+    ],
+    "the band mask given to SDPA as is (SDPA's True means 'may attend')": [
+        "SlidingWindowAttention gives the documented seeded output with a window of 3",
+        "SlidingWindowAttention with a window covering the sequence gives notebook 06's output",
+        "SlidingWindowAttention equals the band written out with its own weights, batch of two",
+        "SlidingWindowAttention: token by token with the cache equals the whole sequence",
+        "SlidingWindowAttention: the cache never holds more than window tokens, whatever the length",
+        "SlidingWindowAttention: a prompt longer than the window, then single tokens",
+        "SlidingWindowAttention matches the reference at other sizes",
+        "SlidingWindowAttention decodes in pieces of several sizes as the reference does",
+    ],
+    "cache trimmed on the heads' dim (k[:, -window:])": [
+        "SlidingWindowAttention: the cache never holds more than window tokens, whatever the length",
+        "SlidingWindowAttention: a prompt longer than the window, then single tokens",
+    ],
+    "use_cache=False writes the cache too": [
+        "SlidingWindowAttention works on any device: no tensor created on the CPU in forward",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

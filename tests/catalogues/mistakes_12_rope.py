@@ -1,5 +1,6 @@
 """Section 12's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 
 SECTION = "12_rope"
 
@@ -211,3 +212,45 @@ STYLES = [
             return torch.cat((z.real, z.imag), dim=-1)
         """},
 ]
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses (not the integer division in the exponent: its
+# check of theta_base calls it "theta_base ignored (10000 written in the formula)", which the student did not write)
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "the minus of the exponent forgotten (frequencies grow)": [
+        "rope_angles(4, 6) gives the documented cos and sin tables",
+        "rope_angles uses theta_base",
+        "rope_angles matches the reference on new sizes and bases",
+    ],
+    "tables of head_dim / 2 columns (angles not doubled)": [
+        "rope_angles(4, 6) gives the documented cos and sin tables",
+        "rope_angles returns two float32 tables of shape (context_length, head_dim)",
+        "rope_angles uses theta_base",
+        "the two halves of each table are alike: feature i and feature i + head_dim/2 share an angle",
+        "rope_angles matches the reference on new sizes and bases",
+    ],
+    "rows cos[offset:T] (the end not offset)": [
+        "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs",
+        "apply_rope matches the reference on new inputs and offsets",
+    ],
+    "rotate_half concatenated without dim (on dim 0)": [
+        "apply_rope on the worked example's queries gives the documented rotated queries",
+        "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs",
+        "apply_rope keeps the length of every query and key vector (a rotation)",
+        "the scores q @ k.T after apply_rope are unchanged when every position shifts by the same amount",
+        "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs",
+        "apply_rope answers on its input's device",
+        "apply_rope matches the reference on new inputs and offsets",
+    ],
+    "T read from x.shape[1]": [
+        "apply_rope on the worked example's queries gives the documented rotated queries",
+        "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs",
+        "apply_rope keeps the length of every query and key vector (a rotation)",
+        "the scores q @ k.T after apply_rope are unchanged when every position shifts by the same amount",
+        "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs",
+        "apply_rope answers on its input's device",
+        "apply_rope matches the reference on new inputs and offsets",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

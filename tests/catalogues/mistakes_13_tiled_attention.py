@@ -1,5 +1,6 @@
 """Section 13's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import Mistake
+from catalogues.student_trial_part2 import trial_mistakes, trial_styles
 
 SECTION = "13_tiled_attention"
 
@@ -210,3 +211,44 @@ STYLES = [
                 return torch.cat(results, dim=-2), torch.cat(sums, dim=-1)
             """},
 ]
+
+# The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
+# on it whose first line is right, each with the checks it loses
+STYLES += trial_styles(SECTION)
+TRIAL_LOSES = {
+    "causal mask of a tile built from positions inside the tile": [
+        "tiled_attention gives the documented causal output and log-sum-exp of the worked example",
+        "tiled_attention with causal=True equals causal softmax attention",
+        "tiled_attention with causal=True matches the reference at other sizes and block sizes",
+        "tiled_attention with its default block sizes (64) matches the reference on 150 tokens",
+    ],
+    "rescale factor inverted, exp(m_new - m)": [
+        "tiled_attention gives the documented output and log-sum-exp of the worked example",
+        "tiled_attention gives the documented causal output and log-sum-exp of the worked example",
+        "tiled_attention equals softmax attention when the block sizes do not divide T",
+        "tiled_attention's logsumexp is the log-sum-exp of each row of the scaled scores",
+        "tiled_attention with causal=True equals causal softmax attention",
+        "tiled_attention takes (T, d) inputs without leading dims and blocks larger than T",
+        "tiled_attention matches the reference at other sizes and block sizes",
+        "tiled_attention with causal=True matches the reference at other sizes and block sizes",
+        "tiled_attention with its default block sizes (64) matches the reference on 150 tokens",
+    ],
+    "causal loop stops at the first key block after the block's first query": [
+        "tiled_attention with causal=True equals causal softmax attention",
+        "tiled_attention with causal=True matches the reference at other sizes and block sizes",
+    ],
+    "last partial block of queries dropped (range(T // block_q))": [
+        "tiled_attention equals softmax attention when the block sizes do not divide T",
+        "tiled_attention's logsumexp is the log-sum-exp of each row of the scaled scores",
+        "tiled_attention with causal=True equals causal softmax attention",
+        "tiled_attention takes (T, d) inputs without leading dims and blocks larger than T",
+        "tiled_attention with causal=True never computes a tile entirely above the diagonal",
+        "tiled_attention matches the reference at other sizes and block sizes",
+        "tiled_attention with causal=True matches the reference at other sizes and block sizes",
+        "tiled_attention with its default block sizes (64) matches the reference on 150 tokens",
+    ],
+    "queries scaled in place (q changed)": [
+        "tiled_attention leaves its inputs unchanged",
+    ],
+}
+MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

@@ -274,6 +274,23 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
                   "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
 
 
+def created_in_another_order(got, expected: dict) -> bool:
+    """Whether the student's parameters `got` (name -> tensor) are the seeded ones of `expected` (name -> tensor,
+    created in the documented order) under other names: the evidence that they were created in another order,
+    which a hint about the creation order needs (an output that differs for any other cause says nothing of it)."""
+    if not isinstance(got, dict) or sorted(got) != sorted(expected):
+        return False
+    mine = {name: value for name, value in got.items() if isinstance(value, torch.Tensor)}
+    if len(mine) != len(got):
+        return False
+
+    def same(a, b):
+        return a.shape == b.shape and bool(torch.allclose(a.detach().cpu(), b.detach().cpu()))
+
+    at_its_name = all(same(mine[name], expected[name]) for name in expected)
+    return not at_its_name and all(any(same(value, seeded) for seeded in expected.values()) for value in mine.values())
+
+
 def seeds_itself(module, got: dict) -> bool:
     """Whether `module`, built again under another seed, gets the very same parameters `got` (the evidence of a
     seed set inside __init__); False where it cannot be built again (a stand-in) or that build fails."""

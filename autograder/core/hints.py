@@ -96,7 +96,7 @@ HINTS = (
          N_("This looks like a sum or max taken without keepdim=True: its result lost the reduced dim, so it lines "
             "up with the wrong dim of the tensor it meets; keep the dim: .sum(dim=dim, keepdim=True)"),
          "RuntimeError", r"must match the size of tensor",
-         r"^(?!.*keepdim)(?=.*\b(sum|amax|max|amin|min|mean|logsumexp)\(\s*(dim\s*=|-?\d|dim\b|[\w.]+\s*,\s*(dim\b|-?\d)))"),
+         r"^(?!.*keepdim)(?=.*[-+*/]\s*[\w.]*\b(sum|amax|max|amin|min|mean|logsumexp)\(\s*(dim\s*=|-?\d|dim\b|[\w.]+\s*,\s*(dim\b|-?\d)))"),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (created_in_another_order, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
+from autograder.checks.common import (created_otherwise, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
                                       expect_not_hard_coded, expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
@@ -193,9 +193,9 @@ def seeded_params(projections) -> dict:
 
 
 def order_hint(module, expected: dict, order: str) -> str:
-    """The creation-order hint, only where the module's parameters are the seeded ones under other names (the
-    order seen, not guessed); "" otherwise: an output that differs for another cause is the values' to name."""
-    return _f(ORDER_HINT, order=_(order)) if created_in_another_order(module.params(), expected) else ""
+    """The creation-order hint, only where the module's parameters differ from the seeded ones (created otherwise:
+    seen, not guessed); "" where they are the seeded ones: then the output differs for another cause."""
+    return _f(ORDER_HINT, order=_(order)) if created_otherwise(module.params(), expected) else ""
 
 
 @check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True, cell="SelfAttention_v1")

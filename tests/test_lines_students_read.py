@@ -28,7 +28,8 @@ from test_notebook_agrees import cell_name, outcomes_of, spoken_outcomes
 from autograder import i18n
 from autograder.checks import homes
 from autograder.checks.common import TRAIN_ONLY_NAN, UNUSED_PARAMETER
-from autograder.checks.multihead_mistakes import NO_MASK_LEAK
+from autograder.checks.multihead_mistakes import FUTURE_LEAKS, NO_MASK_LEAK
+from autograder.checks.section_03_trainable_qkv import ORDER_HINT
 from autograder.core.harness import NAN_NOTE
 from autograder.core.hints import BATCHED_T, HINTS, TRANSPOSE_HINT
 from autograder.i18n import _
@@ -37,6 +38,9 @@ from autograder.i18n import _
 # another kind misleads. (A hint of core/hints.py is judged by its own `mistake`, a named mistake by its name.)
 QUESTIONS = {
     NO_MASK_LEAK: "no causal mask",
+    # "hide the scores above the diagonal": a mask to fix, where heads mixed up leak the future as well
+    FUTURE_LEAKS: "a wrong causal mask",
+    ORDER_HINT: "parameters created in another order",
     NAN_NOTE: "a row with every key hidden",
     TRAIN_ONLY_NAN: "dropout on the masked scores",
     UNUSED_PARAMETER: "a parameter unused in forward",
@@ -48,9 +52,9 @@ MISTAKES = [(section_id, mistake) for section_id, catalogue in CATALOGUES.items(
 
 def said(line: str) -> dict:
     """The hints and the kinds of the questions of QUESTIONS that `line` shows, in the language spoken now
-    (each found by its own translated text)."""
+    (each found by its own translated text, up to its first field)."""
     return {"hints": sorted({mistake for text, mistake in HINT_TEXTS.items() if _(text).split("{")[0] in line}),
-            "questions": sorted({kind for text, kind in QUESTIONS.items() if _(text) in line})}
+            "questions": sorted({kind for text, kind in QUESTIONS.items() if _(text).split("{")[0] in line})}
 
 
 def shown(section_id: str, mistake) -> list[dict]:

@@ -304,6 +304,18 @@ def expect_same_params(module, reference, name: str, order: str) -> None:
                   "exactly this order: {order}", name=name, parameter=param_name, order=_(order)))
 
 
+def created_otherwise(got, expected: dict) -> bool:
+    """Whether the student's parameters `got` (name -> tensor) have the names and shapes of the seeded ones of
+    `expected` (created as documented) but other values: the evidence that they were created otherwise (in another
+    order, or drawn another way), which a hint about their creation needs; an output that differs while they are
+    the seeded ones says nothing of it."""
+    if not isinstance(got, dict) or sorted(got) != sorted(expected):
+        return False
+    if not all(isinstance(value, torch.Tensor) and value.shape == expected[name].shape for name, value in got.items()):
+        return False
+    return not all(torch.allclose(value.detach().cpu(), expected[name].detach().cpu()) for name, value in got.items())
+
+
 def seeds_itself(module, got: dict) -> bool:
     """Whether `module`, built again under another seed, gets the very same parameters `got` (the evidence of a
     seed set inside __init__); False where it cannot be built again (a stand-in) or that build fails."""

@@ -108,6 +108,17 @@ def fill_of(got):
     return -1e9
 
 
+def mixed_heads_mistakes(module, x, fill=float("-inf")):
+    """What a forward that mixes tokens and heads up (a bare view when splitting or combining them) returns with
+    the weights of `module`: under a causal mask, such a forward also lets the future leak into the past."""
+    return {
+        BARE_SPLIT_IN_FORWARD: attend(module, x, bare_split=True, fill=fill),
+        N_("a bare view to (B, H, T, head_dim) when splitting heads and when combining them "
+           "(tokens and heads get mixed)"): attend(module, x, bare_split=True, bare_combine=True, fill=fill),
+        N_("combining heads without swapping H and T back first"): attend(module, x, bare_combine=True, fill=fill),
+    }
+
+
 def mha_mistakes(module, x, got):
     """What common wrong versions of MultiHeadAttention return with the weights of `module`."""
     fill = fill_of(got)
@@ -115,10 +126,7 @@ def mha_mistakes(module, x, got):
         N_("scores scaled by sqrt(d_out) instead of sqrt(head_dim)"):
             attend(module, x, scale_by=module.d_out, fill=fill),
         N_("unscaled scores (divide by sqrt(head_dim))"): attend(module, x, scale_by=1, fill=fill),
-        BARE_SPLIT_IN_FORWARD: attend(module, x, bare_split=True, fill=fill),
-        N_("a bare view to (B, H, T, head_dim) when splitting heads and when combining them "
-           "(tokens and heads get mixed)"): attend(module, x, bare_split=True, bare_combine=True, fill=fill),
-        N_("combining heads without swapping H and T back first"): attend(module, x, bare_combine=True, fill=fill),
+        **mixed_heads_mistakes(module, x, fill),
         N_("no out_proj applied to the combined heads"): attend(module, x, out_proj=False, fill=fill),
         N_("the diagonal masked too (a token must see itself)"): attend(module, x, diagonal=0, fill=fill),
         N_("no causal mask (every token sees the future)"): attend(module, x, causal=False, fill=fill),

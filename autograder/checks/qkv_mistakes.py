@@ -14,6 +14,11 @@ OVER_QUERIES = N_("softmax over dim -2 (over the queries) instead of the last di
 BY_D_K = N_("scores divided by d_k instead of sqrt(d_k)")
 BY_TWICE_D_K = N_("scores divided by 2 * d_k: ** binds before /, so scores / d_k ** 1/2 is scores / d_k / 2; write "
                   "d_k ** 0.5")
+# context = attn_scores @ values: the weights computed, then left unused (the book's variable names sit side by side)
+SCORES_NOT_WEIGHTS = N_("the scores multiplied by the values instead of the attention weights (the softmax's output "
+                        "unused: context = attn_weights @ values)")
+NO_SOFTMAX = N_("no softmax: the scaled scores multiplied by the values (the weights are softmax(scores / "
+                "sqrt(d_k)) along the keys)")
 
 
 def attention_mistakes(queries, keys, values):
@@ -48,7 +53,9 @@ def module_mistakes(reference, x):
              OVER_QUERIES: attend(queries, keys, values, math.sqrt(d_k), dim=-2)[0],
              N_("queries and keys swapped (keys @ queries^T, or W_key created before W_query)"):
                  attend(keys, queries, values, math.sqrt(d_k))[0],
-             BY_D_K: attend(queries, keys, values, d_k)[0]}
+             BY_D_K: attend(queries, keys, values, d_k)[0],
+             SCORES_NOT_WEIGHTS: queries @ keys.transpose(-2, -1) @ values,
+             NO_SOFTMAX: queries @ keys.transpose(-2, -1) / math.sqrt(d_k) @ values}
     if d_in != d_k:
         wrong[Mistake(N_("scores divided by sqrt(d_in) = sqrt(x.shape[-1]) = sqrt({d_in}) instead of sqrt(d_k) = "
                          "sqrt(keys.shape[-1]) = sqrt({d_k})"), d_in=d_in, d_k=d_k)] = \

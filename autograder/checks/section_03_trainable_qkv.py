@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
+from autograder.checks.common import (created_otherwise, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
                                       expect_not_hard_coded, expect_same_params, hint_if_written,
                                       expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
                                       seeded_projections, stack_items)
@@ -187,6 +187,19 @@ def expect_module_computed(module, name: str, projections, documented_output) ->
                           (formula_output(projections, WORKED_INPUTS), formula_output(projections, other)))
 
 
+def seeded_params(projections) -> dict:
+    """The parameters of seeded_projections by the names a module holds them under (W_query, or W_query.weight)."""
+    return {(name if isinstance(layer, torch.Tensor) else f"{name}.weight"):
+            (layer if isinstance(layer, torch.Tensor) else layer.weight)
+            for name in NAMES for layer in [getattr(projections, name)]}
+
+
+def order_hint(module, expected: dict, order: str) -> str:
+    """The creation-order hint, only where the module's parameters differ from the seeded ones (created otherwise:
+    seen, not guessed); "" where they are the seeded ones: then the output differs for another cause."""
+    return _f(ORDER_HINT, order=_(order)) if created_otherwise(module.params(), expected) else ""
+
+
 @check(1, "SelfAttention_v1(3, 2) with torch.manual_seed(123) gives the documented output", documented=True, cell="SelfAttention_v1")
 def test_v1_documented(student):
     module = student.new("SelfAttention_v1", 3, 2, seed=123)
@@ -194,7 +207,8 @@ def test_v1_documented(student):
     expect_module_computed(module, "SelfAttention_v1", seeded_projections(3, 2, seed=123, raw=True), got)
     expect_close(got, DOC_V1, "torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=123, raw=True), WORKED_INPUTS),
-                 hint=_f(ORDER_HINT, order=_(V1_ORDER)), heatmap_labels=OUTPUT_ROWS)
+                 hint=order_hint(module, seeded_params(seeded_projections(3, 2, seed=123, raw=True)), V1_ORDER),
+                 heatmap_labels=OUTPUT_ROWS)
 
 
 @check(1, "SelfAttention_v2(3, 2) with torch.manual_seed(789) gives the documented output", documented=True, cell="SelfAttention_v2")
@@ -205,7 +219,8 @@ def test_v2_documented(student):
     expect_module_computed(module, "SelfAttention_v2", seeded_projections(3, 2, seed=789), got)
     expect_close(got, DOC_V2, "torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)", atol=1e-4,
                  mistakes=module_mistakes(seeded_projections(3, 2, seed=789), WORKED_INPUTS),
-                 hint=_f(ORDER_HINT, order=_(V2_ORDER)), heatmap_labels=OUTPUT_ROWS)
+                 hint=order_hint(module, seeded_params(seeded_projections(3, 2, seed=789)), V2_ORDER),
+                 heatmap_labels=OUTPUT_ROWS)
 
 
 # ---------------------------------------------------------------- visible: properties

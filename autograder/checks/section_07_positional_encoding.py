@@ -247,7 +247,24 @@ def test_odd_d_model(student):
 
 @check(1, "sinusoidal_encoding has no Python loop over positions", visible=True, cell="sinusoidal_encoding")
 def test_no_loop(student):
-    counts = {}
+    counts, lines = {}, {}
     for num_positions in (4, 9):
-        counts[num_positions] = student.run("sinusoidal_encoding", num_positions, 8, count_ops=True).ops
+        reply = student.run("sinusoidal_encoding", num_positions, 8, count_ops=True, count_lines=True)
+        counts[num_positions], lines[num_positions] = reply.ops, reply.lines
     expect_no_loop(counts, "sinusoidal_encoding", N_("positions"))
+    # a loop that computes with NumPy or plain numbers dispatches no torch op: its lines show it
+    expect_no_loop_in_lines(lines, "sinusoidal_encoding", N_("positions"))
+
+
+def expect_no_loop_in_lines(lines: dict, name: str, over: str) -> None:
+    """Lines of the student's code run at two sizes must be equal: a loop in Python runs its body once per item,
+    whatever it computes with (a NumPy array filled position by position, np.vectorize over a Python function),
+    where the op count sees torch's work only."""
+    (small, n_small), (large, n_large) = sorted(lines.items())
+    # i18n: {over} is the name of what is counted, e.g. "positions" (translated by the caller)
+    expect(n_small == n_large,
+           _f("{name} ran {n_small} lines of its own code for {small} {over} but {n_large} for {large}: it looks like "
+              "a Python loop over {over} (with NumPy, np.vectorize or plain numbers as much as with torch); compute "
+              "them all with one batched operation", name=name, n_small=n_small, small=small, over=_(over),
+              n_large=n_large, large=large),
+           mistake=f"a Python loop over {over}")

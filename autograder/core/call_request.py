@@ -19,6 +19,7 @@ class Reply:
 
     value: object
     ops: int | None = None  # the aten ops the call dispatched, where the call asked to count them (count_ops)
+    lines: int = 0  # lines of the student's cells the call ran, where asked (worker/measure_lines.py)
     args_after: list = field(default_factory=list)
     param_grads: dict = field(default_factory=dict)
     arg_grads: list = field(default_factory=list)
@@ -90,6 +91,7 @@ def decode_reply(label: str, reply: dict, counted: bool = False) -> Reply:
     return Reply(
         value=value,
         ops=int(reply.get("ops") or 0) if counted else None,
+        lines=int(reply.get("lines", 0) or 0),
         args_after=args_after,
         param_grads=param_grads if isinstance(param_grads, dict) else {},
         arg_grads=arg_grads if isinstance(arg_grads, list) else [],

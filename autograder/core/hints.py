@@ -27,6 +27,7 @@ BARE_VIEW = N_("a bare .view of the transposed tensor")
 ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
 UNSLICED_MASK = N_("the mask buffer not sliced to the input's length ([:num_tokens, :num_tokens])")
 FLOAT_SIZE = N_("a float head_dim (d_out / num_heads instead of d_out // num_heads)")
+KEEPDIM = N_("a sum or max taken without keepdim=True (its result broadcast against the wrong dim)")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
@@ -89,6 +90,13 @@ HINTS = (
          N_("The mask buffer was made for context_length tokens and is used whole: slice it to the input's "
             "length, self.mask[:num_tokens, :num_tokens]"), "RuntimeError", r"must match the size of tensor",
          r"self\.\w*mask\w*\b(?!\s*\[)(?!\.\w+\s*\[)"),
+    # exps / exps.sum(dim=dim) on a (T, d) input: the sum's (T,) lines up with the last dim, d; a line with a
+    # reduction along a dim and no keepdim anywhere (one with keepdim=True raises for another reason)
+    Hint(KEEPDIM,
+         N_("This looks like a sum or max taken without keepdim=True: its result lost the reduced dim, so it lines "
+            "up with the wrong dim of the tensor it meets; keep the dim: .sum(dim=dim, keepdim=True)"),
+         "RuntimeError", r"must match the size of tensor",
+         r"^(?!.*keepdim)(?=.*[-+*/]\s*[\w.]*\b(sum|amax|max|amin|min|mean|logsumexp)\(\s*(dim\s*=|-?\d|dim\b|[\w.]+\s*,\s*(dim\b|-?\d)))"),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

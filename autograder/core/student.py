@@ -297,18 +297,20 @@ class Student:
         return self.run(name, *args, seed=seed, **kwargs).value
 
     def run(self, name, *args, seed=None, return_args=False, device=None, backward=None, noncontiguous=False,
-            default_device=None, measure=False, count_ops=False, **kwargs) -> Reply:
+            default_device=None, measure=False, count_ops=False, count_lines=False, **kwargs) -> Reply:
         """noncontiguous: tensor arguments of 3+ dims reach the function with the memory
         layout transpose(1, 2) gives (same values, not contiguous), e.g. split_heads' output.
         default_device: where a tensor made without device= lands during the call (the arguments
         stay on `device`): "meta" shows a tensor that does not follow its inputs' device.
         measure: the reply's `measured` holds the largest tensor made and the matrix products run (measure_tiles)
-        count_ops: the reply's `ops` holds the number of aten ops the call dispatched (else None)"""
+        count_ops: the reply's `ops` holds the number of aten ops the call dispatched (else None)
+        count_lines: the reply's `lines` counts the lines of the student's cells the call ran (measure_lines)"""
         self._check_source_bans(name)
         target = {"name": name}
         return self._send(target, name, args, kwargs, culprit=name, seed=seed, return_args=return_args,
                           device=device, backward=backward, noncontiguous=noncontiguous,
-                          default_device=default_device, measure=measure, count_ops=count_ops)
+                          default_device=default_device, measure=measure, count_ops=count_ops,
+                          count_lines=count_lines)
 
     def new(self, class_name: str, *args, seed: int | None = 0, **kwargs) -> "StudentModule":
         """Construct the student's class under torch.manual_seed(seed)."""
@@ -349,7 +351,7 @@ class Student:
 
     def _send(self, target, label, args, kwargs, *, culprit: str, seed=None, mode=None, return_args=False,
               device=None, backward=None, noncontiguous=False, default_device=None, measure=False,
-              count_rows=(), count_ops=False) -> Reply:
+              count_rows=(), count_ops=False, count_lines=False) -> Reply:
         """One call of student code in the worker: the request, the answer checked and decoded.
         culprit: the graded function or class whose code runs."""
         message = call_message(target, args, kwargs, seed=seed, mode=mode, return_args=return_args,
@@ -359,6 +361,8 @@ class Student:
             message["default_device"] = default_device
         if measure:
             message["measure"] = True
+        if count_lines:
+            message["count_lines"] = True
         reply = self.worker.request(message, label, culprit=culprit)
         self.stood_in.update(name for name in reply.get("stood_in") or () if name in self.section.names)
         refuse_failed_call(label, reply)

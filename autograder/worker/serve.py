@@ -1,9 +1,8 @@
 """The worker child's request loop: load the student's cells, then answer calls.
 
-Every reply is plain wire data (see wire.py). Nothing here compares anything
-with an expected value: the worker never holds one. What it reports about a
-call (ops dispatched, forbidden APIs touched, devices mixed, arguments after
-the call) is raw observation that the trusted side judges.
+Every reply is plain wire data (see wire.py). Nothing here compares anything with an expected value: the
+worker never holds one. What it reports about a call (ops dispatched, lines of the student's code run, forbidden
+APIs touched, devices mixed, arguments after the call) is raw observation that the trusted side judges.
 """
 import contextlib
 import copy
@@ -14,7 +13,7 @@ import warnings
 
 import torch
 
-from . import gpu, guards, measure_cache, measure_rows, measure_tiles, param_moves, stand_in, wire
+from . import gpu, guards, measure_cache, measure_lines, measure_rows, measure_tiles, param_moves, stand_in, wire
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -176,7 +175,8 @@ class Worker:
             try:
                 with torch.set_grad_enabled(wants_grad or bool(request.get("grad_enabled", True))):
                     watching = watch if watch.needed(request.get("count_ops")) else contextlib.nullcontext()
-                    with watching, made_on, measure_rows.counting_rows(module, request.get("count_rows")) as rows:
+                    with watching, made_on, measure_rows.counting_rows(module, request.get("count_rows")) as rows, \
+                            measure_lines.counting_lines(request.get("count_lines"), self.locate) as lines:
                         result = target["func"](*args, **kwargs)
                     if isinstance(result, torch.nn.Module) and device.type != "meta":
                         result.to(device)
@@ -189,8 +189,8 @@ class Worker:
             finally:
                 sys.stdout.flush()
         seen = guards.stop_watching()  # before the value is encoded: encoding is not the student's doing
-        reply = {"ok": True, "value": wire.encode(result, self.handles), "rows": rows, "ops": watch.count,
-                 "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
+        reply = {"ok": True, "value": wire.encode(result, self.handles), "ops": watch.count, "lines": lines["lines"],
+                 "rows": rows, "forbidden": seen + watch.banned_seen, "mixed_devices": watch.mixed,
                  "warnings": describe_warnings(caught, self.locate), **(watch.meter.report() if watch.meter else {})}
         if request.get("return_args"):
             reply["args_after"] = [wire.encode(a) for a in args]

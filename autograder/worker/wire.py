@@ -141,6 +141,8 @@ REPLY_FIELDS = {
     "defined": _is_text_list,
     "value": lambda v: True,
     "ops": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    # lines of the student's cells a call ran, where asked (measure_lines.py)
+    "lines": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "forbidden": _is_text_list,
     "stood_in": _is_text_list,
     "mixed_devices": lambda v: isinstance(v, list) and len(v) <= MAX_ITEMS and all(map(_is_mixing, v)),

@@ -1,5 +1,6 @@
 """Section 02's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
+from autograder.core.hints import KEEPDIM
 
 SECTION = "02_softmax"
 
@@ -60,6 +61,13 @@ MISTAKES = [
             def normalize_by_sum(scores, dim=-1):
                 return scores / scores.sum(dim=dim)
             """}, ["normalize_by_sum divides"], says="keepdim"),
+    # its own cell's check raised torch's size mismatch with no word of keepdim; softmax's cell named it (the
+    # square worked scores broadcast without an error there)
+    Mistake("softmax_naive sum without keepdim", {"softmax_naive": """
+            def softmax_naive(x, dim=-1):
+                exps = torch.exp(x)
+                return exps / exps.sum(dim=dim)
+            """}, ["softmax_naive equals"], says="keepdim", hint=KEEPDIM),
     Mistake("softmax_naive defaults to dim 0", {"softmax_naive": """
             def softmax_naive(x, dim=0):
                 return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
@@ -77,7 +85,8 @@ MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim).values)
                 return exps / exps.sum(dim=dim, keepdim=True)
-            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="keepdim"),
+            """}, ["softmax matches", "softmax_naive and softmax give the documented", "sum to 1 along dim"], says="keepdim",
+            hint=KEEPDIM),
     Mistake("softmax without the max subtraction", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x)

@@ -146,7 +146,8 @@ MISTAKES = [
             ["SelfAttention_v1 creates W_query", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="order", also=("W_key created before W_query",)),
     Mistake("v1 weights drawn with randn", {"SelfAttention_v1": v1_class(V1_INIT.replace("rand(", "randn("),
                                                                          V1_FORWARD)},
-            ["SelfAttention_v1 creates W_query", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand"),
+            ["SelfAttention_v1 creates W_query", "SelfAttention_v1(3, 2) with torch.manual_seed(123)"], says="torch.rand",
+            asks=("parameters created in another order",)),
     Mistake("v1 weights are plain tensors", {"SelfAttention_v1": v1_class(
             "        self.W_query = torch.rand(d_in, d_out)\n"
             "        self.W_key = torch.rand(d_in, d_out)\n"
@@ -158,6 +159,24 @@ MISTAKES = [
             "        return weights @ values\n")},
             ["SelfAttention_v2 matches the reference with other", "SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True"],
             says="sqrt(d_in)"),
+    # the book's names side by side: the weights computed, the scores used; it was told the parameters' creation
+    # order (the fallback hint where no known mistake matched), though its parameters were the seeded ones
+    Mistake("v2 multiplies the scores by the values", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        attn_scores = queries @ keys.transpose(-2, -1)\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return attn_scores @ values\n")},
+            ["SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True",
+             "SelfAttention_v2 matches the reference with other"], says="the scores multiplied by the values"),
+    # W_value created first: the seeded weights under other names, which the creation order explains
+    Mistake("v2 parameters created out of order", {"SelfAttention_v2": v2_class(
+            V2_LINES +
+            "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        return weights @ values\n").replace(
+            "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n",
+            "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n")},
+            ["SelfAttention_v2 creates W_query", "SelfAttention_v2(3, 2) with torch.manual_seed(789)", "qkv_bias=True"],
+            says="order"),
     Mistake("v2 uses keys.T", {"SelfAttention_v2": v2_class(
             V2_LINES +
             "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)\n"

@@ -148,6 +148,13 @@ MISTAKES = [
         ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)",
          "(weights @ v).transpose(1, 2).view(b, t, self.d_out)")),
         [EQUALS_TORCH, OTHER_SIZES], says="bare .view of the transposed tensor", hint=BARE_VIEW),
+    # heads combined by a view to (B, T, d_out) without the transpose back: the future leaks into the past through
+    # the mixed rows, with the mask right; the causality check named the mask before it named the mix-up
+    Mistake("heads combined without the transpose back in forward", mha(
+        ("(weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)",
+         "(weights @ v).contiguous().view(b, t, self.d_out)")),
+        ["MultiHeadAttention gives the documented", EQUALS_TORCH, "causality", OTHER_SIZES],
+        says="without swapping H and T back"),
     Mistake("no out_proj", mha(("return self.out_proj(context)", "return context")),
             [EQUALS_TORCH, "MultiHeadAttention gives the documented", "gradients reach every parameter",
              OTHER_SIZES], says="no out_proj"),

@@ -119,12 +119,44 @@ MISTAKES = [
                     rows.append(row)
                 return torch.stack(rows)
             """}, [LOOP], says="loop over positions"),
+    # loops that compute with NumPy dispatch no torch op: they passed "no Python loop" before their lines were counted
+    Mistake("a position loop filling a NumPy array", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                import numpy as np
+                table = np.zeros((num_positions, d_model), dtype=np.float32)
+                for pos in range(num_positions):
+                    for i in range(0, d_model, 2):
+                        angle = (start + pos) / 10000 ** (i / d_model)
+                        table[pos, i] = np.sin(angle)
+                        if i + 1 < d_model:
+                            table[pos, i + 1] = np.cos(angle)
+                return torch.from_numpy(table)
+            """}, [LOOP], says="loop over positions"),
+    Mistake("np.vectorize over a Python function", {"sinusoidal_encoding": """
+            def sinusoidal_encoding(num_positions, d_model, start=0):
+                import numpy as np
+                def value(pos, j):
+                    angle = (start + pos) / 10000 ** ((j - j % 2) / d_model)
+                    return math.sin(angle) if j % 2 == 0 else math.cos(angle)
+                table = np.vectorize(value)(*np.indices((num_positions, d_model)))
+                return torch.tensor(table, dtype=torch.float32)
+            """}, [LOOP], says="loop over positions"),
     Mistake("an odd d_model not handled", encoding_with(RIGHT_ANGLES, fill="""
                 encoding[:, 0::2] = torch.sin(angles)
                 encoding[:, 1::2] = torch.cos(angles)"""), [ODD, DOC_WORKED], says="odd d_model", hint=ODD_COSINE),
 ]
 
 STYLES = [
+    # NumPy broadcasting, no loop: the table made at once, then handed to torch
+    {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            import numpy as np
+            positions = np.arange(start, start + num_positions, dtype=np.float64)[:, None]
+            columns = np.arange(d_model)
+            angles = positions / 10000 ** ((columns - columns % 2) / d_model)
+            table = np.where(columns % 2 == 0, np.sin(angles), np.cos(angles))
+            return torch.from_numpy(table.astype(np.float32))
+        """},
     # a loop over the columns, every position at once
     {"sinusoidal_encoding": """
         def sinusoidal_encoding(num_positions, d_model, start=0):

@@ -9,7 +9,7 @@ import torch
 
 from autograder.checks.common import expect_layer_shapes, randn, seeded, with_params
 from autograder.checks.qkv_mistakes import module_mistakes
-from autograder.checks.section_03_trainable_qkv import ORDER_HINT, V1_ORDER, V2_ORDER, WRONG_PROJECTION, unpack
+from autograder.checks.section_03_trainable_qkv import V1_ORDER, V2_ORDER, WRONG_PROJECTION, order_hint, unpack
 from autograder.core.harness import check, expect_close
 from autograder.i18n import _, _f
 from solutions import trainable_qkv as ref
@@ -37,12 +37,14 @@ def expect_module_matches(student, name, cls, d_in, d_out, seed, order) -> None:
         expect_layer_shapes(module, name, d_in, d_out)
     # with the student's own weights where they have the reference's names and shapes:
     # forward alone is graded here, the creation order by its own check
-    reference = with_params(seeded(cls, d_in, d_out, seed=seed), module.params())
+    seeded_reference = seeded(cls, d_in, d_out, seed=seed)
+    expected_params = {name: value.detach().clone() for name, value in seeded_reference.named_parameters()}
+    reference = with_params(seeded_reference, module.params())
     with torch.no_grad():
         expected = reference(x)
     expect_close(module(x), expected, _f("{call} on a {shape} x", call=f"torch.manual_seed({seed}); "
                                          f"{name}({d_in}, {d_out})(x)", shape=f"(7, {d_in})"),
-                 mistakes=module_mistakes(reference, x), hint=_f(ORDER_HINT, order=_(order)))
+                 mistakes=module_mistakes(reference, x), hint=order_hint(module, expected_params, order))
 
 
 # one check per module: a mistake in one of the two costs that module's check only

@@ -9,6 +9,8 @@ NO_SPLIT_SWAP = N_("the heads split off as (B, T, H, hd) and returned without .t
                    "get mixed)")
 # the future leaks into the past: the question "no causal mask?" only where the module's own weights without a
 # mask give its output (section_06's leak_hint); an inverted mask or mixed-up heads leak too, and have a mask
+# a split into (B, T, hd, H) read back as heads: head h holds features h, h + H, h + 2H, ...
+STRIDED_HEADS = N_("head h taking every H-th feature instead of the block [h*hd, (h+1)*hd)")
 NO_MASK_LEAK = N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
                   "above the diagonal in every head")
 FUTURE_LEAKS = N_("They changed, so the future leaks into the past: hide the scores strictly above the diagonal in "

@@ -55,6 +55,11 @@ ZERO_FILL = N_("the mask filled with 0 instead of -inf before the softmax (exp(0
 PAST = N_("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
         "torch.triu(..., diagonal=1))")
 NOT_RENORMALISED = N_("zeroed above the diagonal but not renormalised (divide each row by its sum)")
+# +inf where -inf belongs: every row that hides a key holds +inf, whose softmax is nan (inf - inf), whatever the
+# mask's direction (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
+PLUS_INF = N_("the mask filled with +inf instead of -inf (float('-inf'), with the minus sign)")
+PLUS_INF_NAN = N_("nan appears in every row that hides a key, so the mask is right: a softmax over +inf is nan "
+                  "(inf - inf)")
 PAST_AND_DIAGONAL = N_("the past and the diagonal hidden instead of the future (torch.tril where "
                      "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
 
@@ -121,7 +126,14 @@ def weight_mistakes(scores, d_k):
         N_("no causal mask at all"): plain,
         N_("softmax over dim=-2 (the columns) instead of the last dim"):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),
+        PLUS_INF: torch.softmax(scores.masked_fill(future, float("inf")) / math.sqrt(d_k), dim=-1),
     }
+
+
+def weights_nan_note(got, mistakes: dict) -> str:
+    """What to say of a nan in causal_attention_weights' answer: PLUS_INF_NAN where the answer is the +inf fill's,
+    else "" (harness.NAN_NOTE's guess about the mask's direction)."""
+    return PLUS_INF_NAN if close(got, mistakes[PLUS_INF]) else ""
 
 
 def causal_output(reference, x):
@@ -200,9 +212,10 @@ def test_causal_attention_weights_documented(student):
         got, got_other = (student.call("causal_attention_weights", s, 2) for s in (scores, other))
     expect_not_hard_coded("causal_attention_weights", (got, got_other),
                           [torch_causal_weights(s, 1 / math.sqrt(2)) for s in (scores, other)])
+    mistakes = weight_mistakes(scores, 2)
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
-                 mistakes=weight_mistakes(scores, 2))
+                 mistakes=mistakes, nan_note=weights_nan_note(got, mistakes))
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")

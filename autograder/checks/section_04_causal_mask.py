@@ -25,7 +25,7 @@ import math
 import torch
 
 from autograder.checks.causal_forward import documented_forward, future_of, torch_causal_weights
-from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
+from autograder.checks.common import (OTHER_ORDER, PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
                                       expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
                                       run_where_made, seeded_projections, stand_in_table)
@@ -55,11 +55,6 @@ ZERO_FILL = N_("the mask filled with 0 instead of -inf before the softmax (exp(0
 PAST = N_("the past hidden instead of the future (tril where triu belongs: hide the keys j > i, "
         "torch.triu(..., diagonal=1))")
 NOT_RENORMALISED = N_("zeroed above the diagonal but not renormalised (divide each row by its sum)")
-# +inf where -inf belongs: every row that hides a key holds +inf, whose softmax is nan (inf - inf), whatever the
-# mask's direction (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
-PLUS_INF = N_("the mask filled with +inf instead of -inf (float('-inf'), with the minus sign)")
-PLUS_INF_NAN = N_("nan appears in every row that hides a key, so the mask is right: a softmax over +inf is nan "
-                  "(inf - inf)")
 PAST_AND_DIAGONAL = N_("the past and the diagonal hidden instead of the future (torch.tril where "
                      "torch.triu(..., diagonal=1) belongs; the last row hides every key, hence NaN)")
 
@@ -128,12 +123,6 @@ def weight_mistakes(scores, d_k):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),
         PLUS_INF: torch.softmax(scores.masked_fill(future, float("inf")) / math.sqrt(d_k), dim=-1),
     }
-
-
-def weights_nan_note(got, mistakes: dict) -> str:
-    """What to say of a nan in causal_attention_weights' answer: PLUS_INF_NAN where the answer is the +inf fill's,
-    else "" (harness.NAN_NOTE's guess about the mask's direction)."""
-    return PLUS_INF_NAN if close(got, mistakes[PLUS_INF]) else ""
 
 
 def causal_output(reference, x):
@@ -215,7 +204,7 @@ def test_causal_attention_weights_documented(student):
     mistakes = weight_mistakes(scores, 2)
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
-                 mistakes=mistakes, nan_note=weights_nan_note(got, mistakes))
+                 mistakes=mistakes, nan_note=PLUS_INF_NAN if close(got, mistakes[PLUS_INF]) else "")
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")

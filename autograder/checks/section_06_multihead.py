@@ -38,7 +38,7 @@ from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, a
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_stand_ins import new_mha
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, STRIDED_HEADS, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
-                                                  MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
+                                                  MHA_ORDER, NO_OUT_PROJ_BIAS, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
@@ -96,11 +96,6 @@ def test_wrapper_documented(student):
                  "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  mistakes={TOKEN_DIM: wrapper_output(WORKED_BATCH, 3, 2, 2, seed=123, dim=1)},
                  heatmap_labels=(TOKENS, head_columns(2, 2)))
-
-
-# out_proj made as nn.Linear(d_out, d_out, bias=qkv_bias) or bias=False: the documented one has a bias, always
-NO_OUT_PROJ_BIAS = N_("out_proj made without its bias: the notebook's out_proj is nn.Linear(d_out, d_out), with a bias "
-                      "whatever qkv_bias says")
 
 
 @check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True, cell="MultiHeadAttention")

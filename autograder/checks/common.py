@@ -459,6 +459,11 @@ def expect_sums_to_one(weights, shape, what: str, dim: int = -1) -> None:
 # scores, -inf times dropout's 0 (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
 TRAIN_ONLY_NAN = N_("nan appears in train mode only, so the mask is right: this looks like dropout applied to the "
                     "masked scores before the softmax (-inf × 0 is nan)")
+# +inf where -inf belongs: each row that hides a key holds +inf, whose softmax is nan (inf - inf), whatever the mask's
+# direction (said instead of harness.NAN_NOTE, whose guess is the mask's direction)
+PLUS_INF = N_("the mask filled with +inf instead of -inf (float('-inf'), with the minus sign)")
+PLUS_INF_NAN = N_("nan appears in every row that hides a key, so the mask is right: a softmax over +inf is nan "
+                  "(inf - inf)")
 HARD_CODED = N_("the answer is hard-coded: the same values whatever the input")
 
 

@@ -9,6 +9,8 @@ NO_SPLIT_SWAP = N_("the heads split off as (B, T, H, hd) and returned without .t
                    "get mixed)")
 # the future leaks into the past: the question "no causal mask?" only where the module's own weights without a
 # mask give its output (section_06's leak_hint); an inverted mask or mixed-up heads leak too, and have a mask
+# a split into (B, T, hd, H) read back as heads: head h holds features h, h + H, h + 2H, ...
+STRIDED_HEADS = N_("head h taking every H-th feature instead of the block [h*hd, (h+1)*hd)")
 NO_MASK_LEAK = N_("They changed, so the future leaks into the past: no causal mask? Hide the scores strictly "
                   "above the diagonal in every head")
 FUTURE_LEAKS = N_("They changed, so the future leaks into the past: hide the scores strictly above the diagonal in "
@@ -22,6 +24,9 @@ WRAPPER_ORDER = N_("the heads one after the other, each CausalAttention(d_in, d_
 TOKEN_DIM = N_("the heads concatenated along the token dim instead of the last dim")
 NO_WRAPPER_BIAS = N_("qkv_bias not passed on to the CausalAttention heads")
 NO_WRAPPER_DROPOUT = N_("dropout not passed on to the CausalAttention heads")
+# out_proj made as nn.Linear(d_out, d_out, bias=qkv_bias) or bias=False: the documented one has a bias, always
+NO_OUT_PROJ_BIAS = N_("out_proj made without its bias: the notebook's out_proj is nn.Linear(d_out, d_out), with a bias "
+                      "whatever qkv_bias says")
 QKV_IGNORED = N_("qkv_bias ignored (W_query, W_key, W_value built without bias)")
 EVAL_DROPOUT = N_("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
                    "module, which eval() switches off)")

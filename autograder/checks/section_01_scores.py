@@ -227,6 +227,10 @@ def test_additive_score(student):
                                          seeded="torch.manual_seed(11)"), mistakes=mistakes)
 
 
+# (X @ q).squeeze(): every dim of size 1 goes, a batch of one's included
+SQUEEZE_ALL = N_("squeeze() without a dim, which drops every dim of size 1 (the batch of one's too): use squeeze(-1)")
+
+
 @check(1, "DotProductScore: (X @ q).squeeze(-1) with q of shape (D, 1)", visibility="visible", cell="DotProductScore")
 def test_dot_product_score(student):
     X = randn(107, 3, 6, 5)
@@ -241,6 +245,9 @@ def test_dot_product_score(student):
     expect_not_hard_coded("DotProductScore", (got, module(other)), ((X @ q).squeeze(-1), (other @ q).squeeze(-1)))
     expect_close(got, (X @ q).squeeze(-1), _f("{call} with {seeded}", call="DotProductScore(5)(X)",
                                                      seeded="torch.manual_seed(12)"))
+    one = X[:1]  # a batch of one sentence: squeeze() without a dim drops its batch dim too
+    expect_close(module(one), (one @ q).squeeze(-1), _f("{call} on a batch of one", call="DotProductScore(5)(X[:1])"),
+                 mistakes={SQUEEZE_ALL: (one @ q).squeeze()})
 
 
 @check(1, "SelfAttentionScore: W_q(X) @ W_k(X)^T, unscaled", visibility="visible", cell="SelfAttentionScore")

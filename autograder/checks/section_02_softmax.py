@@ -64,6 +64,9 @@ ALL_ENTRIES = N_("a division by the sum of all entries instead of the sum along 
 L2_NORM = N_("a division by the L2 norm (F.normalize's default p=2) instead of the sum")
 OTHER_DIM_MAX = N_("the max subtracted along dim 0 instead of along the softmax's dim (each slice along dim needs "
                    "its own max: x.amax(dim=dim, keepdim=True))")
+GLOBAL_MAX = N_("the max of the whole tensor subtracted instead of each slice's own max along dim (a slice far "
+                "below it underflows: exp gives 0 everywhere there, and 0 / 0 is nan; use x.amax(dim=dim, "
+                "keepdim=True))")
 EITHER_MAX = N_("a max taken along the wrong dim: without keepdim=True, or along dim 0 (each row needs its own max: "
                 "x.amax(dim=dim, keepdim=True))")
 NEG_INF_HINT = N_("a row with some -inf entries must give weight 0 there and ordinary weights elsewhere; "
@@ -323,13 +326,17 @@ def test_softmax_large_inputs(student):
         if reply is not None and isinstance(reply.value, torch.Tensor):
             # a max subtracted along another dim gives nan too: named where the values are its own, not told to
             # subtract the max it subtracts
-            other = softmax_mistakes(x, dim).get(OTHER_DIM_MAX)
-            named = other is not None and reply.value.shape == other.shape and \
-                bool(torch.allclose(reply.value.float(), other, atol=1e-4, equal_nan=True))
+            # so does the max of the whole tensor: the slices far below it underflow to 0 / 0
+            exps = torch.exp(x - x.max())
+            candidates = {OTHER_DIM_MAX: softmax_mistakes(x, dim).get(OTHER_DIM_MAX),
+                          GLOBAL_MAX: exps / exps.sum(dim, keepdim=True)}
+            named = next((key for key, other in candidates.items()
+                          if other is not None and reply.value.shape == other.shape
+                          and bool(torch.allclose(reply.value.float(), other, atol=1e-4, equal_nan=True))), "")
             expect(bool(torch.isfinite(reply.value).all()),
                    _f("{name} on a {shape} input with entries in the hundreds gives inf or nan: {hint}",
                       name=f"softmax(x, dim={dim})", shape=tuple(x.shape),
-                      hint=_(OTHER_DIM_MAX if named else OVERFLOW_HINT)), mistake=OTHER_DIM_MAX if named else "")
+                      hint=_(named or OVERFLOW_HINT)), mistake=named)
 
 
 # ---------------------------------------------------------------- visible: conventions

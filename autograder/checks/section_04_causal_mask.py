@@ -28,7 +28,7 @@ import math
 import torch
 
 from autograder.checks.causal_forward import documented_forward, future_of, torch_causal_weights
-from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
+from autograder.checks.common import (OTHER_ORDER, PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
                                       expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
                                       run_where_made, seeded_projections, stand_in_table)
@@ -124,6 +124,7 @@ def weight_mistakes(scores, d_k):
         N_("no causal mask at all"): plain,
         N_("softmax over dim=-2 (the columns) instead of the last dim"):
             torch.softmax(scores.masked_fill(future, INF) / math.sqrt(d_k), dim=-2),
+        PLUS_INF: torch.softmax(scores.masked_fill(future, float("inf")) / math.sqrt(d_k), dim=-1),
     }
 
 
@@ -203,9 +204,10 @@ def test_causal_attention_weights_documented(student):
         got, got_other = (student.call("causal_attention_weights", s, 2) for s in (scores, other))
     expect_not_hard_coded("causal_attention_weights", (got, got_other),
                           [torch_causal_weights(s, 1 / math.sqrt(2)) for s in (scores, other)])
+    mistakes = weight_mistakes(scores, 2)
     expect_close(got, DOC_MASKED, _("causal_attention_weights(attn_scores, 2) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS, show_passing=True,  # the masked weights, shown passing or not
-                 mistakes=weight_mistakes(scores, 2))
+                 mistakes=mistakes, nan_note=PLUS_INF_NAN if close(got, mistakes[PLUS_INF]) else "")
 
 
 @check(1, "CausalAttention(3, 2, 6, 0.0) with seed 123 gives the documented output", documented=True, cell="CausalAttention")

@@ -53,11 +53,13 @@ NO_W_OUT = N_("no W_out on the context vectors")
 ATTN_IGNORED = N_("attn_mask ignored")
 ATTN_IGNORED_WITH_PADDING = N_("attn_mask ignored when key_padding_mask is given")
 PADDING_IGNORED_WITH_ATTN = N_("key_padding_mask ignored when attn_mask is given")
+BOTH_REQUIRED = N_("a pair hidden only where both masks hide it (attn_mask & key_padding_mask): combine them with |")
 ATTN_INVERTED = N_("an inverted attn_mask (True must mean not allowed)")
 QK_SWAPPED = N_("the queries projected from k and the keys from q (W_q(q) and W_k(k), each from its own input)")
 KV_SWAPPED = N_("the keys projected from v and the values from k (W_k(k) and W_v(v), each from its own input)")
 KEYS_FROM_Q = N_("the keys projected from q (W_k(k): the keys from their own input, k)")
 ALL_FROM_Q = N_("every projection applied to q (self-attention's shortcut: here q, k and v are separate inputs)")
+PAIR_SWAPPED = N_("the pair returned as (weights, out): return (out, weights), the output first")
 KPM_DEVICE = N_("the padding mask made on the default device instead of the lengths' device")
 
 
@@ -78,7 +80,19 @@ def pair(value, what):
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
         kind = _f("a tuple of {count}", count=len(value)) if isinstance(value, (tuple, list)) else type(value).__name__
         raise CheckFailed(_f("{what} should return the pair (out, weights); got {kind}", what=what, kind=kind))
+    if swapped(value):
+        raise CheckFailed(_f("{what} returns (B, L, L) weights first and (B, L, d) outputs second: this looks like "
+                             "{mistake}", what=what, mistake=_(PAIR_SWAPPED)), PAIR_SWAPPED)
     return value
+
+
+def swapped(value) -> bool:
+    """The evidence of (weights, out) returned for (out, weights): a first tensor square in its last two dims, a
+    second one that is not, both with the same queries (an out with d == L would be square too: no evidence then)."""
+    first, second = value
+    return (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor) and first.dim() == second.dim() >= 2
+            and first.shape[-1] == first.shape[-2] and second.shape[-1] != second.shape[-2]
+            and first.shape[:-1] == second.shape[:-1])
 
 
 def attend(queries, keys, values, hidden, *, scale=True):
@@ -388,6 +402,11 @@ def test_both_masks(student):
             return  # a mask wrong alone
     weights = pair(module(x, x, x, key_padding_mask=padding, attn_mask=causal), label)[1]
     expect_shape(weights, (3, 5, 5), _f("{what}: the weights", what=label))
+    # both masks' own pairs leak while the pairs both hide stay hidden: the masks combined with & (neither ignored)
+    by_attn, by_padding = hides.values()
+    if largest(weights[by_attn & ~by_padding]) > 1e-6 and largest(weights[by_padding & ~by_attn]) > 1e-6 \
+            and largest(weights[by_attn & by_padding]) <= 1e-6:
+        hides = {BOTH_REQUIRED: by_attn ^ by_padding}
     for named, hidden in hides.items():
         if largest(weights[hidden]) > 1e-6:
             raise CheckFailed(_f("{label}: a pair that one mask hides gets weight {leaked:.4g}; when both are given, "

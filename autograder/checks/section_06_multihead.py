@@ -41,8 +41,8 @@ from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, a
                                                  causal_torch_output, fill_of, mha_mistakes,
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_stand_ins import new_mha
-from autograder.checks.multihead_mistakes import (BARE_SPLIT, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
-                                                  MHA_ORDER, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, STRIDED_HEADS, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
+                                                  MHA_ORDER, NO_OUT_PROJ_BIAS, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
                                                   NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.shortening import shorten
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
@@ -85,7 +85,8 @@ def test_split_heads_documented(student):
     expect_transposed_split(student)
     expect_close(got, DOC_SPLIT.reshape(2, 2, 2, 4),
                  "split_heads(torch.arange(1, 33).reshape(2, 2, 8), 2)", atol=1e-4,
-                 mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4)}, heatmap_labels=(head_rows(2, 2), None),
+                 mistakes={BARE_SPLIT: x.reshape(2, 2, 2, 4), STRIDED_HEADS: x.reshape(2, 2, 4, 2).permute(0, 3, 1, 2)},
+                 heatmap_labels=(head_rows(2, 2), None),
                  heatmap_view=HEAD_ROWS, show_passing=True)
 
 
@@ -111,7 +112,10 @@ def test_mha_documented(student):
     mistakes = {BARE_SPLIT_IN_FORWARD: bare_split_output(WORKED_BATCH, 3, 2, 2, seed=123)}
     if own is not None:  # the right forward with its own weights first (then the weights differ: head_dim is 1
         # here, so an unscaled forward gives the same), then the common wrong ones
-        mistakes.update({OTHER_ORDER: attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
+        # an out_proj without its bias (own_layers reads it as zero) is right with its own weights too: not an order
+        params = module.params()
+        right_forward = OTHER_ORDER if not isinstance(params, dict) or "out_proj.bias" in params else NO_OUT_PROJ_BIAS
+        mistakes.update({right_forward: attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
     expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  mistakes=mistakes,

@@ -178,3 +178,83 @@ STYLES = [
                 return torch.einsum("bld,dk->blk", X, self.q)[..., 0]
         """},
 ]
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("dot_scores with the query on the left", {"dot_scores": """
+            def dot_scores(query, inputs):
+                return query @ inputs
+            """}, ['dot_scores gives the documented', 'dot_scores matches the reference']),
+    Mistake("score_matrix transposes dims 0 and 1", {"score_matrix": """
+            def score_matrix(inputs):
+                return inputs @ inputs.transpose(0, 1)
+            """}, ['score_matrix on a batch']),
+    Mistake("score_matrix with torch.mm", {"score_matrix": """
+            def score_matrix(inputs):
+                return torch.mm(inputs, inputs.t())
+            """}, ['score_matrix on a batch']),
+    Mistake("AdditiveScore's query made (D, 1) as in DotProductScore", {"AdditiveScore": """
+            class AdditiveScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.W_q = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.W_k = nn.Linear(hidden_size, hidden_size, bias=False)
+                    self.w = nn.Linear(hidden_size, 1, bias=False)
+                    self.q = nn.Parameter(torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return self.w(torch.tanh(self.W_k(X) + self.W_q(self.q))).squeeze(-1)
+            """}, ['AdditiveScore creates W_q', 'AdditiveScore: gradients reach', 'AdditiveScore: w(tanh'], says='AdditiveScore.q should have shape (1, 4), got (4, 1)'),
+    Mistake("DotProductScore calls its parameter", {"DotProductScore": """
+            class DotProductScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.q = nn.Parameter(torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return self.q(X).squeeze(-1)
+            """}, ['DotProductScore: gradients reach', 'DotProductScore: (X @ q)'], says="'Parameter' object is not callable"),
+    Mistake("DotProductScore squeezes every dim of size 1", {"DotProductScore": """
+            class DotProductScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.q = nn.Parameter(torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return (X @ self.q).squeeze()
+            """}, ["DotProductScore: (X @ q)"], says="squeeze() without a dim"),
+    Mistake("SelfAttentionScore with keys.T", {"SelfAttentionScore": self_attention_score("self.W_q(X) @ self.W_k(X).T")}, ['SelfAttentionScore: gradients reach', 'SelfAttentionScore: W_q(X) @ W_k(X)^T']),
+    Mistake("AdditiveScore without the squeeze", {"AdditiveScore": additive_score(
+        "self.w(torch.tanh(self.W_k(X) + self.W_q(self.q)))")}, ['AdditiveScore: w(tanh'], says='expected shape (2, 5), got (2, 5, 1)'),
+]
+
+TRIAL_STYLES = {
+    "einsum for both functions": {
+        "dot_scores": """
+            def dot_scores(query, inputs):
+                return torch.einsum("td,d->t", inputs, query)
+            """,
+        "score_matrix": """
+            def score_matrix(inputs):
+                return torch.einsum("...id,...jd->...ij", inputs, inputs)
+            """},
+    "elementwise product summed, matmul with .mT": {
+        "dot_scores": """
+            def dot_scores(query, inputs):
+                return (inputs * query).sum(dim=-1)
+            """,
+        "score_matrix": """
+            def score_matrix(inputs):
+                return torch.matmul(inputs, inputs.mT)
+            """},
+    "bmm, a view instead of squeeze, F.linear": {
+        "SelfAttentionScore": self_attention_score("torch.bmm(self.W_q(X), self.W_k(X).permute(0, 2, 1))"),
+        "DotProductScore": """
+            class DotProductScore(nn.Module):
+                def __init__(self, hidden_size):
+                    super().__init__()
+                    self.q = nn.Parameter(torch.randn(hidden_size, 1))
+                def forward(self, X):
+                    return torch.matmul(X, self.q).view(X.shape[0], X.shape[1])
+            """,
+        "AdditiveScore": additive_score("self.w(torch.tanh(self.W_k(X) + nn.functional.linear(self.q, self.W_q.weight)))[..., 0]")},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

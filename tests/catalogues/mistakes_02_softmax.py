@@ -216,3 +216,62 @@ STYLES = [
 MISTAKES.append(Mistake("softmax_naive hard-coded", {"softmax_naive": HARD_CODED["softmax_naive"]},
                         ["softmax_naive and softmax give the documented", "softmax_naive equals"],
                         says="is the answer hard-coded?", hard_coded=True))
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("normalize_by_sum ignores its dim", {"normalize_by_sum": """
+            def normalize_by_sum(scores, dim=-1):
+                return scores / scores.sum(dim=-1, keepdim=True)
+            """}, ['normalize_by_sum divides by the sum along the given dim'], says='the sum along the last dim whatever dim is'),
+    Mistake("softmax subtracts x.max(...) itself, not its values", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.max(dim=dim, keepdim=True))
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ['softmax_naive and softmax give the documented', 'softmax matches torch.softmax on any shape', 'softmax weights are positive', 'softmax is stable'], says='torch.return_types.max'),
+    Mistake("softmax shifted by the max of the whole tensor", {"softmax": """
+            def softmax(x, dim=-1):
+                exps = torch.exp(x - x.max())
+                return exps / exps.sum(dim=dim, keepdim=True)
+            """}, ['softmax is stable'], says='the max of the whole tensor subtracted'),
+    Mistake("softmax_naive sums over the last dim whatever dim is", {"softmax_naive": """
+            def softmax_naive(x, dim=-1):
+                exps = torch.exp(x)
+                return exps / exps.sum(dim=-1, keepdim=True)
+            """}, ['softmax_naive equals torch.softmax on small'], says='softmax over the last dim whatever dim is'),
+    Mistake("context_vectors with einsum over a broadcast batch", {"context_vectors": """
+            def context_vectors(weights, inputs):
+                return torch.einsum("...j,...jd->...d", weights, inputs)
+            """}, ['context_vectors handles all queries', 'context_vectors: weighted sums']),
+    Mistake("simple_self_attention with softmax_naive", {"simple_self_attention": """
+            def simple_self_attention(inputs):
+                return context_vectors(softmax_naive(score_matrix(inputs), dim=-1), inputs)
+            """}, []),
+    Mistake("softmax with nn.Softmax (forbidden)", {"softmax": """
+            def softmax(x, dim=-1):
+                return nn.Softmax(dim=dim)(x)
+            """}, ['softmax_naive and softmax give the documented', 'softmax matches torch.softmax on any shape', 'softmax weights are positive', 'softmax handles rows that contain -inf', 'softmax is stable', 'compute the exps themselves', 'leave their input unchanged'], says='which this section forbids'),
+]
+
+TRIAL_STYLES = {
+    "max(...)[0], keepdims, sub and exp as methods": {
+        "softmax": """
+            def softmax(x, dim=-1):
+                exps = x.sub(x.max(dim=dim, keepdim=True)[0]).exp()
+                return exps / exps.sum(dim=dim, keepdims=True)
+            """,
+        "normalize_by_sum": """
+            def normalize_by_sum(scores, dim=-1):
+                return scores.div(scores.sum(dim=dim, keepdims=True))
+            """,
+        "softmax_naive": """
+            def softmax_naive(x, dim=-1):
+                return torch.exp(x) / torch.exp(x).sum(dim, keepdim=True)
+            """,
+        "simple_self_attention": """
+            def simple_self_attention(inputs):
+                scores = score_matrix(inputs)
+                return context_vectors(softmax(scores, dim=scores.dim() - 1), inputs)
+            """},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

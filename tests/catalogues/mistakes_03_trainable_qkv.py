@@ -310,3 +310,51 @@ MISTAKES.append(Mistake("copy_v2_weights_into_v1 hard-coded", {"copy_v2_weights_
     "            written = torch.linspace(-0.5, 0.5, v1.W_query.numel()).reshape(v1.W_query.shape)\n"
     "            getattr(v1, name).copy_(written)\n")},
     ["copy_v2_weights_into_v1"], says="is the answer hard-coded?", hard_coded=True))
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("project_qkv with the weights on the left", {"project_qkv": """
+            def project_qkv(x, W_query, W_key, W_value):
+                return W_query @ x, W_key @ x, W_value @ x
+            """}, ['project_qkv gives the documented', 'project_qkv on new']),
+    Mistake("keys.transpose(0, 1) on a batch", {"scaled_dot_product_attention": attention(
+        "    weights = torch.softmax(queries @ keys.transpose(0, 1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+        "    return weights @ values, weights\n")}, ['with leading batch dims']),
+    Mistake("d_k = keys.shape[1] on a batch", {"scaled_dot_product_attention": attention(
+        "    d_k = keys.shape[1]\n"
+        "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / d_k ** 0.5, dim=-1)\n"
+        "    return weights @ values, weights\n")}, ['with leading batch dims']),
+    Mistake("v1 softmax over dim 0", {"SelfAttention_v1": v1_class(V1_INIT, (
+        "        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value\n"
+        "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=0)\n"
+        "        return weights @ values\n"))}, ['SelfAttention_v1(3, 2) with torch.manual_seed(123)', 'SelfAttention_v1 matches the reference with other'], says='softmax over dim -2 (over the queries)'),
+    Mistake("v2 returns scaled_dot_product_attention's pair", {"SelfAttention_v2": v2_class(
+        V2_LINES + "        return scaled_dot_product_attention(queries, keys, values)\n")}, ['SelfAttention_v2(3, 2) with torch.manual_seed(789)', 'SelfAttention_v2 works on a batch', 'SelfAttention_v2(qkv_bias=True) creates', 'SelfAttention_v2 matches the reference with other'], says='expected a torch.Tensor, got tuple'),
+    Mistake("v2 multiplies by the Linear's weight as v1 does", {"SelfAttention_v2": v2_class(
+        "        queries, keys, values = x @ self.W_query.weight, x @ self.W_key.weight, x @ self.W_value.weight\n"
+        "        weights = torch.softmax(queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5, dim=-1)\n"
+        "        return weights @ values\n")}, ['SelfAttention_v2(3, 2) with torch.manual_seed(789)', 'SelfAttention_v2 works on a batch', 'SelfAttention_v2: gradients reach', 'SelfAttention_v2(qkv_bias=True) creates', 'SelfAttention_v2 matches the reference with other']),
+    Mistake("copy assigns plain tensors to the Parameters", {"copy_v2_weights_into_v1": copy_function(
+        "    v1.W_query = v2.W_query.weight.T\n"
+        "    v1.W_key = v2.W_key.weight.T\n"
+        "    v1.W_value = v2.W_value.weight.T\n")}, ['copy_v2_weights_into_v1 loads'], says="cannot assign 'torch.FloatTensor' as parameter"),
+    Mistake("v2 with F.scaled_dot_product_attention (forbidden)", {"SelfAttention_v2": v2_class(
+        V2_LINES + "        return torch.nn.functional.scaled_dot_product_attention(queries, keys, values)\n")}, ['SelfAttention_v2(3, 2) with torch.manual_seed(789)', 'SelfAttention_v2 creates W_query', 'SelfAttention_v2 works on a batch', 'SelfAttention_v2: gradients reach', 'attention is computed without', 'SelfAttention_v2(qkv_bias=True) creates', 'SelfAttention_v2 matches the reference with other'], says='which this section forbids'),
+]
+
+TRIAL_STYLES = {
+    "load_state_dict, F.softmax, math.sqrt, .mT, a scale multiplied": {
+        "copy_v2_weights_into_v1": copy_function(
+            "    v1.load_state_dict({'W_query': v2.W_query.weight.T, 'W_key': v2.W_key.weight.T,\n"
+            "                        'W_value': v2.W_value.weight.T})\n"),
+        "scaled_dot_product_attention": attention(
+            "    import math\n"
+            "    scores = torch.matmul(queries, keys.mT) / math.sqrt(keys.size(-1))\n"
+            "    weights = torch.nn.functional.softmax(scores, dim=-1)\n"
+            "    return torch.matmul(weights, values), weights\n"),
+        "SelfAttention_v2": v2_class(
+            V2_LINES + "        scores = queries @ keys.mT * keys.shape[-1] ** -0.5\n"
+            "        return scores.softmax(dim=-1) @ values\n")},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

@@ -351,3 +351,78 @@ STYLES = [
          "        weights = weights.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)\n"
          "        weights = weights / weights.sum(dim=-1, keepdim=True)\n")},
 ]
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("mask_and_renormalize divides without keepdim", {"mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
+                return masked / masked.sum(dim=-1)
+            """}, ['mask_and_renormalize gives the documented', 'mask_and_renormalize zeroes the future']),
+    Mistake("causal_attention_weights fills -1e-9 for -1e9", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                mask = causal_mask(attn_scores.shape[-1], device=attn_scores.device)
+                return torch.softmax(attn_scores.masked_fill(mask, -1e-9) / d_k ** 0.5, dim=-1)
+            """}, ['causal_attention_weights gives the documented', 'causal_attention_weights masks before the softmax'], says='filled with 0 instead of -inf'),
+    Mistake("causal_attention_weights fills +inf", {"causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                mask = causal_mask(attn_scores.shape[-1], device=attn_scores.device)
+                return torch.softmax(attn_scores.masked_fill(mask, float("inf")) / d_k ** 0.5, dim=-1)
+            """}, ['causal_attention_weights gives the documented', 'causal_attention_weights masks before the softmax'], says='filled with +inf instead of -inf'),
+    Mistake("ValueError at T == context_length", {"CausalAttention": causal_attention(check=(
+        'if num_tokens >= self.context_length:\n'
+        '            raise ValueError(f"{num_tokens} tokens > context_length {self.context_length}")'))}, ['with seed 123 gives the documented', 'CausalAttention is causal', 'eval mode disables dropout', 'dropout on the attention weights as nn.Dropout'], says='raised ValueError: 6 tokens > context_length 6'),
+    Mistake("CausalAttention softmax over the queries (dim=1)", {"CausalAttention": causal_attention().replace(
+        "weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)",
+        "weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=1)")}, ['with seed 123 gives the documented', 'CausalAttention is causal', OTHER_SIZES], says='softmax over dim=-2'),
+    Mistake("CausalAttention with nn.MultiheadAttention (forbidden)", {"CausalAttention": """
+            class CausalAttention(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+                    super().__init__()
+                    self.context_length = context_length
+                    self.attn = nn.MultiheadAttention(d_out, 1, dropout=dropout, bias=qkv_bias, batch_first=True,
+                                                      kdim=d_in, vdim=d_in)
+                    self.register_buffer("mask", causal_mask(context_length))
+                def forward(self, x):
+                    T = x.shape[1]
+                    if T > self.context_length:
+                        raise ValueError(f"{T} tokens > context_length {self.context_length}")
+                    out, _ = self.attn(x, x, x, attn_mask=self.mask[:T, :T], need_weights=False)
+                    return out
+            """}, ['with seed 123 gives the documented', *EVERY_CAUSAL_ATTENTION_CHECK], says='which this section forbids'),
+]
+
+TRIAL_STYLES = {
+    "triu(1) of ones compared, torch.where, an additive -inf buffer, masked_fill_ in place": {
+        "causal_mask": """
+            def causal_mask(num_tokens, device=None):
+                return torch.ones(num_tokens, num_tokens, device=device).triu(1) == 1
+            """,
+        "mask_and_renormalize": """
+            def mask_and_renormalize(attn_weights):
+                keep = ~causal_mask(attn_weights.shape[-1], attn_weights.device)
+                kept = torch.where(keep, attn_weights, 0.0)
+                return kept / kept.sum(-1, keepdim=True)
+            """,
+        "causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                scores = attn_scores.clone()
+                scores.masked_fill_(causal_mask(scores.shape[-1], scores.device), -torch.inf)
+                return torch.nn.functional.softmax(scores / d_k ** 0.5, dim=-1)
+            """,
+        "CausalAttention": causal_attention(
+            init="self.register_buffer('bias', torch.full((context_length, context_length), float('-inf')).triu(1))",
+            mask="scores = scores + self.bias[:num_tokens, :num_tokens]")},
+    "the book's forward: a float buffer, masked_fill_ with -torch.inf, -1e9 for the weights": {
+        "causal_attention_weights": """
+            def causal_attention_weights(attn_scores, d_k):
+                T = attn_scores.size(-1)
+                hidden = torch.triu(torch.ones(T, T, dtype=torch.bool, device=attn_scores.device), diagonal=1)
+                return (attn_scores.masked_fill(hidden, -1e9) / d_k ** 0.5).softmax(-1)
+            """,
+        "CausalAttention": causal_attention(
+            init="self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))",
+            mask="scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)")},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

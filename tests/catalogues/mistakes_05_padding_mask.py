@@ -300,3 +300,69 @@ STYLES = [
                 return self.W_out(torch.bmm(weights, self.W_v(v))), weights
         """},
 ]
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("key_padding_mask compares a column of positions with a row of lengths", {
+        "key_padding_mask": key_padding_mask("positions[:, None] >= lengths[None, :]")}, ['key_padding_mask([4, 3, 2], 4) gives the documented', 'key_padding_mask: (B, max_len) bool'], says='expected shape (3, 4), got (4, 3)'),
+    Mistake("key_padding_mask checks lengths with assert", {"key_padding_mask": key_padding_mask(
+        CORRECT_MASK, check="""
+                lengths = torch.as_tensor(seq_lens)
+                assert ((lengths >= 1) & (lengths <= max_len)).all(), "bad length\"""")}, ['key_padding_mask raises ValueError'], says='it raised AssertionError'),
+    Mistake("mask_padded_scores without a query axis", {"mask_padded_scores": """
+            def mask_padded_scores(scores, key_padding_mask):
+                return scores.masked_fill(key_padding_mask, float("-inf"))
+            """}, ['mask_padded_scores hides the padded key columns']),
+    Mistake("padded_attention scaled by the length", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                scores = mask_padded_scores(queries @ keys.transpose(-2, -1) / keys.shape[1] ** 0.5, key_padding_mask)
+                weights = torch.softmax(scores, dim=-1)
+                return weights @ values, weights
+            """}, ['padded_attention equals softmax', 'padded_attention matches the reference on new']),
+    Mistake("padded_attention returns (weights, out)", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                scores = mask_padded_scores(queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5, key_padding_mask)
+                weights = torch.softmax(scores, dim=-1)
+                return weights, weights @ values
+            """}, ['padded_attention: padded key columns', "each real query's weights sum to 1", 'padded_attention equals softmax', 'padded_attention matches the reference on new'], says='the pair returned as (weights, out)'),
+    Mistake("both masks combined with & instead of |", {"PaddedSelfAttention": padded_self_attention(masks="""hidden = None
+        if attn_mask is not None and key_padding_mask is not None:
+            hidden = attn_mask & key_padding_mask[:, None, :]
+        elif attn_mask is not None:
+            hidden = attn_mask
+        elif key_padding_mask is not None:
+            hidden = key_padding_mask[:, None, :]
+        if hidden is not None:
+            scores = scores.masked_fill(hidden, float("-inf"))""")}, [BOTH_MASKS, 'matches the reference with both masks'], says='only where both masks hide it'),
+    Mistake("padded_attention with F.scaled_dot_product_attention (forbidden)", {"padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                keep = ~key_padding_mask[:, None, :]
+                out = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=keep)
+                scores = mask_padded_scores(queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5, key_padding_mask)
+                return out, torch.softmax(scores, dim=-1)
+            """}, ['padded_attention: padded key columns', "each real query's weights sum to 1", 'padded_attention equals softmax', 'padded_attention matches the reference on new'], says='which this section forbids'),
+]
+
+TRIAL_STYLES = {
+    "expand and unsqueeze, torch.where, einsum, one combined mask filled with -1e9": {
+        "key_padding_mask": key_padding_mask(
+            "positions.expand(len(lengths), max_len) >= lengths.unsqueeze(1)"),
+        "mask_padded_scores": """
+            def mask_padded_scores(scores, key_padding_mask):
+                return torch.where(key_padding_mask.unsqueeze(1), float("-inf"), scores)
+            """,
+        "padded_attention": """
+            def padded_attention(queries, keys, values, key_padding_mask):
+                scores = torch.einsum("bqd,bkd->bqk", queries, keys) / queries.size(-1) ** 0.5
+                weights = mask_padded_scores(scores, key_padding_mask).softmax(dim=-1)
+                return torch.einsum("bqk,bkd->bqd", weights, values), weights
+            """,
+        "PaddedSelfAttention": padded_self_attention(masks="""hidden = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device)
+        if attn_mask is not None:
+            hidden = hidden | attn_mask
+        if key_padding_mask is not None:
+            hidden = hidden | key_padding_mask.view(key_padding_mask.shape[0], 1, -1)
+        scores = scores.masked_fill(hidden, -1e9)""")},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

@@ -366,3 +366,96 @@ STYLES = [
                     return self.out_proj(combine_heads(torch.matmul(weights, v)))
             """},
 ]
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+WRAPPER = """
+            class MultiHeadAttentionWrapper(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.heads = {heads}
+                def forward(self, x):
+                    return {out}
+            """
+HEADS = "nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])"
+CONCAT = "torch.cat([head(x) for head in self.heads], dim=-1)"
+
+TRIAL_MISTAKES = [
+    Mistake("split_heads reshapes to (head_dim, num_heads)", {"split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads:
+                    raise ValueError(f"{d} is not a multiple of {num_heads}")
+                return x.reshape(b, t, d // num_heads, num_heads).permute(0, 3, 1, 2)
+            """}, ['split_heads gives the documented layout', 'split_heads matches the reference on new'], says='every H-th feature'),
+    Mistake("wrapper stacks the heads", {"MultiHeadAttentionWrapper": WRAPPER.format(
+        heads=HEADS, out="torch.stack([head(x) for head in self.heads], dim=-1)")}, ['MultiHeadAttentionWrapper gives the documented', 'MultiHeadAttentionWrapper matches the reference at other sizes'], says='expected shape (2, 6, 4), got (2, 6, 2, 2)'),
+    Mistake("wrapper repeats one head num_heads times", {"MultiHeadAttentionWrapper": WRAPPER.format(
+        heads="nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads)",
+        out=CONCAT)}, ['MultiHeadAttentionWrapper gives the documented', 'MultiHeadAttentionWrapper creates its heads', 'MultiHeadAttentionWrapper matches the reference at other sizes']),
+    Mistake("wrapper keeps its heads in a plain list", {"MultiHeadAttentionWrapper": WRAPPER.format(
+        heads="[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]",
+        out=CONCAT)}, ['MultiHeadAttentionWrapper creates its heads'], says='should have the parameters'),
+    Mistake("out_proj follows qkv_bias", mha(("self.out_proj = nn.Linear(d_out, d_out)",
+                                              "self.out_proj = nn.Linear(d_out, d_out, bias=qkv_bias)")), ['MultiHeadAttention gives the documented', 'MultiHeadAttention creates its parameters', OTHER_SIZES], says='out_proj made without its bias'),
+    Mistake("padding mask hides query rows", mha(("hidden | key_padding_mask[:, None, None, :]",
+                                                  "hidden | key_padding_mask[:, None, :, None]")), ['on top of the causal'], says='padding hidden on the query side'),
+    Mistake("MultiHeadAttention wraps nn.MultiheadAttention (forbidden)", {"MultiHeadAttention": """
+            class MultiHeadAttention(nn.Module):
+                def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+                    super().__init__()
+                    self.attn = nn.MultiheadAttention(d_out, num_heads, dropout=dropout, bias=qkv_bias,
+                                                      kdim=d_in, vdim=d_in, batch_first=True)
+                    self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1).bool())
+                def forward(self, x, key_padding_mask=None):
+                    t = x.shape[1]
+                    out, _ = self.attn(x, x, x, attn_mask=self.mask[:t, :t], key_padding_mask=key_padding_mask)
+                    return out
+            """}, ['MultiHeadAttention gives the documented', 'MultiHeadAttention creates its parameters', 'honours qkv_bias', 'raises ValueError when d_out', EQUALS_TORCH, 'causality:', 'on top of the causal', 'keeps batch items', 'eval mode disables', 'dropout acts in train', 'as nn.Dropout does', 'out_proj included', 'no Python loop over heads', 'MultiHeadAttention works on any device', OTHER_SIZES], says='which this section forbids'),
+]
+
+TRIAL_STYLES = {
+    "view(..., -1) and permute, contiguous().view back, split_heads and combine_heads called, einsum, torch.where": {
+        "split_heads": """
+            def split_heads(x, num_heads):
+                b, t, d = x.shape
+                if d % num_heads != 0:
+                    raise ValueError(f"d={d} must be divisible by num_heads={num_heads}")
+                return x.view(b, t, num_heads, -1).permute(0, 2, 1, 3)
+            """,
+        "combine_heads": """
+            def combine_heads(x):
+                b, h, t, hd = x.shape
+                return x.permute(0, 2, 1, 3).contiguous().view(b, t, h * hd)
+            """,
+        "MultiHeadAttention": MHA.replace(
+            "        q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))\n"
+            "        scores = q @ k.transpose(2, 3)\n",
+            "        q, k, v = (split_heads(W(x), self.num_heads) for W in (self.W_query, self.W_key, self.W_value))\n"
+            "        scores = torch.einsum('bhqd,bhkd->bhqk', q, k)\n").replace(
+            '        scores = scores.masked_fill(hidden, float("-inf"))\n',
+            '        scores = torch.where(hidden, float("-inf"), scores)\n').replace(
+            "        context = (weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)\n",
+            "        context = combine_heads(torch.einsum('bhqk,bhkd->bhqd', weights, v))\n")},
+    "unflatten and flatten, the wrapper from a generator, a mask made in forward filled with -1e9": {
+        "split_heads": """
+            def split_heads(x, num_heads):
+                if x.shape[-1] % num_heads:
+                    raise ValueError(f"{x.shape[-1]} features do not split into {num_heads} heads")
+                return x.unflatten(-1, (num_heads, x.shape[-1] // num_heads)).transpose(1, 2)
+            """,
+        "combine_heads": """
+            def combine_heads(x):
+                return x.transpose(1, 2).flatten(2)
+            """,
+        "MultiHeadAttentionWrapper": WRAPPER.format(
+            heads="nn.ModuleList(CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) "
+                  "for _ in range(num_heads))",
+            out="torch.cat(list(map(lambda head: head(x), self.heads)), dim=2)"),
+        "MultiHeadAttention": MHA.replace(
+            "        hidden = self.mask[:t, :t]\n",
+            "        hidden = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)\n").replace(
+            '        scores = scores.masked_fill(hidden, float("-inf"))\n',
+            "        scores = scores.masked_fill(hidden, -1e9)\n")},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

@@ -186,3 +186,38 @@ STYLES = [
             return torch.where(j % 2 == 0, angles.sin(), angles.cos()).to(torch.float32)
         """},
 ]
+
+# Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
+TRIAL_MISTAKES = [
+    Mistake("angles multiplied by 10000^(2i/d) instead of divided", encoding_with(
+        "positions * 10000 ** (i / d_model)"), [DOC_TABLE, DOC_WORKED, SIZES, STARTS], says='Check the formula column by column'),
+    Mistake("math.exp on a tensor of exponents", encoding_with(
+        "positions * math.exp(-math.log(10000.0) * i / d_model)"), [DOC_TABLE, DOC_WORKED, DTYPE, RANGE, PAIRS, START, ODD, LOOP, SIZES, STARTS],
+            says="only one element tensors can be converted"),
+    Mistake("sines then cosines in two halves", encoding_with(RIGHT_ANGLES, fill="""
+                encoding = torch.cat([torch.sin(angles), torch.cos(angles[:, : d_model // 2])], dim=1)"""), [DOC_TABLE, DOC_WORKED, PAIRS, SIZES, STARTS], says='Check the formula column by column'),
+    Mistake("positions as a row", encoding_with(
+        RIGHT_ANGLES, positions="torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(0)"), [DOC_TABLE, DOC_WORKED, DTYPE, RANGE, PAIRS, START, ODD, LOOP, SIZES, STARTS]),
+]
+
+TRIAL_STYLES = {
+    "sin and cos stacked and flattened, cut to d_model": {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            positions = torch.arange(num_positions) + start
+            i = torch.arange(0, d_model, 2)
+            angles = positions[:, None] / torch.pow(10000.0, i / d_model)
+            return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model].float()
+        """},
+    "torch.outer of float64 angles, made float32 at the end": {"sinusoidal_encoding": """
+        def sinusoidal_encoding(num_positions, d_model, start=0):
+            positions = torch.arange(start, start + num_positions, dtype=torch.float64)
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model))
+            angles = torch.outer(positions, inv_freq)
+            pe = torch.empty(num_positions, d_model, dtype=torch.float64)
+            pe[:, 0::2] = angles.sin()
+            pe[:, 1::2] = angles.cos()[:, : d_model // 2]
+            return pe.to(torch.float32)
+        """},
+}
+MISTAKES += [mistake for mistake in TRIAL_MISTAKES if mistake.loses]  # the rest no check catches
+STYLES += TRIAL_STYLES.values()

@@ -7,10 +7,10 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import meeting, randn, seeded, stand_in_table, with_params
+from autograder.checks.common import PLUS_INF, PLUS_INF_NAN, meeting, randn, seeded, stand_in_table, with_params
 from autograder.checks.section_04_causal_mask import (COLUMN_SUMS, DIAGONAL, MASK_PARAMS, NOT_RENORMALISED,
                                                       attention_mistakes, right_weights, weight_mistakes)
-from autograder.core.harness import check, expect_close
+from autograder.core.harness import check, close, expect_close
 from autograder.i18n import N_, _
 from solutions import causal_mask as ref
 
@@ -66,9 +66,9 @@ def test_causal_attention_weights(student):
                                _("causal_attention_weights on (2, 6, 6) scores, d_k=9"))):
         with student.standing_in(reference_masks(scores.shape[-1])):
             got = student.call("causal_attention_weights", scores.clone(), d_k)
-        expect_close(got, ref.causal_attention_weights(scores, d_k),
-                     what, mistakes=weight_mistakes(scores, d_k),
-                     device=student.device)
+        mistakes = weight_mistakes(scores, d_k)
+        expect_close(got, ref.causal_attention_weights(scores, d_k), what, mistakes=mistakes,
+                     nan_note=PLUS_INF_NAN if close(got, mistakes[PLUS_INF]) else "", device=student.device)
 
 
 @check(0.5, "CausalAttention matches the reference at other sizes, for T < context_length")

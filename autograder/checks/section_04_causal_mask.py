@@ -28,7 +28,8 @@ import math
 import torch
 
 from autograder.checks.causal_forward import documented_forward, future_of, torch_causal_weights
-from autograder.checks.common import (OTHER_ORDER, PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS, expect_gradients,
+from autograder.checks.common import (OTHER_ORDER, PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH,
+                                      WORKED_INPUTS, expect_forward_on_any_device, expect_gradients,
                                       expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
                                       expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
                                       run_where_made, seeded_projections, stand_in_table)
@@ -408,20 +409,7 @@ def test_device_portability(student):
                "or create it in forward with device=x.device")
     if run_unless_raised(module.run, rand(414, 2, 4, 3)) is None:
         return  # it raises on the CPU too: no device is to blame, the value checks grade the error
-    try:
-        reply = module.run(rand(414, 2, 4, 3), device="meta")
-    except StudentFailure as failure:
-        if failure.kind != "raised":
-            raise
-        raise CheckFailed(_f("after .to(device) (here the meta device), {error}. Most likely a tensor "
-                             "used in forward is still on the CPU: {advice}", error=failure.message,
-                             advice=advice)) from None
-    mixed = reply.mixed_devices[0] if reply.mixed_devices else ""
-    expect(not mixed, _f("after .to(device), CausalAttention.forward mixes devices ({mixed}): {advice}",
-                         mixed=mixed, advice=advice))
-    expect(reply.output_devices == ["meta"],
-           _f("after .to(device), CausalAttention.forward returned {value} instead of one tensor "
-              "on that device", value=shorten(repr(reply.value), 100)))
+    expect_forward_on_any_device(module, rand(414, 2, 4, 3), "CausalAttention", (2, 4, 2), advice)
 
 
 @check(0.5, "CausalAttention: in train mode, dropout on the attention weights as nn.Dropout does",

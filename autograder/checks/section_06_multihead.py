@@ -33,22 +33,22 @@ from functools import partial
 
 import torch
 
-from autograder.checks.common import (OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expect_gradients, expect_no_loop, expect_not_hard_coded,
-                                      expect_output, expect_raises,
-                                      expect_same_params, manual_seed, randn, run_unless_raised)
+from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH,
+                                      expect_forward_on_any_device, expect_gradients, expect_no_loop,
+                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
+                                      manual_seed, randn, run_unless_raised)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
-                                                 mixed_heads_mistakes,
-                                                 causal_torch_output, fill_of, mha_mistakes,
+                                                 causal_torch_output, fill_of, mha_mistakes, mixed_heads_mistakes,
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_stand_ins import new_mha
-from autograder.checks.multihead_mistakes import (BARE_SPLIT, STRIDED_HEADS, FUTURE_LEAKS, NO_MASK_LEAK, NO_SPLIT_SWAP, CONTEXT_DROPOUT, EVAL_DROPOUT, HEAD_ROWS, INVERSE_HINT,
-                                                  MHA_ORDER, NO_OUT_PROJ_BIAS, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, TOKEN_DIM,
-                                                  NO_WRAPPER_DROPOUT, QKV_IGNORED, WRAPPER_ORDER, head_columns, head_rows)
-from autograder.core.shortening import shorten
-from autograder.core.harness import (CheckFailed, StudentFailure, check, close, differs_from_mistakes, expect,
-                                     expect_close, expect_shape)
+from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, FUTURE_LEAKS, HEAD_ROWS,
+                                                  INVERSE_HINT, MHA_ORDER, NO_MASK_LEAK, NO_OUT_PROJ_BIAS,
+                                                  NO_SPLIT_SWAP, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
+                                                  NO_WRAPPER_DROPOUT, QKV_IGNORED, STRIDED_HEADS, TOKEN_DIM,
+                                                  WRAPPER_ORDER, head_columns, head_rows)
+from autograder.core.harness import (CheckFailed, check, close, differs_from_mistakes, expect, expect_close,
+                                     expect_shape)
 from autograder.i18n import N_, _, _f
-from autograder.worker.wire import TensorStub
 
 DOC_SPLIT = torch.tensor(
     [[[1, 2, 3, 4], [9, 10, 11, 12]], [[5, 6, 7, 8], [13, 14, 15, 16]],
@@ -440,18 +440,5 @@ def test_mha_device(student):
     padding[1, 3:] = True
     module = new_mha(student, 4, 2, 6, 0.0, num_heads=2, seed=161)
     expect_output(module(x), (2, 5, 2), "MultiHeadAttention(4, 2, 6, 0.0, num_heads=2)")
-    advice = _("a tensor created on the CPU inside forward (e.g. a mask made with torch.ones(T, T)) does not "
-               "follow .to(device): register a buffer or create it with device=x.device")
-    for kwargs in ({}, {"key_padding_mask": padding}):
-        try:
-            reply = module.run(x, device="meta", **kwargs)
-        except StudentFailure as failure:
-            if failure.kind != "raised":
-                raise
-            raise CheckFailed(_f("after .to(device) (here the meta device), {error}\nMost likely {advice}", error=failure.shortened(300), advice=advice)) from None
-        mixed = "; ".join(reply.mixed_devices[:2])
-        expect(not mixed, _f("after .to(device), MultiHeadAttention.forward mixes devices ({mixed}): {advice}", mixed=mixed, advice=advice))
-        expect(isinstance(reply.value, (TensorStub, torch.Tensor)) and tuple(reply.value.shape) == (2, 5, 2)
-               and reply.output_devices == ["meta"],
-               _f("after .to(device), MultiHeadAttention.forward returned {value} instead of one "
-                  "(2, 5, 2) tensor on that device", value=shorten(repr(reply.value), 100)))
+    expect_forward_on_any_device(module, x, "MultiHeadAttention", (2, 5, 2), _(CPU_MADE_MASK),
+                                 calls=({}, {"key_padding_mask": padding}))

@@ -25,8 +25,6 @@ TOKEN_DIM = N_("the heads concatenated along the token dim instead of the last d
 NO_WRAPPER_BIAS = N_("qkv_bias not passed on to the CausalAttention heads")
 NO_WRAPPER_DROPOUT = N_("dropout not passed on to the CausalAttention heads")
 # out_proj made as nn.Linear(d_out, d_out, bias=qkv_bias) or bias=False: the documented one has a bias, always
-NO_OUT_PROJ_BIAS = N_("out_proj made without its bias: the notebook's out_proj is nn.Linear(d_out, d_out), with a bias "
-                      "whatever qkv_bias says")
 QKV_IGNORED = N_("qkv_bias ignored (W_query, W_key, W_value built without bias)")
 EVAL_DROPOUT = N_("dropout active in eval mode (F.dropout defaults to training=True; use the self.dropout "
                    "module, which eval() switches off)")

@@ -22,9 +22,10 @@ import math
 
 import torch
 
-from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded, hint_if_written,
-                                      expect_no_loop, expect_same_params, expect_unchanged, manual_seed, randn,
-                                      run_unless_raised, run_where_made, stack_items)
+from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_grads_flow, expect_no_loop, expect_not_hard_coded,
+                                      expect_unchanged, hint_if_written, manual_seed, randn, run_unless_raised,
+                                      run_where_made, stack_items)
+from autograder.checks.parameters import (expect_same_params)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from autograder.i18n import N_, _, _f
 

@@ -24,8 +24,7 @@ import math
 import torch
 
 from autograder.checks.common import (TOKENS, WORKED_INPUTS, expect_not_hard_coded, expect_sums_to_one,
-                                      expect_unchanged, rand, randn,
-                                      run_unless_raised, stand_in_table)
+                                      expect_unchanged, rand, randn, run_unless_raised, stand_in_table)
 from autograder.core.harness import CheckFailed, check, differs_from_mistakes, expect, expect_close
 from autograder.i18n import N_, _, _f
 

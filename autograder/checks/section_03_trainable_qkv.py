@@ -26,15 +26,13 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks.common import (created_otherwise, TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_layer_shapes,
-                                      expect_not_hard_coded, expect_same_params, hint_if_written,
-                                      expect_sums_to_one, expect_unchanged, manual_seed, rand, randn, run_unless_raised,
-                                      seeded_projections, stack_items)
+from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, expect_grads_flow, expect_not_hard_coded,
+                                      expect_sums_to_one, expect_unchanged, hint_if_written, manual_seed, rand, randn,
+                                      run_unless_raised, seeded_projections, stack_items)
+from autograder.checks.parameters import (created_otherwise, expect_layer_shapes, expect_same_params)
 from autograder.checks.qkv_forward import attend, formula_output, seeded_weights, torch_attention
-from autograder.checks.qkv_mistakes import (OVER_QUERIES, attention_mistakes,
-                                            module_mistakes)
-from autograder.core.harness import (CheckFailed, StudentFailure, check, close, expect, expect_close,
-                                     expect_shape)
+from autograder.checks.qkv_mistakes import (OVER_QUERIES, attention_mistakes, module_mistakes)
+from autograder.core.harness import (CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape)
 from autograder.i18n import N_, _, _f
 
 NAMES = ("W_query", "W_key", "W_value")

@@ -28,11 +28,11 @@ import math
 import torch
 
 from autograder.checks.causal_forward import documented_forward, future_of, torch_causal_weights
-from autograder.checks.common import (OTHER_ORDER, PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH,
-                                      WORKED_INPUTS, expect_forward_on_any_device, expect_gradients,
-                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
-                                      expect_unchanged, manual_seed, meeting, rand, randn, run_unless_raised,
-                                      run_where_made, seeded_projections, stand_in_table)
+from autograder.checks.common import (PLUS_INF, PLUS_INF_NAN, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, WORKED_INPUTS,
+                                      expect_forward_on_any_device, expect_gradients, expect_not_hard_coded,
+                                      expect_output, expect_raises, expect_unchanged, manual_seed, meeting, rand, randn,
+                                      run_unless_raised, run_where_made, seeded_projections, stand_in_table)
+from autograder.checks.parameters import (OTHER_ORDER, expect_same_params)
 from autograder.core.shortening import shorten
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f

@@ -29,8 +29,9 @@ import math
 
 import torch
 
-from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_same_params, expect_sums_to_one,
+from autograder.checks.common import (expect_gradients, expect_not_hard_coded, expect_raises, expect_sums_to_one,
                                       expect_unchanged, rand, randn, run_unless_raised, run_where_made)
+from autograder.checks.parameters import (expect_same_params)
 from autograder.checks.padding_stand_ins import new_padded, right_masked_scores
 from autograder.checks.padding_torch import NAMES, documented_layers, multihead_attention, own_layers
 from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape

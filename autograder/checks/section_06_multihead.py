@@ -33,19 +33,18 @@ from functools import partial
 
 import torch
 
-from autograder.checks.common import (CPU_MADE_MASK, OTHER_ORDER, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH,
-                                      expect_forward_on_any_device, expect_gradients, expect_no_loop,
-                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
-                                      manual_seed, randn, run_unless_raised)
+from autograder.checks.common import (CPU_MADE_MASK, TOKENS, TRAIN_ONLY_NAN, WORKED_BATCH, expect_forward_on_any_device,
+                                      expect_gradients, expect_no_loop, expect_not_hard_coded, expect_output,
+                                      expect_raises, manual_seed, randn, run_unless_raised)
+from autograder.checks.parameters import (expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import (BARE_SPLIT_IN_FORWARD, NAMES, attend, bare_split_output,
                                                  causal_torch_output, fill_of, mha_mistakes, mixed_heads_mistakes,
                                                  own_layers, wrapper_output)
 from autograder.checks.multihead_stand_ins import new_mha
 from autograder.checks.multihead_mistakes import (BARE_SPLIT, CONTEXT_DROPOUT, EVAL_DROPOUT, FUTURE_LEAKS, HEAD_ROWS,
-                                                  INVERSE_HINT, MHA_ORDER, NO_MASK_LEAK, NO_OUT_PROJ_BIAS,
-                                                  NO_SPLIT_SWAP, NO_SWAP_BACK, NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS,
-                                                  NO_WRAPPER_DROPOUT, QKV_IGNORED, STRIDED_HEADS, TOKEN_DIM,
-                                                  WRAPPER_ORDER, head_columns, head_rows)
+                                                  INVERSE_HINT, MHA_ORDER, NO_MASK_LEAK, NO_SPLIT_SWAP, NO_SWAP_BACK,
+                                                  NO_TRAIN_DROPOUT, NO_WRAPPER_BIAS, NO_WRAPPER_DROPOUT, QKV_IGNORED,
+                                                  STRIDED_HEADS, TOKEN_DIM, WRAPPER_ORDER, head_columns, head_rows)
 from autograder.core.harness import (CheckFailed, check, close, differs_from_mistakes, expect, expect_close,
                                      expect_shape)
 from autograder.i18n import N_, _, _f
@@ -114,8 +113,7 @@ def test_mha_documented(student):
         # here, so an unscaled forward gives the same), then the common wrong ones
         # an out_proj without its bias (own_layers reads it as zero) is right with its own weights too: not an order
         params = module.params()
-        right_forward = OTHER_ORDER if not isinstance(params, dict) or "out_proj.bias" in params else NO_OUT_PROJ_BIAS
-        mistakes.update({right_forward: attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
+        mistakes.update({weights_differ(params): attend(own, WORKED_BATCH), **mha_mistakes(own, WORKED_BATCH, got)})
     expect_close(got, DOC_MHA.expand(2, 6, 2),
                  "torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
                  mistakes=mistakes,

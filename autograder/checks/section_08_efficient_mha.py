@@ -33,9 +33,9 @@ import textwrap
 import torch
 
 from autograder.checks.common import (CPU_MADE_MASK, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
-                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape,
-                                      expect_raises, expect_same_params, manual_seed, randn, run_unless_raised,
-                                      weights_differ)
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_raises,
+                                      manual_seed, randn, run_unless_raised)
+from autograder.checks.parameters import (expect_param_shape, expect_same_params, weights_differ)
 from autograder.checks.fused_forward import (LOADED_NO_BIAS, LOADED_NO_OUT_PROJ, LOADED_ORDER, MISTAKES_OF, ORDER,
                                              as_mha, blocks, built_layers, load_mistakes, seeded_mha)
 from autograder.checks.multihead_forward import NAMES, attend, causal_torch_output

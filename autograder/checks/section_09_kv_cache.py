@@ -25,8 +25,8 @@ import torch
 
 from autograder.checks.cached_forward import (BARE_CACHE, LAYER, NOT_RESET, REPROJECTED, WRITTEN_WITHOUT, decode,
                                               decode_mistakes, decoded)
-from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_raises,
-                                      expect_same_params, manual_seed, randn, weights_differ)
+from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_raises, manual_seed, randn)
+from autograder.checks.parameters import (expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import attend, own_layers
 from autograder.checks.section_08_efficient_mha import expect_on_any_device
 from autograder.core.harness import CheckFailed, check, expect, expect_close

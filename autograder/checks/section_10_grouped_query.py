@@ -30,9 +30,9 @@ import contextlib
 import torch
 
 from autograder.checks.common import (CPU_MADE_MASK, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
-                                      expect_gradients, expect_not_hard_coded, expect_output, expect_param_shape,
-                                      expect_raises, expect_same_params, manual_seed, randn, run_unless_raised,
-                                      weights_differ)
+                                      expect_gradients, expect_not_hard_coded, expect_output, expect_raises,
+                                      manual_seed, randn, run_unless_raised)
+from autograder.checks.parameters import (expect_param_shape, expect_same_params, weights_differ)
 from autograder.checks.grouped_forward import (CACHE_REPEATED, KV_WIDTH, ORDER, WRONG_DIM, grouped_attend,
                                                grouped_mistakes, mha_layer, own_grouped, torch_grouped)
 from autograder.checks.multihead_forward import causal_torch_output

@@ -26,9 +26,8 @@ from itertools import accumulate
 import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_forward_on_any_device, expect_gradients,
-                                      expect_layer_shapes,
-                                      expect_not_hard_coded, expect_output, expect_raises, expect_same_params,
-                                      manual_seed, randn, weights_differ)
+                                      expect_not_hard_coded, expect_output, expect_raises, manual_seed, randn)
+from autograder.checks.parameters import (expect_layer_shapes, expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import own_layers
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT
 from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed

@@ -34,7 +34,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "feedback": ("autograder/feedback/*.py",),
     "instructor": ("autograder/instructor/*.py",),
     "cli": ("autograder/cli.py", "autograder/__main__.py", "autograder/i18n/__init__.py", "autograder/i18n/argparse_words.py"),
-    "checks_common": ("autograder/checks/common.py", "autograder/checks/multihead_*.py"),
+    "checks_common": ("autograder/checks/common.py", "autograder/checks/parameters.py", "autograder/checks/multihead_*.py"),
     # a section's visible checks' module and its hidden checks' module
     **{f"checks_{number:02d}": (f"autograder/checks/section_{number:02d}_*.py",
                                 f"autograder/checks/hidden/hidden_{number:02d}_*.py") for number in SECTION_NUMBERS},

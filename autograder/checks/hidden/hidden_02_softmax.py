@@ -9,7 +9,7 @@ import torch
 
 from autograder.checks.common import randn
 from autograder.checks.section_02_softmax import (COLUMNS, OVER_EMBEDDING, TRANSPOSED, TRANSPOSED_BATCH, UNSCALED,
-                                                   right_helpers)
+                                                  right_helpers)
 from autograder.core.harness import check, expect_close
 from autograder.i18n import N_, _f
 from solutions import softmax as ref

@@ -7,7 +7,8 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import expect_layer_shapes, randn, seeded, with_params
+from autograder.checks.common import (randn, seeded, with_params)
+from autograder.checks.parameters import (expect_layer_shapes)
 from autograder.checks.qkv_mistakes import module_mistakes
 from autograder.checks.section_03_trainable_qkv import V1_ORDER, V2_ORDER, WRONG_PROJECTION, order_hint, unpack
 from autograder.core.harness import check, expect_close

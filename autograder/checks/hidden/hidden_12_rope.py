@@ -7,9 +7,8 @@ wheel, hold documented data and properties, and the common slips' values.
 """
 
 from autograder.checks.common import randn
-from autograder.checks.section_12_rope import (ANGLES_HINT, OFFSET_IGNORED, ROTATE_HINT, THETA_IGNORED,
-                                               angle_mistakes, angles_of, expect_tables, rope_or_named,
-                                               rotate_mistakes)
+from autograder.checks.section_12_rope import (ANGLES_HINT, OFFSET_IGNORED, ROTATE_HINT, THETA_IGNORED, angle_mistakes,
+                                               angles_of, expect_tables, rope_or_named, rotate_mistakes)
 from autograder.core.harness import check, expect_close
 from solutions import rope as ref
 

@@ -1,10 +1,12 @@
 """Section 09's cached decoding written out by its checks: a layer with a module's own weights (the student's,
 through multihead_forward.own_layers) fed a sequence in chunks, with switches that reproduce the common mistakes
-of a KV cache, and the names of those mistakes. Shipped whole with the visible checks: it never imports
+of a KV cache, and the names of those mistakes; the check, shared with section 10, that a cached call adds nothing
+to state_dict. Shipped whole with the visible checks: it never imports
 `solutions`."""
 import torch
 
-from autograder.i18n import N_
+from autograder.core.harness import StudentFailure, expect
+from autograder.i18n import N_, _, _f
 
 LAYER = "MultiHeadAttentionCached"
 UNSHIFTED = N_("the causal mask not offset by the cache (the new queries masked as if they stood at position 0): "
@@ -15,6 +17,8 @@ BARE_CACHE = N_("the keys and values cached before the head split, then split wi
                 "(b, num_heads, T, head_dim) without the transpose: tokens and heads get mixed")
 NOT_RESET = N_("reset_cache does not empty the cache: the next sequence still attends to the previous one's keys")
 WRITTEN_WITHOUT = N_("forward with use_cache=False writes to the cache: the next cached call sees those tokens")
+PERSISTENT_CACHE = N_("the cache registered persistent: state_dict then saves it with the weights (register cache_k "
+                      "and cache_v with persistent=False)")
 REPROJECTED = N_("every token projected again at each step (the inputs kept instead of their keys and values)")
 
 
@@ -78,3 +82,24 @@ def decoded(module, x, sizes, count_rows=()):
     if len({out.shape[0] for out in outs}) != 1 or len({out.shape[2] for out in outs}) != 1:
         return outs[-1], rows
     return torch.cat(outs, dim=1), rows
+
+
+def state_keys(module) -> set:
+    """The names module.state_dict() holds (filled into a plain dict, which the wire carries; none where state_dict
+    gives no dict)."""
+    value = module.call_method("state_dict", destination={})
+    return set(value) if isinstance(value, dict) else set()
+
+
+def expect_cache_not_saved(module, name: str, x) -> None:
+    """x fed to the module with use_cache=True adds nothing to its state_dict: a cache is no weight (sections 09 and
+    10 register their cache buffers with persistent=False, as their notebooks say)."""
+    before = state_keys(module)
+    try:
+        module(x, use_cache=True)
+    except StudentFailure:
+        return  # a cached call that fails: the decoding checks grade that, not this one
+    added = sorted(state_keys(module) - before)
+    expect(not added, _f("after forward(x, use_cache=True), {name}.state_dict() also holds {names}: this looks like "
+                         "{mistake}", name=name, names=", ".join(added), mistake=_(PERSISTENT_CACHE)),
+           mistake=PERSISTENT_CACHE)

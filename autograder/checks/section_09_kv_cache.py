@@ -24,12 +24,13 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 import torch
 
 from autograder.checks.cached_forward import (BARE_CACHE, LAYER, NOT_RESET, REPROJECTED, WRITTEN_WITHOUT, decode,
-                                              decode_mistakes, decoded)
+                                              decode_mistakes, decoded, expect_cache_not_saved)
 from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_raises, manual_seed, randn)
 from autograder.checks.parameters import (expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import attend, own_layers
+from autograder.checks.multihead_mistakes import NO_TRAIN_DROPOUT
 from autograder.checks.section_08_efficient_mha import expect_on_any_device
-from autograder.core.harness import CheckFailed, check, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
 # notebook 06's documented output: the cached layer creates notebook 06's layers in notebook 06's order, so under
@@ -45,6 +46,8 @@ SEED, BUILT, USE_CACHE = "torch.manual_seed(123)", f"{LAYER}(3, 2, 6, 0.0, num_h
 DOC_SIZES = (((12, 12, 64, 1024, 2), 37_748_736), ((32, 32, 128, 4096, 2), 2_147_483_648))
 NO_TWO = N_("the factor 2 for keys and values missing (a cache holds both)")
 NO_LAYERS = N_("num_layers left out (every layer keeps its own cache)")
+PLAIN_CACHE = N_("the cache kept outside buffers: .to(device) leaves it behind (register cache_k and cache_v in "
+                 "__init__ with self.register_buffer(name, None, persistent=False), then assign them)")
 
 
 def new_cached(student, *args, seed: int, **kwargs):
@@ -101,7 +104,7 @@ def test_prompt_documented(student):
                                           second="batch[:, 4:5]", third="batch[:, 5:]", layer=BUILT, flag=USE_CACHE))
 
 
-@check(1.25, "MultiHeadAttentionCached projects each token once: W_query, W_key and W_value see only the new tokens",
+@check(1.0, "MultiHeadAttentionCached projects each token once: W_query, W_key and W_value see only the new tokens",
        visible=True, cell="MultiHeadAttentionCached")
 def test_rows_projected(student):
     """The rows each projection is handed per call, counted in the worker (not the wall time): a cache that keeps
@@ -157,7 +160,7 @@ def test_no_cache_written(student):
                  mistakes=mistakes, device=student.device)
 
 
-@check(1.0, "MultiHeadAttentionCached decodes a batch of two different sequences in chunks as its full forward "
+@check(0.75, "MultiHeadAttentionCached decodes a batch of two different sequences in chunks as its full forward "
        "does", visible=True, cell="MultiHeadAttentionCached")
 def test_decode_batch(student):
     """The full forward comes from a second layer built under the same seed (the same weights), so that this check
@@ -206,6 +209,65 @@ def test_context_error(student):
        cell="MultiHeadAttentionCached")
 def test_device(student):
     expect_on_any_device(student, LAYER, 971)
+
+
+def works_on_meta(module, x) -> bool:
+    """Whether x fed with use_cache=True to a copy of the layer moved to the meta device runs there without mixing
+    devices (the layer itself is left as it is)."""
+    try:
+        return not module.run(x, use_cache=True, device="meta").mixed_devices
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        return False
+
+
+@check(0.25, "MultiHeadAttentionCached keeps its cache in buffers: out of state_dict, moved by .to(device)",
+       visible=True, cell="MultiHeadAttentionCached")
+def test_cache_buffers(student):
+    """What the notebook's two buffers give (registered empty, persistent=False): a cached call adds nothing to
+    state_dict (a cache is no weight), and a layer moved to another device mid-sequence (here the meta device) takes
+    its cache along, so the next cached call meets keys and values on its own device. Only where that call works on
+    the layer's own device: how it decodes is the other checks' business."""
+    module = new_cached(student, 4, 6, 8, 0.0, num_heads=2, seed=981)
+    module.call_method("requires_grad_", False)  # as in generation: a cache outside autograd can be copied
+    x = randn(983, 2, 1, 4)
+    if not works_on_meta(module, x):
+        return  # the forward itself does not follow .to(device): test_device says why
+    expect_cache_not_saved(module, LAYER, randn(982, 2, 3, 4))
+    what = _f("{layer} holding 3 cached tokens, moved with .to(device) (here the meta device), then fed 1 more token "
+              "with {flag}", layer=LAYER, flag=USE_CACHE)
+    try:
+        reply = module.run(x, use_cache=True, device="meta")  # on a copy of the layer: the layer keeps its cache
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        try:
+            module(x, use_cache=True)
+        except StudentFailure:
+            return  # the call fails on the layer's own device too: the decoding checks grade that, not this one
+        raise CheckFailed(_f("{what}: {error}\nThis looks like {mistake}", what=what, error=failure.shortened(300),
+                             mistake=_(PLAIN_CACHE)), PLAIN_CACHE) from None
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, _f("{what}: the forward mixes devices ({mixed}). This looks like {mistake}", what=what,
+                         mixed=mixed, mistake=_(PLAIN_CACHE)), mistake=PLAIN_CACHE)
+
+
+@check(0.25, "MultiHeadAttentionCached: dropout acts in train mode", visible=True, cell="MultiHeadAttentionCached")
+def test_train(student):
+    """Only that dropout acts in train mode (on the attention weights, as notebook 06's forward)."""
+    x = randn(991, 2, 6, 4)
+    module = new_cached(student, 4, 6, 8, 0.5, num_heads=2, seed=992)
+    what = _f("{layer}(4, 6, 8, dropout=0.5, num_heads=2) in train mode, after torch.manual_seed(6)", layer=LAYER)
+    got = module(x, mode="train", seed=6)
+    expect_shape(got, (2, 6, 6), what)
+    eval_out = module(x, mode="eval")
+    expect_shape(eval_out, (2, 6, 6), _f("{layer}(4, 6, 8, dropout=0.5, num_heads=2) in eval mode", layer=LAYER))
+    if close(got, eval_out):  # an output that ignores its input says so, not that dropout is missing
+        other = randn(993, 2, 6, 4)
+        expect_not_hard_coded(LAYER, (eval_out, module(other, mode="eval")), (x, other))
+    expect(not close(got, eval_out), _f("{what}: the output equals the eval-mode output. This looks like "
+                                        "{mistake}", what=what, mistake=_(NO_TRAIN_DROPOUT)), mistake=NO_TRAIN_DROPOUT)
 
 
 # ---------------------------------------------------------------- kv_cache_bytes

@@ -29,6 +29,7 @@ import contextlib
 
 import torch
 
+from autograder.checks.cached_forward import expect_cache_not_saved
 from autograder.checks.common import (CPU_MADE_MASK, TOKENS, WORKED_BATCH, expect_forward_on_any_device,
                                       expect_gradients, expect_not_hard_coded, expect_output, expect_raises,
                                       manual_seed, randn, run_unless_raised)
@@ -205,8 +206,9 @@ def test_params(student):
 @check(0.75, "GroupedQueryAttention raises ValueError, naming both numbers, when the heads do not divide",
        visible=True, cell=NAME)
 def test_errors(student):
-    expect_raises(lambda: student.new(NAME, 8, 8, 6, 0.0, num_heads=4, num_kv_groups=3, seed=1041), "ValueError",
-                  f"{NAME}(8, 8, 6, 0.0, num_heads=4, num_kv_groups=3)", naming=(4, 3))
+    # d_out=12 divides by num_heads=4 and by num_kv_groups=3: only num_heads % num_kv_groups can refuse it
+    expect_raises(lambda: student.new(NAME, 8, 12, 6, 0.0, num_heads=4, num_kv_groups=3, seed=1041), "ValueError",
+                  f"{NAME}(8, 12, 6, 0.0, num_heads=4, num_kv_groups=3)", naming=(4, 3))
     expect_raises(lambda: student.new(NAME, 4, 10, 6, 0.0, num_heads=4, num_kv_groups=2, seed=1042), "ValueError",
                   f"{NAME}(4, 10, 6, 0.0, num_heads=4, num_kv_groups=2)", naming=(10, 4))
 
@@ -323,7 +325,7 @@ def test_cache_decodes(student):
               "{mistake}", mistake=_(STALE_CACHE)), mistake=STALE_CACHE)
 
 
-@check(0.75, "GroupedQueryAttention's cache keeps num_kv_groups key/value heads, not num_heads", visible=True,
+@check(0.5, "GroupedQueryAttention's cache keeps num_kv_groups key/value heads, not num_heads", visible=True,
        cell=NAME)
 def test_cache_groups(student):
     x = randn(1121, 2, 5, 4)
@@ -345,3 +347,9 @@ def test_cache_groups(student):
                                        mistake=_(CACHE_REPEATED)), mistake=CACHE_REPEATED)
         expect(got == (2, 2, 5, 2), _f("{what} should have shape (b, num_kv_groups, T, head_dim) = (2, 2, 5, 2); "
                                        "got {got}", what=what, got=got))
+
+
+@check(0.25, "GroupedQueryAttention keeps its cache out of state_dict: a cache is no weight", visible=True, cell=NAME)
+def test_cache_not_saved(student):
+    module = student.new(NAME, 4, 8, 8, 0.0, num_heads=4, num_kv_groups=2, seed=1131)  # its sizes: other checks
+    expect_cache_not_saved(module, NAME, randn(1132, 2, 5, 4))

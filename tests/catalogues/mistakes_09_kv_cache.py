@@ -87,6 +87,8 @@ PARAMS = "MultiHeadAttentionCached creates W_query"
 CONTEXT = "would outgrow context_length"
 HEADS = "d_out is not divisible by num_heads"
 DEVICE = "MultiHeadAttentionCached works on any device"
+BUFFERS = "keeps its cache in buffers"
+TRAIN = "dropout acts in train mode"
 BYTES_DOC = "kv_cache_bytes gives the documented sizes"
 BYTES_FORMULA = "kv_cache_bytes counts a key and a value"
 BYTES_ERROR = "kv_cache_bytes raises ValueError"
@@ -165,6 +167,19 @@ MISTAKES = [
     Mistake("mask made on the CPU in forward", cached(
         (MASK_LINE, 'masked_fill(torch.ones(t, past + t).triu(past + 1).bool(), float("-inf"))')),
         [DEVICE], says="register a buffer or create it with device=x.device"),
+    Mistake("cache kept in plain attributes", cached(
+        ('        self.register_buffer("cache_k", None, persistent=False)\n'
+         '        self.register_buffer("cache_v", None, persistent=False)\n',
+         "        self.cache_k, self.cache_v = None, None\n")),
+        [BUFFERS], says="the cache kept outside buffers"),
+    Mistake("cache buffers registered persistent", cached(
+        ('register_buffer("cache_k", None, persistent=False)', 'register_buffer("cache_k", None)'),
+        ('register_buffer("cache_v", None, persistent=False)', 'register_buffer("cache_v", None)')),
+        [BUFFERS], says="the cache registered persistent"),
+    Mistake("no dropout in train mode", cached(
+        ("weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))",
+         "weights = torch.softmax(scores / self.head_dim ** 0.5, dim=-1)")),
+        [TRAIN], says="no dropout applied in train mode"),
     Mistake("no ValueError past context_length", cached(
         ("        if past + t > self.context_length:\n"
          "            raise ValueError(f\"{past + t} tokens exceed context_length={self.context_length}\")\n", "")),
@@ -258,7 +273,7 @@ STYLES = [
                 keys_and_values = 2
                 return keys_and_values * math.prod(values)
             """},
-    {  # a cache allocated at its full length on the first cached call, filled by slices; plain attributes
+    {  # a cache allocated at its full length on the first cached call (buffers assigned whole), filled by slices
         "MultiHeadAttentionCached": """
             class MultiHeadAttentionCached(nn.Module):
                 def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
@@ -271,7 +286,8 @@ STYLES = [
                     self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
                     self.out_proj = nn.Linear(d_out, d_out)
                     self.dropout = nn.Dropout(dropout)
-                    self.cache_k = self.cache_v = None
+                    for name in ("cache_k", "cache_v"):
+                        self.register_buffer(name, None, persistent=False)
                     self.filled = 0
 
                 def heads(self, y):
@@ -313,7 +329,8 @@ STYLES = [
                 per_token = num_kv_heads * head_dim * bytes_per_value  # one key or one value, one layer
                 return num_layers * context_length * per_token * 2
             """},
-    {  # lists of chunks concatenated each call, -1e9 fill, a mask made per call with triu's offset
+    {  # the cache joined by a comprehension that skips an empty buffer, -1e9 fill, a mask made per call with triu's
+       # offset
         "MultiHeadAttentionCached": """
             class MultiHeadAttentionCached(nn.Module):
                 def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
@@ -326,19 +343,20 @@ STYLES = [
                     self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
                     self.out_proj = nn.Linear(d_out, d_out)
                     self.dropout = nn.Dropout(dropout)
-                    self.keys_kept, self.values_kept = [], []
+                    self.register_buffer("cache_k", None, persistent=False)
+                    self.register_buffer("cache_v", None, persistent=False)
 
                 def forward(self, x, use_cache=False):
                     b, t, d_in = x.shape
                     split = lambda y: y.reshape(b, t, self.num_heads, -1).permute(0, 2, 1, 3)
                     q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
                     if use_cache:
-                        past = sum(piece.shape[2] for piece in self.keys_kept)
+                        past = 0 if self.cache_k is None else self.cache_k.shape[-2]
                         if past + t > self.context_length:
                             raise ValueError("too many tokens for context_length")
-                        self.keys_kept.append(k)
-                        self.values_kept.append(v)
-                        k, v = torch.cat(self.keys_kept, dim=2), torch.cat(self.values_kept, dim=2)
+                        k = torch.cat([kept for kept in (self.cache_k, k) if kept is not None], dim=-2)
+                        v = torch.cat([kept for kept in (self.cache_v, v) if kept is not None], dim=-2)
+                        self.cache_k, self.cache_v = k, v
                     else:
                         past = 0
                         if t > self.context_length:
@@ -349,8 +367,8 @@ STYLES = [
                     return self.out_proj((weights @ v).permute(0, 2, 1, 3).reshape(b, t, -1))
 
                 def reset_cache(self):
-                    self.keys_kept.clear()
-                    self.values_kept.clear()
+                    self.cache_k = None
+                    self.cache_v = None
             """,
         "kv_cache_bytes": """
             def kv_cache_bytes(num_layers, num_kv_heads, head_dim, context_length, bytes_per_value):
@@ -370,7 +388,7 @@ STYLES = [
 # answers written out: each named in its own cell
 MISTAKES.append(Mistake("MultiHeadAttentionCached hard-coded",
                         {"MultiHeadAttentionCached": HARD_CODED["MultiHeadAttentionCached"]},
-                        [FULL_DOC, DECODE_DOC, PROMPT_DOC, ROWS, BATCH, DEVICE, CONTEXT, CACHED_REF],
+                        [FULL_DOC, DECODE_DOC, PROMPT_DOC, ROWS, BATCH, DEVICE, CONTEXT, TRAIN, CACHED_REF],
                         says="is the answer hard-coded?", hard_coded=True))
 MISTAKES.append(Mistake("kv_cache_bytes hard-coded", {"kv_cache_bytes": HARD_CODED["kv_cache_bytes"]},
                         [BYTES_DOC, BYTES_FORMULA, BYTES_ERROR, BYTES_REF],

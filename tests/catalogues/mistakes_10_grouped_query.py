@@ -79,6 +79,7 @@ CACHE_GROUPS = "cache keeps num_kv_groups"
 REF = "GroupedQueryAttention matches the reference"
 FUSED = "equals notebook 08's fused layer"
 CACHE_REF = "cache matches the reference"
+NOT_SAVED = "keeps its cache out of state_dict"
 REPEAT_K = "k = k.repeat_interleave(self.group_size, dim=1)"
 REPEAT_V = "v = v.repeat_interleave(self.group_size, dim=1)"
 KEY_LAYERS = ("        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)\n"
@@ -108,6 +109,15 @@ MISTAKES = [
         ("        if num_heads % num_kv_groups != 0:\n            raise ValueError(f\"num_heads={num_heads} must be a "
          "multiple of num_kv_groups={num_kv_groups}\")\n", "")),
         [ERRORS], says="should raise ValueError"),
+    # the key width tested instead of the head count: d_out=12 divides by 3 groups, 4 heads do not
+    Mistake("d_out tested against num_kv_groups", gqa(
+        ("        if num_heads % num_kv_groups != 0:\n", "        if d_out % num_kv_groups != 0:\n")),
+        [ERRORS], says="should raise ValueError"),
+    # register_buffer's default is persistent=True: state_dict then saves the cache with the weights
+    Mistake("cache buffers registered persistent", gqa(
+        ('register_buffer("cache_k", None, persistent=False)', 'register_buffer("cache_k", None)'),
+        ('register_buffer("cache_v", None, persistent=False)', 'register_buffer("cache_v", None)')),
+        [NOT_SAVED], says="the cache registered persistent"),
     Mistake("a ValueError that names no number", gqa(
         ('raise ValueError(f"num_heads={num_heads} must be a multiple of num_kv_groups={num_kv_groups}")',
          'raise ValueError("num_heads must be a multiple of num_kv_groups")')),

@@ -29,9 +29,9 @@ from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_forward_on_an
                                       expect_not_hard_coded, expect_output, expect_raises, manual_seed, randn)
 from autograder.checks.parameters import (expect_layer_shapes, expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import own_layers
-from autograder.checks.multihead_mistakes import EVAL_DROPOUT
+from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
 from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed
-from autograder.core.harness import check, expect, expect_close
+from autograder.core.harness import CheckFailed, StudentFailure, check, close, expect, expect_close
 from autograder.i18n import _, _f
 
 # sliding_window_mask(6, 3): query i sees keys i - 3 < j <= i (True = hidden)
@@ -221,7 +221,7 @@ def expect_cache_sizes(cached, right, sizes, window: int) -> None:
            mistake=named)
 
 
-@check(1.0, "SlidingWindowAttention: token by token with the cache equals the whole sequence", visible=True,
+@check(0.75, "SlidingWindowAttention: token by token with the cache equals the whole sequence", visible=True,
        cell="SlidingWindowAttention")
 def test_layer_decoding(student):
     expect_decoded(student, 1121, [1] * 8, 3, measure_sizes=False)
@@ -265,6 +265,14 @@ def test_layer_error(student):
                   f"{NAME}(4, 4, 6, 0.0, num_heads=2, window=0)")
     expect_raises(lambda: student.new(NAME, 4, 10, 6, 0.0, num_heads=4, window=2, seed=1162), "ValueError",
                   f"{NAME}(4, 10, 6, 0.0, num_heads=4, window=2)")
+    smallest = f"{NAME}(4, 4, 6, 0.0, num_heads=2, window=1)"
+    try:  # the smallest window is allowed: each token then sees itself only
+        student.new(NAME, 4, 4, 6, 0.0, num_heads=2, window=1, seed=1163)
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        raise CheckFailed(_f("{call} raised {error}; window=1 is allowed (each token sees itself only): raise "
+                             "ValueError only when window < 1", call=smallest, error=failure.shortened(300))) from None
 
 
 @check(0.25, "SlidingWindowAttention: eval mode disables dropout", visible=True, cell="SlidingWindowAttention")
@@ -279,6 +287,23 @@ def test_layer_eval(student):
                         "with dropout=0.0", name=NAME), device=student.device,
                      hint=_f("In eval mode the output must not depend on the dropout rate: {advice}?",
                              advice=_(EVAL_DROPOUT)))
+
+
+@check(0.25, "SlidingWindowAttention: dropout acts in train mode", visible=True, cell="SlidingWindowAttention")
+def test_layer_train(student):
+    """Only that dropout acts in train mode: the forward's values are the other checks'."""
+    x = randn(1175, 2, 6, 4)
+    module = new_layer(student, 4, 2, 6, 0.5, num_heads=2, window=3, seed=1176)
+    what = _f("{name}(4, 2, 6, dropout=0.5, num_heads=2, window=3) in train mode, after torch.manual_seed(6)",
+              name=NAME)
+    got = module(x, mode="train", seed=6)
+    expect_output(got, (2, 6, 2), what)
+    eval_out = module(x, mode="eval")
+    if close(got, eval_out):  # an output that ignores its input says so, not that dropout is missing
+        other = randn(1177, 2, 6, 4)
+        expect_not_hard_coded(NAME, (eval_out, module(other, mode="eval")), (x, other))
+    expect(not close(got, eval_out), _f("{what}: the output equals the eval-mode output. This looks like "
+                                        "{mistake}", what=what, mistake=_(NO_TRAIN_DROPOUT)), mistake=NO_TRAIN_DROPOUT)
 
 
 @check(0.25, "SlidingWindowAttention: gradients reach every parameter", visible=True, cell="SlidingWindowAttention")

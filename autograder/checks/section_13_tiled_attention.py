@@ -3,9 +3,11 @@
 The section's registry entry (SECTION) and its visible checks: the documented output and log-sum-exp of the worked
 example (q = k = v = the batch of two, without and with the causal mask), then the properties that need no
 reference: equal to softmax attention written out with full rows (the checks may hold a (T, T) matrix), block
-sizes that do not divide T, any leading dims, the log-sum-exp of each row, and what the call makes and computes,
-measured in the worker (worker/measure_tiles.py): no tensor as large as one batch item's and head's (T, T) scores,
-and under causal=True no tile entirely above the diagonal. Never a time. The self-check runs them and the
+sizes that do not divide T, any leading dims, the log-sum-exp of each row, each row's own max (a row's scores all
+raised by 200 leave its output as it was), and what the call makes and computes, measured in the worker
+(worker/measure_tiles.py): no tensor as large as one batch item's and head's (T, T) scores, under causal=True no
+tile entirely above the diagonal, tiles of 64 x 64 by default, its tensors on the inputs' device and in their
+dtype. Never a time. The self-check runs them and the
 students' wheel ships this module as it is, so nothing here imports `solutions`. The hidden checks compare with
 the reference on fresh sizes: checks/hidden/hidden_13_tiled_attention.py.
 """
@@ -23,10 +25,11 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
 import torch
 
 from autograder.checks.common import TOKENS, WORKED_BATCH, expect_not_hard_coded, expect_unchanged, randn, \
-    run_unless_raised
-from autograder.checks.tiled_forward import (ABOVE_DIAGONAL, FULL_SCORES, NAN_HERE, PARTIAL_DROPPED, full_attention,
-                                             scored, slipped, tile_area)
-from autograder.core.harness import CheckFailed, check, expect, expect_close
+    run_unless_raised, run_where_made
+from autograder.checks.tiled_forward import (ABOVE_BY_ONE, ABOVE_DIAGONAL, CAUSAL_DEFAULT, FULL_SCORES, MADE_ELSEWHERE,
+                                             NAN_HERE, PARTIAL_DROPPED, TILE_MAX, full_attention, score_tiles, scored,
+                                             slipped, tile_area)
+from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from autograder.i18n import _, _f
 
 NAME = "tiled_attention"
@@ -110,9 +113,9 @@ def test_documented_causal(student):
                  mistakes=slipped(WORKED_BATCH, WORKED_BATCH, WORKED_BATCH, 2, 2, True, part=1), nan_note=NAN_HERE)
 
 
-# ---------------------------------------------------------------- values on other inputs (4.25 points)
+# ---------------------------------------------------------------- values on other inputs (4 points)
 
-@check(1.5, "tiled_attention equals softmax attention when the block sizes do not divide T", visible=True,
+@check(1.25, "tiled_attention equals softmax attention when the block sizes do not divide T", visible=True,
        cell="tiled_attention")
 def test_equals_softmax_attention(student):
     q, k, v = randn(1311, 2, 3, 7, 4), randn(1312, 2, 3, 7, 4), randn(1313, 2, 3, 7, 4)
@@ -128,7 +131,7 @@ def test_logsumexp(student):
                      called("tiled_attention(q, k, v, block_q=4, block_k=4)", q.shape), part=1)
 
 
-@check(1.25, "tiled_attention with causal=True equals causal softmax attention", visible=True, cell="tiled_attention")
+@check(1.0, "tiled_attention with causal=True equals causal softmax attention", visible=True, cell="tiled_attention")
 def test_causal_values(student):
     q, k, v = randn(1331, 2, 10, 4), randn(1332, 2, 10, 4), randn(1333, 2, 10, 4)
     for part in (0, 1):
@@ -145,7 +148,30 @@ def test_no_leading_dims(student):
                          called(f"tiled_attention(q, k, v, block_q=8, block_k=16, causal={causal})", q.shape))
 
 
-# ---------------------------------------------------------------- what the call makes and computes (2.75 points)
+@check(0.25, "tiled_attention keeps each row's own max: raising all of a row's scores by 200 leaves its output as "
+       "it was", visible=True, cell="tiled_attention")
+def test_own_row_max(student):
+    """Softmax ignores what is added to a whole row: the call's own output, before and after row 0's scores are all
+    raised by 200 (the values themselves are the other checks'). A max shared by the whole tile leaves the other
+    rows exp(-200) = 0 in float32, and 0 / 0. Row 0's scores lose digits at that size: atol 1e-3."""
+    q, k, v = randn(1381, 2, 6, 4), randn(1382, 2, 6, 4), randn(1383, 2, 6, 4)
+    k[..., -1] = 1.0  # every key's last feature is 1: a query's last feature adds the same to each of its scores
+    raised = q.clone()
+    raised[..., 0, -1] += 400.0  # row 0: + 400 / sqrt(4) to each score
+    call = "tiled_attention(q, k, v, block_q=3, block_k=3)"
+    plain = attend(student, q, k, v, called(call, q.shape), block_q=3, block_k=3)[0]
+    if not bool(torch.isfinite(plain).all()):
+        return  # a nan on ordinary inputs: the checks of the values grade that
+    what = _f("{call}, q, k, v of shape {shape}, with k[..., -1] = 1 and q[..., 0, -1] raised by 400 (row 0's scores "
+              "all raised by 200)", call=call, shape=tuple(q.shape))
+    got = attend(student, raised, k, v, what, block_q=3, block_k=3)[0]
+    expect(bool(torch.isfinite(got).all()), _f("{what}: the output holds nan or inf where the same call without the "
+                                               "raise gave numbers. This looks like {mistake}", what=what,
+                                               mistake=_(TILE_MAX)), mistake=TILE_MAX)
+    expect_close(got, plain, _f("{what}, compared with the same call without the raise", what=what), atol=1e-3)
+
+
+# ---------------------------------------------------------------- what the call makes and computes (3 points)
 
 MEASURED_SHAPE = (1, 2, 40, 5)  # T = 40: one batch item's and head's (T, T) scores hold 1600 numbers
 
@@ -158,7 +184,7 @@ def largest_made(student, causal: bool) -> tuple[int, str]:
     return int(reply.measured.get("largest", 0)), what
 
 
-@check(1.5, "tiled_attention never makes a tensor as large as one head's (T, T) scores", visible=True,
+@check(1.25, "tiled_attention never makes a tensor as large as one head's (T, T) scores", visible=True,
        cell="tiled_attention")
 def test_no_full_scores(student):
     """Measured in the worker: the largest tensor any op of the call made (views excluded), against T * T."""
@@ -174,15 +200,15 @@ def test_no_full_scores(student):
        cell="tiled_attention")
 def test_causal_tiles_skipped(student):
     """Measured in the worker: the query-key scores the call's matrix products computed, against the tiles on or
-    below the diagonal (T = 11 in tiles of 4 x 3: 9 of the 12). A call that made the full scores is the previous
-    check's mistake, not this one's."""
+    below the diagonal (T = 11 in tiles of 4 x 2: 12 of the 18; block_k divides a block's end, so a skip off by
+    one computes a tile more). A call that made the full scores is the previous check's mistake, not this one's."""
     q, k, v = randn(1361, 2, 11, 5), randn(1362, 2, 11, 5), randn(1363, 2, 11, 5)
-    what = called("tiled_attention(q, k, v, block_q=4, block_k=3, causal=True)", q.shape)
-    reply = attend(student, q, k, v, what, block_q=4, block_k=3, causal=True, measure=True)[2]
+    what = called("tiled_attention(q, k, v, block_q=4, block_k=2, causal=True)", q.shape)
+    reply = attend(student, q, k, v, what, block_q=4, block_k=2, causal=True, measure=True)[2]
     if int(reply.measured.get("largest", 0)) >= 11 * 11:
         return
-    tiles, area = tile_area(11, 4, 3, causal=True)
-    all_tiles, full = tile_area(11, 4, 3, causal=False)
+    tiles, area = tile_area(11, 4, 2, causal=True)
+    all_tiles, full = tile_area(11, 4, 2, causal=False)
     got = scored(reply.measured, 5, items=2)
     if got is None:
         raise CheckFailed(_("the worker did not measure the call"))
@@ -190,10 +216,78 @@ def test_causal_tiles_skipped(student):
                           "{all_tiles} tiles; the {tiles} tiles on or below the diagonal hold {area}. This looks "
                           "like {mistake}", what=what, got=got, full=full, all_tiles=all_tiles, tiles=tiles,
                           area=area, mistake=_(ABOVE_DIAGONAL)), mistake=ABOVE_DIAGONAL)
+    by_one = tile_area(11, 4, 2, causal=True, beyond=1)[1]
+    expect(got != by_one, _f("{what} computed {got} query-key scores per batch item and head; the {tiles} tiles on or "
+                             "below the diagonal hold {area}. This looks like {mistake}", what=what, got=got,
+                             tiles=tiles, area=area, mistake=_(ABOVE_BY_ONE)), mistake=ABOVE_BY_ONE)
     expect(got <= area, _f("{what} computed {got} query-key scores per batch item and head by matrix products, more "
                            "than the {area} that the {tiles} tiles of block_q x block_k on or below the diagonal "
                            "hold: compute each needed tile's scores with one product q_block @ "
                            "k_block.transpose(-2, -1), and no other", what=what, got=got, tiles=tiles, area=area))
+
+
+DEFAULT_SHAPE = (65, 3)  # a token more than a default block: tiles of 64 x 64, 64 x 1, 1 x 64 and 1 x 1
+
+
+@check(0.25, "tiled_attention's defaults: blocks of 64 queries and 64 keys, causal=False", visible=True,
+       cell="tiled_attention")
+def test_defaults(student):
+    """The call without block sizes nor causal against the same call with the documented defaults written out (the
+    values themselves are the other checks'), and the largest tile of scores its matrix products computed, measured
+    in the worker (a call that made the full scores is test_no_full_scores's)."""
+    q, k, v = (randn(1391 + i, *DEFAULT_SHAPE) for i in range(3))
+    what = called("tiled_attention(q, k, v)", DEFAULT_SHAPE)
+    out, _lse, reply = attend(student, q, k, v, what, measure=True)
+    written = "tiled_attention(q, k, v, block_q=64, block_k=64, causal={causal})"
+    explicit, causal = (attend(student, q, k, v, called(written.format(causal=flag), DEFAULT_SHAPE), block_q=64,
+                               block_k=64, causal=flag)[0] for flag in (False, True))
+    expect_close(out, explicit, _f("{what}, compared with {call}", what=what, call=written.format(causal=False)),
+                 mistakes={CAUSAL_DEFAULT: causal}, nan_note=NAN_HERE)
+    tiles = score_tiles(reply.measured, DEFAULT_SHAPE[-1])
+    if not tiles or int(reply.measured.get("largest", 0)) >= DEFAULT_SHAPE[0] ** 2:
+        return
+    rows, columns = max(rows for rows, _ in tiles), max(columns for _, columns in tiles)
+    expect((rows, columns) == (64, 64), _f("{what} computed tiles of scores of up to {rows} x {columns}; the default "
+                                           "blocks are block_q=64 queries by block_k=64 keys", what=what, rows=rows,
+                                           columns=columns))
+
+
+@check(0.25, "tiled_attention makes its tensors on the inputs' device and in their dtype", visible=True,
+       cell="tiled_attention")
+def test_device_and_dtype(student):
+    """Only where and in which dtype the call makes its tensors (the values are the other checks'): inputs on the
+    CPU while a tensor made without device= lands on the meta device, as one made on the CPU sits apart from inputs
+    on a GPU; then bfloat16 inputs, whose out and logsumexp stay bfloat16."""
+    q, k, v = randn(1395, 2, 7, 4), randn(1396, 2, 7, 4), randn(1397, 2, 7, 4)
+    what = called("tiled_attention(q, k, v, block_q=3, block_k=3, causal=True)", q.shape)
+    advice = _(MADE_ELSEWHERE)  # the values are the other checks': only where and in which dtype
+    if run_where_made(student.run, NAME, q, k, v, block_q=3, block_k=3, causal=True, mistake=MADE_ELSEWHERE,
+                      advice=advice) is None:
+        return  # it raised for another reason: the checks of the values grade that
+    try:
+        reply = student.run(NAME, q, k, v, block_q=3, block_k=3, causal=True, default_device="meta")
+    except StudentFailure as failure:
+        if failure.kind not in ("raised", "convention"):
+            raise
+        raise CheckFailed(_f("{what} fails when the default device is not the inputs' device: {error}. Most likely "
+                             "{advice}", what=what, error=failure.shortened(300), advice=advice),
+                          mistake=MADE_ELSEWHERE) from None
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, _f("{what} mixes devices ({mixed}) when the default device is not the inputs' device: "
+                         "{advice}", what=what, mixed=mixed, advice=advice), mistake=MADE_ELSEWHERE)
+    half = [tensor.to(torch.bfloat16) for tensor in (q, k, v)]
+    what = _f("{call}, q, k, v of shape {shape} in bfloat16",
+              call="tiled_attention(q, k, v, block_q=3, block_k=3, causal=True)", shape=tuple(q.shape))
+    try:
+        out, lse, _reply = attend(student, *half, what, block_q=3, block_k=3, causal=True)
+    except StudentFailure as failure:
+        if failure.kind != "raised":
+            raise
+        raise CheckFailed(_f("{what} raised {error}. Most likely {advice}", what=what, error=failure.shortened(300),
+                             advice=advice), mistake=MADE_ELSEWHERE) from None
+    expect(out.dtype == lse.dtype == torch.bfloat16,
+           _f("{what} returned out in {out} and logsumexp in {lse}; both should keep the inputs' dtype, bfloat16: "
+              "{advice}", what=what, out=out.dtype, lse=lse.dtype, advice=advice), mistake=MADE_ELSEWHERE)
 
 
 @check(0.25, "tiled_attention leaves its inputs unchanged", visible=True, cell="tiled_attention")

@@ -31,6 +31,14 @@ LOCAL_MASK = N_("a tile's causal mask built from positions inside the tile: numb
                 "tile's first ones, torch.arange(q0, q1) and torch.arange(k0, k1), not from 0")
 DIAGONAL_SKIPPED = N_("tiles that the diagonal crosses skipped too: only a tile whose first key comes after its last "
                       "query lies entirely above the diagonal")
+ABOVE_BY_ONE = N_("the causal skip off by one: the tile whose first key comes right after the block's last query is "
+                  "still computed (skip a tile where its first key k_start > q_end - 1, the block's last query)")
+TILE_MAX = N_("the max taken over the whole tile (amax() without dim=-1): each row must keep its own running max, "
+              "or the rows far below the tile's largest score underflow to 0 / 0")
+CAUSAL_DEFAULT = N_("causal=True by default: the default is causal=False, every key visible to every query")
+MADE_ELSEWHERE = N_("a tensor made without device= (torch.full, torch.zeros, torch.arange, ...) lands on the CPU, "
+                    "apart from inputs on a GPU: make it with device=q.device, and in the inputs' dtype "
+                    "(dtype=q.dtype)")
 # where a nan comes from here (said instead of harness.NAN_NOTE's guess about a mask: the inputs are finite, and
 # every row sees key 0)
 NAN_HERE = N_("nan appears from inf / inf, inf - inf or 0 / 0: exp(scores - m) with m still -inf gives inf, and a "
@@ -102,16 +110,24 @@ def same(a, b) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a, b, atol=1e-5, equal_nan=True))
 
 
-def tile_area(num_tokens: int, block_q: int, block_k: int, causal: bool) -> tuple[int, int]:
-    """(tiles, query-key scores in them) that a right tiled call computes for one batch item and head."""
+def tile_area(num_tokens: int, block_q: int, block_k: int, causal: bool, beyond: int = 0) -> tuple[int, int]:
+    """(tiles, query-key scores in them) that a right tiled call computes for one batch item and head; with
+    beyond=1, those of ABOVE_BY_ONE (a causal loop that stops one key later)."""
     tiles = area = 0
     for q0 in range(0, num_tokens, block_q):
         q1 = min(q0 + block_q, num_tokens)
         for k0 in range(0, num_tokens, block_k):
-            if causal and k0 > q1 - 1:
+            if causal and k0 > q1 - 1 + beyond:
                 break
             tiles, area = tiles + 1, area + (q1 - q0) * (min(k0 + block_k, num_tokens) - k0)
     return tiles, area
+
+
+def score_tiles(measured: dict, head_dim: int) -> list[tuple[int, int]]:
+    """(rows, columns) of each matrix product of inner size head_dim: the tiles of scores the call computed."""
+    products = measured.get("products")
+    return [(rows, columns) for _batch, rows, inner, columns in products if inner == head_dim] \
+        if isinstance(products, list) else []
 
 
 def scored(measured: dict, head_dim: int, items: int) -> int | None:

@@ -135,6 +135,9 @@ MISTAKES = [
         ("weights = self.dropout(torch.softmax(", "weights = F.dropout(torch.softmax("),
         ("dim=-1))\n        context", "dim=-1), self.dropout.p)\n        context")),
         ["SlidingWindowAttention: eval mode disables dropout"], says="dropout active in eval"),
+    Mistake("layer: no dropout in train mode", layer(
+        ("weights = self.dropout(torch.softmax(", "weights = (torch.softmax(")),
+        ["SlidingWindowAttention: dropout acts in train mode"], says="no dropout applied in train mode"),
     Mistake("layer: band made on the CPU", layer(
         ("i = torch.arange(t, device=x.device)", "i = torch.arange(t)"),
         ("j = torch.arange(past + t, device=x.device)", "j = torch.arange(past + t)")),
@@ -150,6 +153,9 @@ MISTAKES = [
     Mistake("layer: no ValueError on the window", layer(
         ('        if window < 1:\n            raise ValueError(f"window={window} must be at least 1")\n', "")),
         ["SlidingWindowAttention raises ValueError"], says="should raise ValueError"),
+    Mistake("layer: window=1 refused", layer(("        if window < 1:\n            raise ValueError(f\"window={window}",
+                                              "        if window <= 1:\n            raise ValueError(f\"window={window}")),
+            ["SlidingWindowAttention raises ValueError"], says="window=1 is allowed"),
 ]
 
 HARD_CODED = {
@@ -318,7 +324,8 @@ MISTAKES.append(Mistake("sliding_window_mask hard-coded", {"sliding_window_mask"
 MISTAKES.append(Mistake("SlidingWindowAttention hard-coded",
                         {"SlidingWindowAttention": HARD_CODED["SlidingWindowAttention"]},
                         [DOC, COVERS, BAND_CHECK, REF, TOKENS, BOUNDED, PROMPT, CACHED_REF,
-                         "SlidingWindowAttention: eval", "SlidingWindowAttention: gradients",
+                         "SlidingWindowAttention: eval", "SlidingWindowAttention: dropout acts in train mode",
+                         "SlidingWindowAttention: gradients",
                          "SlidingWindowAttention works on any device"],
                         says="is the answer hard-coded?", hard_coded=True))
 

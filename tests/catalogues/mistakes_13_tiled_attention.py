@@ -44,11 +44,14 @@ NO_LEADING = "without leading dims"
 NO_FULL = "never makes a tensor as large"
 SKIPPED = "never computes a tile entirely above"
 UNCHANGED = "leaves its inputs unchanged"
+OWN_MAX = "keeps each row's own max"
+DEFAULT_ARGS = "tiled_attention's defaults"
+MADE_ON = "makes its tensors on the inputs' device"
 REF = "tiled_attention matches the reference at other sizes"
 REF_CAUSAL = "causal=True matches the reference"
 DEFAULTS = "default block sizes (64)"
 VALUES = [DOC, DOC_CAUSAL, EQUALS, LSE, CAUSAL, NO_LEADING, REF, REF_CAUSAL, DEFAULTS]
-EVERY_CHECK = VALUES + [NO_FULL, SKIPPED, UNCHANGED]
+EVERY_CHECK = VALUES + [OWN_MAX, NO_FULL, SKIPPED, DEFAULT_ARGS, MADE_ON, UNCHANGED]
 
 
 def edit(*pairs) -> dict:
@@ -85,6 +88,23 @@ MISTAKES = [
                                                     "        for j in range(0, T // block_k * block_k, block_k):\n")),
             [DOC, EQUALS, LSE, CAUSAL, NO_LEADING, REF, REF_CAUSAL, DEFAULTS], says="last block dropped"),
     Mistake("causal tiles above the diagonal computed", edit((SKIP, "")), [SKIPPED], says="above the diagonal"),
+    Mistake("causal skip off by one (the block's end for its last query)",
+            edit(("if causal and j > rows[-1]:", "if causal and j > min(i + block_q, T):")), [SKIPPED],
+            says="skip off by one"),
+    Mistake("max over the whole tile", edit(("m_new = torch.maximum(m, s.amax(-1))", "m_new = torch.maximum(m, s.amax())")),
+            [OWN_MAX], says="max taken over the whole tile"),
+    Mistake("causal=True by default", edit(("block_k=64, causal=False):", "block_k=64, causal=True):")),
+            [DEFAULT_ARGS], says="causal=True by default"),
+    Mistake("default blocks of 32", edit(("block_q=64, block_k=64, causal", "block_q=32, block_k=32, causal")),
+            [DEFAULT_ARGS], says="the default blocks are block_q=64"),
+    Mistake("tile mask made on the CPU", edit(
+        ("rows = torch.arange(i, min(i + block_q, T), device=q.device)", "rows = torch.arange(i, min(i + block_q, T))"),
+        ("cols = torch.arange(j, min(j + block_k, T), device=q.device)", "cols = torch.arange(j, min(j + block_k, T))")),
+        [MADE_ON], says="device=q.device"),
+    Mistake("running max in the default dtype", edit(
+        ('m = torch.full(qi.shape[:-1], float("-inf"), dtype=q.dtype, device=q.device)',
+         'm = torch.full(qi.shape[:-1], float("-inf"), device=q.device)')),
+        [MADE_ON], says="dtype=q.dtype"),
     Mistake("full (T, T) scores materialised", edit(
         ("    for i in range(0, T, block_q):\n",
          "    scores = q @ k.transpose(-2, -1) / d ** 0.5\n    for i in range(0, T, block_q):\n"),
@@ -115,7 +135,8 @@ HARD_CODED = {
             return out.expand(2, 6, 3).clone(), lse.expand(2, 6).clone()
         """,
 }
-MISTAKES.append(Mistake("tiled_attention hard-coded", HARD_CODED, [DOC] + VALUES[2:] + [NO_FULL, SKIPPED],
+MISTAKES.append(Mistake("tiled_attention hard-coded", HARD_CODED,
+                        [DOC] + VALUES[2:] + [OWN_MAX, NO_FULL, SKIPPED, DEFAULT_ARGS, MADE_ON],
                         says="is the answer hard-coded?", hard_coded=True))
 
 STYLES = [

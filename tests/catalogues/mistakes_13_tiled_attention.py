@@ -137,7 +137,8 @@ HARD_CODED = {
 }
 MISTAKES.append(Mistake("tiled_attention hard-coded", HARD_CODED,
                         [DOC] + VALUES[2:] + [OWN_MAX, NO_FULL, SKIPPED, DEFAULT_ARGS, MADE_ON],
-                        says="is the answer hard-coded?", hard_coded=True))
+                        says="is the answer hard-coded?", hard_coded=True,
+                        also=("a tensor made without device=",)))  # its torch.tensor(...) answers are made so
 
 STYLES = [
     {"tiled_attention": TILED},

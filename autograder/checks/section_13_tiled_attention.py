@@ -19,7 +19,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "forbidden": "softmax and attention",
     "forbidden_in": ("tiled_attention",),
     "part": 2,
-    "rules": {"unchanged": ("tiled_attention",)},
+    "rules": {"unchanged": ("tiled_attention",), "device": ("tiled_attention",)},
 }
 
 import torch

@@ -123,9 +123,9 @@ print("torch.logsumexp:   ", torch.logsumexp(row, dim=0).item())
 #   elements for one batch item and head (no full scores, and no `(T, T)` mask
 #   either: build each tile's mask from its positions, e.g. with
 #   `torch.arange`).
-# - Make every tensor on the inputs' device and in their dtype
-#   (`device=q.device`, `dtype=q.dtype`): the function then runs on a GPU and
-#   in half precision as it does on the CPU, and returns `q`'s dtype.
+# - Make every tensor in the inputs' dtype too (`dtype=q.dtype`): the
+#   function then runs in half precision as it does in float32, and returns
+#   `q`'s dtype.
 # - With `causal=True`, never compute a tile entirely above the diagonal.
 
 # %% [solution] tiled_attention

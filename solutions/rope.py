@@ -110,9 +110,9 @@ def rope_attention(queries, keys, values, cos, sin, offset=0):
     # BEGIN SOLUTION
     rotated_queries = apply_rope(queries, cos, sin, offset)  # (..., T, d)
     rotated_keys = apply_rope(keys, cos, sin, offset)  # (..., T, d)
-    num_tokens, head_dim = queries.shape[-2], queries.shape[-1]
+    num_tokens, head_dim = rotated_queries.shape[-2], rotated_queries.shape[-1]
     scores = rotated_queries @ rotated_keys.transpose(-2, -1) / head_dim ** 0.5  # (..., T, T)
-    future = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=queries.device), diagonal=1)
+    future = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=scores.device), diagonal=1)
     weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)  # (..., T, T)
     return weights @ values  # (..., T, d): the values as they are, never rotated
     # END SOLUTION

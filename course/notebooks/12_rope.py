@@ -250,7 +250,7 @@ check("rope_attention")
 # the output stays the same, up to rounding: only the distances count.
 
 # %%
-context = rope_attention(queries, keys, values, cos, sin)
+context = rope_attention(queries, keys, values, *rope_angles(4, 6))
 print(context)
 shifted = rope_attention(queries, keys, values, cos_long, sin_long, offset=100)
 print("largest change after the shift:", (shifted - context).abs().max().item())

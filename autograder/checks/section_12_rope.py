@@ -407,7 +407,7 @@ def test_attention_causal(student):
     (cos, sin), qkv = turning_tables(7, 8, 1215), [randn(1216 + i, 2, 7, 8) for i in range(3)]
     changed = [torch.cat((x[:, :4], randn(1219 + i, 2, 3, 8)), dim=1) for i, x in enumerate(qkv)]
     before, after = attend(student, *qkv, cos, sin), attend(student, *changed, cos, sin)
-    expect_shape(before, (2, 7, 8), "rope_attention(q, k, v, cos, sin), q, k and v of shape (2, 7, 8)")
+    expect_shape(before, (2, 7, 8), "rope_attention(q, k, v, cos, sin)")
     if not torch.allclose(after[:, :4].float(), before[:, :4].float(), atol=1e-5):  # a query saw later keys
         raise CheckFailed(_f("rope_attention: the outputs of tokens 0 .. 3 changed when tokens 4 .. 6 of q, k and v "
                              "changed. This looks like {mistake}", mistake=_(MASK_FORGOTTEN)), MASK_FORGOTTEN)
@@ -447,4 +447,4 @@ def test_attention_device(student):
     expect(not mixed, _f("rope_attention on the meta device mixes devices ({mixed}): make the mask on "
                          "queries.device", mixed=mixed))
     expect(reply.output_devices == ["meta"], _f("rope_attention on the meta device returned {value} instead of one "
-                                                "tensor on that device", value=repr(reply.value)[:100]))
+                                                "tensor on that device", value=type(reply.value).__name__))

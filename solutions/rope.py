@@ -80,3 +80,39 @@ def apply_rope(x, cos, sin, offset=0):
     rotated = torch.cat((-x2, x1), dim=-1)  # (..., T, d): rotate_half(x)
     return x * cos + rotated * sin  # (..., T, d)
     # END SOLUTION
+
+
+# %% rope_attention
+def rope_attention(queries, keys, values, cos, sin, offset=0):
+    """Causal scaled dot-product attention whose queries and keys are rotated by RoPE, and whose values are not.
+
+    Dimensions: T = number of tokens, d = head_dim. Token t of the inputs sits at position offset + t, for the
+    queries and the keys alike. The rotated queries and keys give the scores; query i sees the keys j <= i only
+    (True = hidden above the diagonal, as in every mask of this course); the values are averaged as they are.
+
+        q, k = apply_rope(queries, ...), apply_rope(keys, ...)
+        out = softmax(mask(q @ k^T / sqrt(d))) @ values
+
+    Args:
+        queries, keys, values: (..., T, d) tensors: (T, d), (B, T, d) or (B, H, T, d).
+        cos, sin: (context_length, d) tables of rope_angles, with context_length >= offset + T.
+        offset: the position of the first token; passed on to apply_rope for the queries and the keys.
+
+    Returns:
+        The context vectors, a (..., T, d) tensor.
+
+    Hints:
+        1. Call your apply_rope twice, on the queries and on the keys, with the same offset.
+        2. Scale the scores by the square root of d, the size of one head, read from queries.shape[-1].
+        3. torch.triu(torch.ones(T, T, dtype=torch.bool, device=queries.device), diagonal=1) is True where a
+           key comes after its query: fill those scores with -inf before the softmax over the keys (dim=-1).
+    """
+    # BEGIN SOLUTION
+    rotated_queries = apply_rope(queries, cos, sin, offset)  # (..., T, d)
+    rotated_keys = apply_rope(keys, cos, sin, offset)  # (..., T, d)
+    num_tokens, head_dim = rotated_queries.shape[-2], rotated_queries.shape[-1]
+    scores = rotated_queries @ rotated_keys.transpose(-2, -1) / head_dim ** 0.5  # (..., T, T)
+    future = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=scores.device), diagonal=1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)  # (..., T, T)
+    return weights @ values  # (..., T, d): the values as they are, never rotated
+    # END SOLUTION

@@ -473,6 +473,17 @@ def _rope_queries(ns):
     return ns.apply_rope(queries, *ns.rope_angles(4, 6))
 
 
+ROPE_ATTENTION = [[0.8918, 0.9171, 1.0733, 0.8657], [1.2376, 0.8801, 1.4021, 1.2247],
+                  [1.3093, 0.8704, 1.4677, 1.3086], [1.1689, 0.7687, 1.3119, 1.1535],
+                  [1.0449, 0.7358, 1.1691, 1.0933], [1.0730, 0.6947, 1.2029, 1.0545]]
+
+
+def _rope_attention(ns):
+    torch.manual_seed(123)
+    queries, keys, values = (inputs() @ torch.rand(3, 4) for _ in range(3))  # W_query, W_key, W_value in order
+    return ns.rope_attention(queries, keys, values, *ns.rope_angles(4, 6))
+
+
 VALUES = VALUES + (
     V("12_rope/cos_4x6", "12_rope", "rope_angles", "rope_angles(4, 6)[0]", ROPE_COS_4x6,
       lambda ns: ns.rope_angles(4, 6)[0]),
@@ -481,6 +492,9 @@ VALUES = VALUES + (
     V("12_rope/queries_rotated", "12_rope", "apply_rope",
       "torch.manual_seed(123); queries = inputs @ torch.rand(3, 4); apply_rope(queries, *rope_angles(4, 6))",
       ROPE_QUERIES_ROTATED, _rope_queries),
+    V("12_rope/rope_attention", "12_rope", "rope_attention",
+      "torch.manual_seed(123); queries, keys, values = (inputs @ torch.rand(3, 4) for 3 draws); "
+      "rope_attention(queries, keys, values, *rope_angles(4, 6))", ROPE_ATTENTION, _rope_attention),
 )
 
 # 10_grouped_query (part 2): four query heads sharing two key/value groups, then one (multi-query attention);

@@ -1,23 +1,22 @@
 """Checks of section 12 (part 2): rotary position embeddings, RoPE (10 points).
 
-The section's registry entry (SECTION) and its visible checks: the documented tables of rope_angles(4, 6) and
-the worked example's queries rotated, then the properties that need no reference (shapes and dtype, the odd
-head_dim's error, the two halves of the tables alike, norms kept, scores that depend on the offset between two
-positions only, `offset` reading the rows of the tokens' true positions, the argument left unchanged, any number
-of leading dims, the input's device). The self-check runs them and the students' wheel ships this module as it
-is, so nothing here computes a right answer: the right values are documented data (the notebook's tables and
-rotated queries, their multiples by the linearity of a rotation) or the student's own calls compared with each
-other; only the common slips' values are computed here, to name them. The hidden checks compare with the reference
-(solutions) on fresh sizes: checks/hidden/hidden_12_rope.py.
-
-apply_rope's checks hand it the documented tables or tables of random frequencies, never the student's rope_angles: a mistake in one costs that
-name's checks only.
+The section's registry entry (SECTION) and its visible checks: the documented tables of rope_angles(4, 6), the
+worked example's queries rotated and its context vectors with rope_attention, then the properties that need no
+reference (shapes and dtype, the odd head_dim's error, the tables' halves alike, norms kept, scores and outputs
+unchanged when every position shifts, `offset` reading the rows of the tokens' true positions, causality, the
+argument left unchanged, any number of leading dims, the input's device). The self-check runs them and the
+students' wheel ships this module as it is, so nothing here computes a right answer: the right values are
+documented data (and their multiples by linearity) or the student's own calls compared with each other; only the
+common slips' values are computed (checks/rope_slips.py), to name them. The hidden checks compare with the
+reference (solutions) on fresh sizes: checks/hidden/hidden_12_rope.py. apply_rope's checks hand it documented
+tables or tables of random frequencies, never the student's rope_angles; rope_attention's hand it the right
+rotations in place of the student's apply_rope: a mistake in one name costs that name's checks only.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
     "title": "Rotary position embeddings",
     "solution": "solutions.rope",
-    "names": ("rope_angles", "apply_rope"),
+    "names": ("rope_angles", "apply_rope", "rope_attention"),
     "part": 2,
     "rules": {"unchanged": ("apply_rope",), "device": ("apply_rope",), "float32": ("rope_angles",)},
 }
@@ -26,6 +25,9 @@ import torch
 
 from autograder.checks.common import (expect_not_hard_coded, expect_raises, expect_unchanged, rand, randn,
                                       run_unless_raised)
+from autograder.checks.rope_slips import (ATTENTION_HINT, DOC_ATTENTION, MASK_FORGOTTEN, OFFSET_NOT_PASSED, SHIFT_HINT,
+                                          attend, attention_mistakes, rotations, scrambled_tables, slipped_rotation,
+                                          slipped_tables, turning_tables)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -101,11 +103,12 @@ MODIFIED_X = N_("x modified in place")
 
 
 def worked_example() -> dict:
-    """The notebook's worked example: torch.manual_seed(123); W_query = torch.rand(3, 4); W_key = torch.rand(3, 4)."""
+    """The notebook's worked example: torch.manual_seed(123), then W_query, W_key, W_value = torch.rand(3, 4) x3."""
     inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
                            [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
     weights = rand(123, 2, 3, 4)  # the same stream as torch.manual_seed(123) then two torch.rand(3, 4)
-    return {"queries": inputs @ weights[0], "keys": inputs @ weights[1]}
+    values = inputs @ rand(123, 3, 3, 4)[2]  # the third torch.rand(3, 4) of that stream: W_value
+    return {"queries": inputs @ weights[0], "keys": inputs @ weights[1], "values": values}
 
 
 # ---------------------------------------------------------------- the formulas, written out (and their slips)
@@ -113,21 +116,6 @@ def worked_example() -> dict:
 
 ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_EACH: "each",
                INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
-
-
-def slipped_tables(head_dim, context_length, theta_base, slip) -> tuple:
-    """(cos, sin) in float32 as one common slip of rope_angles gives them (slip: a value of ANGLE_SLIPS); the
-    right tables are the documented data above, or the reference in the hidden checks."""
-    first = 1 if slip == "from_one" else 0
-    positions = torch.arange(first, first + context_length, dtype=torch.float64)
-    if slip == "each":  # every column its own exponent j / d: no duplication
-        angles = positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
-        return torch.cos(angles).float(), torch.sin(angles).float()
-    pair = torch.arange(head_dim // 2, dtype=torch.float64)
-    power = {"pair": pair / head_dim, "undivided": 2 * pair}.get(slip, 2 * pair / head_dim)
-    angles = positions[:, None] * theta_base ** (-power)
-    angles = angles.repeat_interleave(2, dim=-1) if slip == "interleave" else torch.cat((angles, angles), dim=-1)
-    return torch.cos(angles).float(), torch.sin(angles).float()
 
 
 def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:
@@ -138,32 +126,10 @@ def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:
 ROTATION_SLIPS = {INTERLEAVED: "interleaved", SIGN_WRONG_HALF: "sign", NO_MINUS: "no_minus"}
 
 
-def slipped_rotation(x, cos, sin, slip, offset=0) -> torch.Tensor:
-    """What one common slip of apply_rope gives (slip: a value of ROTATION_SLIPS), in float64, as float32."""
-    x, num_tokens, half = x.double(), x.shape[-2], x.shape[-1] // 2
-    cos, sin = cos[offset:offset + num_tokens].double(), sin[offset:offset + num_tokens].double()
-    if slip == "interleaved":  # pair (2i, 2i + 1) turned by pair i's angle
-        c, s = cos[:, :half], sin[:, :half]
-        even, odd = x[..., 0::2], x[..., 1::2]
-        return torch.stack((even * c - odd * s, odd * c + even * s), dim=-1).flatten(-2).float()
-    x1, x2 = x[..., :half], x[..., half:]
-    turned = {"sign": (x2, -x1), "no_minus": (x2, x1)}[slip]
-    return (x * cos + torch.cat(turned, dim=-1) * sin).float()
-
-
 def rotate_mistakes(x, cos, sin, offset=0) -> dict:
     """description -> what each common slip of apply_rope gives on these arguments (offset ignored: the hidden
     checks add it)."""
     return {name: slipped_rotation(x, cos, sin, slip, offset) for name, slip in ROTATION_SLIPS.items()}
-
-
-def turning_tables(rows, head_dim, seed) -> tuple:
-    """(cos, sin) of angles proportional to the position, with random frequencies (not RoPE's): any such table
-    turns each pair by an angle proportional to its position, all the properties below need."""
-    frequencies = rand(seed, head_dim // 2)
-    angles = torch.arange(rows, dtype=torch.float32)[:, None] * frequencies[None, :]
-    angles = torch.cat((angles, angles), dim=-1)
-    return torch.cos(angles), torch.sin(angles)
 
 
 # ---------------------------------------------------------------- calling the student's functions
@@ -203,7 +169,7 @@ def position_labels(head_dim, context_length) -> tuple:
 # ---------------------------------------------------------------- visible: rope_angles
 
 
-@check(1, "rope_angles(4, 6) gives the documented cos and sin tables", documented=True, cell="rope_angles")
+@check(0.75, "rope_angles(4, 6) gives the documented cos and sin tables", documented=True, cell="rope_angles")
 def test_documented_angles(student):
     cos, sin, what = angles_of(student, 4, 6)
     # a table written out answers the same for a shorter length (whose right tables are the first rows)
@@ -241,7 +207,7 @@ def test_odd_head_dim(student):
             raise CheckFailed(failure.message, ODD_MISSED) from None
 
 
-@check(0.5, "rope_angles uses theta_base", visible=True, cell="rope_angles")
+@check(0.25, "rope_angles uses theta_base", visible=True, cell="rope_angles")
 def test_theta_base(student):
     cos, sin, what = angles_of(student, 6, 7, 100.0)
     default = angles_of(student, 6, 7)  # theta_base ignored: the student's own tables of the default base
@@ -310,7 +276,7 @@ def rope_or_named(student, x, cos, sin, what, **kwargs):
                       + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named) from None
 
 
-@check(1, "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs", visible=True,
+@check(0.5, "apply_rope works on (T, head_dim), (B, T, head_dim) and (B, H, T, head_dim) inputs", visible=True,
        cell="apply_rope")
 def test_any_leading_dims(student):
     cos, sin, queries = COS_4_10, SIN_4_10, worked_example()["queries"]
@@ -347,7 +313,7 @@ def test_norms_kept(student):
                           + (_f(". This looks like {mistake}", mistake=_(named)) if named else ""), named)
 
 
-@check(1, "the scores q @ k.T after apply_rope are unchanged when every position shifts by the same amount", visible=True,
+@check(0.75, "the scores q @ k.T after apply_rope are unchanged when every position shifts by the same amount", visible=True,
        cell="apply_rope")
 def test_relative_scores(student):
     """RoPE's point: the score of query m and key n depends on m - n only. Rotate q and k at positions 0 .. T-1,
@@ -373,7 +339,7 @@ def test_relative_scores(student):
                      heatmap_labels=True)
 
 
-@check(1, "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs", visible=True,
+@check(0.75, "apply_rope with offset=k rotates the tokens at positions k .. k+T-1, as a KV cache needs", visible=True,
        cell="apply_rope")
 def test_offset(student):
     cos, sin = turning_tables(20, 8, 1212)
@@ -418,3 +384,68 @@ def test_device(student):
     expect(reply.output_devices == ["meta"],
            _f("apply_rope on the meta device returned {value} instead of one tensor on that device",
               value=repr(reply.value)[:100]))
+
+
+# ---------------------------------------------------------------- visible: rope_attention
+
+
+@check(0.5, "rope_attention on the worked example gives the documented context vectors", documented=True,
+       cell="rope_attention")
+def test_documented_attention(student):
+    ex, cos, sin = worked_example(), COS_4_10[:6], SIN_4_10[:6]
+    got = attend(student, ex["queries"], ex["keys"], ex["values"], cos, sin)
+    # the output is linear in the values: -values give -DOC_ATTENTION, which an answer written out does not follow
+    negated = attend(student, ex["queries"], ex["keys"], -ex["values"], cos, sin)
+    expect_not_hard_coded("rope_attention", (got, negated), [DOC_ATTENTION, -DOC_ATTENTION])
+    expect_close(got, DOC_ATTENTION, "rope_attention(queries, keys, values, cos, sin)", atol=1e-4, hint=ATTENTION_HINT,
+                 mistakes=attention_mistakes(ex["queries"], ex["keys"], ex["values"], cos, sin),
+                 heatmap_labels=(TOKENS, ["v[0]", "v[1]", "v[2]", "v[3]"]), show_passing=True)
+
+
+@check(0.25, "rope_attention is causal: later tokens leave the outputs of earlier ones unchanged", visible=True,
+       cell="rope_attention")
+def test_attention_causal(student):
+    (cos, sin), qkv = turning_tables(7, 8, 1215), [randn(1216 + i, 2, 7, 8) for i in range(3)]
+    changed = [torch.cat((x[:, :4], randn(1219 + i, 2, 3, 8)), dim=1) for i, x in enumerate(qkv)]
+    before, after = attend(student, *qkv, cos, sin), attend(student, *changed, cos, sin)
+    expect_shape(before, (2, 7, 8), "rope_attention(q, k, v, cos, sin)")
+    if not torch.allclose(after[:, :4].float(), before[:, :4].float(), atol=1e-5):  # a query saw later keys
+        raise CheckFailed(_f("rope_attention: the outputs of tokens 0 .. 3 changed when tokens 4 .. 6 of q, k and v "
+                             "changed. This looks like {mistake}", mistake=_(MASK_FORGOTTEN)), MASK_FORGOTTEN)
+
+
+@check(0.25, "rope_attention's output is unchanged when every position shifts by the same amount", visible=True,
+       cell="rope_attention")
+def test_attention_shift(student):
+    (cos, sin), qkv = turning_tables(40, 8, 1222), [randn(1223 + i, 1, 2, 6, 8) for i in range(3)]
+    outputs = {shift: attend(student, *qkv, cos[shift:shift + 6], sin[shift:shift + 6]) for shift in (0, 7, 30)}
+    for shift in (7, 30):
+        expect_close(outputs[shift], outputs[0], _f("rope_attention on the tables' rows {start} .. {end}, compared "
+                                                    "with rows 0 .. 5", start=shift, end=shift + 5), hint=SHIFT_HINT)
+
+
+@check(0.25, "rope_attention passes its offset on: the tables' rows offset .. offset+T-1", visible=True,
+       cell="rope_attention")
+def test_attention_offset(student):
+    (cos, sin), qkv = scrambled_tables(12, 8, 1226), [randn(1227 + i, 2, 5, 8) for i in range(3)]
+    got = attend(student, *qkv, cos, sin, offset=4, calls=[(x, cos, sin, 0) for x in qkv[:2]])
+    sliced, plain = attend(student, *qkv, cos[4:9], sin[4:9]), attend(student, *qkv, cos, sin)
+    expect_close(got, sliced, _("rope_attention(q, k, v, cos, sin, offset=4), compared with your rope_attention on "
+                                "the tables' rows 4 .. 8"), mistakes={OFFSET_NOT_PASSED: plain})
+
+
+@check(0.25, "rope_attention answers on its input's device", visible=True, cell="rope_attention")
+def test_attention_device(student):
+    (cos, sin), qkv = turning_tables(5, 8, 1230), [randn(1231 + i, 2, 5, 8) for i in range(3)]
+    try:
+        with student.standing_in(rotations([(x, cos, sin, 0) for x in qkv[:2]])):
+            reply = student.run("rope_attention", *qkv, cos, sin, device="meta")
+    except StudentFailure as failure:  # a mask made on the CPU meets the meta device's scores
+        raise failure if failure.kind != "raised" else CheckFailed(_f(
+            "rope_attention on the meta device raised: {error}. It mixes devices: make the mask on queries.device",
+            error=failure.shortened(300))) from None
+    mixed = "; ".join(reply.mixed_devices[:2])
+    expect(not mixed, _f("rope_attention on the meta device mixes devices ({mixed}): make the mask on "
+                         "queries.device", mixed=mixed))
+    expect(reply.output_devices == ["meta"], _f("rope_attention on the meta device returned {value} instead of one "
+                                                "tensor on that device", value=type(reply.value).__name__))

@@ -45,6 +45,7 @@ AREAS["checks_08"] += ("autograder/checks/fused_forward.py",)
 AREAS["checks_09"] += ("autograder/checks/cached_forward.py",)
 AREAS["checks_10"] += ("autograder/checks/grouped_forward.py",)
 AREAS["checks_11"] += ("autograder/checks/window_forward.py",)
+AREAS["checks_12"] += ("autograder/checks/rope_slips.py",)
 AREAS["checks_13"] += ("autograder/checks/tiled_forward.py",)
 # The sections' titles (each check file's SECTION["title"]) belong to the core's catalogue
 SECTION_FILES, TITLES_AREA = "autograder/checks/section_*.py", "core"

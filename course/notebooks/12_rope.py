@@ -17,8 +17,9 @@
 # angles, so the score depends on $m - n$, how far apart the tokens are, and
 # not on where the pair sits in the text. You will check this property yourself.
 #
-# You build two functions: `rope_angles`, the tables of cosines and sines, and
-# `apply_rope`, which rotates queries or keys with them. This notebook follows
+# You build three functions: `rope_angles`, the tables of cosines and sines,
+# `apply_rope`, which rotates queries or keys with them, and `rope_attention`,
+# causal attention that uses them. This notebook follows
 # the conventions of the bonus chapter *Converting GPT to Llama* of *Build a
 # Large Language Model From Scratch* and of the Llama family.
 #
@@ -28,12 +29,14 @@
 # %% [setup]
 # <common setup>
 
-# the worked example's queries and keys, with heads of 4 features
+# the worked example's queries, keys and values, with heads of 4 features
 torch.manual_seed(123)
 W_query = torch.rand(3, 4)
 W_key = torch.rand(3, 4)
+W_value = torch.rand(3, 4)
 queries = inputs @ W_query  # (6, 4)
 keys = inputs @ W_key  # (6, 4)
+values = inputs @ W_value  # (6, 4)
 
 # %% [markdown]
 # ## 1. Pairs of features, turning at many speeds
@@ -198,3 +201,55 @@ whole = apply_rope(keys, cos, sin)
 first_part = apply_rope(keys[:4], cos, sin)
 new_part = apply_rope(keys[4:], cos, sin, offset=4)
 print("same as the whole sentence:", torch.allclose(torch.cat((first_part, new_part)), whole, atol=1e-6))
+
+# %% [markdown]
+# ## 5. RoPE inside attention
+#
+# A layer that uses RoPE rotates its queries and keys just before the scores,
+# and nothing else changes: the same scaling by $\sqrt{d}$, the same causal
+# mask, the same softmax over the keys. The values are **not** rotated: the
+# weights already know the distances, and the values carry what each token
+# says, which does not depend on where it sits.
+#
+# $$\mathrm{out} = \mathrm{softmax}\Big(\mathrm{mask}\Big(\frac{\mathrm{rope}(Q)\,\mathrm{rope}(K)^\top}{\sqrt{d}}\Big)\Big)\, V$$
+#
+# ### Your task: `rope_attention(queries, keys, values, cos, sin, offset=0)`
+#
+# * `queries`, `keys` and `values` are `(..., T, head_dim)`, like `x` of
+#   `apply_rope`; `cos` and `sin` are the tables of `rope_angles`. Return the
+#   context vectors, a `(..., T, head_dim)` tensor.
+# * Rotate the queries and the keys with your `apply_rope`, both with the same
+#   `offset`: token `t` sits at position `offset + t`. Never rotate the values.
+# * Divide the scores by $\sqrt{d}$, with `d = queries.shape[-1]`, the size of
+#   one head.
+# * Causal: query `i` sees the keys `j <= i` only. The mask is True where a key
+#   is hidden (`torch.triu(..., diagonal=1)`), made on `queries.device`; fill
+#   those scores with `-inf` before the softmax over the keys (`dim=-1`).
+
+# %% [solution] rope_attention
+
+# %% [test] rope_attention 1
+check("rope_attention")
+
+# %% [markdown]
+# On the worked example, `rope_attention(queries, keys, values, cos, sin)` with
+# the tables of `rope_angles(4, 6)` gives
+#
+# ```
+# [[0.8918, 0.9171, 1.0733, 0.8657],
+#  [1.2376, 0.8801, 1.4021, 1.2247],
+#  [1.3093, 0.8704, 1.4677, 1.3086],
+#  [1.1689, 0.7687, 1.3119, 1.1535],
+#  [1.0449, 0.7358, 1.1691, 1.0933],
+#  [1.0730, 0.6947, 1.2029, 1.0545]]
+# ```
+#
+# The first row is the first value vector itself: "Your" sees only itself.
+# Shift every position by the same amount (`offset=100`, longer tables) and
+# the output stays the same, up to rounding: only the distances count.
+
+# %%
+context = rope_attention(queries, keys, values, *rope_angles(4, 6))
+print(context)
+shifted = rope_attention(queries, keys, values, cos_long, sin_long, offset=100)
+print("largest change after the shift:", (shifted - context).abs().max().item())

@@ -14,11 +14,18 @@ REF_ANGLES = "rope_angles matches the reference"
 DOC_ROTATED = "documented rotated queries"
 LEADING = "works on (T, head_dim)"
 NORMS = "keeps the length"
-RELATIVE = "unchanged when every position shifts"
+RELATIVE = "scores q @ k.T after apply_rope"
 OFFSET = "offset=k rotates"
 UNCHANGED = "leaves x unchanged"
-DEVICE = "input's device"
+DEVICE = "apply_rope answers on its input's device"
 REF_ROTATION = "apply_rope matches the reference"
+ATT_DOC = "documented context vectors"
+ATT_CAUSAL = "rope_attention is causal"
+ATT_SHIFT = "output is unchanged when every position shifts by"
+ATT_OFFSET = "passes its offset on"
+ATT_DEVICE = "rope_attention answers on its input's device"
+ATT_REF = "rope_attention matches the reference"
+ATT_REF_SHIFT = "every position shifts, on new sizes"
 ANGLE_VALUES = [DOC_ANGLES, THETA, REF_ANGLES]  # a wrong formula of rope_angles: every comparison of its values
 ROTATION_VALUES = [DOC_ROTATED, LEADING, REF_ROTATION]  # a wrong formula of apply_rope that is still a rotation
 
@@ -38,6 +45,12 @@ HARD_CODED = {
             return torch.tensor([[0.3022, 0.9986, 0.4093, 0.9230], [-0.2031, 1.5081, 0.5448, 0.9365],
                                  [-0.5649, 1.4772, 0.1258, 0.9491], [-0.2008, 0.8424, -0.2124, 0.4631],
                                  [0.0232, 0.6615, -0.3701, 0.6515], [0.3328, 1.0925, -0.0843, 0.5496]])
+        """,
+    "rope_attention": """
+        def rope_attention(queries, keys, values, cos, sin, offset=0):
+            return torch.tensor([[0.8918, 0.9171, 1.0733, 0.8657], [1.2376, 0.8801, 1.4021, 1.2247],
+                                 [1.3093, 0.8704, 1.4677, 1.3086], [1.1689, 0.7687, 1.3119, 1.1535],
+                                 [1.0449, 0.7358, 1.1691, 1.0933], [1.0730, 0.6947, 1.2029, 1.0545]])
         """,
 }
 
@@ -72,6 +85,22 @@ def rope_with(turned: str = "torch.cat((-x2, x1), dim=-1)", rows: str = "cos[off
                 x1, x2 = {halves}
                 turned = {turned}
                 return x * cos + turned * sin
+            """}
+
+
+def attention_with(rotated: str = "apply_rope(queries, cos, sin, offset), apply_rope(keys, cos, sin, offset)",
+                   context: str = "weights @ values", scale: str = " / queries.shape[-1] ** 0.5",
+                   future: str = "torch.ones(T, T, dtype=torch.bool, device=queries.device).triu(1)",
+                   masked: str = "scores.masked_fill(future, float('-inf'))") -> dict:
+    """A rope_attention in the reference's shape, with one line changed."""
+    return {"rope_attention": f"""
+            def rope_attention(queries, keys, values, cos, sin, offset=0):
+                T = queries.shape[-2]
+                q, k = {rotated}
+                scores = q @ k.transpose(-2, -1){scale}
+                future = {future}
+                weights = torch.softmax({masked}, dim=-1)
+                return {context}
             """}
 
 
@@ -140,6 +169,21 @@ MISTAKES = [
                 x[..., half:] = x2 * c + x1 * s
                 return x
             """}, [UNCHANGED], says="modified its argument"),
+    # rope_attention
+    Mistake("rope_attention: documented output hard-coded", {"rope_attention": HARD_CODED["rope_attention"]},
+            [ATT_DOC, ATT_CAUSAL, ATT_DEVICE, ATT_REF], says="is the answer hard-coded?", hard_coded=True),
+    Mistake("RoPE applied to the values", attention_with(context="weights @ apply_rope(values, cos, sin, offset)"),
+            [ATT_DOC, ATT_SHIFT, ATT_REF, ATT_REF_SHIFT], says="RoPE applied to the values"),
+    Mistake("RoPE applied to the queries only", attention_with(rotated="apply_rope(queries, cos, sin, offset), keys"),
+            [ATT_DOC, ATT_SHIFT, ATT_REF, ATT_REF_SHIFT], says="queries only"),
+    Mistake("offset not passed on to apply_rope",
+            attention_with(rotated="apply_rope(queries, cos, sin), apply_rope(keys, cos, sin)"),
+            [ATT_OFFSET, ATT_REF], says="offset not passed on"),
+    Mistake("the causal mask forgotten", attention_with(masked="scores"), [ATT_DOC, ATT_CAUSAL, ATT_REF],
+            says="causal mask forgotten"),
+    Mistake("the scores not scaled", attention_with(scale=""), [ATT_DOC, ATT_REF], says="square root of head_dim"),
+    Mistake("the mask made on the CPU", attention_with(future="torch.ones(T, T, dtype=torch.bool).triu(1)"),
+            [ATT_DEVICE], says="mixes devices"),
 ]
 
 STYLES = [
@@ -158,6 +202,13 @@ STYLES = [
             T = x.size(-2)
             x1, x2 = x.chunk(2, dim=-1)
             return x * cos[offset:offset + T] + torch.cat((-x2, x1), dim=-1) * sin[offset:offset + T]
+        """,
+     "rope_attention": """
+        def rope_attention(queries, keys, values, cos, sin, offset=0):
+            import torch.nn.functional as F
+            q = apply_rope(queries, cos, sin, offset=offset)
+            k = apply_rope(keys, cos, sin, offset=offset)
+            return F.scaled_dot_product_attention(q, k, values, is_causal=True)
         """},
     # the book's way: 1 / theta ** (...)[: head_dim // 2], angles.repeat; narrow for the rows
     {"rope_angles": """
@@ -193,6 +244,15 @@ STYLES = [
             half = x.shape[-1] // 2
             rotate_half = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
             return x * cos[positions] + rotate_half * sin[positions]
+        """,
+     "rope_attention": """
+        def rope_attention(queries, keys, values, cos, sin, offset=0):
+            import math
+            T, d = queries.shape[-2:]
+            scores = apply_rope(queries, cos, sin, offset) @ apply_rope(keys, cos, sin, offset).mT / math.sqrt(d)
+            keep = torch.tril(torch.ones(T, T, device=scores.device)).bool()
+            scores = torch.where(keep, scores, torch.full_like(scores, -torch.inf))
+            return torch.softmax(scores, dim=-1) @ values
         """},
     # complex numbers: pair i is the number x1[i] + j x2[i], multiplied by e^(j angle)
     {"rope_angles": """

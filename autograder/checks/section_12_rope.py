@@ -8,9 +8,8 @@ argument left unchanged, any number of leading dims, the input's device). The se
 students' wheel ships this module as it is, so nothing here computes a right answer: the right values are
 documented data (and their multiples by linearity) or the student's own calls compared with each other; only the
 common slips' values are computed (checks/rope_slips.py), to name them. The hidden checks compare with the
-reference (solutions) on fresh sizes: checks/hidden/hidden_12_rope.py. apply_rope's checks hand it documented
-tables or tables of random frequencies, never the student's rope_angles; rope_attention's hand it the right
-rotations in place of the student's apply_rope: a mistake in one name costs that name's checks only.
+reference (solutions) on fresh sizes: checks/hidden/hidden_12_rope.py. apply_rope's checks hand it given tables,
+never the student's rope_angles; rope_attention's meet right rotations in place of the student's apply_rope.
 """
 
 SECTION = {  # the registry's entry (autograder/core/sections.py reads it without importing this file)
@@ -18,7 +17,7 @@ SECTION = {  # the registry's entry (autograder/core/sections.py reads it withou
     "solution": "solutions.rope",
     "names": ("rope_angles", "apply_rope", "rope_attention"),
     "part": 2,
-    "rules": {"unchanged": ("apply_rope",), "device": ("apply_rope",), "float32": ("rope_angles",)},
+    "rules": {"unchanged": ("apply_rope",), "device": ("apply_rope", "rope_attention"), "float32": ("rope_angles",)},
 }
 
 import torch

@@ -84,7 +84,7 @@ def right_weights() -> dict:
     weight function costs its own checks only (a wrong d_k, or wrong weights, handed to it are the module's)."""
     ranks = (2, 3)
     computed = {"of": "attn_scores", "steps": [["future_hidden", []], ["over_sqrt", ["d_k"]], ["softmax", []]]}
-    renormalized = {"of": "attn_weights", "steps": [["future_zeroed", []], ["over_row_sum", []]]}
+    renormalized = {"of": "attn_weights", "steps": [["log", []], ["future_hidden", []], ["softmax", []]]}
     return {"causal_attention_weights": stand_in_table(
                 WEIGHTS_PARAMS, [({"attn_scores": {"shape": [-1] * rank}}, computed) for rank in ranks]),
             "mask_and_renormalize": stand_in_table(

@@ -429,8 +429,8 @@ def test_attention_offset(student):
     (cos, sin), qkv = scrambled_tables(12, 8, 1226), [randn(1227 + i, 2, 5, 8) for i in range(3)]
     got = attend(student, *qkv, cos, sin, offset=4, calls=[(x, cos, sin, 0) for x in qkv[:2]])
     sliced, plain = attend(student, *qkv, cos[4:9], sin[4:9]), attend(student, *qkv, cos, sin)
-    expect_close(got, sliced, _("rope_attention(q, k, v, cos, sin, offset=4), compared with your rope_attention on "
-                                "the tables' rows 4 .. 8"), mistakes={OFFSET_NOT_PASSED: plain})
+    expect_close(got, sliced, _f("{call}, compared with your rope_attention on the tables' rows 4 .. 8",
+                                 call="rope_attention(q, k, v, cos, sin, offset=4)"), mistakes={OFFSET_NOT_PASSED: plain})
 
 
 @check(0.25, "rope_attention answers on its input's device", visible=True, cell="rope_attention")

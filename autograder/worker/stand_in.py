@@ -98,9 +98,8 @@ def _future(square):
 # name's answer written out (the wheel ships this module: tests/test_wheel_holds_no_answer.py)
 VALUE_STEPS = {
     "future_hidden": lambda x: x.masked_fill(_future(x), float("-inf")),
-    "future_zeroed": lambda x: x.masked_fill(_future(x), 0.0),
+    "log": torch.log,  # then the softmax of the logs is each row divided by its sum (weights renormalized)
     "softmax": lambda x: torch.softmax(x, dim=-1),
-    "over_row_sum": lambda x: x / x.sum(dim=-1, keepdim=True),
 }
 # steps that also take the call's other arguments, by parameter name
 ARGUMENT_STEPS = {"over_sqrt": lambda x, size: x / size ** 0.5}

@@ -304,7 +304,8 @@ STYLES = [
 # Tried as a new student would, from the notebook's text alone (benchmarks/student_trial.py tabulates them)
 TRIAL_MISTAKES = [
     Mistake("key_padding_mask compares a column of positions with a row of lengths", {
-        "key_padding_mask": key_padding_mask("positions[:, None] >= lengths[None, :]")}, ['key_padding_mask([4, 3, 2], 4) gives the documented', 'key_padding_mask: (B, max_len) bool'], says='expected shape (3, 4), got (4, 3)'),
+        "key_padding_mask": key_padding_mask("positions[:, None] >= lengths[None, :]")}, ['key_padding_mask([4, 3, 2], 4) gives the documented', 'key_padding_mask: (B, max_len) bool'], says='expected shape (3, 4), got (4, 3)',
+            also=("the mask transposed",)),  # a column of positions against a row of lengths is (max_len, B)
     Mistake("key_padding_mask checks lengths with assert", {"key_padding_mask": key_padding_mask(
         CORRECT_MASK, check="""
                 lengths = torch.as_tensor(seq_lens)

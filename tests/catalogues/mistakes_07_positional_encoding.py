@@ -195,7 +195,8 @@ TRIAL_MISTAKES = [
         "positions * math.exp(-math.log(10000.0) * i / d_model)"), [DOC_TABLE, DOC_WORKED, DTYPE, RANGE, PAIRS, START, ODD, LOOP, SIZES, STARTS],
             says="only one element tensors can be converted"),
     Mistake("sines then cosines in two halves", encoding_with(RIGHT_ANGLES, fill="""
-                encoding = torch.cat([torch.sin(angles), torch.cos(angles[:, : d_model // 2])], dim=1)"""), [DOC_TABLE, DOC_WORKED, PAIRS, SIZES, STARTS], says='Check the formula column by column'),
+                encoding = torch.cat([torch.sin(angles), torch.cos(angles[:, : d_model // 2])], dim=1)"""), [DOC_TABLE, DOC_WORKED, PAIRS, SIZES, STARTS], says='Check the formula column by column',
+        also=("the columns of a pair not a sine and a cosine",)),  # the halves leave no pair a sine and a cosine
     Mistake("positions as a row", encoding_with(
         RIGHT_ANGLES, positions="torch.arange(start, start + num_positions, dtype=torch.float32).unsqueeze(0)"), [DOC_TABLE, DOC_WORKED, DTYPE, RANGE, PAIRS, START, ODD, LOOP, SIZES, STARTS]),
 ]

@@ -299,8 +299,9 @@ def test_any_leading_dims(student):
 def test_norms_kept(student):
     cos, sin = turning_tables(9, 8, 1210)
     x = randn(1204, 2, 3, 9, 8)  # (B, H, T, d): the layout after the heads are split
-    got = rope_or_named(student, x, cos, sin, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
-    expect_shape(got, x.shape, "apply_rope(x of shape (2, 3, 9, 8), cos, sin)")
+    what = _f("{call}, x of shape {shape}", call="apply_rope(x, cos, sin)", shape=tuple(x.shape))
+    got = rope_or_named(student, x, cos, sin, what)
+    expect_shape(got, x.shape, what)
     before, after = x.norm(dim=-1).flatten(0, 1), got.float().norm(dim=-1).flatten(0, 1)  # (6, 9): one per token
     worst = (after - before).abs()
     if worst.max().item() > 1e-4:
@@ -380,9 +381,8 @@ def test_device(student):
     mixed = "; ".join(reply.mixed_devices[:2])
     expect(not mixed, _f("apply_rope on the meta device mixes devices ({mixed}): make every tensor on x.device",
                          mixed=mixed))
-    expect(reply.output_devices == ["meta"],
-           _f("apply_rope on the meta device returned {value} instead of one tensor on that device",
-              value=repr(reply.value)[:100]))
+    expect(reply.output_devices == ["meta"], _f("{name} on the meta device answered on {got} instead of that device",
+                                                name="apply_rope", got=reply.output_devices or type(reply.value).__name__))
 
 
 # ---------------------------------------------------------------- visible: rope_attention

@@ -84,9 +84,12 @@ def test_ctrl_c_during_a_forced_batch_says_the_command_that_resumes_and_it_does(
     notebook = json.loads(TEMPLATE.read_text(encoding="utf-8"))
     notebook["cells"].append(SLOW_CELL)
     (submitted / "bob" / TEMPLATE.name).write_text(json.dumps(notebook), encoding="utf-8")
+    # Ctrl-C as a terminal delivers it: the batch starts with SIGINT's default disposition, whatever this test
+    # process inherited (a SIGINT ignored here would be ignored there too, and the batch would run to its end)
     process = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--force"], cwd=ROOT,
                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     alice = out / "students" / "alice.json"
     before = alice.stat().st_mtime_ns
     deadline = time.monotonic() + 120

@@ -212,6 +212,21 @@ def expect_forward_on_any_device(module, x, name: str, shape: tuple, advice: str
                   shape=str(shape)))
 
 
+def expect_dropout_acts(module, x, got, name: str, what: str, other_seed: int, mistake: str, eval_what: str = "",
+                        shape=None) -> None:
+    """`got`, the module's train-mode output for x, must differ from its eval-mode output (dropout acts in train
+    mode); where they are equal, an output that ignores its input is told so first (the input of `other_seed`).
+    mistake: the words of no dropout in train mode (N_); eval_what: where the eval-mode output's `shape` is checked."""
+    eval_out = module(x, mode="eval")
+    if eval_what:
+        expect_shape(eval_out, shape, eval_what)
+    if close(got, eval_out):  # an output that ignores its input says so, not that dropout is missing
+        other = randn(other_seed, *x.shape)
+        expect_not_hard_coded(name, (eval_out, module(other, mode="eval")), (x, other))
+    expect(not close(got, eval_out), _f("{what}: the output equals the eval-mode output. This looks like "
+                                        "{mistake}", what=what, mistake=_(mistake)), mistake=mistake)
+
+
 def stack_items(items, what: str, name: str) -> torch.Tensor:
     """The outputs of `name` for each item of a batch (`what`: one item's call), stacked: what the
     batched call must equal. CheckFailed where they are not tensors of one shape."""

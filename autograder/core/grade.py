@@ -83,8 +83,22 @@ def preload_checks() -> None:
             importlib.import_module(section.solution_module)
 
 
+def prepare(sources: list[SectionSource], launcher, limits: Limits, visible_only: bool) -> None:
+    """What a grading needs before its first section: the sandbox's tier known (SandboxRefused where hidden
+    grading must not run), the meta device warming in the zygote, pytest and the reference checks imported."""
+    contained_tier(launcher, limits, visible_only)
+    if any(src.section.uses_meta and not src.extracted.problem for src in sources):  # loaded once, in the
+        launcher.warm("meta")  # zygote, for every child forked after, while pytest is imported
+    import pytest  # noqa: F401  (imported here, where it overlaps that warm-up; run_pytest uses it)
+
+    from autograder.worker.lazy_torch import quick_shape_checks
+
+    quick_shape_checks()  # a reference check (nn.MultiheadAttention's padding mask) would import sympy
+
+
 def run_checks(sources: list[SectionSource], device: str, limits: Limits | None = None,
-               visible_only: bool = False, launcher=None, scan_source: bool = True, session=None) -> GradeResult:
+               visible_only: bool = False, launcher=None, scan_source: bool = True, session=None,
+               split: bool = True) -> GradeResult:
     """Grade the given sections. Starts a worker launcher unless one is given (a batch shares one:
     `launcher` is a sandbox.zygote.Zygote or a sandbox.portable.Launcher). Raises SandboxRefused before grading
     anything when hidden grading would run where no sandbox tier holds. `session`: the pytest session
@@ -92,26 +106,30 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
 
     scan_source=False runs even code that reaches into the grader's watch (extract.tampering):
     only the tests of the sandbox ask for it, to show that the sandbox holds without the scan.
-    No command-line flag reaches it."""
+    No command-line flag reaches it. `split`: where the machine has two cores, grade every other section in
+    a second process at once (core/two_processes.py; never within a batch job's session)."""
     started = time.monotonic()
     files = check_files([src.section.id for src in sources], visible_only)  # before any process starts
     limits = limits or Limits()
     own_launcher = launcher is None
     launcher = launcher or start_launcher(limits)
     try:
-        contained_tier(launcher, limits, visible_only)
+        prepare(sources, launcher, limits, visible_only)
     except SandboxRefused:
         if own_launcher:
             launcher.close()
         raise
-    if any(src.section.uses_meta and not src.extracted.problem for src in sources):  # loaded once, in the
-        launcher.warm("meta")  # zygote, for every child forked after, while pytest is imported
-    import pytest  # noqa: F401  (imported here, where it overlaps that warm-up; run_pytest uses it)
-    import torch
+    from autograder.core import two_processes
 
-    from autograder.worker.lazy_torch import quick_shape_checks
+    if split and session is None and two_processes.wanted(sources, launcher):
+        def run_part(part: list[SectionSource], part_launcher) -> GradeResult:
+            return run_checks(part, device, limits, visible_only, part_launcher, scan_source, split=False)
 
-    quick_shape_checks()  # a reference check (nn.MultiheadAttention's padding mask) would import sympy
+        try:
+            return two_processes.grade(sources, run_part, launcher, limits)
+        finally:
+            if own_launcher:
+                launcher.close()
     from autograder.core.harness import grading_device
     from autograder.core.plugin import Grading
 
@@ -130,7 +148,17 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
             worker.close()
         if own_launcher:
             launcher.close()
-    result = GradeResult(submission="", device=device, grader_errors=list(grading.grader_errors),
+    result = graded(launcher, device, visible_only, grading.grader_errors, exit_code, printed)
+    result.sections = [section_result(src, workers[src.section.id], grading.results) for src in sources]
+    result.execution_time = time.monotonic() - started
+    return result
+
+
+def graded(launcher, device: str, visible_only: bool, grader_errors: list, exit_code: int, printed: str) -> GradeResult:
+    """The GradeResult of a grading that ran, before its sections: the tier, torch, the grader's errors."""
+    import torch
+
+    result = GradeResult(submission="", device=device, grader_errors=list(grader_errors),
                          sandbox=tiers.tier(launcher.sandbox),  # the latest child's: what this grading got
                          torch=torch.__version__.split("+")[0])
     result.weak = not visible_only and result.sandbox == tiers.NONE
@@ -139,8 +167,6 @@ def run_checks(sources: list[SectionSource], device: str, limits: Limits | None 
         result.grader_errors.append(unreachable)
     if exit_code not in (0, 1, 5):  # 1: some checks failed, 5: nothing selected
         result.grader_errors.append(_f("pytest stopped with exit code {code}:", code=exit_code) + f"\n{printed[-3000:]}")
-    result.sections = [section_result(src, workers[src.section.id], grading.results) for src in sources]
-    result.execution_time = time.monotonic() - started
     return result
 
 

@@ -44,13 +44,40 @@ def section_data(section: SectionResult) -> dict:
             "ambiguous": bool(section.ambiguous)}
 
 
-def to_record(result: GradeResult) -> dict:
-    """The result as plain data (JSON): everything but the heatmaps' matrices."""
-    return {"format": FORMAT, "submission": encodable(result.submission), "device": result.device,
+def figure_data(figure: dict) -> dict:
+    """One heatmap's matrices (CheckResult.figures) as plain data: what a report draws, nothing more."""
+    rows, cols = figure.get("labels") or (None, None)
+    return {"expected": figure["expected"].tolist(), "actual": figure["actual"].tolist(),
+            "labels": [rows, cols], "what": str(figure.get("what", "")), "passed": bool(figure.get("passed"))}
+
+
+def figure_from(data: dict) -> dict:
+    """The heatmap `figure_data` wrote (raises KeyError, TypeError or ValueError on a malformed one)."""
+    import torch  # only a heatmap read back needs it: reading records stays free of torch
+
+    rows, cols = data["labels"]
+    expected = torch.tensor(data["expected"], dtype=torch.float64)
+    actual = torch.tensor(data["actual"], dtype=torch.float64)
+    if expected.dim() != 2 or expected.shape != actual.shape:
+        raise ValueError("a heatmap needs two matrices of one shape")
+    labels = tuple(None if names is None else [str(n) for n in names] for names in (rows, cols))
+    return {"expected": expected, "actual": actual, "labels": labels, "what": str(data["what"]),
+            "passed": bool(data["passed"])}
+
+
+def to_record(result: GradeResult, figures: bool = False) -> dict:
+    """The result as plain data (JSON): everything but the heatmaps' matrices, which `figures=True` adds to
+    each check (a grading's sections graded in another process come back so: core/two_processes.py)."""
+    data = {"format": FORMAT, "submission": encodable(result.submission), "device": result.device,
             "execution_time": float(result.execution_time),
             "grader_errors": [encodable(e) for e in result.grader_errors],
             "sandbox": result.sandbox, "weak": bool(result.weak), "torch": result.torch,
             "sections": [section_data(s) for s in result.sections]}
+    if figures:
+        for section, stored in zip(result.sections, data["sections"]):
+            for check, stored_check in zip(section.checks, stored["checks"]):
+                stored_check["figures"] = [figure_data(f) for f in check.figures]
+    return data
 
 
 def _typed(data: dict, key: str, kind):
@@ -92,12 +119,25 @@ def section_from(data: dict, check=check_from) -> SectionResult:
     return section
 
 
-def from_record(data) -> GradeResult:
-    """The GradeResult `to_record` wrote; raises RecordError when `data` is not such a record."""
+def check_with_figures(section_id: str, data: dict) -> CheckResult:
+    """The CheckResult of a check written with its heatmaps' matrices (`to_record(..., figures=True)`)."""
+    figures = data.get("figures") if isinstance(data, dict) else None
+    if not isinstance(figures, list):
+        raise RecordError("a check without its figures")
+    try:
+        return check_from(section_id, data, figures=[figure_from(f) for f in figures])
+    except (KeyError, TypeError, ValueError) as error:
+        raise RecordError(f"a check's figures: {error}") from None
+
+
+def from_record(data, figures: bool = False) -> GradeResult:
+    """The GradeResult `to_record` wrote (`figures`: with the heatmaps' matrices, as written with them);
+    raises RecordError when `data` is not such a record."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RecordError("not a grade record of this grader's layout")
+    check = check_with_figures if figures else check_from
     return GradeResult(submission=_typed(data, "submission", str), device=_typed(data, "device", str),
-                       sections=[section_from(item) for item in _typed(data, "sections", list)],
+                       sections=[section_from(item, check=check) for item in _typed(data, "sections", list)],
                        execution_time=_typed(data, "execution_time", float),
                        grader_errors=_texts(data, "grader_errors"), sandbox=_typed(data, "sandbox", str),
                        weak=_typed(data, "weak", bool), torch=_typed(data, "torch", str))

@@ -17,10 +17,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import torch
-
 from autograder.core import record
-from autograder.core.results import CheckResult, GradeResult, SectionResult
+from autograder.core.results import GradeResult, SectionResult
 from autograder.i18n import N_, _, _f
 
 DATA_NAME = "report-data.json"
@@ -36,23 +34,6 @@ def identity(source, visible_only: bool) -> dict:
 # ---------------------------------------------------------------- to JSON and back
 
 
-def _figure_data(figure: dict) -> dict:
-    rows, cols = figure.get("labels") or (None, None)
-    return {"expected": figure["expected"].tolist(), "actual": figure["actual"].tolist(),
-            "labels": [rows, cols], "what": str(figure.get("what", "")), "passed": bool(figure.get("passed"))}
-
-
-def _figure_from(data: dict) -> dict:
-    rows, cols = data["labels"]
-    expected = torch.tensor(data["expected"], dtype=torch.float64)
-    actual = torch.tensor(data["actual"], dtype=torch.float64)
-    if expected.dim() != 2 or expected.shape != actual.shape:
-        raise ValueError("a heatmap needs two matrices of one shape")
-    labels = tuple(None if names is None else [str(n) for n in names] for names in (rows, cols))
-    return {"expected": expected, "actual": actual, "labels": labels, "what": str(data["what"]),
-            "passed": bool(data["passed"])}
-
-
 def to_data(result: GradeResult, key: dict) -> dict:
     """The data file's content: the report's submission (`key`, see identity) and its sections, each
     as the grade's record writes it (core/record), every check with its heatmaps' matrices."""
@@ -60,22 +41,15 @@ def to_data(result: GradeResult, key: dict) -> dict:
     for section in result.sections:
         data = record.section_data(section)
         for check, stored in zip(section.checks, data["checks"]):
-            stored["figures"] = [_figure_data(f) for f in check.figures]
+            stored["figures"] = [record.figure_data(f) for f in check.figures]
         sections.append(data)
     return {"format": FORMAT, "submission": key, "name": result.submission, "weak": result.weak,
             "sections": sections}
 
 
-def _check_with_figures(section_id: str, data: dict) -> CheckResult:
-    figures = data.get("figures") if isinstance(data, dict) else None
-    if not isinstance(figures, list):
-        raise ValueError("a check without its figures")
-    return record.check_from(section_id, data, figures=[_figure_from(f) for f in figures])
-
-
 def sections_from(data: dict) -> list[SectionResult]:
     """The SectionResults of a data file (raises KeyError, TypeError or ValueError on a malformed one)."""
-    return [record.section_from(item, check=_check_with_figures) for item in data["sections"]]
+    return [record.section_from(item, check=record.check_with_figures) for item in data["sections"]]
 
 
 def encode(data: dict) -> bytes:

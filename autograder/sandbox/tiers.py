@@ -63,6 +63,15 @@ def tier(report: dict | None) -> str:
     return NONE
 
 
+STRENGTH = (NONE, LANDLOCK, NAMESPACES)  # weakest first
+
+
+def weakest(*names: str) -> str:
+    """The weakest of these tiers (a name that is no tier counts as weaker than none): what student code
+    ran under, at worst, in a grading whose sections ran under several children."""
+    return min(names, key=lambda name: STRENGTH.index(name) if name in STRENGTH else -1)
+
+
 def holds(report: dict | None, guarantee: str) -> bool:
     """Whether `guarantee` (a key of GUARANTEES) held in the reporting child, by either tier."""
     return not set(_ids(report, "layers")).isdisjoint(GUARANTEES[guarantee])

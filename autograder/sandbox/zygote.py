@@ -33,6 +33,9 @@ from autograder.sandbox.workdir import make_workdir, remove_tree
 from autograder.worker import procfs, wire
 
 MAX_SPAWNS = 3
+# the name of a child's output drain thread: it only reads a pipe into its own buffer, taking no lock that
+# another thread could hold, so a process forked while one runs is safe (core/two_processes.py)
+DRAIN_THREAD = "worker-output"
 
 
 def sandbox_wanted() -> bool:
@@ -235,7 +238,7 @@ class Child:
     signalled: bool = False  # killed once: never signal its (possibly reused) PIDs again
 
     def __post_init__(self):
-        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain = threading.Thread(target=self._drain, name=DRAIN_THREAD, daemon=True)
         self.drain.start()
 
     def _drain(self):

@@ -146,7 +146,7 @@ if profile:
     import io, pstats
     profiler.disable()
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(profile)
+    pstats.Stats(profiler, stream=text).sort_stats(os.environ.get("PHASES_SORT", "cumulative")).print_stats(profile)
     EVENTS.append(["cprofile", 0, 0, text.getvalue()])
 with open(os.environ["PHASES_OUT"], "w") as out:
     json.dump(EVENTS, out)

@@ -28,6 +28,7 @@ ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
 UNSLICED_MASK = N_("the mask buffer not sliced to the input's length ([:num_tokens, :num_tokens])")
 FLOAT_SIZE = N_("a float head_dim (d_out / num_heads instead of d_out // num_heads)")
 KEEPDIM = N_("a sum or max taken without keepdim=True (its result broadcast against the wrong dim)")
+MAX_PAIR = N_("x.max(dim=...) used as a tensor, though with a dim it returns the pair (values, indices)")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
@@ -97,6 +98,12 @@ HINTS = (
             "up with the wrong dim of the tensor it meets; keep the dim: .sum(dim=dim, keepdim=True)"),
          "RuntimeError", r"must match the size of tensor",
          r"^(?!.*keepdim)(?=.*[-+*/]\s*[\w.]*\b(sum|amax|max|amin|min|mean|logsumexp)\(\s*(dim\s*=|-?\d|dim\b|[\w.]+\s*,\s*(dim\b|-?\d)))"),
+    # x - x.max(dim=dim, keepdim=True): with a dim, max returns a named pair (values, indices), which no tensor
+    # subtracts; torch's message names the pair's type, the student's line the call
+    Hint(MAX_PAIR,
+         N_("This looks like x.max(dim=...) used as a tensor, though with a dim it returns (values, indices): use "
+            "its .values, x.max(dim=dim, keepdim=True).values (or x.amax(dim=dim, keepdim=True), the values alone)"),
+         "TypeError", r"torch\.return_types\.max\b", r"\.max\("),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

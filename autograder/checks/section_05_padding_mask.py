@@ -96,16 +96,22 @@ def swapped(value) -> bool:
             and first.shape[:-1] == second.shape[:-1])
 
 
-def attend(queries, keys, values, hidden, *, scale=True):
+def attend(queries, keys, values, hidden, *, scale=True, divisor: float | None = None):
     """(output, weights) of torch's scaled_dot_product_attention with `hidden` (broadcast to (B, L, L)) hidden,
-    scaled by 1/sqrt(d) or not at all; the weights: what it gives with the identity as the values. A row whose
-    every key is hidden is NaN, as a softmax of -inf scores gives it, whichever kernel torch picks."""
+    scaled by 1/sqrt(d), by 1/divisor where one is given, or not at all; the weights: what it gives with the
+    identity as the values. A row whose every key is hidden is NaN, as a softmax of -inf scores gives it, whichever
+    kernel torch picks."""
     identity = torch.eye(keys.shape[-2]).expand(*keys.shape[:-1], -1)
     added = torch.zeros(hidden.shape).masked_fill(hidden, INF)
+    factor = 1.0 / divisor if divisor else None if scale else 1.0
     weights = torch.nn.functional.scaled_dot_product_attention(queries, keys, identity, attn_mask=added,
-                                                               scale=None if scale else 1.0)
+                                                               scale=factor)
     weights = weights.masked_fill(hidden.expand(weights.shape).all(-1, keepdim=True), float("nan"))
     return weights @ values, weights
+
+
+BY_LENGTH = N_("scores divided by sqrt(L) = sqrt(keys.shape[1]), the padded length, instead of sqrt(d) = "
+               "sqrt(keys.shape[-1]): d is the last dim")
 
 
 def padding_mistakes(queries, keys, values, mask):
@@ -121,6 +127,9 @@ def padding_mistakes(queries, keys, values, mask):
         AFTER_SOFTMAX: (after @ values, after),
         ZERO_FILL: (zero_filled @ values, zero_filled),
         NO_PADDING: attend(queries, keys, values, torch.zeros_like(keys_hidden)),
+        # keys.shape[1] for d: on (B, L, d) keys that is the padded length
+        **({BY_LENGTH: attend(queries, keys, values, keys_hidden, divisor=math.sqrt(keys.shape[1]))}
+           if keys.shape[1] != keys.shape[-1] else {}),
     }
 
 

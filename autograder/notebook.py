@@ -212,13 +212,31 @@ def cell_verdict(outcomes: list[tuple[str, str | None, str]]) -> str:
     """The lines of a failing cell ("" when every check passed): each unwritten name once (failures.NOT_WRITTEN:
     every check calling it fails for that one reason), a forbidden API once (the first call that met it: every
     check of the name that calls it fails for that one reason, core/rules.py), then each other failure under
-    its check's title."""
+    its check's title, an error the student's code raised in several checks once (under the first, the others'
+    titles in one line after it)."""
     unwritten = list(dict.fromkeys(message for _title, message, kind in outcomes
                                    if message is not None and kind in NOT_WRITTEN))
     forbidden = [message for _title, message, kind in outcomes if message is not None and kind == "forbidden"][:1]
-    # i18n: a failing check's title, then its message, in a notebook's failing check cell
-    failed = [_f("{what}: {message}", what=title, message=message) for title, message, kind in outcomes
-              if message is not None and kind not in ONCE_PER_CELL]
+    # one error of the student's code that several checks met (a float head_dim fails every call of the class):
+    # said, with its hint, under the first check that met it; the others it failed named once, after it
+    others: dict[str, list[str]] = {}
+    for title, message, kind in outcomes:
+        if message is not None and kind == "raised":
+            others.setdefault(message, []).append(title)
+    failed = []
+    for title, message, kind in outcomes:
+        if message is None or kind in ONCE_PER_CELL or kind == "raised" and others[message][0] != title:
+            continue
+        # i18n: a failing check's title, then its message, in a notebook's failing check cell
+        failed.append(_f("{what}: {message}", what=title, message=message))
+        if kind == "raised" and len(others[message]) > 1:
+            titles = others[message][1]
+            for more in others[message][2:]:
+                # i18n: the join of a list of check titles in a notebook's check cell: the list so far, then one more
+                titles = _f("{titles}; {title}", titles=titles, title=more)
+            # i18n: under a failing check's line in a notebook's check cell: the other checks of the cell that the
+            # same error of the student's code failed ({titles}: their titles, joined)
+            failed.append(_f("the same error also fails: {titles}", titles=titles))
     return "\n".join(unwritten + forbidden + failed)
 
 

@@ -91,6 +91,25 @@ def test_a_forbidden_api_is_one_line_of_its_cell():
     assert cell_verdict(outcomes).split("\n") == [line, "the documented output: wrong value"]
 
 
+def test_an_error_raised_in_several_checks_of_a_cell_is_said_once():
+    """One error of the student's code (a float head_dim fails every call of the class) under the first check
+    that met it, with its hint; the other checks it failed named in one line after it, not the error again."""
+    from autograder.notebook import cell_verdict
+
+    error = ("MultiHeadAttention.forward raised TypeError: view(): ... but got float (the cell ..., line 9: ...). "
+             "A size given as a float: compute head_dim = d_out // num_heads")
+    outcomes = [("the documented output", error, "raised"), ("causality", error, "raised"),
+                ("qkv_bias honoured", "MultiHeadAttention(...): wrong value", "check"),
+                ("batch items apart", error, "raised"), ("no Python loop", error.replace("TypeError", "ValueError"),
+                                                         "raised")]
+    lines = cell_verdict(outcomes).split("\n")
+    assert lines[0] == f"the documented output: {error}"
+    assert sum(error in line for line in lines) == 1, lines
+    assert "causality" in lines[1] and "batch items apart" in lines[1] and "same error" in lines[1], lines
+    assert lines[2:] == ["qkv_bias honoured: MultiHeadAttention(...): wrong value",
+                         f"no Python loop: {error.replace('TypeError', 'ValueError')}"]
+
+
 # ---------------------------------------------------------------- the other rules (SECTION's "rules")
 
 def calls_of(function: ast.FunctionDef) -> tuple[set[str], bool]:

@@ -17,6 +17,9 @@ BY_TWICE_D_K = N_("scores divided by 2 * d_k: ** binds before /, so scores / d_k
 # context = attn_scores @ values: the weights computed, then left unused (the book's variable names sit side by side)
 SCORES_NOT_WEIGHTS = N_("the scores multiplied by the values instead of the attention weights (the softmax's output "
                         "unused: context = attn_weights @ values)")
+# d_k = keys.shape[1]: the last dim of a (T, d_k) matrix, but the number of keys on a (B, T, d_k) batch
+DIM_1_AS_D_K = N_("d_k taken as keys.shape[1], which on a batch (B, T, d_k) is the number of keys T: d_k is the last "
+                  "dim, keys.shape[-1]")
 NO_SOFTMAX = N_("no softmax: the scaled scores multiplied by the values (the weights are softmax(scores / "
                 "sqrt(d_k)) along the keys)")
 

@@ -31,7 +31,7 @@ from autograder.checks.common import (TOKENS, TRANSPOSE_HINT, WORKED_INPUTS, exp
                                       run_unless_raised, seeded_projections, stack_items)
 from autograder.checks.parameters import (created_otherwise, expect_layer_shapes, expect_same_params)
 from autograder.checks.qkv_forward import attend, formula_output, seeded_weights, torch_attention
-from autograder.checks.qkv_mistakes import (OVER_QUERIES, attention_mistakes, module_mistakes)
+from autograder.checks.qkv_mistakes import (DIM_1_AS_D_K, OVER_QUERIES, attention_mistakes, module_mistakes)
 from autograder.core.harness import (CheckFailed, StudentFailure, check, close, expect, expect_close, expect_shape)
 from autograder.i18n import N_, _, _f
 
@@ -246,6 +246,8 @@ def test_attention_batch(student):
                        _f("{name} on one item of {shape}", name="scaled_dot_product_attention",
                           shape=tuple(queries.shape)), "(context, weights)")
                 for q, k, v in zip(queries.flatten(0, -3), keys.flatten(0, -3), values.flatten(0, -3))]
+        # d_k = keys.shape[1]: right on each item on its own, (T, d_k), and on a batch the number of keys
+        wrong = attend(queries, keys, values, math.sqrt(keys.shape[1])) if keys.shape[1] != keys.shape[-1] else None
         for index, kind in ((1, _("weights")), (0, _("context"))):
             items = [pair[index] for pair in flat]
             expect(all(isinstance(item, torch.Tensor) for item in items),
@@ -257,6 +259,7 @@ def test_attention_batch(student):
                                      kind=kind, name="scaled_dot_product_attention", error=error)) from None
             expect_close((context, weights)[index], expected,
                          _f("the {kind} of {what}, compared with each item on its own", kind=kind, what=what),
+                         mistakes={DIM_1_AS_D_K: wrong[index]} if wrong is not None else None,
                          hint=hint_if_written(student, "scaled_dot_product_attention", r"\.T\b", TRANSPOSE_HINT))
 
 

@@ -191,10 +191,14 @@ def test_mask_and_renormalize_documented(student):
     kept = weights.masked_fill(future_of(weights), 0.0)
     expect_close(got, DOC_MASKED, _("mask_and_renormalize(attn_weights) of the worked example"), atol=1e-4,
                  heatmap_labels=TOKENS,
-                 mistakes={NOT_RENORMALISED: kept, COLUMN_SUMS: kept / kept.sum(dim=-2, keepdim=True)})
+                 mistakes={NOT_RENORMALISED: kept, COLUMN_SUMS: kept / kept.sum(dim=-2, keepdim=True),
+                           SUM_WITHOUT_KEEPDIM: kept / kept.sum(dim=-1)})
 
 
 COLUMN_SUMS = N_("divided by the column sums (dim=-2) instead of the row sums")
+# masked / masked.sum(dim=-1): on the square weights the (T,) sums line up with the last dim, without an error
+# (section 02's softmax_naive names the same slip in the same words)
+SUM_WITHOUT_KEEPDIM = N_("a sum taken without keepdim=True (the result broadcast along the wrong dim)")
 
 
 @check(0.5, "causal_attention_weights gives the documented masked weights", documented=True, cell="causal_attention_weights")

@@ -38,14 +38,13 @@ from autograder.core.harness import CheckFailed, StudentFailure, check, close, e
 from autograder.i18n import N_, _, _f
 
 INF = float("-inf")
-DOC_MASK = torch.tensor([[False, False, False, False],
-                         [False, False, False, True],
-                         [False, False, True, True]])
+DOC_MASK = torch.tensor([[False, False, False, False], [False, False, False, True], [False, False, True, True]])
 ORDER = "W_q, W_k, W_v, W_out"
 INVERTED = N_("an inverted padding mask (True should mean hidden: True at the padding)")
 OFF_BY_ONE = N_("an off-by-one: position seq_len is padding too (use >=, not >)")
 QUERY_SIDE = N_("masking the padded queries (rows) instead of the padded keys (columns): use mask[:, None, :]")
 NO_SCALING = N_("no 1/sqrt(d) scaling")
+BY_LENGTH = N_("scores divided by sqrt(keys.shape[1]), the padded length L, instead of sqrt(d) = sqrt(keys.shape[-1])")
 ZERO_FILL = N_("the padded keys filled with 0 instead of -inf (exp(0) = 1: they keep their weight; "
              "use masked_fill(mask[:, None, :], float('-inf')))")
 AFTER_SOFTMAX = N_("masking after the softmax without renormalising (rows no longer sum to 1)")
@@ -96,14 +95,14 @@ def swapped(value) -> bool:
             and first.shape[:-1] == second.shape[:-1])
 
 
-def attend(queries, keys, values, hidden, *, scale=True):
+def attend(queries, keys, values, hidden, *, scale=True, divisor: float | None = None):
     """(output, weights) of torch's scaled_dot_product_attention with `hidden` (broadcast to (B, L, L)) hidden,
-    scaled by 1/sqrt(d) or not at all; the weights: what it gives with the identity as the values. A row whose
-    every key is hidden is NaN, as a softmax of -inf scores gives it, whichever kernel torch picks."""
+    scaled by 1/sqrt(d), 1/divisor or not at all; the weights: what it gives with the identity as the values. A row
+    whose every key is hidden is NaN, as a softmax of -inf scores gives it, whichever kernel torch picks."""
     identity = torch.eye(keys.shape[-2]).expand(*keys.shape[:-1], -1)
     added = torch.zeros(hidden.shape).masked_fill(hidden, INF)
-    weights = torch.nn.functional.scaled_dot_product_attention(queries, keys, identity, attn_mask=added,
-                                                               scale=None if scale else 1.0)
+    weights = torch.nn.functional.scaled_dot_product_attention(
+        queries, keys, identity, attn_mask=added, scale=1.0 / divisor if divisor else None if scale else 1.0)
     weights = weights.masked_fill(hidden.expand(weights.shape).all(-1, keepdim=True), float("nan"))
     return weights @ values, weights
 
@@ -121,6 +120,7 @@ def padding_mistakes(queries, keys, values, mask):
         AFTER_SOFTMAX: (after @ values, after),
         ZERO_FILL: (zero_filled @ values, zero_filled),
         NO_PADDING: attend(queries, keys, values, torch.zeros_like(keys_hidden)),
+        BY_LENGTH: attend(queries, keys, values, keys_hidden, divisor=math.sqrt(keys.shape[1])),  # (B, L, d) keys
     }
 
 

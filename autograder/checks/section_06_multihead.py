@@ -97,8 +97,14 @@ def test_wrapper_documented(student):
                           [wrapper_output(x, 3, 2, 2, seed=123) for x in (WORKED_BATCH, other)])
     expect_close(got, DOC_WRAPPER.expand(2, 6, 4),
                  "torch.manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)", atol=1e-4,
-                 mistakes={TOKEN_DIM: wrapper_output(WORKED_BATCH, 3, 2, 2, seed=123, dim=1)},
+                 mistakes={TOKEN_DIM: wrapper_output(WORKED_BATCH, 3, 2, 2, seed=123, dim=1),
+                           ONE_HEAD_REPEATED: wrapper_output(WORKED_BATCH, 3, 2, 1, seed=123).repeat(1, 1, 2)},
                  heatmap_labels=(TOKENS, head_columns(2, 2)))
+
+
+# [CausalAttention(...)] * num_heads: one module in every place, so every block of the output is the first head's
+ONE_HEAD_REPEATED = N_("one head repeated num_heads times: [CausalAttention(...)] * num_heads puts the same module in "
+                       "every place; create each head anew, [CausalAttention(...) for _ in range(num_heads)]")
 
 
 @check(0.75, "MultiHeadAttention gives the documented seeded output", documented=True, cell="MultiHeadAttention")

@@ -28,6 +28,8 @@ ODD_COSINE = N_("the cosine columns given every angle for an odd d_model")
 UNSLICED_MASK = N_("the mask buffer not sliced to the input's length ([:num_tokens, :num_tokens])")
 FLOAT_SIZE = N_("a float head_dim (d_out / num_heads instead of d_out // num_heads)")
 KEEPDIM = N_("a sum or max taken without keepdim=True (its result broadcast against the wrong dim)")
+BATCH_SWAPPED = N_("transpose(0, 1) on a batched (B, T, d) tensor, which swaps the batch and token dims")
+MAX_PAIR = N_("x.max(dim=...) used as a tensor, though with a dim it returns the pair (values, indices)")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
@@ -35,6 +37,15 @@ BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: afte
 BATCHED_T_HINT = N_("This looks like .T on a batched (3-D) tensor, which reverses every dim (batch included): "
                     "with batch dims, transpose only the last two dims of {operand}: {operand}.transpose(-2, -1) "
                     "(or {operand}.mT), not {operand}.T, which reverses every dim")
+
+# a call's result transposed, `self.W_k(X).T`: the worker measures names and attributes only, so the text names
+# no operand
+BATCHED_T_CALL_HINT = N_("This looks like .T on a batched (3-D) tensor, which reverses every dim (batch included): "
+                         "with batch dims, transpose only the last two dims: .transpose(-2, -1) (or .mT), not .T")
+BATCH_SWAPPED_HINT = N_("This looks like transpose(0, 1) on a batched (B, T, d) tensor, which swaps the batch and "
+                        "token dims: transpose the last two dims, .transpose(-2, -1) (or .mT)")
+# what torch says when a batched matmul meets operands whose batch dims no longer line up
+BATCH_MISMATCH = r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied"
 
 
 @dataclass(frozen=True)
@@ -76,9 +87,13 @@ class Hint:
 HINTS = (
     # q @ k.T with k of shape (B, T, d): k.T is (d, T, B), so the batch dims no longer line up; the `.T` of
     # a matrix (v2.W_query.weight.T) is right, so the hint needs a `.T` operand the worker saw with other dims
-    Hint(BATCHED_T, BATCHED_T_HINT, "RuntimeError",
-         r"must match the size of tensor|Expected size for first two dimensions|shapes cannot be multiplied",
-         r"\.T\b", evidence="transposed_dims", usual=2),
+    Hint(BATCHED_T, BATCHED_T_HINT, "RuntimeError", BATCH_MISMATCH, r"\.T\b", evidence="transposed_dims", usual=2),
+    # the same `.T` on what a call returned (`self.W_k(X).T`), which the worker cannot measure without calling it
+    # again: the raising line and torch's batch-dims message are the evidence (a matrix's `.T` raises no such error)
+    Hint(BATCHED_T, BATCHED_T_CALL_HINT, "RuntimeError", BATCH_MISMATCH, r"\)\.T\b"),
+    # keys.transpose(0, 1) on (B, T, d) keys: (T, B, d), whose batch dim no longer lines up with the queries'
+    Hint(BATCH_SWAPPED, BATCH_SWAPPED_HINT, "RuntimeError", BATCH_MISMATCH,
+         r"\.transpose\(\s*(0\s*,\s*1|1\s*,\s*0)\s*\)"),
     Hint(BARE_VIEW, BARE_VIEW_HINT, "RuntimeError", r"view size is not compatible", r"\.view\("),
     # self.head_dim = d_out / num_heads: a float even where it divides evenly, refused by every view and reshape
     Hint(FLOAT_SIZE,
@@ -97,6 +112,12 @@ HINTS = (
             "up with the wrong dim of the tensor it meets; keep the dim: .sum(dim=dim, keepdim=True)"),
          "RuntimeError", r"must match the size of tensor",
          r"^(?!.*keepdim)(?=.*[-+*/]\s*[\w.]*\b(sum|amax|max|amin|min|mean|logsumexp)\(\s*(dim\s*=|-?\d|dim\b|[\w.]+\s*,\s*(dim\b|-?\d)))"),
+    # x - x.max(dim=dim, keepdim=True): with a dim, max returns a named pair (values, indices), which no tensor
+    # subtracts; torch's message names the pair's type, the student's line the call
+    Hint(MAX_PAIR,
+         N_("This looks like x.max(dim=...) used as a tensor, though with a dim it returns (values, indices): use "
+            "its .values, x.max(dim=dim, keepdim=True).values (or x.amax(dim=dim, keepdim=True), the values alone)"),
+         "TypeError", r"torch\.return_types\.max\b", r"\.max\("),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

@@ -1,6 +1,6 @@
 """Section 01's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from autograder.core.hints import BATCHED_T
+from autograder.core.hints import BATCH_SWAPPED, BATCHED_T
 
 SECTION = "01_scores"
 
@@ -188,7 +188,7 @@ TRIAL_MISTAKES = [
     Mistake("score_matrix transposes dims 0 and 1", {"score_matrix": """
             def score_matrix(inputs):
                 return inputs @ inputs.transpose(0, 1)
-            """}, ['score_matrix on a batch']),
+            """}, ['score_matrix on a batch'], says="transpose(-2, -1)", hint=BATCH_SWAPPED),
     Mistake("score_matrix with torch.mm", {"score_matrix": """
             def score_matrix(inputs):
                 return torch.mm(inputs, inputs.t())
@@ -220,7 +220,8 @@ TRIAL_MISTAKES = [
                 def forward(self, X):
                     return (X @ self.q).squeeze()
             """}, ["DotProductScore: (X @ q)"], says="squeeze() without a dim"),
-    Mistake("SelfAttentionScore with keys.T", {"SelfAttentionScore": self_attention_score("self.W_q(X) @ self.W_k(X).T")}, ['SelfAttentionScore: gradients reach', 'SelfAttentionScore: W_q(X) @ W_k(X)^T']),
+    Mistake("SelfAttentionScore with keys.T", {"SelfAttentionScore": self_attention_score("self.W_q(X) @ self.W_k(X).T")}, ['SelfAttentionScore: gradients reach', 'SelfAttentionScore: W_q(X) @ W_k(X)^T'],
+            says=".T on a batched (3-D) tensor", hint=BATCHED_T),
     Mistake("AdditiveScore without the squeeze", {"AdditiveScore": additive_score(
         "self.w(torch.tanh(self.W_k(X) + self.W_q(self.q)))")}, ['AdditiveScore: w(tanh'], says='expected shape (2, 5), got (2, 5, 1)'),
 ]

@@ -1,6 +1,6 @@
 """Section 02's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from autograder.core.hints import KEEPDIM
+from autograder.core.hints import KEEPDIM, MAX_PAIR
 
 SECTION = "02_softmax"
 
@@ -227,7 +227,7 @@ TRIAL_MISTAKES = [
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max(dim=dim, keepdim=True))
                 return exps / exps.sum(dim=dim, keepdim=True)
-            """}, ['softmax_naive and softmax give the documented', 'softmax matches torch.softmax on any shape', 'softmax weights are positive', 'softmax is stable'], says='torch.return_types.max'),
+            """}, ['softmax_naive and softmax give the documented', 'softmax matches torch.softmax on any shape', 'softmax weights are positive', 'softmax is stable'], says='returns (values, indices)', hint=MAX_PAIR),
     Mistake("softmax shifted by the max of the whole tensor", {"softmax": """
             def softmax(x, dim=-1):
                 exps = torch.exp(x - x.max())

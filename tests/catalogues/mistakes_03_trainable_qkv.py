@@ -1,6 +1,6 @@
 """Section 03's catalogue: common mistakes, each with the checks it must lose, and other correct styles."""
 from support import (Mistake)
-from autograder.core.hints import BATCHED_T
+from autograder.core.hints import BATCH_SWAPPED, BATCHED_T
 
 SECTION = "03_trainable_qkv"
 
@@ -319,11 +319,13 @@ TRIAL_MISTAKES = [
             """}, ['project_qkv gives the documented', 'project_qkv on new']),
     Mistake("keys.transpose(0, 1) on a batch", {"scaled_dot_product_attention": attention(
         "    weights = torch.softmax(queries @ keys.transpose(0, 1) / keys.shape[-1] ** 0.5, dim=-1)\n"
-        "    return weights @ values, weights\n")}, ['with leading batch dims']),
+        "    return weights @ values, weights\n")}, ['with leading batch dims'], says="transpose(-2, -1)",
+        hint=BATCH_SWAPPED),
     Mistake("d_k = keys.shape[1] on a batch", {"scaled_dot_product_attention": attention(
         "    d_k = keys.shape[1]\n"
         "    weights = torch.softmax(queries @ keys.transpose(-2, -1) / d_k ** 0.5, dim=-1)\n"
-        "    return weights @ values, weights\n")}, ['with leading batch dims']),
+        "    return weights @ values, weights\n")}, ['with leading batch dims'],
+        says="d_k is the last dim, keys.shape[-1]"),
     Mistake("v1 softmax over dim 0", {"SelfAttention_v1": v1_class(V1_INIT, (
         "        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value\n"
         "        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=0)\n"

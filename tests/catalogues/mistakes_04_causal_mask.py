@@ -358,7 +358,8 @@ TRIAL_MISTAKES = [
             def mask_and_renormalize(attn_weights):
                 masked = attn_weights.masked_fill(causal_mask(attn_weights.shape[-1], attn_weights.device), 0.0)
                 return masked / masked.sum(dim=-1)
-            """}, ['mask_and_renormalize gives the documented', 'mask_and_renormalize zeroes the future']),
+            """}, ['mask_and_renormalize gives the documented', 'mask_and_renormalize zeroes the future'],
+            says="a sum taken without keepdim=True"),
     Mistake("causal_attention_weights fills -1e-9 for -1e9", {"causal_attention_weights": """
             def causal_attention_weights(attn_scores, d_k):
                 mask = causal_mask(attn_scores.shape[-1], device=attn_scores.device)

@@ -319,7 +319,8 @@ TRIAL_MISTAKES = [
                 scores = mask_padded_scores(queries @ keys.transpose(-2, -1) / keys.shape[1] ** 0.5, key_padding_mask)
                 weights = torch.softmax(scores, dim=-1)
                 return weights @ values, weights
-            """}, ['padded_attention equals softmax', 'padded_attention matches the reference on new']),
+            """}, ['padded_attention equals softmax', 'padded_attention matches the reference on new'],
+            says="instead of sqrt(d) = sqrt(keys.shape[-1])"),
     Mistake("padded_attention returns (weights, out)", {"padded_attention": """
             def padded_attention(queries, keys, values, key_padding_mask):
                 scores = mask_padded_scores(queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5, key_padding_mask)

@@ -391,7 +391,8 @@ TRIAL_MISTAKES = [
         heads=HEADS, out="torch.stack([head(x) for head in self.heads], dim=-1)")}, ['MultiHeadAttentionWrapper gives the documented', 'MultiHeadAttentionWrapper matches the reference at other sizes'], says='expected shape (2, 6, 4), got (2, 6, 2, 2)'),
     Mistake("wrapper repeats one head num_heads times", {"MultiHeadAttentionWrapper": WRAPPER.format(
         heads="nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads)",
-        out=CONCAT)}, ['MultiHeadAttentionWrapper gives the documented', 'MultiHeadAttentionWrapper creates its heads', 'MultiHeadAttentionWrapper matches the reference at other sizes']),
+        out=CONCAT)}, ['MultiHeadAttentionWrapper gives the documented', 'MultiHeadAttentionWrapper creates its heads', 'MultiHeadAttentionWrapper matches the reference at other sizes'],
+            says="one head repeated num_heads times"),
     Mistake("wrapper keeps its heads in a plain list", {"MultiHeadAttentionWrapper": WRAPPER.format(
         heads="[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]",
         out=CONCAT)}, ['MultiHeadAttentionWrapper creates its heads'], says='should have the parameters'),

@@ -135,7 +135,7 @@ def test_a_mistake_with_numbers_is_recorded_in_english_and_shown_in_chinese():
         i18n.set_language("en")
     assert "。这看起来像是注意力分数除以的是 sqrt(d_v)" in message and "sqrt(4)" in message
     assert named == template.format(d_v=4, d_k=2), "the class report counts the English name"
-    assert "）：当 softmax" in nan_message, "the nan note follows a full-width colon"
+    assert "）。当 softmax" in nan_message, "the nan note is a new sentence, after a full-width full stop"
     assert nan_message.endswith("。look at the mask"), "the hint follows a full-width full stop"
 
 

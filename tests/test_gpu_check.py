@@ -162,9 +162,8 @@ def test_a_device_error_is_named_in_the_students_terms(message, hint):
     if hint is None:
         assert not any(h in failure.message for _, h in DEVICE_MISTAKES), failure.message
         assert failure.message == f"CausalAttention.forward raised RuntimeError: {message}"
-    else:  # the mistake named first, torch's own words after
-        assert failure.message == f"CausalAttention.forward: {hint} (CausalAttention.forward raised RuntimeError: " \
-                                  f"{message})", failure.message
+    else:  # the mistake named first, torch's own words after (the call named once: the check's words name it too)
+        assert failure.message == f"{hint} (CausalAttention.forward raised RuntimeError: {message})", failure.message
 
 
 def test_the_meta_devices_own_mixing_error_is_named_too():

@@ -283,7 +283,7 @@ def test_device_and_dtype(student):
     except StudentFailure as failure:
         if failure.kind != "raised":
             raise
-        raise CheckFailed(_f("{what} raised {error}. Most likely {advice}", what=what, error=failure.shortened(300),
+        raise CheckFailed(_f("{what}: {error}. Most likely {advice}", what=what, error=failure.shortened(300),
                              advice=advice), mistake=MADE_ELSEWHERE) from None
     expect(out.dtype == lse.dtype == torch.bfloat16,
            _f("{what} returned out in {out} and logsumexp in {lse}; both should keep the inputs' dtype, bfloat16: "

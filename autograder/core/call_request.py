@@ -112,6 +112,7 @@ def check_output_devices(label: str, devices: list, expected_device: str, has_te
         wrong = [d for d in devices if d != torch.device(expected_device).type]
         if wrong:
             raise StudentFailure(
-                _f("{label} returned a tensor on {device} while its inputs were on {expected}.", label=label,
-                   device=wrong[0], expected=torch.device(expected_device).type) + " " + _(RETURNED_ELSEWHERE),
+                _f("{label} returned a tensor on {device} while its inputs were on {expected}. {advice}",
+                   label=label, device=wrong[0], expected=torch.device(expected_device).type,
+                   advice=_(RETURNED_ELSEWHERE)),
                 kind="convention")

@@ -120,8 +120,8 @@ def raised_words(label: str, error_type: str, where: str, device: bool):
     def words(quoted: str, advice: str) -> str:
         detail = f"{error_type}: {quoted}" if quoted else error_type
         if device:
-            return _f("{label}: {hint} ({label} raised {error}{where})", label=label, hint=advice, error=detail,
-                      where=where)
+            # the hint, then who raised what: the label once (the check's own words name the call before it)
+            return _f("{hint} ({label} raised {error}{where})", label=label, hint=advice, error=detail, where=where)
         text = _f("{label} raised {error}{where}", label=label, error=detail, where=where)
         return _f("{failure}. {hint}", failure=text, hint=advice) if advice else text
 

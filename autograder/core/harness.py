@@ -250,7 +250,7 @@ def _first_difference(actual, expected, nan_note: str = "") -> str:
                   position=[int(i) for i in position], **numbers)
     else:
         text = _f("largest difference {difference:.4g} (expected {expected:.4f}, got {got:.4f})", **numbers)
-    # i18n: a difference, then what a nan or an inf there usually means (Chinese takes a full-width colon)
+    # i18n: a difference, then what a nan or an inf there usually means (Chinese: a new sentence, after 。)
     return _f("{difference}: {note}", difference=text, note=_(note)) if note else text
 
 

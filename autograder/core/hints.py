@@ -161,9 +161,10 @@ DEVICE_MISTAKES = (
 
 
 # A call that answers on the CPU while its inputs lie on the GPU: no error, the answer is just elsewhere.
+# No full stop at its end: the checks go on after it with ". Most likely ...".
 RETURNED_ELSEWHERE = N_("A tensor made without device= lands on the CPU, wherever the inputs are: make new "
                          "tensors with device=x.device, and register fixed ones with self.register_buffer(...), "
-                         "which .to(device) moves.")
+                         "which .to(device) moves")
 DEVICE_HINTS = tuple(hint for _pattern, hint in DEVICE_MISTAKES) + (RETURNED_ELSEWHERE,)  # every way a device mistake is named
 
 

@@ -23,6 +23,15 @@ LOADED_NO_BIAS = N_("the biases of W_query, W_key, W_value not copied into W_qkv
 SDPA_MASK_KEPT = N_("a True-means-hidden mask passed as attn_mask: F.scaled_dot_product_attention's boolean "
                     "attn_mask means True = may attend, so it hides the past and shows the future; "
                     "use is_causal=True")
+# the fused layer's own forward slips, with its own weights: what exp(0) and a softmax along the queries give
+ZERO_FILL = N_("the masked scores filled with 0 instead of -inf before the softmax (exp(0) = 1: the future keeps "
+               "its weight; use masked_fill(mask, float('-inf')))")
+OVER_QUERIES = N_("softmax over dim=-2 (over the queries) instead of the last dim (over the keys): each query's "
+                  "weights must sum to 1, softmax(scores, dim=-1)")
+# the split's view kept without its transpose: the function attends over the second-to-last dim, here the heads
+HEADS_AS_TOKENS = N_("F.scaled_dot_product_attention given (b, T, num_heads, head_dim) tensors: it attends over "
+                     "the second-to-last dim, so each token's heads attend to one another instead of the tokens; "
+                     "transpose to (b, num_heads, T, head_dim) first")
 HEADS_NOT_SPLIT = N_("the heads never split: F.scaled_dot_product_attention called on (b, T, d_out) tensors "
                      "attends with one head of size d_out; split into (b, num_heads, T, head_dim) first")
 
@@ -57,6 +66,26 @@ def blocks(params, d_in: int, d_out: int, num_heads: int, order=(0, 1, 2), inter
     return SimpleNamespace(**layers, num_heads=num_heads, head_dim=head_dim, d_out=d_out)
 
 
+def split_heads(own, x, transpose: bool):
+    """Queries, keys and values of `own` (blocks') on x, split into heads: (b, num_heads, T, head_dim), or without
+    the transpose (b, T, num_heads, head_dim), a mistake."""
+    b, t = x.shape[:2]
+    parts = (layer(x).reshape(b, t, own.num_heads, own.head_dim) for layer in (own.W_query, own.W_key, own.W_value))
+    return [part.transpose(1, 2) if transpose else part for part in parts]
+
+
+def written_out(own, x, *, fill: float, dim: int):
+    """The fused layer's eval-mode forward written out with the weights of `own` (blocks'): the causal mask's
+    scores filled with `fill`, the softmax taken over `dim` (the right forward at -inf and -1, slips otherwise)."""
+    with torch.no_grad():
+        b, t = x.shape[:2]
+        q, k, v = split_heads(own, x, transpose=True)
+        future = torch.ones(t, t, dtype=torch.bool).triu(1)
+        scores = (q @ k.transpose(2, 3) / own.head_dim ** 0.5).masked_fill(future, fill)
+        context = scores.softmax(dim) @ v
+        return own.out_proj(context.transpose(1, 2).reshape(b, t, own.d_out))
+
+
 def fused_mistakes(params, x, got, d_in: int, d_out: int, num_heads: int) -> dict:
     """What common wrong forwards return with the student's own weights (empty where they are not the documented
     ones): W_qkv read in another order, and notebook 06's common mistakes."""
@@ -66,6 +95,8 @@ def fused_mistakes(params, x, got, d_in: int, d_out: int, num_heads: int) -> dic
     wrong = {INTERLEAVED: attend(blocks(params, d_in, d_out, num_heads, interleaved=True), x),
              KEYS_FIRST: attend(blocks(params, d_in, d_out, num_heads, order=(1, 0, 2)), x)}
     wrong.update(mha_mistakes(own, x, got))
+    wrong[ZERO_FILL] = written_out(own, x, fill=0.0, dim=-1)
+    wrong[OVER_QUERIES] = written_out(own, x, fill=float("-inf"), dim=-2)
     return wrong
 
 
@@ -78,11 +109,14 @@ def sdpa_mistakes(params, x, got, d_in: int, d_out: int, num_heads: int) -> dict
         return wrong
     with torch.no_grad():
         b, t = x.shape[:2]
-        q, k, v = (layer(x).reshape(b, t, num_heads, -1).transpose(1, 2) for layer in (own.W_query, own.W_key,
-                                                                                       own.W_value))
+        q, k, v = split_heads(own, x, transpose=True)
         hidden = torch.ones(t, t, dtype=torch.bool).triu(1)
         context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=hidden)
         wrong[SDPA_MASK_KEPT] = own.out_proj(context.transpose(1, 2).reshape(b, t, d_out))
+        # the context of the heads attending to one another, then transposed as if it were (b, heads, T, hd)
+        context = torch.nn.functional.scaled_dot_product_attention(*split_heads(own, x, transpose=False),
+                                                                   is_causal=True)
+        wrong[HEADS_AS_TOKENS] = own.out_proj(context.transpose(1, 2).reshape(b, t, d_out))
     one_head = SimpleNamespace(**{name: getattr(own, name) for name in (*NAMES, "out_proj")}, num_heads=1,
                                head_dim=d_out, d_out=d_out)
     wrong[HEADS_NOT_SPLIT] = attend(one_head, x)

@@ -55,6 +55,10 @@ DOC_BIASED = torch.tensor(
 
 NO_GRAD_COPY = N_("Copy inside `with torch.no_grad():` so that autograd does not record the copy into the "
                   "layer's own parameters")
+# a load_from that assigns new Parameters (or new layers): the values are right, the objects are not the layer's
+REPLACED = N_("a parameter replaced (a new nn.Parameter or layer) instead of copied into: an optimizer made before "
+              "load_from still holds the old one, which the layer no longer uses; copy into the layer's own "
+              "parameters with .copy_ inside torch.no_grad()")
 SDPA_EVAL_DROPOUT = N_("dropout_p passed to F.scaled_dot_product_attention in eval mode too (the function does "
                        "not know the module's mode: pass self.dropout only when self.training)")
 NOT_CALLED = N_("F.scaled_dot_product_attention not called")
@@ -184,9 +188,14 @@ def test_fused_documented(student):
 
 def loaded(student, d_in: int, d_out: int, num_heads: int, source: dict, qkv_bias: bool = True, seed: int = 0):
     """The student's fused layer after load_from(mha), mha a MultiHeadAttention stand-in holding `source`
-    (seeded_mha's). Returns the layer (the one load_from returned where it is a module, else the one built)."""
+    (seeded_mha's). Returns the layer built."""
     fused = new_layer(student, "MultiHeadAttentionFused", d_in, d_out, 8, 0.0, num_heads=num_heads,
                       qkv_bias=qkv_bias, seed=seed)
+    return load(student, fused, source)
+
+
+def load(student, fused, source: dict):
+    """`fused` after fused.load_from(mha), mha a MultiHeadAttention stand-in holding `source` (seeded_mha's)."""
     mha = student.stand_in("mha", linears=[(name, weight, bias) for name, (weight, bias) in source.items()])
     try:
         fused.call_method("load_from", mha.arg)
@@ -217,8 +226,9 @@ def test_load_from_documented(student):
 def test_load_from_params(student):
     """The parameters after the copy, and that they still learn (the layer's own Parameters, copied into)."""
     source = seeded_mha(4, 6, 803)
-    fused = loaded(student, 4, 6, 3, source, seed=804)
-    params = fused.params()
+    fused = new_layer(student, "MultiHeadAttentionFused", 4, 6, 8, 0.0, num_heads=3, qkv_bias=True, seed=804)
+    own = fused.param_ids()
+    params = load(student, fused, source).params()
     params = params if isinstance(params, dict) else {}
     what = "MultiHeadAttentionFused(4, 6, 8, 0.0, num_heads=3, qkv_bias=True).load_from(mha)"
     weights = [source[name][0] for name in NAMES]
@@ -241,6 +251,11 @@ def test_load_from_params(student):
         expect(isinstance(got, torch.Tensor) and close(got, manual),
                _f("out_proj.{kind} after {what} is not mha's: this looks like {mistake}", kind=kind, what=what,
                   mistake=_(LOADED_NO_OUT_PROJ)), mistake=LOADED_NO_OUT_PROJ)
+    # the same Parameter objects as before the call (an optimizer made before load_from holds those)
+    before, after = (ids if isinstance(ids, dict) else {} for ids in (own, fused.param_ids()))
+    replaced = [name for name, identity in before.items() if after.get(name) != identity]
+    expect(not replaced, _f("{what} replaced the parameter {names} by a new object: this looks like {mistake}",
+                            what=what, names=", ".join(replaced), mistake=_(REPLACED)), mistake=REPLACED)
     x, grad_output = randn(805, 2, 5, 4), randn(806, 2, 5, 6)
     reply = run_unless_raised(fused.run, x, mode="train", backward=grad_output)
     if reply is None:

@@ -47,6 +47,8 @@ SEED, BUILT, USE_CACHE = "torch.manual_seed(123)", f"{LAYER}(3, 2, 6, 0.0, num_h
 DOC_SIZES = (((12, 12, 64, 1024, 2), 37_748_736), ((32, 32, 128, 4096, 2), 2_147_483_648))
 NO_TWO = N_("the factor 2 for keys and values missing (a cache holds both)")
 NO_LAYERS = N_("num_layers left out (every layer keeps its own cache)")
+BITS = N_("bytes_per_value read as bits (the size divided by 8): it is already a number of bytes per value, "
+          "2 for float16 or bfloat16, 4 for float32")
 PLAIN_CACHE = N_("the cache kept outside buffers: .to(device) leaves it behind (register cache_k and cache_v in "
                  "__init__ with self.register_buffer(name, None, persistent=False), then assign them)")
 
@@ -279,11 +281,11 @@ def bytes_of(student, args):
 
 
 def expect_bytes(student, cases, what: str) -> None:
-    """kv_cache_bytes on each (arguments, expected bytes), the two common slips named."""
+    """kv_cache_bytes on each (arguments, expected bytes), the three common slips named."""
     for args, expected in cases:
         got = bytes_of(student, args)
         layers, heads, dim, context, size = args
-        slips = {NO_TWO: expected // 2, NO_LAYERS: expected // layers}
+        slips = {NO_TWO: expected // 2, NO_LAYERS: expected // layers, BITS: expected / 8}
         named = [name for name, wrong in slips.items() if got == wrong and wrong != expected]
         expect(got == expected, _f("{what}: kv_cache_bytes{args} returned {got}, expected {expected}", what=what,
                                    args=args, got=got, expected=expected)

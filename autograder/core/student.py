@@ -407,6 +407,13 @@ class StudentModule:
         label = _f("{name} parameters", name=self.class_name)
         return self.student._send(target, label, (), {}, culprit=self.class_name).value
 
+    def param_ids(self) -> dict:
+        """name -> the identity (an int) of each Parameter object, in creation order: equal before and after a call
+        where the call kept the module's own Parameters."""
+        target = {"handle": self.handle.index, "method": "param_ids"}
+        label = _f("{name} parameters", name=self.class_name)
+        return self.student._send(target, label, (), {}, culprit=self.class_name).value
+
     def tensor_shapes(self) -> dict:
         """name -> shape (a list, or None) of each tensor the module holds outside its parameters: its cache."""
         target = {"handle": self.handle.index, "method": "tensor_shapes"}

@@ -1,6 +1,7 @@
 """What a module keeps between calls, measured in the worker: the shape of each tensor it holds as an attribute
-or a buffer (section 11's KV cache, `cache_k` and `cache_v`). Shapes only, plain ints: the trusted side judges
-them (how many tokens the cache holds after each call); no value of the student's leaves this way."""
+or a buffer (section 11's KV cache, `cache_k` and `cache_v`), and which Parameter objects it holds. Shapes and
+identities only, plain ints: the trusted side judges them (how many tokens the cache holds after each call,
+whether a call replaced a parameter); no value of the student's leaves this way."""
 import torch
 
 
@@ -18,7 +19,21 @@ def tensor_shapes(module) -> dict:
     return shapes
 
 
+# every Parameter whose identity was reported, kept alive so that no later object is given its id
+_IDENTIFIED = []
+
+
+def param_ids(module) -> dict:
+    """name -> id() of each Parameter object, in creation order: the trusted side compares them before and after a
+    call (08's load_from must copy into the layer's own Parameters, which an optimizer holds, not replace them)."""
+    params = dict(module.named_parameters())
+    _IDENTIFIED.extend(params.values())
+    return {str(name): id(param) for name, param in params.items()}
+
+
 def held(module, method: str) -> dict:
     """What a module holds, as the trusted side asks for it: "params", name -> tensor for every parameter in
-    creation order; "tensor_shapes", tensor_shapes."""
-    return dict(module.named_parameters()) if method == "params" else tensor_shapes(module)
+    creation order; "param_ids", param_ids; "tensor_shapes", tensor_shapes."""
+    if method == "params":
+        return dict(module.named_parameters())
+    return param_ids(module) if method == "param_ids" else tensor_shapes(module)

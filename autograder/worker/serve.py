@@ -140,7 +140,7 @@ class Worker:
             return {"func": self.namespace[name], "graded_name": name, "module": None}
         obj = self.resolve(wire.Handle(int(target.get("handle", -1)), ""))
         method = target.get("method")
-        if method in ("params", "tensor_shapes"):  # its parameters, or the shapes it keeps between calls (a cache)
+        if method in ("params", "param_ids", "tensor_shapes"):  # parameters, their identities, a cache's shapes
             return {"reply": {"ok": True, "value": wire.encode(measure_cache.held(obj, method))}}
         graded_name = type(obj).__name__
         if device.type == "meta":

@@ -406,6 +406,9 @@ TRIAL_LOSES = {
         "MultiHeadAttentionFused matches the reference at other sizes",
         "MultiHeadAttentionFused.load_from matches notebook 06's MultiHeadAttention at other sizes",
     ],
+    "load_from replaces W_qkv.weight by a new Parameter": [
+        "MultiHeadAttentionFused.load_from stacks W_query, W_key, W_value into W_qkv and copies out_proj",
+    ],
     "load_from stacks the transposed weights (notebook 03's copy)": [
         "MultiHeadAttentionFused.load_from gives the documented output of a MultiHeadAttention with biases",
         "MultiHeadAttentionFused.load_from stacks W_query, W_key, W_value into W_qkv and copies out_proj",

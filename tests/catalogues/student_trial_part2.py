@@ -293,14 +293,17 @@ MISTAKES = [
     mistake(S08, FUSED, "heads never moved before the tokens (unflatten without transpose)",
             ".unflatten(-1, (self.h, self.dh)).transpose(1, 2) for", ".unflatten(-1, (self.h, self.dh)) for"),
     mistake(S08, FUSED, "masked scores filled with 0 instead of -inf",
-            "self.future[:t, :t], -torch.inf)", "self.future[:t, :t], 0.0)", knowable="the output equals the layer's own weights with masked scores set to 0"),
-    mistake(S08, FUSED, "softmax over the queries (dim=-2)", "scores.softmax(dim=-1)", "scores.softmax(dim=-2)", knowable="the output equals a softmax over dim=-2 with its own weights"),
+            "self.future[:t, :t], -torch.inf)", "self.future[:t, :t], 0.0)",
+            says="filled with 0 instead of -inf"),
+    mistake(S08, FUSED, "softmax over the queries (dim=-2)", "scores.softmax(dim=-1)", "scores.softmax(dim=-2)",
+            says="softmax over dim=-2 (over the queries)"),
     mistake(S08, FUSED, "heads combined without moving the tokens back (bhqd flattened)",
             'torch.einsum("bhqk,bhkd->bqhd", weights, v).flatten(2)',
             'torch.einsum("bhqk,bhkd->bhqd", weights, v).reshape(b, t, self.d_out)', says="without swapping H and T back"),
     mistake(S08, FUSED, "load_from replaces W_qkv.weight by a new Parameter",
             "self.W_qkv.weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], 0))",
-            "self.W_qkv.weight = nn.Parameter(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], 0))"),
+            "self.W_qkv.weight = nn.Parameter(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], 0))",
+            says="a parameter replaced (a new nn.Parameter or layer)"),
     mistake(S08, FUSED, "load_from stacks the transposed weights (notebook 03's copy)",
             "torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], 0)",
             "torch.cat([mha.W_query.weight.T, mha.W_key.weight.T, mha.W_value.weight.T], 1)"),
@@ -308,7 +311,7 @@ MISTAKES = [
             "self.out_proj = nn.Linear(d_out, d_out, bias=False)", says="out_proj made without its bias"),
     mistake(S08, SDPA, "SDPA given (b, T, heads, head_dim): attention across heads",
             ".transpose(1, 3)  # (b, h, 3, t, hd)\n        q, k, v = qkv.unbind(dim=2)",
-            "\n        q, k, v = qkv.unbind(dim=2)", knowable="the output equals attention across heads with its own weights"),
+            "\n        q, k, v = qkv.unbind(dim=2)", says="given (b, T, num_heads, head_dim)"),
     # 09
     mistake(S09, CACHED, "num_cached read after the new keys are appended",
             """            if past:
@@ -331,7 +334,7 @@ MISTAKES = [
             raise ValueError(f"{name} must be positive, got {value}")""",
             """    if min(args.values()) <= 0:
         raise ValueError("every argument must be positive")""", says="should name num_layers"),
-    mistake(S09, BYTES, "bytes_per_value read as bits (divided by 8)", "    return total", "    return total // 8", knowable="every size 8 times too small"),
+    mistake(S09, BYTES, "bytes_per_value read as bits (divided by 8)", "    return total", "    return total // 8", says="read as bits"),
     # 10
     mistake(S10, GQA, "group size divided the wrong way round", "rep = self.num_heads // self.groups",
             "rep = self.groups // self.num_heads"),

@@ -33,7 +33,7 @@ from autograder.checks.multihead_forward import own_layers
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
 from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
-from autograder.i18n import _, _f
+from autograder.i18n import N_, _, _f
 
 # sliding_window_mask(6, 3): query i sees keys i - 3 < j <= i (True = hidden)
 DOC_MASK = torch.tensor(
@@ -51,6 +51,7 @@ DOC_WINDOW_3 = torch.tensor(
 DOC_CAUSAL = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
+WROTE_CACHE = N_("forward without use_cache wrote the cache")
 ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
 NAME = "SlidingWindowAttention"
 
@@ -201,8 +202,10 @@ def expect_decoded(student, seed: int, sizes, window: int, measure_sizes: bool) 
     cache graded alone: the forward's values are the other checks'); where asked, the cache's size after each."""
     x = randn(seed, 2, sum(sizes), 4)
     module = new_layer(student, 4, 4, 32, 0.0, num_heads=2, window=window, seed=seed + 1)
+    before = cache_tokens(module)
     whole = module(x)
     expect_output(whole, (2, sum(sizes), 4), f"{NAME}(4, 4, 32, 0.0, num_heads=2, window={window})")
+    expect_cache_left(module, before, f"{NAME}(4, 4, 32, 0.0, num_heads=2, window={window})(x)")
     got, cached = run_cached(module, x, sizes, 4)
     own = own_layers(module.params(), 4, 4, 2)
     expect_close(got, whole, _f("{name}(4, 4, 32, 0.0, num_heads=2, window={window}) fed in pieces of {sizes} tokens "
@@ -211,6 +214,14 @@ def expect_decoded(student, seed: int, sizes, window: int, measure_sizes: bool) 
                  mistakes=decode_mistakes(own, x, window, sizes) if own is not None else {}, device=student.device)
     if measure_sizes:
         expect_cache_sizes(cached, [min(window, n) for n in accumulate(sizes)], sizes, window)
+
+
+def expect_cache_left(module, before, call: str) -> None:
+    """A forward without use_cache leaves the cache as it found it (`before`: cache_k's token count then)."""
+    after = cache_tokens(module)
+    expect(after == before, _f("{mistake}: {call} without use_cache changed cache_k from {before} to {after} tokens; "
+                               "only a forward with use_cache=True may write the cache", mistake=_(WROTE_CACHE),
+                               call=call, before=before, after=after), mistake=WROTE_CACHE)
 
 
 def expect_cache_sizes(cached, right, sizes, window: int) -> None:

@@ -367,7 +367,7 @@ MISTAKES = [
             "k[:, :, -self.window:], v[:, :, -self.window:]", "k[:, -self.window:], v[:, -self.window:]",
             says="cache not trimmed"),
     mistake(S11, SWA, "use_cache=False writes the cache too", "        if use_cache:\n            self.cache_k",
-            "        if True:\n            self.cache_k", knowable="the cache is not None after a forward without use_cache"),
+            "        if True:\n            self.cache_k", says="forward without use_cache wrote the cache"),
     # 12
     mistake(S12, ANGLES, "the minus of the exponent forgotten (frequencies grow)", "freqs = 1.0 / theta_base ** exponents",
             "freqs = theta_base ** exponents", knowable="the tables equal theta_base ** (+2i/d)'s"),

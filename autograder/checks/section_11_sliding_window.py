@@ -31,7 +31,7 @@ from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_dropout_acts,
 from autograder.checks.parameters import (expect_layer_shapes, expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import own_layers
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
-from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed
+from autograder.checks.window_forward import KINDS, LAYER_KINDS, band, decode_mistakes, size_mistake, windowed
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
 from autograder.i18n import N_, _, _f
 
@@ -142,7 +142,7 @@ def expect_documented(student, window: int, expected: torch.Tensor, other_seed: 
         other = randn(other_seed, 2, 6, 3)
         expect_not_hard_coded(NAME, (got, module(other)), [windowed(own, x, window) for x in (WORKED_BATCH, other)])
         mistakes = {weights_differ(module.params()): windowed(own, WORKED_BATCH, window)}
-        mistakes.update({m: windowed(own, WORKED_BATCH, window, kind) for kind, m in KINDS.items() if m})
+        mistakes.update({m: windowed(own, WORKED_BATCH, window, kind) for kind, m in LAYER_KINDS.items() if m})
     expect_close(got, expected.expand(2, 6, 2),
                  f"torch.manual_seed(123); {NAME}(3, 2, 6, 0.0, num_heads=2, window={window})(batch)", atol=1e-4,
                  mistakes=mistakes, heatmap_labels=(TOKENS, None), show_passing=show_passing)
@@ -183,7 +183,7 @@ def test_layer_equals_band(student):
     expect_close(got, windowed(own, x, 4), _f("{name}(6, 4, 12, 0.0, num_heads=2, window=4, qkv_bias=True)(x), "
                                               "compared with the band mask written out with its own weights",
                                               name=NAME),
-                 mistakes={m: windowed(own, x, 4, kind) for kind, m in KINDS.items() if m}, device=student.device)
+                 mistakes={m: windowed(own, x, 4, kind) for kind, m in LAYER_KINDS.items() if m}, device=student.device)
 
 
 def run_cached(module, x, sizes, d_out: int) -> tuple:

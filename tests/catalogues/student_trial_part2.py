@@ -359,10 +359,10 @@ MISTAKES = [
             """    ones = torch.ones(num_tokens, num_tokens, dtype=torch.bool)
     return ones.triu(1) | ones.tril(-window)""",
             """    pos = torch.arange(num_tokens)
-    return (pos[:, None] - pos[None, :]).abs() >= window""", knowable="the mask's upper triangle is the band's transpose"),
+    return (pos[:, None] - pos[None, :]).abs() >= window""", says="a symmetric band"),
     mistake(S11, MASK, "window=0 accepted (only negative windows refused)", "if window < 1:", "if window < 0:", says="should raise ValueError"),
     mistake(S11, SWA, "the band mask given to SDPA as is (SDPA's True means 'may attend')",
-            "attn_mask=~hidden", "attn_mask=hidden", knowable="the output equals the inverted band with its own weights"),
+            "attn_mask=~hidden", "attn_mask=hidden", says="handed as it is to F.scaled_dot_product_attention"),
     mistake(S11, SWA, "cache trimmed on the heads' dim (k[:, -window:])",
             "k[:, :, -self.window:], v[:, :, -self.window:]", "k[:, -self.window:], v[:, -self.window:]",
             says="cache not trimmed"),

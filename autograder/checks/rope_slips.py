@@ -41,7 +41,9 @@ def slipped_tables(head_dim, context_length, theta_base, slip) -> tuple:
         angles = positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
         return torch.cos(angles).float(), torch.sin(angles).float()
     pair = torch.arange(head_dim // 2, dtype=torch.float64)
-    power = {"pair": pair / head_dim, "undivided": 2 * pair}.get(slip, 2 * pair / head_dim)
+    # "plus": the exponent's minus forgotten; "integer": 2i // head_dim, 0 for every pair (every frequency 1)
+    power = {"pair": pair / head_dim, "undivided": 2 * pair, "plus": -2 * pair / head_dim,
+             "integer": 0 * pair}.get(slip, 2 * pair / head_dim)
     angles = positions[:, None] * theta_base ** (-power)
     angles = angles.repeat_interleave(2, dim=-1) if slip == "interleave" else torch.cat((angles, angles), dim=-1)
     return torch.cos(angles).float(), torch.sin(angles).float()

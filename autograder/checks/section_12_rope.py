@@ -76,6 +76,10 @@ ROTATE_HINT = N_("check the formula: x * cos + rotate_half(x) * sin, with rotate
 EXPONENT_PAIR = N_("the exponent i / head_dim with i the pair number (torch.arange(head_dim // 2)): the exponent is "
                    "2i / head_dim, torch.arange(0, head_dim, 2) / head_dim")
 EXPONENT_UNDIVIDED = N_("the exponent 2i not divided by head_dim (inv_freq = theta_base ** (-2i / head_dim))")
+EXPONENT_PLUS = N_("the minus of the exponent forgotten: theta_base ** (2i / head_dim) makes the frequencies grow "
+                   "with i; inv_freq = theta_base ** (-2i / head_dim) makes them fall")
+INTEGER_DIVISION = N_("integer division in the exponent: torch.arange(0, head_dim, 2) // head_dim is 0 for every pair, "
+                      "so every frequency is 1; divide with /, which gives floats")
 EXPONENT_EACH = N_("torch.arange(head_dim) instead of torch.arange(0, head_dim, 2): each column got its own "
                    "frequency, where the two features of a pair share one")
 INTERLEAVED_TABLE = N_("the angles repeat_interleaved (each angle twice in a row, the interleaved layout of the "
@@ -113,7 +117,8 @@ def worked_example() -> dict:
 # ---------------------------------------------------------------- the formulas, written out (and their slips)
 
 
-ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_EACH: "each",
+ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_PLUS: "plus",
+               INTEGER_DIVISION: "integer", EXPONENT_EACH: "each",
                INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
 
 

@@ -370,11 +370,11 @@ MISTAKES = [
             "        if True:\n            self.cache_k", says="forward without use_cache wrote the cache"),
     # 12
     mistake(S12, ANGLES, "the minus of the exponent forgotten (frequencies grow)", "freqs = 1.0 / theta_base ** exponents",
-            "freqs = theta_base ** exponents", knowable="the tables equal theta_base ** (+2i/d)'s"),
+            "freqs = theta_base ** exponents", says="the minus of the exponent forgotten"),
     mistake(S12, ANGLES, "tables of head_dim / 2 columns (angles not doubled)", ".repeat(1, 2)", "", says="got (6, 2)"),
     mistake(S12, ANGLES, "integer division in the exponent (every frequency 1)",
             "exponents = torch.arange(head_dim // 2, dtype=torch.float32) * 2 / head_dim",
-            "exponents = torch.arange(0, head_dim, 2) // head_dim", knowable="every column of the table turns at one radian per position"),
+            "exponents = torch.arange(0, head_dim, 2) // head_dim", says="integer division in the exponent"),
     mistake(S12, ROPE, "rows cos[offset:T] (the end not offset)", "cos[offset:offset + n], sin[offset:offset + n]",
             "cos[offset:n], sin[offset:n]", says="offset"),
     mistake(S12, ROPE, "rotate_half concatenated without dim (on dim 0)", "torch.cat([-x2, x1], dim=-1)",

@@ -24,9 +24,9 @@ import torch
 
 from autograder.checks.common import (expect_not_hard_coded, expect_raises, expect_unchanged, rand, randn,
                                       run_unless_raised)
-from autograder.checks.rope_slips import (ATTENTION_HINT, DOC_ATTENTION, MASK_FORGOTTEN, OFFSET_NOT_PASSED, SHIFT_HINT,
-                                          attend, attention_mistakes, rotations, scrambled_tables, slipped_rotation,
-                                          slipped_tables, turning_tables)
+from autograder.checks.rope_slips import (ATTENTION_HINT, DOC_ATTENTION, EXPONENT_PLUS, INTEGER_DIVISION,
+                                          MASK_FORGOTTEN, OFFSET_NOT_PASSED, SHIFT_HINT, attend, attention_mistakes,
+                                          rotations, scrambled_tables, slipped_rotation, slipped_tables, turning_tables)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -76,10 +76,6 @@ ROTATE_HINT = N_("check the formula: x * cos + rotate_half(x) * sin, with rotate
 EXPONENT_PAIR = N_("the exponent i / head_dim with i the pair number (torch.arange(head_dim // 2)): the exponent is "
                    "2i / head_dim, torch.arange(0, head_dim, 2) / head_dim")
 EXPONENT_UNDIVIDED = N_("the exponent 2i not divided by head_dim (inv_freq = theta_base ** (-2i / head_dim))")
-EXPONENT_PLUS = N_("the minus of the exponent forgotten: theta_base ** (2i / head_dim) makes the frequencies grow "
-                   "with i; inv_freq = theta_base ** (-2i / head_dim) makes them fall")
-INTEGER_DIVISION = N_("integer division in the exponent: torch.arange(0, head_dim, 2) // head_dim is 0 for every pair, "
-                      "so every frequency is 1; divide with /, which gives floats")
 EXPONENT_EACH = N_("torch.arange(head_dim) instead of torch.arange(0, head_dim, 2): each column got its own "
                    "frequency, where the two features of a pair share one")
 INTERLEAVED_TABLE = N_("the angles repeat_interleaved (each angle twice in a row, the interleaved layout of the "
@@ -117,9 +113,8 @@ def worked_example() -> dict:
 # ---------------------------------------------------------------- the formulas, written out (and their slips)
 
 
-ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_PLUS: "plus",
-               INTEGER_DIVISION: "integer", EXPONENT_EACH: "each",
-               INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
+ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_PLUS: "plus", EXPONENT_EACH: "each",
+               INTEGER_DIVISION: "integer", INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
 
 
 def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:

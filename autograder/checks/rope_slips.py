@@ -32,6 +32,13 @@ SHIFT_HINT = N_("only the queries and the keys turn, both by their own position'
                 "how far apart the two tokens are, not on where they sit")
 UNSCALED = N_("the scores not divided by the square root of head_dim")
 
+# rope_angles' slips of the exponent's sign and division (section_12_rope.ANGLE_SLIPS names them all)
+EXPONENT_PLUS = N_("the minus of the exponent forgotten: theta_base ** (2i / head_dim) makes the frequencies grow "
+                   "with i; inv_freq = theta_base ** (-2i / head_dim) makes them fall")
+INTEGER_DIVISION = N_("integer division in the exponent: torch.arange(0, head_dim, 2) // head_dim is 0 for every pair, "
+                      "so every frequency is 1; divide with /, which gives floats")
+
+
 def slipped_tables(head_dim, context_length, theta_base, slip) -> tuple:
     """(cos, sin) in float32 as one common slip of rope_angles gives them (slip: a value of ANGLE_SLIPS); the
     right tables are the documented data of section_12_rope, or the reference in the hidden checks."""
@@ -41,7 +48,9 @@ def slipped_tables(head_dim, context_length, theta_base, slip) -> tuple:
         angles = positions[:, None] * theta_base ** (-torch.arange(head_dim, dtype=torch.float64) / head_dim)
         return torch.cos(angles).float(), torch.sin(angles).float()
     pair = torch.arange(head_dim // 2, dtype=torch.float64)
-    power = {"pair": pair / head_dim, "undivided": 2 * pair}.get(slip, 2 * pair / head_dim)
+    # "plus": the exponent's minus forgotten; "integer": 2i // head_dim, 0 for every pair (every frequency 1)
+    power = {"pair": pair / head_dim, "undivided": 2 * pair, "plus": -2 * pair / head_dim,
+             "integer": 0 * pair}.get(slip, 2 * pair / head_dim)
     angles = positions[:, None] * theta_base ** (-power)
     angles = angles.repeat_interleave(2, dim=-1) if slip == "interleave" else torch.cat((angles, angles), dim=-1)
     return torch.cos(angles).float(), torch.sin(angles).float()

@@ -27,13 +27,13 @@ import torch
 
 from autograder.checks.common import (TOKENS, WORKED_BATCH, expect_dropout_acts, expect_forward_on_any_device,
                                       expect_gradients, expect_not_hard_coded, expect_output, expect_raises,
-                                      manual_seed, randn)
+                                      manual_seed, meeting, randn, stand_in_table)
 from autograder.checks.parameters import (expect_layer_shapes, expect_same_params, weights_differ)
 from autograder.checks.multihead_forward import own_layers
 from autograder.checks.multihead_mistakes import EVAL_DROPOUT, NO_TRAIN_DROPOUT
-from autograder.checks.window_forward import KINDS, band, decode_mistakes, size_mistake, windowed
+from autograder.checks.window_forward import KINDS, LAYER_KINDS, band, decode_mistakes, size_mistake, windowed
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close
-from autograder.i18n import _, _f
+from autograder.i18n import N_, _, _f
 
 # sliding_window_mask(6, 3): query i sees keys i - 3 < j <= i (True = hidden)
 DOC_MASK = torch.tensor(
@@ -51,8 +51,26 @@ DOC_WINDOW_3 = torch.tensor(
 DOC_CAUSAL = torch.tensor(
     [[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
      [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
+WROTE_CACHE = N_("forward without use_cache wrote the cache")
 ORDER = "W_query, W_key, W_value (Linear(d_in, d_out, bias=qkv_bias)), out_proj (Linear(d_out, d_out))"
 NAME = "SlidingWindowAttention"
+
+
+MASK_PARAMS = ("num_tokens", "window")  # sliding_window_mask's, in the contract's order
+
+
+def right_masks(*windows) -> dict:
+    """sliding_window_mask's answers at any num_tokens for each of `windows`, computed in the worker from its
+    contract (True on and below the diagonal, kept within window - 1 of it, then negated: True = hidden): what the
+    layer's checks hand a layer that calls the student's own (Student.standing_in, `meeting`), so that a wrong
+    sliding_window_mask costs its own checks only. A window below 1 has no row: the student's own raises."""
+    steps = [["square_of_true", []], ["on_and_below_diagonal", []], ["near_diagonal", ["window"]], ["negated", []]]
+    band_of = {"of": "num_tokens", "steps": steps}
+    return {"sliding_window_mask": stand_in_table(MASK_PARAMS, [({"window": window}, band_of) for window in windows])}
+
+
+# every window the layer's checks, visible and hidden, build a layer with
+LAYER_MASKS = right_masks(*range(1, 9))
 
 
 def mask_mistakes(num_tokens: int, window: int) -> dict:
@@ -124,7 +142,7 @@ def expect_documented(student, window: int, expected: torch.Tensor, other_seed: 
         other = randn(other_seed, 2, 6, 3)
         expect_not_hard_coded(NAME, (got, module(other)), [windowed(own, x, window) for x in (WORKED_BATCH, other)])
         mistakes = {weights_differ(module.params()): windowed(own, WORKED_BATCH, window)}
-        mistakes.update({m: windowed(own, WORKED_BATCH, window, kind) for kind, m in KINDS.items() if m})
+        mistakes.update({m: windowed(own, WORKED_BATCH, window, kind) for kind, m in LAYER_KINDS.items() if m})
     expect_close(got, expected.expand(2, 6, 2),
                  f"torch.manual_seed(123); {NAME}(3, 2, 6, 0.0, num_heads=2, window={window})(batch)", atol=1e-4,
                  mistakes=mistakes, heatmap_labels=(TOKENS, None), show_passing=show_passing)
@@ -132,12 +150,14 @@ def expect_documented(student, window: int, expected: torch.Tensor, other_seed: 
 
 @check(0.75, "SlidingWindowAttention gives the documented seeded output with a window of 3", documented=True,
        cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_documented(student):
     expect_documented(student, 3, DOC_WINDOW_3, 1101, show_passing=True)
 
 
 @check(0.5, "SlidingWindowAttention with a window covering the sequence gives notebook 06's output",
        documented=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_covers(student):
     expect_documented(student, 6, DOC_CAUSAL, 1102)
 
@@ -152,6 +172,7 @@ def own_of(module, d_in: int, d_out: int, num_heads: int):
 
 @check(0.75, "SlidingWindowAttention equals the band written out with its own weights, batch of two",
        visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_equals_band(student):
     x = randn(1111, 2, 9, 6)
     module = new_layer(student, 6, 4, 12, 0.0, num_heads=2, window=4, qkv_bias=True, seed=1112)
@@ -162,7 +183,7 @@ def test_layer_equals_band(student):
     expect_close(got, windowed(own, x, 4), _f("{name}(6, 4, 12, 0.0, num_heads=2, window=4, qkv_bias=True)(x), "
                                               "compared with the band mask written out with its own weights",
                                               name=NAME),
-                 mistakes={m: windowed(own, x, 4, kind) for kind, m in KINDS.items() if m}, device=student.device)
+                 mistakes={m: windowed(own, x, 4, kind) for kind, m in LAYER_KINDS.items() if m}, device=student.device)
 
 
 def run_cached(module, x, sizes, d_out: int) -> tuple:
@@ -201,8 +222,10 @@ def expect_decoded(student, seed: int, sizes, window: int, measure_sizes: bool) 
     cache graded alone: the forward's values are the other checks'); where asked, the cache's size after each."""
     x = randn(seed, 2, sum(sizes), 4)
     module = new_layer(student, 4, 4, 32, 0.0, num_heads=2, window=window, seed=seed + 1)
+    before = held_cache(module)
     whole = module(x)
     expect_output(whole, (2, sum(sizes), 4), f"{NAME}(4, 4, 32, 0.0, num_heads=2, window={window})")
+    expect_cache_left(module, before, f"{NAME}(4, 4, 32, 0.0, num_heads=2, window={window})(x)")
     got, cached = run_cached(module, x, sizes, 4)
     own = own_layers(module.params(), 4, 4, 2)
     expect_close(got, whole, _f("{name}(4, 4, 32, 0.0, num_heads=2, window={window}) fed in pieces of {sizes} tokens "
@@ -211,6 +234,20 @@ def expect_decoded(student, seed: int, sizes, window: int, measure_sizes: bool) 
                  mistakes=decode_mistakes(own, x, window, sizes) if own is not None else {}, device=student.device)
     if measure_sizes:
         expect_cache_sizes(cached, [min(window, n) for n in accumulate(sizes)], sizes, window)
+
+
+def held_cache(module):
+    """cache_k's shape, None where it is None or missing (a layer may first set it in its first cached forward)."""
+    shapes = module.tensor_shapes()
+    return shapes.get("cache_k") if isinstance(shapes, dict) else None
+
+
+def expect_cache_left(module, before, call: str) -> None:
+    """A forward without use_cache leaves the cache as it found it (`before`: held_cache then)."""
+    after = held_cache(module)
+    expect(after == before, _f("{mistake}: {call} without use_cache changed cache_k from {before} to {after}; only a "
+                               "forward with use_cache=True may write the cache", mistake=_(WROTE_CACHE),
+                               call=call, before=before, after=after), mistake=WROTE_CACHE)
 
 
 def expect_cache_sizes(cached, right, sizes, window: int) -> None:
@@ -224,12 +261,14 @@ def expect_cache_sizes(cached, right, sizes, window: int) -> None:
 
 @check(0.75, "SlidingWindowAttention: token by token with the cache equals the whole sequence", visible=True,
        cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_decoding(student):
     expect_decoded(student, 1121, [1] * 8, 3, measure_sizes=False)
 
 
 @check(1.0, "SlidingWindowAttention: the cache never holds more than window tokens, whatever the length",
        visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_cache_bounded(student):
     x = randn(1131, 2, 20, 4)
     module = new_layer(student, 4, 4, 32, 0.0, num_heads=2, window=3, seed=1132)
@@ -241,12 +280,14 @@ def test_layer_cache_bounded(student):
 
 @check(0.75, "SlidingWindowAttention: a prompt longer than the window, then single tokens", visible=True,
        cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_prompt(student):
     expect_decoded(student, 1141, [5, 1, 1, 1], 3, measure_sizes=True)
 
 
 @check(0.25, "SlidingWindowAttention creates its layers in notebook 06's order, honouring qkv_bias", visible=True,
        cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_params(student):
     for qkv_bias in (False, True):
         module = new_layer(student, 5, 6, 8, 0.1, num_heads=3, window=2, qkv_bias=qkv_bias, seed=1151)
@@ -261,6 +302,7 @@ def test_layer_params(student):
 
 @check(0.25, "SlidingWindowAttention raises ValueError when window < 1 or num_heads does not divide d_out",
        visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_error(student):
     expect_raises(lambda: student.new(NAME, 4, 4, 6, 0.0, num_heads=2, window=0, seed=1161), "ValueError",
                   f"{NAME}(4, 4, 6, 0.0, num_heads=2, window=0)")
@@ -277,6 +319,7 @@ def test_layer_error(student):
 
 
 @check(0.25, "SlidingWindowAttention: eval mode disables dropout", visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_eval(student):
     x = randn(1171, 2, 6, 4)
     expected = new_layer(student, 4, 2, 6, 0.0, num_heads=2, window=3, seed=1172)(x)
@@ -291,6 +334,7 @@ def test_layer_eval(student):
 
 
 @check(0.25, "SlidingWindowAttention: dropout acts in train mode", visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_train(student):
     """Only that dropout acts in train mode: the forward's values are the other checks'."""
     x = randn(1175, 2, 6, 4)
@@ -303,6 +347,7 @@ def test_layer_train(student):
 
 
 @check(0.25, "SlidingWindowAttention: gradients reach every parameter", visible=True, cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_gradients(student):
     x, grad_output = randn(1181, 2, 5, 4), randn(1182, 2, 5, 2)
     module = new_layer(student, 4, 2, 6, 0.0, num_heads=2, window=2, qkv_bias=True, seed=1183)
@@ -314,6 +359,7 @@ def test_layer_gradients(student):
 
 @check(0.25, "SlidingWindowAttention works on any device: no tensor created on the CPU in forward", visible=True,
        cell="SlidingWindowAttention")
+@meeting(LAYER_MASKS)
 def test_layer_device(student):
     x = randn(1191, 2, 5, 4)
     module = new_layer(student, 4, 2, 6, 0.0, num_heads=2, window=2, seed=1192)

@@ -24,9 +24,9 @@ import torch
 
 from autograder.checks.common import (expect_not_hard_coded, expect_raises, expect_unchanged, rand, randn,
                                       run_unless_raised)
-from autograder.checks.rope_slips import (ATTENTION_HINT, DOC_ATTENTION, MASK_FORGOTTEN, OFFSET_NOT_PASSED, SHIFT_HINT,
-                                          attend, attention_mistakes, rotations, scrambled_tables, slipped_rotation,
-                                          slipped_tables, turning_tables)
+from autograder.checks.rope_slips import (ATTENTION_HINT, DOC_ATTENTION, EXPONENT_PLUS, INTEGER_DIVISION,
+                                          MASK_FORGOTTEN, OFFSET_NOT_PASSED, SHIFT_HINT, attend, attention_mistakes,
+                                          rotations, scrambled_tables, slipped_rotation, slipped_tables, turning_tables)
 from autograder.core.harness import CheckFailed, StudentFailure, check, expect, expect_close, expect_shape
 from autograder.i18n import N_, _, _f
 
@@ -113,8 +113,8 @@ def worked_example() -> dict:
 # ---------------------------------------------------------------- the formulas, written out (and their slips)
 
 
-ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_EACH: "each",
-               INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
+ANGLE_SLIPS = {EXPONENT_PAIR: "pair", EXPONENT_UNDIVIDED: "undivided", EXPONENT_PLUS: "plus", EXPONENT_EACH: "each",
+               INTEGER_DIVISION: "integer", INTERLEAVED_TABLE: "interleave", FROM_ONE: "from_one"}
 
 
 def angle_mistakes(head_dim, context_length, theta_base=10_000.0) -> dict:

@@ -23,24 +23,32 @@ DROPPED_BEFORE = N_("the cache cut by one token before appending instead of trim
                     "it: a prompt longer than the window stays in the cache whole")
 ONE_SHORT = N_("the cache trimmed to window - 1 tokens: keep the last window tokens")
 
+SYMMETRIC = N_("a symmetric band, |i - j| >= window: the next window - 1 tokens stay visible too (the future seen); "
+               "hide every key after its query as well (j > i)")
+GIVEN_TO_SDPA_AS_IS = N_("the band mask handed as it is to F.scaled_dot_product_attention, whose boolean attn_mask "
+                         "means True = may attend, where the course's True means hidden: pass ~mask")
+
 # mask kinds: the contract's, and its common wrong versions
 KINDS = {"band": None, "wider": WIDER_BY_ONE, "diagonal": DIAGONAL_HIDDEN, "transposed": TRANSPOSED,
-         "causal": NO_WINDOW}
+         "causal": NO_WINDOW, "symmetric": SYMMETRIC}
+# and a layer's: the band also handed to SDPA as is (a mask function returning it inverted has no SDPA to blame)
+LAYER_KINDS = {**KINDS, "inverted": GIVEN_TO_SDPA_AS_IS}
 
 
 def band(num_queries: int, num_keys: int, window: int, kind: str = "band", device="cpu") -> torch.Tensor:
     """(num_queries, num_keys) bool, True = hidden: the new queries are the last num_queries of the keys' tokens
     (query i at index num_keys - num_queries + i), each seeing its own token and the window - 1 before it.
-    kind: the contract's "band", or a common wrong mask ("wider", "diagonal", "transposed", "causal")."""
+    kind: the contract's "band", or a common wrong mask ("wider", "diagonal", "transposed", "causal", "symmetric",
+    "inverted")."""
     query = torch.arange(num_queries, device=device)[:, None] + (num_keys - num_queries)
     key = torch.arange(num_keys, device=device)[None, :]
     if kind == "transposed":
         query, key = key - (num_keys - num_queries), query - (num_keys - num_queries)
-    future = key >= query if kind == "diagonal" else key > query
+    future = key >= query if kind == "diagonal" else key >= query + window if kind == "symmetric" else key > query
     if kind == "causal":
         return future
     far = key < query - window if kind == "wider" else key <= query - window
-    return future | far
+    return ~(future | far) if kind == "inverted" else future | far
 
 
 def attend(own, queries, keys, values, hidden) -> torch.Tensor:

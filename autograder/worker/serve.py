@@ -5,7 +5,6 @@ worker never holds one. What it reports about a call (ops dispatched, lines of t
 APIs touched, devices mixed, arguments after the call) is raw observation that the trusted side judges.
 """
 import contextlib
-import copy
 import linecache
 import sys
 import types
@@ -13,7 +12,8 @@ import warnings
 
 import torch
 
-from . import gpu, guards, measure_cache, measure_lines, measure_rows, measure_tiles, param_moves, stand_in, wire
+from . import (gpu, guards, measure_cache, measure_lines, measure_rows, measure_tiles, meta_copy, param_moves, stand_in,
+               wire)
 from .student_code import (STUDENT_FILE_PREFIX, CellInterrupted, cell_limit, describe_error, describe_warnings,
                            no_shell, student_cell)
 from .watching import NewTensorsOn, Watch
@@ -144,7 +144,7 @@ class Worker:
             return {"reply": {"ok": True, "value": wire.encode(measure_cache.held(obj, method))}}
         graded_name = type(obj).__name__
         if device.type == "meta":
-            obj = copy.deepcopy(obj).to("meta")
+            obj = meta_copy.meta_copy(obj)
         if (mode := request.get("mode")) in ("train", "eval") and isinstance(obj, torch.nn.Module):
             obj.train(mode == "train")
         func = obj if method in (None, "__call__") else getattr(obj, str(method), None)  # a public method: load_from

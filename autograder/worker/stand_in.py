@@ -100,9 +100,13 @@ VALUE_STEPS = {
     "future_hidden": lambda x: x.masked_fill(_future(x), float("-inf")),
     "log": torch.log,  # then the softmax of the logs is each row divided by its sum (weights renormalized)
     "softmax": lambda x: torch.softmax(x, dim=-1),
+    "square_of_true": lambda size: torch.ones(size, size, dtype=torch.bool),  # from an int: a mask to cut out
+    "on_and_below_diagonal": lambda x: torch.tril(x),
+    "negated": lambda x: torch.logical_not(x),
 }
 # steps that also take the call's other arguments, by parameter name
-ARGUMENT_STEPS = {"over_sqrt": lambda x, size: x / size ** 0.5}
+ARGUMENT_STEPS = {"over_sqrt": lambda x, size: x / size ** 0.5,
+                  "near_diagonal": lambda x, width: torch.triu(x, 1 - width)}  # at most width - 1 below it
 
 
 def rearranged(tensor, steps, bound=None):

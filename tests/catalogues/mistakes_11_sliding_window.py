@@ -317,6 +317,13 @@ STYLES = [
             """},
 ]
 
+# a wrong sliding_window_mask under a layer that calls it: the layer's checks hand the layer a right one
+# (checks/section_11_sliding_window.right_masks), so the mask's mistake costs the mask's checks only
+MISTAKES.append(Mistake("mask off by one, called by the layer",
+                        {**mask((BAND, "return (j > i) | (j < i - window)")),
+                         "SlidingWindowAttention": STYLES[2]["SlidingWindowAttention"]},
+                        [MASK_DOC, MASK_SIZES, MASK_REF], says="the window off by one"))
+
 # answers written out: each named in its own cell
 MISTAKES.append(Mistake("sliding_window_mask hard-coded", {"sliding_window_mask": HARD_CODED["sliding_window_mask"]},
                         [MASK_DOC, MASK_CAUSAL, MASK_SIZES, MASK_REF], says="is the answer hard-coded?",
@@ -330,8 +337,8 @@ MISTAKES.append(Mistake("SlidingWindowAttention hard-coded",
                         says="is the answer hard-coded?", hard_coded=True))
 
 # The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
-# on it whose first line is right, each with the checks it loses (here with the reference's layer, which builds its
-# own band: the student's layer calls their sliding_window_mask, and a wrong mask costs its checks too)
+# on it whose first line is right, each with the checks it loses (here with the reference's layer; the student's own
+# calls their sliding_window_mask, and meets a right one in the layer's checks: a wrong mask costs the mask's only)
 STYLES += trial_styles(SECTION)
 TRIAL_LOSES = {
     "mask returned as 0/1 floats": [
@@ -363,7 +370,9 @@ TRIAL_LOSES = {
         "SlidingWindowAttention: the cache never holds more than window tokens, whatever the length",
         "SlidingWindowAttention: a prompt longer than the window, then single tokens",
     ],
-    # "use_cache=False writes the cache too" is left out: only the device check fails on it, and the notebook's cell
-    # then reports the check itself failing (the module's cache, holding a graph, cannot be copied to the meta device)
+    "use_cache=False writes the cache too": [
+        "SlidingWindowAttention: token by token with the cache equals the whole sequence",
+        "SlidingWindowAttention: a prompt longer than the window, then single tokens",
+    ],
 }
 MISTAKES += trial_mistakes(SECTION, TRIAL_LOSES)

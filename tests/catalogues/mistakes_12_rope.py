@@ -274,11 +274,15 @@ STYLES = [
 ]
 
 # The student trial of part 2 (catalogues/student_trial_part2.py): a new student's own style, and the mistakes made
-# on it whose first line is right, each with the checks it loses (not the integer division in the exponent: its
-# check of theta_base calls it "theta_base ignored (10000 written in the formula)", which the student did not write)
+# on it whose first line is right, each with the checks it loses
 STYLES += trial_styles(SECTION)
 TRIAL_LOSES = {
     "the minus of the exponent forgotten (frequencies grow)": [
+        "rope_angles(4, 6) gives the documented cos and sin tables",
+        "rope_angles uses theta_base",
+        "rope_angles matches the reference on new sizes and bases",
+    ],
+    "integer division in the exponent (every frequency 1)": [
         "rope_angles(4, 6) gives the documented cos and sin tables",
         "rope_angles uses theta_base",
         "rope_angles matches the reference on new sizes and bases",

@@ -7,10 +7,10 @@ the grader runs those first, then these.
 
 import torch
 
-from autograder.checks.common import randn, seeded, with_params
+from autograder.checks.common import meeting, randn, seeded, with_params
 from autograder.checks.multihead_forward import own_layers
-from autograder.checks.section_11_sliding_window import NAME, expect_mask, new_layer, run_cached
-from autograder.checks.window_forward import KINDS, decode_mistakes, windowed
+from autograder.checks.section_11_sliding_window import LAYER_MASKS, NAME, expect_mask, new_layer, run_cached
+from autograder.checks.window_forward import LAYER_KINDS, decode_mistakes, windowed
 from autograder.core.harness import check, expect_close
 from autograder.i18n import _f
 from solutions import sliding_window as ref
@@ -30,6 +30,7 @@ def reference_layer(params, window: int, seed: int):
 
 
 @check(0.5, "SlidingWindowAttention matches the reference at other sizes")
+@meeting(LAYER_MASKS)
 def test_layer_random(student):
     x = randn(2101, 3, 10, 5)
     module = new_layer(student, 5, 6, 16, 0.0, num_heads=3, window=4, qkv_bias=True, seed=2102)
@@ -37,12 +38,13 @@ def test_layer_random(student):
     with torch.no_grad():
         expected = reference_layer(params, 4, 2102)(x)
     own = own_layers(params, 5, 6, 3)
-    mistakes = {m: windowed(own, x, 4, kind) for kind, m in KINDS.items() if m} if own is not None else {}
+    mistakes = {m: windowed(own, x, 4, kind) for kind, m in LAYER_KINDS.items() if m} if own is not None else {}
     expect_close(module(x), expected, _f("{name}(5, 6, 16, 0.0, num_heads=3, window=4, qkv_bias=True)(x), x of shape "
                                          "(3, 10, 5)", name=NAME), mistakes=mistakes, device=student.device)
 
 
 @check(0.5, "SlidingWindowAttention decodes in pieces of several sizes as the reference does")
+@meeting(LAYER_MASKS)
 def test_layer_cached_random(student):
     sizes = [3, 2, 1, 4, 1, 1]
     x = randn(2111, 2, sum(sizes), 5)

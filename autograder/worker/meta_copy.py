@@ -33,11 +33,13 @@ def held_tensors(value, found: dict, seen: set) -> None:
 
 
 def meta_copy(module):
-    """The module copied onto the meta device, every tensor it holds with it. A tensor it keeps as a plain attribute
-    or a buffer may hold an autograd graph (a cache written during a forward with gradients), which deepcopy refuses
-    ("Only Tensors created explicitly by the user ..."): each goes into the copy detached, as .to(device) would
-    carry it, so that what the student's module keeps never breaks the grader's copy."""
+    """The module copied and moved by .to("meta"), as a student's .to(device) moves it. A tensor it keeps as a plain
+    attribute or a buffer may hold an autograd graph (a cache written during a forward with gradients), which
+    deepcopy refuses ("Only Tensors created explicitly by the user ..."): each goes into the copy detached and
+    cloned, on the device it is on, so that what the student's module keeps never breaks the grader's copy. Then
+    .to("meta") moves the parameters and buffers only: a tensor kept as a plain attribute stays behind, as
+    .to(device) leaves it (the mistake the device checks are there to find)."""
     found = {}
     held_tensors(module, found, set())
-    memo = {key: tensor.detach().to("meta") for key, tensor in found.items()}
+    memo = {key: tensor.detach().clone() for key, tensor in found.items()}
     return copy.deepcopy(module, memo).to("meta")

@@ -129,7 +129,7 @@ MISTAKES = [
     Mistake("use_cache=False writes the cache", cached(
         ("            self.cache_k, self.cache_v = k, v\n", ""),
         ("        scores = (q @ k", "        self.cache_k, self.cache_v = k, v\n        scores = (q @ k")),
-        [UNTOUCHED, DEVICE], says="use_cache=False writes to the cache"),
+        [UNTOUCHED], says="use_cache=False writes to the cache"),
     Mistake("cache never read", cached(
         ("""            if self.cache_k is not None:
                 k = torch.cat([self.cache_k, k], dim=2)

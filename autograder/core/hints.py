@@ -30,6 +30,8 @@ FLOAT_SIZE = N_("a float head_dim (d_out / num_heads instead of d_out // num_hea
 KEEPDIM = N_("a sum or max taken without keepdim=True (its result broadcast against the wrong dim)")
 BATCH_SWAPPED = N_("transpose(0, 1) on a batched (B, T, d) tensor, which swaps the batch and token dims")
 MAX_PAIR = N_("x.max(dim=...) used as a tensor, though with a dim it returns the pair (values, indices)")
+EMPTY_CACHE = N_("an empty tensor kept as the empty cache, where an empty cache is None")
+CACHE_HEAD_DIM = N_("the cache concatenated along dim 1, the heads, instead of dim 2, the tokens")
 # whole sentences, not assembled from the names above: a translation may order them otherwise
 BARE_VIEW_HINT = N_("This looks like a bare .view of the transposed tensor: after a transpose it is non-contiguous, "
                     "so use .reshape(...) or .contiguous().view(...)")
@@ -118,6 +120,17 @@ HINTS = (
          N_("This looks like x.max(dim=...) used as a tensor, though with a dim it returns (values, indices): use "
             "its .values, x.max(dim=dim, keepdim=True).values (or x.amax(dim=dim, keepdim=True), the values alone)"),
          "TypeError", r"torch\.return_types\.max\b", r"\.max\("),
+    # reset_cache leaving torch.empty(0): the next call reads the cache's token count from a tensor of one dim
+    Hint(EMPTY_CACHE,
+         N_("This looks like an empty tensor (torch.empty(0), say) kept as the empty cache: it has no token dim to "
+            "read; an empty cache is None: set cache_k and cache_v to None in reset_cache and __init__"),
+         "IndexError", r"tuple index out of range", r"cache\w*\.(shape\b|size\()"),
+    # torch.cat((self.cache_k, k), dim=1) on (b, heads, T, head_dim): the tokens (dim 2) differ between the cache
+    # and the new keys, which cat allows only along the dim it joins, so torch names dim 1 as the one joined
+    Hint(CACHE_HEAD_DIM,
+         N_("This looks like the cache concatenated along dim 1, the heads, while the tokens are dim 2 of (b, heads, "
+            "T, head_dim): torch.cat((self.cache_k, k), dim=2)"),
+         "RuntimeError", r"Sizes of tensors must match except in dimension 1\b", r"\bcat\(.*cache"),
     # PE[:, 1::2] = torch.cos(angles) with an odd d_model: one cosine column fewer than angles
     Hint(ODD_COSINE,
          N_("For an odd d_model there is one sine column more than cosine columns: give the odd columns only "

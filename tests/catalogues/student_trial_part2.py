@@ -273,10 +273,11 @@ def edited(section_id: str, name: str, old: str, new: str) -> dict:
     return {name: code.replace(old, new)}
 
 
-def mistake(section_id, name, what, old, new, says="", knowable=""):
-    """knowable: how a check could name a mistake whose first line does not (its output gives it away)."""
+def mistake(section_id, name, what, old, new, says="", knowable="", hint=""):
+    """knowable: how a check could name a mistake whose first line does not (its output gives it away);
+    hint: the hint of autograder/core/hints.py its error fits (its `mistake`), as Mistake's."""
     return {"section": section_id, "name": name, "what": what, "replacements": edited(section_id, name, old, new),
-            "says": says, "knowable": knowable}
+            "says": says, "knowable": knowable, "hint": hint}
 
 
 S08, S09, S10, S11, S12, S13 = ("08_efficient_mha", "09_kv_cache", "10_grouped_query", "11_sliding_window",
@@ -326,7 +327,9 @@ MISTAKES = [
     mistake(S09, CACHED, "context_length checked against the new tokens only, not cache + new",
             "if past + n > self.context_length:", "if n > self.context_length:", says="should raise ValueError"),
     mistake(S09, CACHED, "reset_cache leaves empty tensors instead of None",
-            "self.cache_k = self.cache_v = None", "self.cache_k = self.cache_v = torch.empty(0)"),
+            "self.cache_k = self.cache_v = None", "self.cache_k = self.cache_v = torch.empty(0)",
+            says="an empty tensor (torch.empty(0), say) kept as the empty cache",
+            hint="an empty tensor kept as the empty cache, where an empty cache is None"),
     mistake(S09, BYTES, "zero accepted (value < 0 refused only)", "if not value > 0:", "if value < 0:", says="should raise ValueError"),
     mistake(S09, BYTES, "a ValueError that names no argument",
             """    for name, value in args.items():
@@ -349,7 +352,8 @@ MISTAKES = [
             """k = torch.cat((self.cache_k, k), dim=2)
                 v = torch.cat((self.cache_v, v), dim=2)""",
             """k = torch.cat((self.cache_k, k), dim=1)
-                v = torch.cat((self.cache_v, v), dim=1)"""),
+                v = torch.cat((self.cache_v, v), dim=1)""", says="the cache concatenated along dim 1, the heads",
+            hint="the cache concatenated along dim 1, the heads, instead of dim 2, the tokens"),
     mistake(S10, GQA, "out_proj without bias (Llama's)", "self.out_proj = nn.Linear(d_out, d_out)",
             "self.out_proj = nn.Linear(d_out, d_out, bias=False)", says="out_proj made without its bias"),
     mistake(S10, GQA, "keys split into num_heads heads",
@@ -412,5 +416,5 @@ def trial_styles(section_id: str) -> list[dict]:
 def trial_mistakes(section_id: str, loses: dict) -> list:
     """The section's trial mistakes that `loses` (what -> the titles of the checks it loses) names, as Mistakes:
     a mistake the grade does not catch, or whose first line names another, has no entry there."""
-    return [Mistake(m["what"], m["replacements"], loses[m["what"]], says=m["says"])
+    return [Mistake(m["what"], m["replacements"], loses[m["what"]], says=m["says"], hint=m["hint"])
             for m in MISTAKES if m["section"] == section_id and m["what"] in loses]

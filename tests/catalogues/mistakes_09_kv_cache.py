@@ -121,7 +121,8 @@ MISTAKES = [
         ("torch.cat([self.cache_k, k], dim=2)", "torch.cat([self.cache_k, k], dim=1)"),
         ("torch.cat([self.cache_v, v], dim=2)", "torch.cat([self.cache_v, v], dim=1)")),
         [DECODE_DOC, PROMPT_DOC, ROWS, BATCH, CACHED_REF], says="size of tensor a",
-        hint="the cache concatenated along dim 1, the heads, instead of dim 2, the tokens"),
+        hint="the cache concatenated along dim 1, the heads, instead of dim 2, the tokens",
+        also=("the cache concatenated along dim 1, the heads",)),
     Mistake("reset_cache does not clear", cached(
         ("        self.cache_k, self.cache_v = None, None\n", "        self.past = 0\n")),
         [RESET], says="reset_cache does not empty the cache"),

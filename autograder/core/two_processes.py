@@ -29,6 +29,7 @@ import traceback
 
 from autograder.core.record import RecordError, from_record, to_record
 from autograder.core.results import GradeResult
+from autograder.i18n import _, _f
 from autograder.sandbox import tiers
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def grade(sources: list, run, launcher, limits) -> GradeResult:
     mine, theirs = halves(sources)
     logger.debug("grading in two processes: %s here, %s in the second", " ".join(src.section.id for src in mine),
                  " ".join(src.section.id for src in theirs))
-    copy_socket = launcher.copy_for_job()  # the zygote forks its copy once it is ready; no wait here
+    copy_socket = launcher.copy_for_job()  # waits only for the meta warm-up asked before (the first spawn would)
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -138,21 +139,21 @@ def _received(read_end: int, pid: int, deadline: float) -> GradeResult | None:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([read_end], [], [], left)[0]:
             _stop(pid)
-            logger.warning("the second grading process did not answer in time: its sections are graded again here")
+            logger.warning(_("the second grading process did not answer in time: its sections are graded again here"))
             return None
         chunk = os.read(read_end, 1 << 20)
         if not chunk:
             break
         chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
+    status = os.waitpid(pid, 0)[1]
     try:
         data = json.loads(b"".join(chunks).decode("utf-8"))
         if isinstance(data, dict) and "failed" in data:
             raise RecordError(str(data["failed"]))
         return from_record(data, figures=True)
     except (ValueError, UnicodeDecodeError) as error:  # RecordError is a ValueError
-        logger.warning("the second grading process failed (exit status %s): its sections are graded again "
-                       "here: %s", os.waitstatus_to_exitcode(status), str(error)[-1000:])
+        logger.warning(_f("the second grading process failed (exit status {status}): its sections are graded "
+                          "again here: {error}", status=os.waitstatus_to_exitcode(status), error=str(error)[-1000:]))
         return None
 
 
